@@ -1,0 +1,86 @@
+"""One Backend interface; each backend is a subclass registered by name.
+
+A backend runs a graph on input tensors and returns a :class:`SimResult` (outputs, cycle
+count, per-node statistics, optional per-edge trace). Backends that need external tools
+say what is missing through :meth:`Backend.unavailable` and raise
+:class:`ToolNotFoundError` when asked to run without them.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar, Mapping
+
+from ir import Graph
+from sim_models.python import SimResult, simulate
+
+__all__ = ["Backend", "PythonBackend", "ToolNotFoundError", "register", "get_backend",
+           "backend_names", "BACKENDS"]
+
+
+class ToolNotFoundError(RuntimeError):
+    """A backend's external tool (compiler, simulator, library) is not installed."""
+
+
+class Backend(ABC):
+    name: ClassVar[str] = ""
+    #: whether the backend's traces carry cycles (HLS C-simulation does not)
+    timed: ClassVar[bool] = True
+
+    @classmethod
+    def unavailable(cls) -> str | None:
+        """``None`` when usable here, else a one-line reason naming what is missing."""
+        return None
+
+    @abstractmethod
+    def run(self, graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
+            depth: int | None | str = "graph") -> SimResult:
+        """Run ``graph``; ``depth`` overrides every FIFO depth unless it is ``"graph"``."""
+
+
+BACKENDS: dict[str, type[Backend]] = {}
+
+
+def register(cls: type[Backend]) -> type[Backend]:
+    """Class decorator: make a backend reachable by its ``name``."""
+    BACKENDS[cls.name] = cls
+    return cls
+
+
+def backend_names() -> list[str]:
+    _load_optional()
+    return sorted(BACKENDS)
+
+
+def get_backend(name: str) -> Backend:
+    """Instantiate a registered backend, or raise a clear error."""
+    _load_optional()
+    if name not in BACKENDS:
+        raise KeyError(f"unknown backend {name!r}; available: {', '.join(sorted(BACKENDS))}")
+    cls = BACKENDS[name]
+    reason = cls.unavailable()
+    if reason:
+        raise ToolNotFoundError(f"backend {name!r} cannot run here: {reason}")
+    return cls()
+
+
+def _load_optional() -> None:
+    """Import backend modules so their ``@register`` runs (each is optional)."""
+    import importlib
+
+    for mod in ("cosim._systemc", "cosim._hls", "cosim._rtl"):
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as exc:
+            if exc.name != mod:
+                raise
+
+
+@register
+class PythonBackend(Backend):
+    """The reference cycle model."""
+
+    name = "python"
+
+    def run(self, graph, inputs, *, trace=False, depth="graph"):
+        return simulate(graph, inputs, trace=trace, depth=depth)

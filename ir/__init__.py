@@ -1,0 +1,33 @@
+"""samfuse's intermediate representation: the bottom layer every other package uses.
+
+Tokens and their nesting rules, tensor formats and fiber-tree storage, the primitive
+catalogue, SAMML graphs (JSON + Graphviz) and stream traces. Depends on nothing else in
+samfuse.
+"""
+
+from ._catalogue import (BINARY_OPS, CATALOGUE, REDUCE_OPS, STREAM_KINDS, UNARY_OPS,
+                         WRITER_PRIMITIVES, Param, Port, Primitive, primitive)
+from ._formats import Format, FormatError
+from ._graph import DEFAULT_DEPTH, SCHEMA, Edge, Graph, GraphBuilder, GraphError, Node, \
+    TensorSpec
+from ._render import render, to_dot
+from ._storage import CompressedLevel, DenseLevel, FiberTree, StorageError
+from ._tokens import (DONE, EMPTY, REPEAT, Done, Empty, Repeat, Stop, Token, is_control,
+                      is_data, parse_token, stop, token_text)
+from ._trace import EdgeTrace, Trace, TraceFormatError, TraceMismatch, compare_traces
+
+__all__ = [
+    # tokens
+    "Stop", "Empty", "Done", "Repeat", "EMPTY", "DONE", "REPEAT", "Token", "stop",
+    "is_control", "is_data", "token_text", "parse_token",
+    # tensors
+    "Format", "FormatError", "FiberTree", "DenseLevel", "CompressedLevel", "StorageError",
+    # catalogue
+    "CATALOGUE", "Primitive", "Port", "Param", "primitive", "STREAM_KINDS", "BINARY_OPS",
+    "UNARY_OPS", "REDUCE_OPS", "WRITER_PRIMITIVES",
+    # graphs
+    "Graph", "GraphBuilder", "Node", "Edge", "TensorSpec", "GraphError", "SCHEMA",
+    "DEFAULT_DEPTH", "render", "to_dot",
+    # traces
+    "Trace", "EdgeTrace", "TraceMismatch", "TraceFormatError", "compare_traces",
+]

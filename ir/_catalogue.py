@@ -1,0 +1,146 @@
+"""The primitive catalogue: the one place a SAMML primitive is described.
+
+Every backend (Python model, SystemC, HLS C++, RTL) looks primitives up here by name and
+the test suite checks that each backend implements every entry. The firing rule of each
+primitive is specified in ``docs/primitives.md``; the catalogue holds what tools need to
+wire and check a graph: ports, their stream kinds, and parameters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
+
+__all__ = ["StreamKind", "Port", "Param", "Primitive", "CATALOGUE", "primitive",
+           "BINARY_OPS", "UNARY_OPS", "REDUCE_OPS", "STREAM_KINDS", "WRITER_PRIMITIVES"]
+
+StreamKind = str
+STREAM_KINDS: tuple[StreamKind, ...] = ("crd", "ref", "val", "repsig")
+
+BINARY_OPS = ("add", "sub", "mul", "div", "max", "min")
+UNARY_OPS = ("relu", "exp", "neg", "rsqrt", "add_const", "mul_const", "div_const")
+REDUCE_OPS = ("sum", "max")
+
+
+@dataclass(frozen=True)
+class Port:
+    name: str
+    kind: StreamKind
+
+
+@dataclass(frozen=True)
+class Param:
+    """A node parameter. ``choices`` restricts strings; ``required`` has no default."""
+
+    name: str
+    type: type
+    required: bool = True
+    default: Any = None
+    choices: tuple[str, ...] | None = None
+    doc: str = ""
+
+    def check(self, node_id: str, value: Any) -> Any:
+        """Return the value coerced to the declared type, or raise ``ValueError``."""
+        if self.type is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if self.type is int and isinstance(value, bool) or not isinstance(value, self.type):
+            raise ValueError(
+                f"node {node_id!r}: parameter {self.name!r} = {value!r} should be a "
+                f"{self.type.__name__}")
+        if self.choices is not None and value not in self.choices:
+            raise ValueError(
+                f"node {node_id!r}: parameter {self.name!r} = {value!r} is not one of "
+                f"{', '.join(self.choices)}")
+        if self.type is int and value < 0:
+            raise ValueError(f"node {node_id!r}: parameter {self.name!r} = {value!r} "
+                             "must be >= 0")
+        return value
+
+
+@dataclass(frozen=True)
+class Primitive:
+    name: str
+    summary: str
+    inputs: tuple[Port, ...]
+    outputs: tuple[Port, ...]
+    params: tuple[Param, ...] = field(default=())
+    #: names of tensors this primitive reads (its ``tensor`` parameter names an input)
+    reads_tensor: bool = False
+    #: writers record the result; their consuming ``D`` ends the run
+    writes_tensor: bool = False
+
+    def input(self, name: str) -> Port | None:
+        return next((p for p in self.inputs if p.name == name), None)
+
+    def output(self, name: str) -> Port | None:
+        return next((p for p in self.outputs if p.name == name), None)
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+
+def _ports(*spec: str) -> tuple[Port, ...]:
+    """``"crd:crd"`` → Port("crd", "crd")."""
+    return tuple(Port(*s.split(":")) for s in spec)
+
+
+_TENSOR = Param("tensor", str, doc="name of the graph tensor this node reads or writes")
+_LEVEL = Param("level", int, doc="storage level of the tensor (0 = outermost)")
+
+_ENTRIES = [
+    Primitive("root", "emits the root reference stream 0, D", (), _ports("ref:ref")),
+    Primitive("scan_compressed", "compressed level scanner: ref -> (crd, ref) of the fiber",
+              _ports("ref_in:ref"), _ports("crd:crd", "ref:ref"), (_TENSOR, _LEVEL),
+              reads_tensor=True),
+    Primitive("scan_dense", "dense level scanner: crds 0..n-1, refs in_ref*n + crd",
+              _ports("ref_in:ref"), _ports("crd:crd", "ref:ref"), (_TENSOR, _LEVEL),
+              reads_tensor=True),
+    Primitive("repsig", "repeat-signal generator: R per crd, stops and D pass",
+              _ports("crd:crd"), _ports("repsig:repsig")),
+    Primitive("repeat", "repeater: repeats each input ref once per R of its fiber",
+              _ports("ref_in:ref", "repsig:repsig"), _ports("ref:ref")),
+    Primitive("intersect", "coordinate intersecter of two (crd, ref) streams",
+              _ports("crd_a:crd", "ref_a:ref", "crd_b:crd", "ref_b:ref"),
+              _ports("crd:crd", "ref_a:ref", "ref_b:ref")),
+    Primitive("union", "coordinate unioner of two (crd, ref) streams; N on the missing side",
+              _ports("crd_a:crd", "ref_a:ref", "crd_b:crd", "ref_b:ref"),
+              _ports("crd:crd", "ref_a:ref", "ref_b:ref")),
+    Primitive("array", "value array: val = vals[ref]; N loads 0",
+              _ports("ref:ref"), _ports("val:val"), (_TENSOR,), reads_tensor=True),
+    Primitive("alu", "binary elementwise ALU on two aligned value streams",
+              _ports("a:val", "b:val"), _ports("val:val"),
+              (Param("op", str, choices=BINARY_OPS),)),
+    Primitive("unary", "unary elementwise ALU, optionally with a constant operand",
+              _ports("a:val"), _ports("val:val"),
+              (Param("op", str, choices=UNARY_OPS),
+               Param("const", float, required=False, default=0.0,
+                     doc="the constant of add_const / mul_const / div_const"))),
+    Primitive("reduce", "reducer: removes the innermost level by sum or max; `outer` is the"
+              " parent level's ref stream (one ref per reduced fiber)",
+              _ports("val_in:val", "outer:ref"), _ports("val:val"),
+              (Param("op", str, required=False, default="sum", choices=REDUCE_OPS),)),
+    Primitive("spacc", "sparse vector accumulator: sums the inner fibers of each outer fiber,"
+              " emits them sorted by crd", _ports("crd_in:crd", "val_in:val"),
+              _ports("crd:crd", "val:val")),
+    Primitive("crddrop", "coordinate dropper: drops outer crds whose inner fiber is empty",
+              _ports("outer_in:crd", "inner_in:crd"), _ports("outer:crd", "inner:crd")),
+    Primitive("crdhold", "coordinate hold: repeats each outer crd once per inner crd",
+              _ports("outer_in:crd", "inner_in:crd"), _ports("outer:crd", "inner:crd")),
+    Primitive("level_writer", "coordinate level writer: appends crds, one seg entry per fiber",
+              _ports("crd:crd"), (), (_TENSOR, _LEVEL), writes_tensor=True),
+    Primitive("value_writer", "value writer: appends values",
+              _ports("val:val"), (), (_TENSOR,), writes_tensor=True),
+]
+
+CATALOGUE: Mapping[str, Primitive] = MappingProxyType({p.name: p for p in _ENTRIES})
+WRITER_PRIMITIVES = frozenset(p.name for p in _ENTRIES if p.writes_tensor)
+
+
+def primitive(name: str) -> Primitive:
+    """Look a primitive up; an unknown name is a user error listing the known ones."""
+    try:
+        return CATALOGUE[name]
+    except KeyError:
+        raise KeyError(f"unknown primitive {name!r}; known primitives: "
+                       f"{', '.join(sorted(CATALOGUE))}") from None

@@ -1,0 +1,290 @@
+"""SAMML graphs: nodes (a primitive plus parameters), edges (FIFOs) and tensors.
+
+A graph is plain data, validated once when built or loaded, so every backend can trust
+it. JSON is the interchange format (``schema`` versioned); :func:`render` draws it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from ._catalogue import CATALOGUE, Primitive
+
+__all__ = ["GraphError", "GraphBuilder", "Node", "Edge", "TensorSpec", "Graph", "SCHEMA", "DEFAULT_DEPTH"]
+
+SCHEMA = "samfuse-graph/1"
+DEFAULT_DEPTH = 2
+DTYPES = ("float32", "int32")
+
+
+class GraphError(ValueError):
+    """A malformed graph: the message names the node, port or edge at fault."""
+
+
+@dataclass(frozen=True)
+class Node:
+    id: str
+    op: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def primitive(self) -> Primitive:
+        return CATALOGUE[self.op]
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A FIFO from ``src`` (``node.port``) to ``dst``; ``depth=None`` means unbounded."""
+
+    src: str
+    dst: str
+    depth: int | None = DEFAULT_DEPTH
+    kind: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.src}->{self.dst}"
+
+    @property
+    def src_node(self) -> str:
+        return self.src.rsplit(".", 1)[0]
+
+    @property
+    def dst_node(self) -> str:
+        return self.dst.rsplit(".", 1)[0]
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A tensor a graph reads (``role="input"``) or writes (``"output"``)."""
+
+    name: str
+    shape: tuple[int, ...]
+    format: str
+    role: str = "input"
+
+
+class Graph:
+    """A validated SAMML graph. Build with :meth:`build`, load with :meth:`from_json`."""
+
+    def __init__(self, name: str, nodes: Iterable[Node], edges: Iterable[Edge],
+                 tensors: Iterable[TensorSpec] = (), dtype: str = "float32",
+                 meta: dict[str, Any] | None = None) -> None:
+        self.name = name
+        self.dtype = dtype
+        self.nodes: dict[str, Node] = {}
+        for node in nodes:
+            if node.id in self.nodes:
+                raise GraphError(f"duplicate node id {node.id!r}")
+            self.nodes[node.id] = node
+        self.tensors: dict[str, TensorSpec] = {t.name: t for t in tensors}
+        self.meta = dict(meta or {})
+        self.edges: list[Edge] = []
+        self._validate_nodes()
+        self.edges = self._validate_edges(list(edges))
+        self._validate_tensor_refs()
+        self.in_edges: dict[str, dict[str, Edge]] = {n: {} for n in self.nodes}
+        #: an output port may feed several edges (a fork: one FIFO per reader)
+        self.out_edges: dict[str, dict[str, list[Edge]]] = {n: {} for n in self.nodes}
+        for e in self.edges:
+            self.out_edges[e.src_node].setdefault(e.src.rsplit(".", 1)[1], []).append(e)
+            self.in_edges[e.dst_node][e.dst.rsplit(".", 1)[1]] = e
+
+    # -- validation ---------------------------------------------------------------------
+    def _validate_nodes(self) -> None:
+        if self.dtype not in DTYPES:
+            raise GraphError(f"graph dtype {self.dtype!r} is not one of {', '.join(DTYPES)}")
+        for node in self.nodes.values():
+            if node.op not in CATALOGUE:
+                raise GraphError(f"node {node.id!r}: unknown primitive {node.op!r}; known: "
+                                 f"{', '.join(sorted(CATALOGUE))}")
+            prim = CATALOGUE[node.op]
+            params = dict(node.params)
+            for key in params:
+                if prim.param(key) is None:
+                    raise GraphError(f"node {node.id!r} ({node.op}): unknown parameter "
+                                     f"{key!r}; expected {[p.name for p in prim.params]}")
+            for p in prim.params:
+                if p.name not in params:
+                    if p.required:
+                        raise GraphError(f"node {node.id!r} ({node.op}): missing parameter "
+                                         f"{p.name!r}")
+                    params[p.name] = p.default
+                try:
+                    params[p.name] = p.check(node.id, params[p.name])
+                except ValueError as exc:
+                    raise GraphError(str(exc)) from None
+            object.__setattr__(node, "params", params)
+
+    def _port(self, end: str, outgoing: bool) -> tuple[Node, str]:
+        node_id, _, port = end.rpartition(".")
+        if not node_id or node_id not in self.nodes:
+            raise GraphError(f"edge end {end!r}: no node {node_id!r}")
+        node = self.nodes[node_id]
+        ports = node.primitive.outputs if outgoing else node.primitive.inputs
+        match = next((p for p in ports if p.name == port), None)
+        if match is None:
+            raise GraphError(f"edge end {end!r}: {node.op} has no "
+                             f"{'output' if outgoing else 'input'} port {port!r}; it has "
+                             f"{[p.name for p in ports]}")
+        return node, match.kind
+
+    def _validate_edges(self, edges: list[Edge]) -> list[Edge]:
+        drivers: dict[str, str] = {}
+        seen: set[str] = set()
+        checked = []
+        for e in edges:
+            _, src_kind = self._port(e.src, outgoing=True)
+            _, dst_kind = self._port(e.dst, outgoing=False)
+            if src_kind != dst_kind:
+                raise GraphError(f"edge {e.name}: stream kind mismatch, {e.src} is {src_kind}"
+                                 f" but {e.dst} expects {dst_kind}")
+            if e.depth is not None and (not isinstance(e.depth, int) or e.depth < 1):
+                raise GraphError(f"edge {e.name}: depth {e.depth!r} must be an int >= 1 "
+                                 "or null (unbounded)")
+            if e.dst in drivers:
+                raise GraphError(f"input port {e.dst} is driven twice: by {drivers[e.dst]} "
+                                 f"and {e.src}")
+            if e.name in seen:
+                raise GraphError(f"edge {e.name} appears twice")
+            seen.add(e.name)
+            drivers[e.dst] = e.src
+            checked.append(Edge(e.src, e.dst, e.depth, src_kind))
+        for node in self.nodes.values():
+            for p in node.primitive.inputs:
+                if f"{node.id}.{p.name}" not in drivers:
+                    raise GraphError(f"dangling input port {node.id}.{p.name} ({node.op}): "
+                                     "no edge drives it")
+        return checked
+
+    def _validate_tensor_refs(self) -> None:
+        for node in self.nodes.values():
+            name = node.params.get("tensor")
+            if name is None:
+                continue
+            spec = self.tensors.get(name)
+            want = "output" if node.primitive.writes_tensor else "input"
+            if spec is None:
+                raise GraphError(f"node {node.id!r} ({node.op}) refers to tensor {name!r}, "
+                                 f"which the graph does not declare")
+            if spec.role != want:
+                raise GraphError(f"node {node.id!r} ({node.op}) uses tensor {name!r} as an "
+                                 f"{want}, but it is declared as an {spec.role}")
+
+    # -- queries ------------------------------------------------------------------------
+    def topological_order(self) -> list[str]:
+        """Node ids producers-first; raises GraphError on a cycle."""
+        indeg = {n: len(self.in_edges[n]) for n in self.nodes}
+        ready = [n for n, d in indeg.items() if d == 0]
+        order: list[str] = []
+        while ready:
+            n = ready.pop()
+            order.append(n)
+            for e in (e for es in self.out_edges[n].values() for e in es):
+                indeg[e.dst_node] -= 1
+                if indeg[e.dst_node] == 0:
+                    ready.append(e.dst_node)
+        if len(order) != len(self.nodes):
+            stuck = sorted(n for n, d in indeg.items() if d > 0)
+            raise GraphError(f"graph has a cycle through {stuck}")
+        return order
+
+    def with_depth(self, depth: int | None) -> Graph:
+        """A copy with every FIFO at ``depth`` (for what-if studies)."""
+        edges = [Edge(e.src, e.dst, depth, e.kind) for e in self.edges]
+        return Graph(self.name, self.nodes.values(), edges, self.tensors.values(),
+                     self.dtype, self.meta)
+
+    # -- JSON ---------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "name": self.name,
+            "dtype": self.dtype,
+            "meta": self.meta,
+            "tensors": [{"name": t.name, "shape": list(t.shape), "format": t.format,
+                         "role": t.role} for t in self.tensors.values()],
+            "nodes": [{"id": n.id, "op": n.op, "params": n.params}
+                      for n in self.nodes.values()],
+            "edges": [{"src": e.src, "dst": e.dst, "depth": e.depth} for e in self.edges],
+        }
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        text = json.dumps(self.to_dict(), indent=1)
+        if path is not None:
+            Path(path).write_text(text + "\n")
+        return text
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Graph:
+        if not isinstance(data, dict):
+            raise GraphError(f"a graph is a JSON object, got {type(data).__name__}")
+        schema = data.get("schema")
+        if schema != SCHEMA:
+            raise GraphError(f"graph schema {schema!r} is not supported; expected {SCHEMA!r}")
+        try:
+            default_depth = data.get("default_depth", DEFAULT_DEPTH)
+            nodes = [Node(str(n["id"]), str(n["op"]), dict(n.get("params", {})))
+                     for n in data["nodes"]]
+            edges = [Edge(str(e["src"]), str(e["dst"]), e.get("depth", default_depth))
+                     for e in data["edges"]]
+            tensors = [TensorSpec(str(t["name"]), tuple(int(s) for s in t["shape"]),
+                                  str(t["format"]), str(t.get("role", "input")))
+                       for t in data.get("tensors", [])]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise GraphError(f"malformed graph JSON: {exc.__class__.__name__}: {exc}") from None
+        return cls(str(data.get("name", "graph")), nodes, edges, tensors,
+                   str(data.get("dtype", "float32")), data.get("meta") or {})
+
+    @classmethod
+    def from_json(cls, source: str | Path) -> Graph:
+        """Load from a path or a JSON string."""
+        text = str(source)
+        if not text.lstrip().startswith("{"):
+            path = Path(source)
+            try:
+                text = path.read_text()
+            except OSError as exc:
+                raise GraphError(f"cannot read graph file {str(path)!r}: {exc.strerror}") \
+                    from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise GraphError(f"graph JSON is not valid JSON: {exc}") from None
+        return cls.from_dict(data)
+
+    def __repr__(self) -> str:
+        return f"<Graph {self.name!r}: {len(self.nodes)} nodes, {len(self.edges)} edges>"
+
+
+class GraphBuilder:
+    """Incremental construction used by tests and the compiler: ``b.node(...)``, ``b.edge``."""
+
+    def __init__(self, name: str, dtype: str = "float32", depth: int | None = DEFAULT_DEPTH):
+        self.name, self.dtype, self.depth = name, dtype, depth
+        self.nodes: list[Node] = []
+        self.edges: list[Edge] = []
+        self.tensors: list[TensorSpec] = []
+        self._ids: set[str] = set()
+
+    def tensor(self, name: str, shape: tuple[int, ...], fmt: str, role: str = "input") -> str:
+        self.tensors.append(TensorSpec(name, tuple(shape), fmt, role))
+        return name
+
+    def node(self, node_id: str, op: str, **params: Any) -> str:
+        base, k = node_id, 1
+        while node_id in self._ids:
+            k += 1
+            node_id = f"{base}_{k}"
+        self._ids.add(node_id)
+        self.nodes.append(Node(node_id, op, params))
+        return node_id
+
+    def edge(self, src: str, dst: str, depth: int | None | str = "default") -> None:
+        self.edges.append(Edge(src, dst, self.depth if depth == "default" else depth))
+
+    def build(self, **meta: Any) -> Graph:
+        return Graph(self.name, self.nodes, self.edges, self.tensors, self.dtype, meta)

@@ -1,0 +1,119 @@
+"""Stream tokens.
+
+Data tokens are plain Python numbers (crd/ref: ``int``; val: ``float`` holding an exact
+binary32 value, or ``int`` in int32 mode) so that the simulator's hot loops stay cheap.
+Control tokens are small immutable objects, never strings and never an overloaded sign
+bit: ``Stop(k)``, ``EMPTY`` (SAM's ``N``), ``DONE`` (``D``) and, on repeat-signal streams,
+``REPEAT`` (``R``).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = ["Stop", "Empty", "Done", "Repeat", "EMPTY", "DONE", "REPEAT", "Token",
+           "is_control", "is_data", "token_text", "parse_token", "stop"]
+
+
+class Stop:
+    """``S_k``: closes the fiber at level ``k`` and every fiber below it."""
+
+    __slots__ = ("level",)
+
+    def __init__(self, level: int) -> None:
+        if level < 0:
+            raise ValueError(f"stop level must be >= 0, got {level!r}")
+        object.__setattr__(self, "level", level)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("Stop tokens are immutable")
+
+    def __eq__(self, other: object) -> bool:
+        return other.__class__ is Stop and other.level == self.level  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(("S", self.level))
+
+    def __repr__(self) -> str:
+        return f"S{self.level}"
+
+    def __reduce__(self):  # pickles across process boundaries (forked backends)
+        return (stop, (self.level,))
+
+
+_STOPS: list[Stop] = [Stop(k) for k in range(16)]
+
+
+def stop(level: int) -> Stop:
+    """Interned ``Stop(level)`` (stops are compared often; sharing keeps that cheap)."""
+    return _STOPS[level] if level < 16 else Stop(level)
+
+
+class _Singleton:
+    __slots__ = ()
+    _text = "?"
+
+    def __repr__(self) -> str:
+        return self._text
+
+    def __reduce__(self):
+        return (_singleton, (self._text,))
+
+
+class Empty(_Singleton):
+    """``N``: a missing operand after a union; loads as 0 in a value array."""
+
+    _text = "N"
+
+
+class Done(_Singleton):
+    """``D``: the stream is over."""
+
+    _text = "D"
+
+
+class Repeat(_Singleton):
+    """``R``: a repeat signal (repeat the current reference once more)."""
+
+    _text = "R"
+
+
+EMPTY: Final = Empty()
+DONE: Final = Done()
+REPEAT: Final = Repeat()
+_BY_TEXT = {"N": EMPTY, "D": DONE, "R": REPEAT}
+
+
+def _singleton(text: str) -> _Singleton:
+    return _BY_TEXT[text]
+
+
+Token = int | float | Stop | Empty | Done | Repeat
+_CONTROL = (Stop, Empty, Done, Repeat)
+
+
+def is_control(tok: object) -> bool:
+    return tok.__class__ in _CONTROL
+
+
+def is_data(tok: object) -> bool:
+    return tok.__class__ not in _CONTROL
+
+
+def token_text(tok: object) -> str:
+    """Trace text of a token: ints in decimal, floats with ``%.9g`` (round-trips binary32)."""
+    cls = tok.__class__
+    if cls is int:
+        return str(tok)
+    if cls is float:
+        return "%.9g" % tok
+    return repr(tok)
+
+
+def parse_token(text: str, numeric: type = int) -> Token:
+    """Inverse of :func:`token_text`; ``numeric`` is the data type of the stream."""
+    if text[0] == "S" and text[1:].isdigit():
+        return stop(int(text[1:]))
+    if text in _BY_TEXT:
+        return _BY_TEXT[text]
+    return numeric(text)

@@ -1,0 +1,268 @@
+"""Hand-built SAMML graphs of the classic sparse kernels.
+
+They are written out node by node, independent of the compiler, so that the reference
+model, every backend and the compiler itself can be checked against them. Each function
+takes the operand shapes and returns a validated :class:`Graph`.
+"""
+
+from __future__ import annotations
+
+from ._graph import Graph, GraphBuilder
+
+__all__ = ["spmv", "spmm_ijk", "spmm_ikj", "sddmm", "elementwise", "ttv", "KERNELS"]
+
+
+def spmv(m: int, n: int, b_fmt: str = "dc", depth: int | None = 2,
+         dtype: str = "float32") -> Graph:
+    """x(i) = B(i,j) * c(j); B in ``b_fmt`` (row-major), c dense."""
+    g = GraphBuilder("spmv", dtype, depth)
+    g.tensor("B", (m, n), b_fmt)
+    g.tensor("c", (n,), "d")
+    g.tensor("x", (m,), "d", role="output")
+    g.node("rootB", "root")
+    g.node("rootc", "root")
+    g.node("Bi", "scan_" + _kind(b_fmt, 0), tensor="B", level=0)
+    g.node("Bj", "scan_" + _kind(b_fmt, 1), tensor="B", level=1)
+    g.node("rs_i", "repsig")
+    g.node("rep_c", "repeat")
+    g.node("cj", "scan_dense", tensor="c", level=0)
+    g.node("isect_j", "intersect")
+    g.node("Bv", "array", tensor="B")
+    g.node("cv", "array", tensor="c")
+    g.node("mul", "alu", op="mul")
+    g.node("red", "reduce", op="sum")
+    g.node("xi", "level_writer", tensor="x", level=0)
+    g.node("xv", "value_writer", tensor="x")
+    for s, d in [("rootB.ref", "Bi.ref_in"), ("Bi.ref", "Bj.ref_in"), ("Bi.crd", "rs_i.crd"),
+                 ("Bi.crd", "xi.crd"), ("rootc.ref", "rep_c.ref_in"),
+                 ("rs_i.repsig", "rep_c.repsig"), ("rep_c.ref", "cj.ref_in"),
+                 ("Bj.crd", "isect_j.crd_a"), ("Bj.ref", "isect_j.ref_a"),
+                 ("cj.crd", "isect_j.crd_b"), ("cj.ref", "isect_j.ref_b"),
+                 ("isect_j.ref_a", "Bv.ref"), ("isect_j.ref_b", "cv.ref"),
+                 ("Bv.val", "mul.a"), ("cv.val", "mul.b"), ("mul.val", "red.val_in"),
+                 ("Bi.ref", "red.outer"), ("red.val", "xv.val")]:
+        g.edge(s, d)
+    return g.build(kernel="spmv")
+
+
+def spmm_ijk(m: int, k: int, n: int, b_fmt: str = "dc", depth: int | None = 2,
+             dtype: str = "float32") -> Graph:
+    """X(i,j) = B(i,k) * C(k,j), inner-product order i,j,k; C stored column-major."""
+    g = GraphBuilder("spmm_ijk", dtype, depth)
+    g.tensor("B", (m, k), b_fmt)
+    g.tensor("C", (k, n), "dc:1,0")
+    g.tensor("X", (m, n), "dd", role="output")
+    g.node("rootB", "root")
+    g.node("rootC", "root")
+    g.node("Bi", "scan_" + _kind(b_fmt, 0), tensor="B", level=0)
+    g.node("rs_i", "repsig")
+    g.node("rep_C", "repeat")
+    g.node("Cj", "scan_dense", tensor="C", level=0)
+    g.node("rs_j", "repsig")
+    g.node("rep_B", "repeat")
+    g.node("Bk", "scan_" + _kind(b_fmt, 1), tensor="B", level=1)
+    g.node("Ck", "scan_compressed", tensor="C", level=1)
+    g.node("isect_k", "intersect")
+    g.node("Bv", "array", tensor="B")
+    g.node("Cv", "array", tensor="C")
+    g.node("mul", "alu", op="mul")
+    g.node("red", "reduce", op="sum")
+    g.node("Xi", "level_writer", tensor="X", level=0)
+    g.node("Xj", "level_writer", tensor="X", level=1)
+    g.node("Xv", "value_writer", tensor="X")
+    for s, d in [("rootB.ref", "Bi.ref_in"), ("Bi.crd", "rs_i.crd"), ("Bi.crd", "Xi.crd"),
+                 ("rootC.ref", "rep_C.ref_in"), ("rs_i.repsig", "rep_C.repsig"),
+                 ("rep_C.ref", "Cj.ref_in"), ("Cj.crd", "rs_j.crd"), ("Cj.crd", "Xj.crd"),
+                 ("Bi.ref", "rep_B.ref_in"), ("rs_j.repsig", "rep_B.repsig"),
+                 ("rep_B.ref", "Bk.ref_in"), ("Cj.ref", "Ck.ref_in"),
+                 ("Bk.crd", "isect_k.crd_a"), ("Bk.ref", "isect_k.ref_a"),
+                 ("Ck.crd", "isect_k.crd_b"), ("Ck.ref", "isect_k.ref_b"),
+                 ("isect_k.ref_a", "Bv.ref"), ("isect_k.ref_b", "Cv.ref"),
+                 ("Bv.val", "mul.a"), ("Cv.val", "mul.b"), ("mul.val", "red.val_in"),
+                 ("Cj.ref", "red.outer"), ("red.val", "Xv.val")]:
+        g.edge(s, d)
+    return g.build(kernel="spmm_ijk")
+
+
+def spmm_ikj(m: int, k: int, n: int, b_fmt: str = "dc", c_fmt: str = "dc",
+             depth: int | None = 2, dtype: str = "float32") -> Graph:
+    """X(i,j) = B(i,k) * C(k,j), Gustavson order i,k,j with a sparse accumulator."""
+    g = GraphBuilder("spmm_ikj", dtype, depth)
+    g.tensor("B", (m, k), b_fmt)
+    g.tensor("C", (k, n), c_fmt)
+    g.tensor("X", (m, n), "dc", role="output")
+    g.node("rootB", "root")
+    g.node("rootC", "root")
+    g.node("Bi", "scan_" + _kind(b_fmt, 0), tensor="B", level=0)
+    g.node("Bk", "scan_" + _kind(b_fmt, 1), tensor="B", level=1)
+    g.node("rs_i", "repsig")
+    g.node("rep_C", "repeat")
+    g.node("Ck", "scan_" + _kind(c_fmt, 0), tensor="C", level=0)
+    g.node("isect_k", "intersect")
+    g.node("Cj", "scan_" + _kind(c_fmt, 1), tensor="C", level=1)
+    g.node("rs_j", "repsig")
+    g.node("rep_B", "repeat")
+    g.node("Bv", "array", tensor="B")
+    g.node("Cv", "array", tensor="C")
+    g.node("mul", "alu", op="mul")
+    g.node("acc", "spacc")
+    g.node("Xi", "level_writer", tensor="X", level=0)
+    g.node("Xj", "level_writer", tensor="X", level=1)
+    g.node("Xv", "value_writer", tensor="X")
+    for s, d in [("rootB.ref", "Bi.ref_in"), ("Bi.ref", "Bk.ref_in"), ("Bi.crd", "rs_i.crd"),
+                 ("Bi.crd", "Xi.crd"), ("rootC.ref", "rep_C.ref_in"),
+                 ("rs_i.repsig", "rep_C.repsig"), ("rep_C.ref", "Ck.ref_in"),
+                 ("Bk.crd", "isect_k.crd_a"), ("Bk.ref", "isect_k.ref_a"),
+                 ("Ck.crd", "isect_k.crd_b"), ("Ck.ref", "isect_k.ref_b"),
+                 ("isect_k.ref_b", "Cj.ref_in"), ("Cj.crd", "rs_j.crd"),
+                 ("isect_k.ref_a", "rep_B.ref_in"), ("rs_j.repsig", "rep_B.repsig"),
+                 ("rep_B.ref", "Bv.ref"), ("Cj.ref", "Cv.ref"), ("Bv.val", "mul.a"),
+                 ("Cv.val", "mul.b"), ("Cj.crd", "acc.crd_in"), ("mul.val", "acc.val_in"),
+                 ("acc.crd", "Xj.crd"), ("acc.val", "Xv.val")]:
+        g.edge(s, d)
+    return g.build(kernel="spmm_ikj")
+
+
+def sddmm(m: int, n: int, k: int, b_fmt: str = "dc", depth: int | None = 2,
+          dtype: str = "float32") -> Graph:
+    """X(i,j) = B(i,j) * C(i,k) * D(k,j): sampled dense-dense matmul; C, D dense."""
+    g = GraphBuilder("sddmm", dtype, depth)
+    g.tensor("B", (m, n), b_fmt)
+    g.tensor("C", (m, k), "dd")
+    g.tensor("D", (k, n), "dd:1,0")
+    g.tensor("X", (m, n), "dc", role="output")
+    for r in ("rootB", "rootC", "rootD"):
+        g.node(r, "root")
+    g.node("Bi", "scan_" + _kind(b_fmt, 0), tensor="B", level=0)
+    g.node("Ci", "scan_dense", tensor="C", level=0)
+    g.node("isect_i", "intersect")
+    g.node("Bj", "scan_" + _kind(b_fmt, 1), tensor="B", level=1)
+    g.node("rs_i", "repsig")
+    g.node("rep_D", "repeat")
+    g.node("Dj", "scan_dense", tensor="D", level=0)
+    g.node("isect_j", "intersect")
+    g.node("rs_j", "repsig")
+    g.node("rep_C", "repeat")
+    g.node("Ck", "scan_dense", tensor="C", level=1)
+    g.node("Dk", "scan_dense", tensor="D", level=1)
+    g.node("isect_k", "intersect")
+    g.node("Cv", "array", tensor="C")
+    g.node("Dv", "array", tensor="D")
+    g.node("Bv", "array", tensor="B")
+    g.node("mul_cd", "alu", op="mul")
+    g.node("red", "reduce", op="sum")
+    g.node("mul_b", "alu", op="mul")
+    g.node("Xi", "level_writer", tensor="X", level=0)
+    g.node("Xj", "level_writer", tensor="X", level=1)
+    g.node("Xv", "value_writer", tensor="X")
+    for s, d in [("rootB.ref", "Bi.ref_in"), ("rootC.ref", "Ci.ref_in"),
+                 ("Bi.crd", "isect_i.crd_a"), ("Bi.ref", "isect_i.ref_a"),
+                 ("Ci.crd", "isect_i.crd_b"), ("Ci.ref", "isect_i.ref_b"),
+                 ("isect_i.ref_a", "Bj.ref_in"), ("isect_i.crd", "rs_i.crd"),
+                 ("isect_i.crd", "Xi.crd"), ("rootD.ref", "rep_D.ref_in"),
+                 ("rs_i.repsig", "rep_D.repsig"), ("rep_D.ref", "Dj.ref_in"),
+                 ("Bj.crd", "isect_j.crd_a"), ("Bj.ref", "isect_j.ref_a"),
+                 ("Dj.crd", "isect_j.crd_b"), ("Dj.ref", "isect_j.ref_b"),
+                 ("isect_j.crd", "rs_j.crd"), ("isect_j.crd", "Xj.crd"),
+                 ("isect_i.ref_b", "rep_C.ref_in"), ("rs_j.repsig", "rep_C.repsig"),
+                 ("rep_C.ref", "Ck.ref_in"), ("isect_j.ref_b", "Dk.ref_in"),
+                 ("Ck.crd", "isect_k.crd_a"), ("Ck.ref", "isect_k.ref_a"),
+                 ("Dk.crd", "isect_k.crd_b"), ("Dk.ref", "isect_k.ref_b"),
+                 ("isect_k.ref_a", "Cv.ref"), ("isect_k.ref_b", "Dv.ref"),
+                 ("Cv.val", "mul_cd.a"), ("Dv.val", "mul_cd.b"), ("mul_cd.val", "red.val_in"),
+                 ("isect_j.ref_a", "red.outer"), ("isect_j.ref_a", "Bv.ref"),
+                 ("Bv.val", "mul_b.a"), ("red.val", "mul_b.b"), ("mul_b.val", "Xv.val")]:
+        g.edge(s, d)
+    return g.build(kernel="sddmm")
+
+
+def elementwise(m: int, n: int, op: str = "add", a_fmt: str = "dc", b_fmt: str = "dc",
+                out_fmt: str = "dc", depth: int | None = 2, dtype: str = "float32") -> Graph:
+    """X(i,j) = A(i,j) op B(i,j): ``add``/``sub``/``max`` co-iterate by union, ``mul`` by
+    intersection; compressed outer output levels drop coordinates with empty fibers."""
+    join = "intersect" if op == "mul" else "union"
+    g = GraphBuilder(f"elementwise_{op}", dtype, depth)
+    g.tensor("A", (m, n), a_fmt)
+    g.tensor("B", (m, n), b_fmt)
+    g.tensor("X", (m, n), out_fmt, role="output")
+    g.node("rootA", "root")
+    g.node("rootB", "root")
+    g.node("Ai", "scan_" + _kind(a_fmt, 0), tensor="A", level=0)
+    g.node("Bi", "scan_" + _kind(b_fmt, 0), tensor="B", level=0)
+    g.node("join_i", join)
+    g.node("Aj", "scan_" + _kind(a_fmt, 1), tensor="A", level=1)
+    g.node("Bj", "scan_" + _kind(b_fmt, 1), tensor="B", level=1)
+    g.node("join_j", join)
+    g.node("Av", "array", tensor="A")
+    g.node("Bv", "array", tensor="B")
+    g.node("alu", "alu", op=op)
+    g.node("Xi", "level_writer", tensor="X", level=0)
+    g.node("Xj", "level_writer", tensor="X", level=1)
+    g.node("Xv", "value_writer", tensor="X")
+    edges = [("rootA.ref", "Ai.ref_in"), ("rootB.ref", "Bi.ref_in"),
+             ("Ai.crd", "join_i.crd_a"), ("Ai.ref", "join_i.ref_a"),
+             ("Bi.crd", "join_i.crd_b"), ("Bi.ref", "join_i.ref_b"),
+             ("join_i.ref_a", "Aj.ref_in"), ("join_i.ref_b", "Bj.ref_in"),
+             ("Aj.crd", "join_j.crd_a"), ("Aj.ref", "join_j.ref_a"),
+             ("Bj.crd", "join_j.crd_b"), ("Bj.ref", "join_j.ref_b"),
+             ("join_j.ref_a", "Av.ref"), ("join_j.ref_b", "Bv.ref"),
+             ("Av.val", "alu.a"), ("Bv.val", "alu.b"), ("alu.val", "Xv.val")]
+    if out_fmt.startswith("c"):  # drop rows whose fiber came out empty
+        g.node("drop", "crddrop")
+        edges += [("join_i.crd", "drop.outer_in"), ("join_j.crd", "drop.inner_in"),
+                  ("drop.outer", "Xi.crd"), ("drop.inner", "Xj.crd")]
+    else:
+        edges += [("join_i.crd", "Xi.crd"), ("join_j.crd", "Xj.crd")]
+    for s, d in edges:
+        g.edge(s, d)
+    return g.build(kernel=f"elementwise_{op}")
+
+
+def ttv(m: int, n: int, p: int, b_fmt: str = "dcc", depth: int | None = 2,
+        dtype: str = "float32") -> Graph:
+    """X(i,j) = B(i,j,k) * c(k): a 3-tensor kernel; X keeps B's sparsity (compressed j)."""
+    g = GraphBuilder("ttv", dtype, depth)
+    g.tensor("B", (m, n, p), b_fmt)
+    g.tensor("c", (p,), "d")
+    g.tensor("X", (m, n), "dc", role="output")
+    g.node("rootB", "root")
+    g.node("rootc", "root")
+    g.node("Bi", "scan_" + _kind(b_fmt, 0), tensor="B", level=0)
+    g.node("Bj", "scan_" + _kind(b_fmt, 1), tensor="B", level=1)
+    g.node("Bk", "scan_" + _kind(b_fmt, 2), tensor="B", level=2)
+    g.node("rs_j", "repsig")
+    g.node("rep_c", "repeat")
+    g.node("ck", "scan_dense", tensor="c", level=0)
+    g.node("isect_k", "intersect")
+    g.node("Bv", "array", tensor="B")
+    g.node("cv", "array", tensor="c")
+    g.node("mul", "alu", op="mul")
+    g.node("red", "reduce", op="sum")
+    g.node("Xi", "level_writer", tensor="X", level=0)
+    g.node("Xj", "level_writer", tensor="X", level=1)
+    g.node("Xv", "value_writer", tensor="X")
+    # c's root ref must be repeated once per (i, j): repeat over Bj's crds, whose stream
+    # nests j inside i, after lifting the root ref to one ref per i with a second repeat
+    g.node("rs_i", "repsig")
+    g.node("rep_ci", "repeat")
+    for s, d in [("rootB.ref", "Bi.ref_in"), ("Bi.ref", "Bj.ref_in"), ("Bj.ref", "Bk.ref_in"),
+                 ("Bi.crd", "Xi.crd"), ("Bj.crd", "Xj.crd"), ("Bi.crd", "rs_i.crd"),
+                 ("rootc.ref", "rep_ci.ref_in"), ("rs_i.repsig", "rep_ci.repsig"),
+                 ("Bj.crd", "rs_j.crd"), ("rep_ci.ref", "rep_c.ref_in"),
+                 ("rs_j.repsig", "rep_c.repsig"), ("rep_c.ref", "ck.ref_in"),
+                 ("Bk.crd", "isect_k.crd_a"), ("Bk.ref", "isect_k.ref_a"),
+                 ("ck.crd", "isect_k.crd_b"), ("ck.ref", "isect_k.ref_b"),
+                 ("isect_k.ref_a", "Bv.ref"), ("isect_k.ref_b", "cv.ref"),
+                 ("Bv.val", "mul.a"), ("cv.val", "mul.b"), ("mul.val", "red.val_in"),
+                 ("Bj.ref", "red.outer"), ("red.val", "Xv.val")]:
+        g.edge(s, d)
+    return g.build(kernel="ttv")
+
+
+def _kind(fmt: str, level: int) -> str:
+    letters = fmt.split(":")[0]
+    return "dense" if letters[level] == "d" else "compressed"
+
+
+KERNELS = {"spmv": spmv, "spmm_ijk": spmm_ijk, "spmm_ikj": spmm_ikj, "sddmm": sddmm,
+           "elementwise": elementwise, "ttv": ttv}

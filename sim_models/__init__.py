@@ -1,0 +1,1 @@
+"""Simulation models: ``python`` (the reference cycle model) and ``systemc`` (C++ headers)."""

@@ -1,0 +1,97 @@
+"""The actor base class: one instance per graph node, with its own clock.
+
+``run()`` fires as many times as it can and returns the channel it is blocked on
+(``None`` once it has consumed ``D``). Each firing happens at the earliest cycle that
+satisfies the firing rule in ``docs/primitives.md``: not before the actor's own next
+cycle, not before every input it needs is visible, not before every output it writes
+has space. Firing rules only ever wait for *more* input or *more* space, so that
+earliest cycle is exactly the cycle a lock-step simulator would find.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from ir import Node
+
+from ._channel import Channel
+
+__all__ = ["Actor", "StreamError", "to_f32", "to_i32"]
+
+_F32 = struct.Struct("<f")
+
+
+def to_f32(x: float) -> float:
+    """Round a Python float to the nearest binary32 (overflow gives ±inf, like IEEE)."""
+    try:
+        return _F32.unpack(_F32.pack(x))[0]
+    except OverflowError:
+        return float("inf") if x > 0 else float("-inf")
+
+
+def to_i32(x: int) -> int:
+    """Wrap to int32 two's complement, like the hardware."""
+    return ((x + 0x80000000) & 0xFFFFFFFF) - 0x80000000
+
+
+class StreamError(RuntimeError):
+    """A stream broke its nesting rules (misaligned stops, a token of the wrong type)."""
+
+    def __init__(self, node: str, cycle: int, message: str) -> None:
+        super().__init__(f"node {node!r} at cycle {cycle}: {message}")
+        self.node, self.cycle = node, cycle
+
+
+class Actor:
+    """Shared bookkeeping; subclasses implement ``run``."""
+
+    op = ""
+
+    def __init__(self, node: Node, inputs: dict[str, Channel], outputs: dict[str, Channel],
+                 ctx: Any) -> None:
+        self.id = node.id
+        self.node = node
+        self.t = 0              # the next cycle this actor may fire in
+        self.fires = 0
+        self.stall_in = 0       # cycles waiting for an input token
+        self.stall_out = 0      # cycles waiting for output space
+        self.finished = False
+        self.done_cycle = -1
+        self.blocked: Channel | None = None
+        self.queued = False
+        for ch in inputs.values():
+            ch.reader = self
+        for ch in outputs.values():
+            for sub in getattr(ch, "chans", (ch,)):
+                if isinstance(sub, Channel):
+                    sub.writer = self
+        self.inputs, self.outputs = inputs, outputs
+        self.dtype = ctx.dtype
+
+    def fire_at(self, rt: int, st: int) -> int:
+        """Claim the firing cycle: max(own clock, inputs visible ``rt``, space ``st``)."""
+        t = self.t
+        ft = t if t >= rt else rt
+        if rt > t:
+            self.stall_in += rt - t
+        if st > ft:
+            self.stall_out += st - ft
+            ft = st
+        self.fires += 1
+        self.t = ft + 1
+        return ft
+
+    def finish(self, cycle: int) -> None:
+        self.finished = True
+        self.done_cycle = cycle
+
+    def error(self, message: str) -> StreamError:
+        return StreamError(self.id, self.t, message)
+
+    def run(self) -> Channel | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def describe_state(self) -> str:
+        """Short state description for deadlock reports."""
+        return ""

@@ -1,0 +1,233 @@
+"""Value computation: binary and unary ALUs, reducers, the sparse vector accumulator."""
+
+from __future__ import annotations
+
+from ir import DONE, EMPTY, Stop, stop
+
+from ._actor import Actor
+from ._values import binary_op, reduce_identity, unary_op, zero
+
+__all__ = ["Alu", "Unary", "Reduce", "SpAcc"]
+
+
+class Alu(Actor):
+    """``val = a op b`` on aligned streams; ``N`` counts as 0; stops must match."""
+
+    op = "alu"
+
+    def __init__(self, node, inputs, outputs, ctx):
+        super().__init__(node, inputs, outputs, ctx)
+        self.a, self.b, self.out = inputs["a"], inputs["b"], outputs["val"]
+        self.f = binary_op(node.params["op"], self.dtype)
+        self.zero = zero(self.dtype)
+
+    def run(self):
+        a_ch, b_ch, out, f = self.a, self.b, self.out, self.f
+        while True:
+            rt = a_ch.ready()
+            if rt < 0:
+                return a_ch
+            r2 = b_ch.ready()
+            if r2 < 0:
+                return b_ch
+            st = out.space()
+            if st < 0:
+                return out
+            a, b = a_ch.peek(), b_ch.peek()
+            if a.__class__ is Stop or a is DONE or b.__class__ is Stop or b is DONE:
+                if a != b:
+                    raise self.error(f"misaligned operands: a holds {a!r} while b holds {b!r}")
+                res = a
+            else:
+                res = f(self.zero if a is EMPTY else a, self.zero if b is EMPTY else b)
+            ft = self.fire_at(rt if rt > r2 else r2, st)
+            a_ch.pop(ft)
+            b_ch.pop(ft)
+            out.push(res, ft)
+            if res is DONE:
+                self.finish(ft)
+                return None
+
+
+class Unary(Actor):
+    op = "unary"
+
+    def __init__(self, node, inputs, outputs, ctx):
+        super().__init__(node, inputs, outputs, ctx)
+        self.inp, self.out = inputs["a"], outputs["val"]
+        self.f = unary_op(node.params["op"], node.params["const"], self.dtype)
+        self.zero = zero(self.dtype)
+
+    def run(self):
+        inp, out, f = self.inp, self.out, self.f
+        while True:
+            rt = inp.ready()
+            if rt < 0:
+                return inp
+            st = out.space()
+            if st < 0:
+                return out
+            ft = self.fire_at(rt, st)
+            tok = inp.pop(ft)
+            cls = tok.__class__
+            if cls is float or cls is int:
+                out.push(f(tok), ft)
+            elif tok is EMPTY:
+                out.push(f(self.zero), ft)
+            else:
+                out.push(tok, ft)
+                if tok is DONE:
+                    self.finish(ft)
+                    return None
+
+
+class Reduce(Actor):
+    """Removes the innermost level: one value per level-0 fiber.
+
+    ``outer`` carries one ref per level-0 fiber (the parent level's ref stream), so an
+    inner ``S_k`` (k>0) is unambiguous: if ``outer`` holds a ref, a fiber is closing (emit
+    the accumulator, pop the ref); if it holds ``S_{k-1}``, the parent is done (emit
+    ``S_{k-1}``, pop both).
+    """
+
+    op = "reduce"
+
+    def __init__(self, node, inputs, outputs, ctx):
+        super().__init__(node, inputs, outputs, ctx)
+        self.inp, self.outer, self.out = inputs["val_in"], inputs["outer"], outputs["val"]
+        rop = node.params["op"]
+        self.f = binary_op("add" if rop == "sum" else "max", self.dtype)
+        self.identity = reduce_identity(rop, self.dtype)
+        self.zero = zero(self.dtype)
+        self.acc = self.identity
+
+    def run(self):
+        inp, outer, out, f = self.inp, self.outer, self.out, self.f
+        while True:
+            rt = inp.ready()
+            if rt < 0:
+                return inp
+            tok = inp.peek()
+            cls = tok.__class__
+            if cls is float or cls is int or tok is EMPTY:
+                inp.pop(self.fire_at(rt, 0))
+                self.acc = f(self.acc, self.zero if tok is EMPTY else tok)
+                continue
+            r2 = outer.ready()
+            if r2 < 0:
+                return outer
+            st = out.space()
+            if st < 0:
+                return out
+            o = outer.peek()
+            ft = self.fire_at(rt if rt > r2 else r2, st)
+            if o.__class__ is int or o is EMPTY:  # a level-0 fiber closes
+                if cls is not Stop:
+                    raise self.error(f"val_in holds {tok!r} while outer holds a ref")
+                outer.pop(ft)
+                out.push(self.acc, ft)
+                self.acc = self.identity
+                if tok.level == 0:
+                    inp.pop(ft)
+            elif cls is Stop and o.__class__ is Stop and o.level == tok.level - 1 or \
+                    tok is DONE and o is DONE:
+                outer.pop(ft)
+                inp.pop(ft)
+                out.push(o, ft)
+                if tok is DONE:
+                    self.finish(ft)
+                    return None
+            else:
+                raise self.error(f"misaligned streams: val_in holds {tok!r}, outer holds {o!r}")
+
+
+class SpAcc(Actor):
+    """Sparse vector accumulator: sums the level-0 fibers of each level-1 fiber by crd.
+
+    ``S0`` ends one partial vector (nothing emitted); ``S_k`` (k>0) ends the group: the
+    accumulated vector is emitted sorted by crd, one entry per cycle, then ``S_{k-1}``.
+    """
+
+    op = "spacc"
+
+    def __init__(self, node, inputs, outputs, ctx):
+        super().__init__(node, inputs, outputs, ctx)
+        self.ci, self.vi = inputs["crd_in"], inputs["val_in"]
+        self.oc, self.ov = outputs["crd"], outputs["val"]
+        self.f = binary_op("add", self.dtype)
+        self.zero = zero(self.dtype)
+        self.acc: dict[int, float | int] = {}
+        self.drain: list = []
+        self.drain_pos = 0
+
+    def _space(self):
+        st = self.oc.space()
+        if st < 0:
+            return -1, self.oc
+        s2 = self.ov.space()
+        if s2 < 0:
+            return -1, self.ov
+        return (st if st > s2 else s2), None
+
+    def run(self):
+        ci, vi, oc, ov = self.ci, self.vi, self.oc, self.ov
+        while True:
+            if self.drain_pos < len(self.drain):
+                st, blk = self._space()
+                if blk is not None:
+                    return blk
+                ft = self.fire_at(0, st)
+                c, v = self.drain[self.drain_pos]
+                self.drain_pos += 1
+                oc.push(c, ft)
+                ov.push(v, ft)
+                continue
+            rt = ci.ready()
+            if rt < 0:
+                return ci
+            r2 = vi.ready()
+            if r2 < 0:
+                return vi
+            if r2 > rt:
+                rt = r2
+            c, v = ci.peek(), vi.peek()
+            if c.__class__ is int:
+                if v.__class__ is Stop or v is DONE:
+                    raise self.error(f"crd_in holds {c!r} while val_in holds {v!r}")
+                ft = self.fire_at(rt, 0)
+                ci.pop(ft)
+                vi.pop(ft)
+                acc = self.acc
+                acc[c] = self.f(acc.get(c, self.zero), self.zero if v is EMPTY else v)
+                continue
+            if c is EMPTY:
+                ft = self.fire_at(rt, 0)
+                ci.pop(ft)
+                vi.pop(ft)
+                continue
+            if c != v:
+                raise self.error(f"misaligned streams: crd_in holds {c!r}, val_in holds {v!r}")
+            if c.__class__ is Stop and c.level == 0:
+                ft = self.fire_at(rt, 0)
+                ci.pop(ft)
+                vi.pop(ft)
+                continue
+            st, blk = self._space()
+            if blk is not None:
+                return blk
+            ft = self.fire_at(rt, st)
+            ci.pop(ft)
+            vi.pop(ft)
+            if c is DONE:
+                oc.push(DONE, ft)
+                ov.push(DONE, ft)
+                self.finish(ft)
+                return None
+            s = stop(c.level - 1)
+            entries = sorted(self.acc.items())
+            self.acc = {}
+            entries.append((s, s))
+            c0, v0 = entries[0]
+            oc.push(c0, ft)
+            ov.push(v0, ft)
+            self.drain, self.drain_pos = entries, 1

@@ -1,0 +1,305 @@
+"""Build → validate → run → result, for the Python reference cycle model.
+
+The engine keeps a work list of actors that may be able to fire. An actor runs until it
+blocks on a channel; the channel wakes it when the missing token is written or the
+missing read happens. Idle actors cost nothing, and each actor advances in batches.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from ir import EdgeTrace, FiberTree, Format, Graph, Trace, CATALOGUE
+
+from ._actor import Actor, StreamError
+from ._channel import Channel, Fanout, NullChannel
+from ._compute import Alu, Reduce, SpAcc, Unary
+from ._crd import CrdDrop, CrdHold
+from ._join import Intersect, Union
+from ._scan import Array, Repeat, RepSig, Root, ScanCompressed, ScanDense
+from ._writers import LevelWriter, ValueWriter
+
+__all__ = ["ACTORS", "simulate", "SimResult", "NodeStats", "DeadlockError", "SimulationError",
+           "InputError", "bind_inputs", "decode_levels"]
+
+ACTORS: dict[str, type[Actor]] = {cls.op: cls for cls in (
+    Root, ScanCompressed, ScanDense, RepSig, Repeat, Array, Intersect, Union, Alu, Unary,
+    Reduce, SpAcc, CrdDrop, CrdHold, LevelWriter, ValueWriter)}
+
+
+class SimulationError(RuntimeError):
+    """The graph ran but broke a stream rule; the message names node and cycle."""
+
+
+class InputError(ValueError):
+    """Input tensors that do not match the graph (missing, extra, wrong shape)."""
+
+
+class DeadlockError(SimulationError):
+    """No actor can fire and not every writer is done."""
+
+    def __init__(self, cycle: int, blocked: list[tuple[str, str, str]],
+                 wait_cycle: list[str]) -> None:
+        self.cycle, self.blocked, self.wait_cycle = cycle, blocked, wait_cycle
+        lines = [f"deadlock at cycle {cycle}: {len(blocked)} node(s) blocked"]
+        if wait_cycle:
+            lines.append("  wait cycle: " + " -> ".join(wait_cycle))
+        lines += [f"  {node} waits on {edge} ({why})" for node, edge, why in blocked]
+        super().__init__("\n".join(lines))
+
+
+@dataclass
+class NodeStats:
+    op: str
+    fires: int
+    stall_in: int
+    stall_out: int
+    done_cycle: int
+
+
+@dataclass
+class SimResult:
+    """What a run produced: outputs, cycle count, statistics and (optionally) traces."""
+
+    graph: str
+    outputs: dict[str, FiberTree]
+    cycles: int | None
+    nodes: dict[str, NodeStats] = field(default_factory=dict)
+    max_occupancy: dict[str, int] = field(default_factory=dict)
+    trace: Trace | None = None
+    wall_seconds: float = 0.0
+
+    @property
+    def firings(self) -> int:
+        return sum(s.fires for s in self.nodes.values())
+
+    def dense(self, name: str | None = None) -> Any:
+        """An output as a numpy array (the only output if ``name`` is omitted)."""
+        if name is None:
+            (name,) = self.outputs
+        return self.outputs[name].to_dense()
+
+
+class _Context:
+    """What actors may ask about the bound input tensors."""
+
+    def __init__(self, graph: Graph, tensors: Mapping[str, FiberTree]) -> None:
+        self.dtype = graph.dtype
+        self.tensors = tensors
+
+    def level(self, node):
+        tree = self.tensors[node.params["tensor"]]
+        lvl = node.params["level"]
+        if lvl >= len(tree.levels):
+            raise InputError(f"node {node.id!r} scans level {lvl} of tensor "
+                             f"{node.params['tensor']!r}, which has {len(tree.levels)} levels")
+        return tree.levels[lvl]
+
+    def parent_positions(self, node) -> int:
+        tree = self.tensors[node.params["tensor"]]
+        n = 1
+        for lvl in tree.levels[: node.params["level"]]:
+            n = n * lvl.size if hasattr(lvl, "size") and not hasattr(lvl, "seg") \
+                else len(lvl.crd)
+        return n
+
+    def values(self, node):
+        return self.tensors[node.params["tensor"]].vals.tolist()
+
+
+def bind_inputs(graph: Graph, inputs: Mapping[str, Any]) -> dict[str, FiberTree]:
+    """Convert user tensors to fiber trees in the graph's formats, checking names/shapes."""
+    wanted = {n: t for n, t in graph.tensors.items() if t.role == "input"}
+    missing = sorted(set(wanted) - set(inputs))
+    extra = sorted(set(inputs) - set(wanted))
+    if missing:
+        raise InputError(f"graph {graph.name!r} needs input tensor(s) {missing}; got "
+                         f"{sorted(inputs)}")
+    if extra:
+        raise InputError(f"graph {graph.name!r} has no input tensor(s) {extra}; it reads "
+                         f"{sorted(wanted)}")
+    bound = {}
+    for name, spec in wanted.items():
+        fmt = Format.parse(spec.format, len(spec.shape))
+        obj = inputs[name]
+        tree = obj if isinstance(obj, FiberTree) else FiberTree.from_any(obj, fmt,
+                                                                         dtype=graph.dtype)
+        if tuple(tree.shape) != tuple(spec.shape):
+            raise InputError(f"tensor {name!r}: shape {tuple(tree.shape)} but the graph "
+                             f"expects {tuple(spec.shape)}")
+        if tree.format != fmt:
+            tree = FiberTree.from_coo(*tree.to_coo(), tree.shape, fmt, dtype=graph.dtype)
+        bound[name] = tree
+    return bound
+
+
+def decode_levels(writers: list[tuple[list[int], list[tuple[int, int]]]]
+                  ) -> list[tuple[list[int], list[int]]]:
+    """(seg, crd) per level from each level writer's crds and recorded stops.
+
+    Level i's stream has one stop event per level-(i-1) crd (closing its fiber) plus one
+    per *empty* level-(i-1) fiber (closing no fiber). Walking the parent's fiber sizes
+    tells which is which, so empty parents and empty children decode unambiguously.
+    """
+    out: list[tuple[list[int], list[int]]] = []
+    parent_sizes = [1]  # the root has one child fiber: level 0's
+    for crd, stops in writers:
+        seg, k = [0], 0
+        for n in parent_sizes:
+            take = n if n else 1
+            events = stops[k:k + take]
+            if len(events) < take:
+                raise SimulationError(f"level writer recorded {len(stops)} stops, fewer than "
+                                      "the parent level's fibers need")
+            k += take
+            if n:
+                seg.extend(pos for pos, _ in events)
+        out.append((seg, crd))
+        parent_sizes = [seg[i + 1] - seg[i] for i in range(len(seg) - 1)]
+    return out
+
+
+def _collect_outputs(graph: Graph, actors: dict[str, Actor]) -> dict[str, FiberTree]:
+    outs: dict[str, FiberTree] = {}
+    for name, spec in graph.tensors.items():
+        if spec.role != "output":
+            continue
+        levels: dict[int, LevelWriter] = {}
+        vals = None
+        for a in actors.values():
+            if a.node.params.get("tensor") != name:
+                continue
+            if isinstance(a, LevelWriter):
+                levels[a.node.params["level"]] = a
+            elif isinstance(a, ValueWriter):
+                vals = a.vals
+        ndim = len(spec.shape)
+        if vals is None or sorted(levels) != list(range(ndim)):
+            raise SimulationError(f"output {name!r} needs a value writer and level writers "
+                                  f"for levels 0..{ndim - 1}; found levels {sorted(levels)}")
+        segs = decode_levels([(levels[i].crd, levels[i].stops) for i in range(ndim)])
+        fmt = Format.parse(spec.format, ndim)
+        outs[name] = FiberTree.from_written(spec.shape, fmt, segs, vals, dtype=graph.dtype)
+    return outs
+
+
+def simulate(graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
+             stats: bool = True, functional: bool = False,
+             depth: int | None | str = "graph") -> SimResult:
+    """Run ``graph`` on ``inputs`` under the timing contract (see docs/timing.md).
+
+    ``depth`` overrides every FIFO depth (``None`` = unbounded); ``functional=True`` skips
+    timing (unbounded FIFOs, producers first) and returns the same outputs faster.
+    """
+    start = time.perf_counter()
+    tensors = bind_inputs(graph, inputs)
+    ctx = _Context(graph, tensors)
+    work: deque[Actor] = deque()
+
+    def wake(actor: Actor) -> None:
+        if not actor.queued:
+            actor.queued = True
+            work.append(actor)
+
+    channels: dict[str, Channel] = {}
+    for e in graph.edges:
+        d = None if functional else (e.depth if depth == "graph" else depth)
+        numeric = "float" if e.kind == "val" and graph.dtype == "float32" else "int"
+        channels[e.name] = Channel(e.name, e.kind, d, wake, trace=trace and not functional,
+                                   stats=stats and not functional, numeric=numeric)
+    actors: dict[str, Actor] = {}
+    for nid in graph.topological_order():
+        node = graph.nodes[nid]
+        ins = {p: channels[e.name] for p, e in graph.in_edges[nid].items()}
+        outs: dict[str, Any] = {}
+        for port in node.primitive.outputs:
+            es = graph.out_edges[nid].get(port.name, [])
+            outs[port.name] = (NullChannel() if not es else channels[es[0].name]
+                               if len(es) == 1 else Fanout([channels[e.name] for e in es]))
+        actors[nid] = ACTORS[node.op](node, ins, outs, ctx)
+        wake(actors[nid])
+
+    try:
+        drain(work, wake)
+    except StreamError as exc:
+        raise SimulationError(f"graph {graph.name!r}: {exc}") from None
+
+    unfinished = [a for a in actors.values() if not a.finished]
+    if unfinished:
+        raise _deadlock(actors, unfinished)
+    writers = [a for a in actors.values() if a.node.primitive.writes_tensor]
+    cycles = None if functional else max((a.done_cycle for a in writers), default=-1) + 1
+    result = SimResult(graph.name, _collect_outputs(graph, actors), cycles)
+    if stats and not functional:
+        for ch in channels.values():
+            ch.finish_stats()
+        result.nodes = {a.id: NodeStats(a.op, a.fires, a.stall_in, a.stall_out, a.done_cycle)
+                        for a in actors.values()}
+        result.max_occupancy = {name: ch.max_occ for name, ch in channels.items()}
+    else:
+        result.nodes = {a.id: NodeStats(a.op, a.fires, 0, 0, -1) for a in actors.values()}
+    if trace and not functional:
+        result.trace = Trace(graph.name, {
+            name: EdgeTrace(name, ch.kind, ch.numeric, ch.trace_toks, ch.trace_cycles)
+            for name, ch in channels.items()})
+    result.wall_seconds = time.perf_counter() - start
+    return result
+
+
+def drain(work: deque[Actor], wake) -> None:
+    """Run actors from the work list until none can make progress."""
+    while work:
+        actor = work.popleft()
+        actor.queued = False
+        ch = actor.run()
+        if ch is None:
+            continue
+        if ch.__class__ is Fanout:
+            ch = ch.blocking
+        actor.blocked = ch
+        if ch.reader is actor:
+            ch.reader_waiting = True
+            if ch.ready() >= 0:  # written meanwhile
+                ch.reader_waiting = False
+                wake(actor)
+        else:
+            ch.writer_waiting = True
+            if ch.space() >= 0:
+                ch.writer_waiting = False
+                wake(actor)
+
+
+def _deadlock(actors: dict[str, Actor], unfinished: list[Actor]) -> DeadlockError:
+    cycle = max(a.t for a in actors.values())
+    blocked = []
+    waits_on: dict[str, str] = {}
+    for a in unfinished:
+        ch = a.blocked
+        if ch is None:
+            continue
+        if ch.reader is a:
+            why = "input empty" + ("; its producer has finished" if ch.writer.finished else "")
+            other = ch.writer
+        else:
+            why = f"output full ({ch.unread()}/{ch.depth} tokens unread)"
+            other = ch.reader
+        blocked.append((a.id, ch.name, why))
+        waits_on[a.id] = other.id
+    # follow the wait-for graph from any blocked node until a node repeats
+    wait_cycle: list[str] = []
+    for start in waits_on:
+        seen: list[str] = []
+        n = start
+        while n in waits_on and n not in seen:
+            seen.append(n)
+            n = waits_on[n]
+        if n in seen:
+            wait_cycle = seen[seen.index(n):] + [n]
+            break
+    return DeadlockError(cycle, blocked, wait_cycle)
+
+
+assert set(ACTORS) == set(CATALOGUE), "every catalogue primitive needs a Python actor"

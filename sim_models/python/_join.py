@@ -1,0 +1,145 @@
+"""Coordinate joiners: intersecter and unioner of two (crd, ref) streams.
+
+Both look at all four heads each cycle (crd and ref of a side travel together) and
+advance by sorted merge. Stops must align (same level on both sides) and ``D`` must
+arrive together; anything else is a malformed graph, reported as a StreamError.
+"""
+
+from __future__ import annotations
+
+from ir import DONE, EMPTY, Stop
+
+from ._actor import Actor
+
+__all__ = ["Intersect", "Union"]
+
+
+class _Joiner(Actor):
+    def __init__(self, node, inputs, outputs, ctx):
+        super().__init__(node, inputs, outputs, ctx)
+        self.ca, self.ra = inputs["crd_a"], inputs["ref_a"]
+        self.cb, self.rb = inputs["crd_b"], inputs["ref_b"]
+        self.oc, self.oa, self.ob = outputs["crd"], outputs["ref_a"], outputs["ref_b"]
+
+    def _heads_ready(self):
+        """(cycle all four heads are visible, None) or (-1, channel to block on)."""
+        rt = -1
+        for ch in (self.ca, self.ra, self.cb, self.rb):
+            r = ch.ready()
+            if r < 0:
+                return -1, ch
+            if r > rt:
+                rt = r
+        return rt, None
+
+    def _space(self):
+        st = -1
+        for ch in (self.oc, self.oa, self.ob):
+            s = ch.space()
+            if s < 0:
+                return -1, ch
+            if s > st:
+                st = s
+        return st, None
+
+    def _emit(self, rt, crd, ra, rb, pop_a, pop_b):
+        st, blk = self._space()
+        if blk is not None:
+            return blk
+        ft = self.fire_at(rt, st)
+        if pop_a:
+            self.ca.pop(ft)
+            self.ra.pop(ft)
+        if pop_b:
+            self.cb.pop(ft)
+            self.rb.pop(ft)
+        self.oc.push(crd, ft)
+        self.oa.push(ra, ft)
+        self.ob.push(rb, ft)
+        return None
+
+    def _skip(self, rt, pop_a, pop_b):
+        ft = self.fire_at(rt, 0)
+        if pop_a:
+            self.ca.pop(ft)
+            self.ra.pop(ft)
+        if pop_b:
+            self.cb.pop(ft)
+            self.rb.pop(ft)
+
+    def _control(self, rt, a, b):
+        """Both heads are control tokens: aligned stops or D pass through."""
+        if a.__class__ is Stop and a == b or a is DONE and b is DONE:
+            blk = self._emit(rt, a, a, a, True, True)
+            if blk is None and a is DONE:
+                self.finish(self.t - 1)
+            return blk
+        raise self.error(f"misaligned streams: crd_a holds {a!r} while crd_b holds {b!r}")
+
+
+class Intersect(_Joiner):
+    """Emits a crd present on both sides; ``N`` matches nothing."""
+
+    op = "intersect"
+
+    def run(self):
+        while True:
+            rt, blk = self._heads_ready()
+            if blk is not None:
+                return blk
+            a, b = self.ca.peek(), self.cb.peek()
+            a_data, b_data = a.__class__ is int, b.__class__ is int
+            if a_data and b_data:
+                if a == b:
+                    blk = self._emit(rt, a, self.ra.peek(), self.rb.peek(), True, True)
+                    if blk is not None:
+                        return blk
+                else:
+                    self._skip(rt, a < b, b < a)
+            elif a_data or a is EMPTY:
+                if b is DONE:
+                    raise self.error(f"crd_b ended (D) while crd_a holds {a!r}")
+                self._skip(rt, True, b is EMPTY)
+            elif b_data or b is EMPTY:
+                if a is DONE:
+                    raise self.error(f"crd_a ended (D) while crd_b holds {b!r}")
+                self._skip(rt, False, True)
+            else:
+                blk = self._control(rt, a, b)
+                if blk is not None:
+                    return blk
+                if self.finished:
+                    return None
+
+
+class Union(_Joiner):
+    """Emits every crd of either side, with ``N`` as the ref of the side that lacks it."""
+
+    op = "union"
+
+    def run(self):
+        while True:
+            rt, blk = self._heads_ready()
+            if blk is not None:
+                return blk
+            a, b = self.ca.peek(), self.cb.peek()
+            a_data, b_data = a.__class__ is int, b.__class__ is int
+            if a is EMPTY or b is EMPTY:  # a missing coordinate contributes nothing
+                self._skip(rt, a is EMPTY, b is EMPTY)
+                continue
+            if a_data and (not b_data or a < b):
+                if b is DONE:
+                    raise self.error(f"crd_b ended (D) while crd_a holds {a!r}")
+                blk = self._emit(rt, a, self.ra.peek(), EMPTY, True, False)
+            elif b_data and (not a_data or b < a):
+                if a is DONE:
+                    raise self.error(f"crd_a ended (D) while crd_b holds {b!r}")
+                blk = self._emit(rt, b, EMPTY, self.rb.peek(), False, True)
+            elif a_data:  # equal coordinates
+                blk = self._emit(rt, a, self.ra.peek(), self.rb.peek(), True, True)
+            else:
+                blk = self._control(rt, a, b)
+                if blk is None and self.finished:
+                    return None
+            if blk is not None:
+                return blk

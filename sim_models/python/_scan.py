@@ -1,0 +1,305 @@
+"""Stream sources and reference transformers: root, level scanners, repeat, value array."""
+
+from __future__ import annotations
+
+from ir import DONE, EMPTY, REPEAT, Stop, stop
+
+from ._actor import Actor
+
+__all__ = ["Root", "ScanCompressed", "ScanDense", "RepSig", "Repeat", "Array"]
+
+_IDLE, _IN_FIBER, _END = 0, 1, 2
+
+
+class Root(Actor):
+    op = "root"
+
+    def __init__(self, node, inputs, outputs, ctx):
+        super().__init__(node, inputs, outputs, ctx)
+        self.out = outputs["ref"]
+        self.sent = 0
+
+    def run(self):
+        out = self.out
+        while True:
+            st = out.space()
+            if st < 0:
+                return out
+            ft = self.fire_at(0, st)
+            if self.sent == 0:
+                out.push(0, ft)
+                self.sent = 1
+            else:
+                out.push(DONE, ft)
+                self.finish(ft)
+                return None
+
+
+class _Scanner(Actor):
+    """Level scanner; subclasses say where a fiber starts and ends and what its crds are.
+
+    States: IDLE (waiting for a reference), IN_FIBER (emitting), END (the fiber is done;
+    the next input decides between ``S0`` and a merged ``S_{k+1}``).
+    """
+
+    def __init__(self, node, inputs, outputs, ctx):
+        super().__init__(node, inputs, outputs, ctx)
+        self.inp = inputs["ref_in"]
+        self.oc, self.orf = outputs["crd"], outputs["ref"]
+        self.state = _IDLE
+        self.p = self.e = 0
+        self.base = 0  # first child position of the current fiber (dense: r * n)
+
+    def fiber(self, ref: int) -> tuple[int, int]:
+        raise NotImplementedError
+
+    def crd_at(self, p: int) -> int:
+        raise NotImplementedError
+
+    def run(self):
+        inp, oc, orf = self.inp, self.oc, self.orf
+        while True:
+            # every firing except consuming a ref to an empty fiber writes both outputs
+            st = oc.space()
+            if st < 0:
+                st_block = oc
+            else:
+                s2 = orf.space()
+                st_block = orf if s2 < 0 else None
+                if s2 > st:
+                    st = s2
+            if self.state == _IN_FIBER:
+                if st_block is not None:
+                    return st_block
+                p = self.p
+                ft = self.fire_at(0, st)
+                oc.push(self.crd_at(p), ft)
+                orf.push(p, ft)
+                p += 1
+                self.p = p
+                if p == self.e:
+                    self.state = _END
+                continue
+            rt = inp.ready()
+            if rt < 0:
+                return inp
+            tok = inp.peek()
+            cls = tok.__class__
+            if self.state == _IDLE:
+                if cls is int:
+                    p, e = self.fiber(tok)
+                    if p == e:  # empty fiber: only its stop will be emitted
+                        inp.pop(self.fire_at(rt, 0))
+                        self.state = _END
+                        continue
+                    if st_block is not None:
+                        return st_block
+                    ft = self.fire_at(rt, st)
+                    inp.pop(ft)
+                    oc.push(self.crd_at(p), ft)
+                    orf.push(p, ft)
+                    self.p, self.e = p + 1, e
+                    self.state = _IN_FIBER if p + 1 < e else _END
+                    continue
+                if st_block is not None:
+                    return st_block
+                ft = self.fire_at(rt, st)
+                inp.pop(ft)
+                if cls is Stop:
+                    s = stop(tok.level + 1)
+                    oc.push(s, ft)
+                    orf.push(s, ft)
+                elif tok is EMPTY:
+                    oc.push(EMPTY, ft)
+                    orf.push(EMPTY, ft)
+                    self.state = _END
+                elif tok is DONE:
+                    oc.push(DONE, ft)
+                    orf.push(DONE, ft)
+                    self.finish(ft)
+                    return None
+                else:
+                    raise self.error(f"unexpected token {tok!r} on ref_in")
+            else:  # _END
+                if st_block is not None:
+                    return st_block
+                ft = self.fire_at(rt, st)
+                if cls is Stop:
+                    inp.pop(ft)
+                    s = stop(tok.level + 1)
+                else:
+                    s = stop(0)
+                oc.push(s, ft)
+                orf.push(s, ft)
+                self.state = _IDLE
+
+    def describe_state(self) -> str:
+        return ("idle", "in fiber", "fiber ended")[self.state]
+
+
+class ScanCompressed(_Scanner):
+    op = "scan_compressed"
+
+    def __init__(self, node, inputs, outputs, ctx):
+        super().__init__(node, inputs, outputs, ctx)
+        level = ctx.level(node)
+        self.seg, self.crd = level.seg.tolist(), level.crd.tolist()
+        self.nfib = len(self.seg) - 1
+
+    def fiber(self, ref):
+        if not 0 <= ref < self.nfib:
+            raise self.error(f"reference {ref} is outside the level's {self.nfib} fibers")
+        return self.seg[ref], self.seg[ref + 1]
+
+    def crd_at(self, p):
+        return self.crd[p]
+
+
+class ScanDense(_Scanner):
+    op = "scan_dense"
+
+    def __init__(self, node, inputs, outputs, ctx):
+        super().__init__(node, inputs, outputs, ctx)
+        self.size = ctx.level(node).size
+        self.nfib = ctx.parent_positions(node)
+
+    def fiber(self, ref):
+        if not 0 <= ref < self.nfib:
+            raise self.error(f"reference {ref} is outside the level's {self.nfib} fibers")
+        self.base = ref * self.size
+        return self.base, self.base + self.size
+
+    def crd_at(self, p):
+        return p - self.base
+
+
+class RepSig(Actor):
+    op = "repsig"
+
+    def __init__(self, node, inputs, outputs, ctx):
+        super().__init__(node, inputs, outputs, ctx)
+        self.inp, self.out = inputs["crd"], outputs["repsig"]
+
+    def run(self):
+        inp, out = self.inp, self.out
+        while True:
+            rt = inp.ready()
+            if rt < 0:
+                return inp
+            st = out.space()
+            if st < 0:
+                return out
+            ft = self.fire_at(rt, st)
+            tok = inp.pop(ft)
+            cls = tok.__class__
+            if cls is int or tok is EMPTY:
+                out.push(REPEAT, ft)
+            elif cls is Stop:
+                out.push(tok, ft)
+            elif tok is DONE:
+                out.push(DONE, ft)
+                self.finish(ft)
+                return None
+            else:
+                raise self.error(f"unexpected token {tok!r} on crd")
+
+
+class Repeat(Actor):
+    """Repeats the current ref once per ``R``; a repsig stop ends its fiber.
+
+    The ref input holds one ref per fiber of the repsig stream, so its head tells whether a
+    repsig stop closes a fiber (head is a ref: pop it) or an empty parent (head is a stop).
+    """
+
+    op = "repeat"
+
+    def __init__(self, node, inputs, outputs, ctx):
+        super().__init__(node, inputs, outputs, ctx)
+        self.ref, self.sig, self.out = inputs["ref_in"], inputs["repsig"], outputs["ref"]
+        self.skip = -1  # level of an input stop merged into the last emitted stop
+
+    def run(self):
+        ref, sig, out = self.ref, self.sig, self.out
+        while True:
+            rt = ref.ready()
+            if rt < 0:
+                return ref
+            r = ref.peek()
+            if self.skip >= 0:
+                if r != stop(self.skip):
+                    raise self.error(f"expected S{self.skip} on ref_in after a merged stop, "
+                                     f"got {r!r}")
+                ref.pop(self.fire_at(rt, 0))
+                self.skip = -1
+                continue
+            rt2 = sig.ready()
+            if rt2 < 0:
+                return sig
+            if rt2 > rt:
+                rt = rt2
+            st = out.space()
+            if st < 0:
+                return out
+            s = sig.peek()
+            ft = self.fire_at(rt, st)
+            sig.pop(ft)
+            if s is REPEAT:
+                if r.__class__ is not int and r is not EMPTY:
+                    raise self.error(f"repeat signal R but ref_in holds {r!r}")
+                out.push(r, ft)
+            elif s.__class__ is Stop:
+                ref.pop(ft)
+                out.push(s, ft)
+                if r.__class__ is Stop:  # an empty parent: no fiber was open
+                    if r.level != s.level - 1:
+                        raise self.error(f"repsig {s!r} against ref_in {r!r}")
+                elif s.level > 0:
+                    self.skip = s.level - 1
+            elif s is DONE:
+                if r is not DONE:
+                    raise self.error(f"repsig D but ref_in holds {r!r}")
+                ref.pop(ft)
+                out.push(DONE, ft)
+                self.finish(ft)
+                return None
+            else:
+                raise self.error(f"unexpected token {s!r} on repsig")
+
+
+class Array(Actor):
+    """Value array: ``val = vals[ref]``; ``N`` loads as 0; stops and ``D`` pass through."""
+
+    op = "array"
+
+    def __init__(self, node, inputs, outputs, ctx):
+        super().__init__(node, inputs, outputs, ctx)
+        self.inp, self.out = inputs["ref"], outputs["val"]
+        self.vals = ctx.values(node)
+        self.zero = 0.0 if self.dtype == "float32" else 0
+
+    def run(self):
+        inp, out, vals = self.inp, self.out, self.vals
+        n = len(vals)
+        while True:
+            rt = inp.ready()
+            if rt < 0:
+                return inp
+            st = out.space()
+            if st < 0:
+                return out
+            ft = self.fire_at(rt, st)
+            tok = inp.pop(ft)
+            if tok.__class__ is int:
+                if tok >= n:
+                    raise self.error(f"reference {tok} is outside the {n} values")
+                out.push(vals[tok], ft)
+            elif tok is EMPTY:
+                out.push(self.zero, ft)
+            elif tok.__class__ is Stop:
+                out.push(tok, ft)
+            elif tok is DONE:
+                out.push(DONE, ft)
+                self.finish(ft)
+                return None
+            else:
+                raise self.error(f"unexpected token {tok!r} on ref")

@@ -1,0 +1,157 @@
+"""Per-primitive token sequences (SAM paper examples) and cycle-exact small cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ir import CATALOGUE, DONE, EMPTY, REPEAT, TensorSpec, stop
+from sim_models.python import ACTORS, run_primitive
+
+S0, S1, S2, D, N, R = stop(0), stop(1), stop(2), DONE, EMPTY, REPEAT
+
+
+def test_every_catalogue_primitive_has_a_python_actor():
+    assert set(CATALOGUE) <= set(ACTORS)
+
+
+def _csr_level1():
+    """A 4x4 matrix whose level-1 fibers are seg [0,3,4,6], crd [0,2,3,0,2,3] (+ 1 empty)."""
+    dense = np.zeros((4, 4), dtype=np.float32)
+    for r, cols in enumerate([[0, 2, 3], [0], [2, 3], []]):
+        dense[r, cols] = 1.0
+    return dense
+
+
+def test_compressed_scanner_matches_the_sam_paper_example():
+    run = run_primitive("scan_compressed", {"ref_in": [0, 0, S0, 1, S0, 2, S1, D]},
+                        params={"tensor": "B", "level": 1},
+                        tensors={"B": _csr_level1()},
+                        tensor_specs=[TensorSpec("B", (4, 4), "dc")])
+    assert run.tokens["crd"] == [0, 2, 3, S0, 0, 2, 3, S1, 0, S1, 2, 3, S2, D]
+    assert run.tokens["ref"] == [0, 1, 2, S0, 0, 1, 2, S1, 3, S1, 4, 5, S2, D]
+
+
+def test_empty_fiber_emits_only_its_stop():
+    run = run_primitive("scan_compressed", {"ref_in": [3, 1, S0, D]},
+                        params={"tensor": "B", "level": 1}, tensors={"B": _csr_level1()},
+                        tensor_specs=[TensorSpec("B", (4, 4), "dc")])
+    assert run.tokens["crd"] == [S0, 0, S1, D]
+
+
+def test_dense_scanner_refs_are_parent_times_size_plus_crd():
+    run = run_primitive("scan_dense", {"ref_in": [0, 2, S0, D]},
+                        params={"tensor": "B", "level": 1},
+                        tensors={"B": np.ones((3, 3), np.float32)},
+                        tensor_specs=[TensorSpec("B", (3, 3), "dd")])
+    assert run.tokens["crd"] == [0, 1, 2, S0, 0, 1, 2, S1, D]
+    assert run.tokens["ref"] == [0, 1, 2, S0, 6, 7, 8, S1, D]
+
+
+def test_scanner_one_token_per_cycle_at_depth_2_and_half_rate_at_depth_1():
+    specs, tens = [TensorSpec("B", (1, 8), "dd")], {"B": np.ones((1, 8), np.float32)}
+    fast = run_primitive("scan_dense", {"ref_in": [0, D]}, params={"tensor": "B", "level": 1},
+                         tensors=tens, tensor_specs=specs, depth=2)
+    assert fast.cycles["crd"] == list(range(10))  # 8 crds, S0, D: one per cycle from 0
+    slow = run_primitive("scan_dense", {"ref_in": [0, D]}, params={"tensor": "B", "level": 1},
+                         tensors=tens, tensor_specs=specs, depth=1)
+    assert slow.cycles["crd"] == list(range(0, 20, 2))
+
+
+def test_repsig_and_repeater():
+    sig = run_primitive("repsig", {"crd": [0, 1, 2, S0, D]})
+    assert sig.tokens["repsig"] == [R, R, R, S0, D]
+    rep = run_primitive("repeat", {"ref_in": [7, D], "repsig": [R, R, R, S0, D]})
+    assert rep.tokens["ref"] == [7, 7, 7, S0, D]
+
+
+def test_repeater_merges_nested_stops_and_empty_parents():
+    # crd fibers [a a] [b] at level 0 inside one parent, then an empty parent
+    rep = run_primitive("repeat", {"ref_in": [10, 11, S0, S1, D],
+                                   "repsig": [R, R, S0, R, S1, S2, D]})
+    assert rep.tokens["ref"] == [10, 10, S0, 11, S1, S2, D]
+
+
+def test_intersect_and_union():
+    a = {"crd_a": [0, 2, 3, S0, D], "ref_a": [0, 1, 2, S0, D]}
+    b = {"crd_b": [1, 2, 3, 4, S0, D], "ref_b": [5, 6, 7, 8, S0, D]}
+    i = run_primitive("intersect", {**a, **b})
+    assert i.tokens["crd"] == [2, 3, S0, D]
+    assert i.tokens["ref_a"] == [1, 2, S0, D]
+    assert i.tokens["ref_b"] == [6, 7, S0, D]
+    u = run_primitive("union", {**a, **b})
+    assert u.tokens["crd"] == [0, 1, 2, 3, 4, S0, D]
+    assert u.tokens["ref_a"] == [0, N, 1, 2, N, S0, D]
+    assert u.tokens["ref_b"] == [N, 5, 6, 7, 8, S0, D]
+
+
+def test_intersect_rejects_misaligned_stops():
+    with pytest.raises(Exception, match="misaligned streams"):
+        run_primitive("intersect", {"crd_a": [S0, D], "ref_a": [S0, D],
+                                    "crd_b": [S1, D], "ref_b": [S1, D]})
+
+
+def test_array_loads_n_as_zero():
+    run = run_primitive("array", {"ref": [1, N, S0, D]}, params={"tensor": "v"},
+                        tensors={"v": np.array([5.0, 6.0], np.float32)},
+                        tensor_specs=[TensorSpec("v", (2,), "d")])
+    assert run.tokens["val"] == [6.0, 0.0, S0, D]
+
+
+@pytest.mark.parametrize("op,expect", [("add", 5.0), ("sub", -1.0), ("mul", 6.0),
+                                       ("div", 2 / 3), ("max", 3.0), ("min", 2.0)])
+def test_alu_ops_round_to_float32(op, expect):
+    run = run_primitive("alu", {"a": [2.0, S0, D], "b": [3.0, S0, D]}, params={"op": op})
+    assert run.tokens["val"][0] == float(np.float32(expect))
+    assert run.tokens["val"][1:] == [S0, D]
+
+
+def test_int32_alu_wraps_and_truncates():
+    run = run_primitive("alu", {"a": [2**31 - 1, -7, 5, D], "b": [1, 2, 0, D]},
+                        params={"op": "add"}, dtype="int32")
+    assert run.tokens["val"][0] == -(2**31)
+    div = run_primitive("alu", {"a": [-7, 5, D], "b": [2, 0, D]}, params={"op": "div"},
+                        dtype="int32")
+    assert div.tokens["val"][:2] == [-3, 0]
+
+
+def test_reducer_lowers_stops_and_uses_outer_refs_for_empty_fibers():
+    # fibers: [1,2] [] [3] | parent with no fibers | [4]
+    run = run_primitive("reduce", {"val_in": [1.0, 2.0, S0, S0, 3.0, S1, S2, 4.0, S2, D],
+                                   "outer": [0, 1, 2, S0, S1, 3, S1, D]})
+    assert run.tokens["val"] == [3.0, 0.0, 3.0, S0, S1, 4.0, S1, D]
+
+
+def test_max_reducer_identity_is_minus_infinity():
+    run = run_primitive("reduce", {"val_in": [-5.0, -2.0, S0, S1, D], "outer": [0, 1, S0, D]},
+                        params={"op": "max"})
+    assert run.tokens["val"] == [-2.0, float("-inf"), S0, D]
+
+
+def test_spacc_sums_partial_rows_sorted():
+    run = run_primitive("spacc", {"crd_in": [3, 1, S0, 1, 2, S1, S1, D],
+                                  "val_in": [1.0, 2.0, S0, 3.0, 4.0, S1, S1, D]})
+    assert run.tokens["crd"] == [1, 2, 3, S0, S0, D]
+    assert run.tokens["val"] == [5.0, 4.0, 1.0, S0, S0, D]
+
+
+def test_crddrop_sam_example():
+    run = run_primitive("crddrop", {"outer_in": [0, 1, S0, D], "inner_in": [1, S0, S1, D]})
+    assert run.tokens["outer"] == [0, S0, D]
+    assert run.tokens["inner"] == [1, S1, D]
+
+
+def test_crdhold_sam_example():
+    run = run_primitive("crdhold", {"outer_in": [0, 1, 2, S0, D],
+                                    "inner_in": [0, 2, S0, 2, S0, 2, S1, D]})
+    assert run.tokens["outer"] == [0, 0, S0, 1, S0, 2, S1, D]
+    assert run.tokens["inner"] == [0, 2, S0, 2, S0, 2, S1, D]
+
+
+def test_unary_ops():
+    run = run_primitive("unary", {"a": [-1.0, 4.0, S0, D]}, params={"op": "relu"})
+    assert run.tokens["val"] == [0.0, 4.0, S0, D]
+    run = run_primitive("unary", {"a": [4.0, D]}, params={"op": "rsqrt"})
+    assert run.tokens["val"] == [0.5, D]
+    run = run_primitive("unary", {"a": [3.0, D]}, params={"op": "mul_const", "const": 2.5})
+    assert run.tokens["val"] == [7.5, D]
