@@ -13,13 +13,13 @@ from ._graph import DEFAULT_DEPTH, SCHEMA, Edge, Graph, GraphBuilder, GraphError
 from ._render import render, to_dot
 from ._storage import CompressedLevel, DenseLevel, FiberTree, StorageError
 from ._tokens import (DONE, EMPTY, REPEAT, Done, Empty, Repeat, Stop, Token, is_control,
-                      is_data, parse_token, stop, token_text)
+                      is_data, parse_token, stop, to_f32, to_i32, token_text)
 from ._trace import EdgeTrace, Trace, TraceFormatError, TraceMismatch, compare_traces
 
 __all__ = [
     # tokens
     "Stop", "Empty", "Done", "Repeat", "EMPTY", "DONE", "REPEAT", "Token", "stop",
-    "is_control", "is_data", "token_text", "parse_token",
+    "is_control", "is_data", "token_text", "parse_token", "to_f32", "to_i32",
     # tensors
     "Format", "FormatError", "FiberTree", "DenseLevel", "CompressedLevel", "StorageError",
     # catalogue

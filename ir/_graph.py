@@ -274,13 +274,13 @@ class GraphBuilder:
         self.tensors.append(TensorSpec(name, tuple(shape), fmt, role))
         return name
 
-    def node(self, node_id: str, op: str, **params: Any) -> str:
+    def node(self, node_id: str, primitive: str, /, **params: Any) -> str:
         base, k = node_id, 1
         while node_id in self._ids:
             k += 1
             node_id = f"{base}_{k}"
         self._ids.add(node_id)
-        self.nodes.append(Node(node_id, op, params))
+        self.nodes.append(Node(node_id, primitive, params))
         return node_id
 
     def edge(self, src: str, dst: str, depth: int | None | str = "default") -> None:

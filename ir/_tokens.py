@@ -9,10 +9,26 @@ bit: ``Stop(k)``, ``EMPTY`` (SAM's ``N``), ``DONE`` (``D``) and, on repeat-signa
 
 from __future__ import annotations
 
+import struct
 from typing import Final
 
 __all__ = ["Stop", "Empty", "Done", "Repeat", "EMPTY", "DONE", "REPEAT", "Token",
-           "is_control", "is_data", "token_text", "parse_token", "stop"]
+           "is_control", "is_data", "token_text", "parse_token", "stop", "to_f32", "to_i32"]
+
+_F32 = struct.Struct("<f")
+
+
+def to_f32(x: float) -> float:
+    """Round a Python float to the nearest binary32 (overflow gives ±inf, like IEEE)."""
+    try:
+        return _F32.unpack(_F32.pack(x))[0]
+    except OverflowError:
+        return float("inf") if x > 0 else float("-inf")
+
+
+def to_i32(x: int) -> int:
+    """Wrap to int32 two's complement, like the hardware."""
+    return ((x + 0x80000000) & 0xFFFFFFFF) - 0x80000000
 
 
 class Stop:
@@ -116,4 +132,6 @@ def parse_token(text: str, numeric: type = int) -> Token:
         return stop(int(text[1:]))
     if text in _BY_TEXT:
         return _BY_TEXT[text]
+    if numeric is float:
+        return to_f32(float(text))
     return numeric(text)

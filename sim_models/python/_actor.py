@@ -10,30 +10,13 @@ earliest cycle is exactly the cycle a lock-step simulator would find.
 
 from __future__ import annotations
 
-import struct
 from typing import Any
 
-from ir import Node
+from ir import Node, to_f32, to_i32
 
 from ._channel import Channel
 
 __all__ = ["Actor", "StreamError", "to_f32", "to_i32"]
-
-_F32 = struct.Struct("<f")
-
-
-def to_f32(x: float) -> float:
-    """Round a Python float to the nearest binary32 (overflow gives ±inf, like IEEE)."""
-    try:
-        return _F32.unpack(_F32.pack(x))[0]
-    except OverflowError:
-        return float("inf") if x > 0 else float("-inf")
-
-
-def to_i32(x: int) -> int:
-    """Wrap to int32 two's complement, like the hardware."""
-    return ((x + 0x80000000) & 0xFFFFFFFF) - 0x80000000
-
 
 class StreamError(RuntimeError):
     """A stream broke its nesting rules (misaligned stops, a token of the wrong type)."""
