@@ -259,11 +259,12 @@ class FiberTree:
         fmt = _resolve(fmt, ndim, sparse=True)
         dt = _dtype(dtype)
         crds = np.asarray(coords)
-        if crds.size == 0:
-            crds = crds.reshape(ndim, -1) if crds.ndim == 2 and crds.shape[0] == ndim \
-                else np.zeros((ndim, 0), dtype=np.int64)
         if crds.ndim == 1 and ndim == 1:
             crds = crds[None, :]
+        if crds.size == 0 and not (crds.ndim == 2 and crds.shape[0] == ndim):
+            # a scalar's coordinates carry no count: take it from the values
+            n = np.size(values) if ndim == 0 else 0
+            crds = np.zeros((ndim, n), dtype=np.int64)
         if crds.ndim != 2 or crds.shape[0] != ndim:
             raise StorageError(f"coords of shape {crds.shape}: expected ({ndim}, nnz) for a "
                                f"{ndim}-d tensor")
@@ -575,10 +576,10 @@ class FiberTree:
         sshape = tuple(self.shape[m] for m in fmt.mode_order)
         inverse = tuple(np.argsort(fmt.mode_order)) if fmt.ndim else ()
         if fmt.all_dense:
-            return np.ascontiguousarray(self.vals.reshape(sshape).transpose(inverse))
+            return self.vals.reshape(sshape).transpose(inverse).copy()
         out = np.zeros(sshape, dtype=self.vals.dtype)
         out[tuple(self._storage_coords())] = self.vals
-        return np.ascontiguousarray(out.transpose(inverse))
+        return out.transpose(inverse).copy()
 
     def to_scipy(self, kind: str = "csr") -> Any:
         """A 2-d tree as a scipy sparse array (``kind`` "csr", "csc" or "coo")."""
@@ -603,14 +604,15 @@ class FiberTree:
             order = np.lexsort(coords[::-1]) if self.ndim else np.arange(len(vals))
             return torch.sparse_coo_tensor(torch.from_numpy(coords[:, order].copy()),
                                            torch.from_numpy(vals[order].copy()),
-                                           self.shape, is_coalesced=True)
+                                           self.shape, is_coalesced=True,
+                                           check_invariants=False)
         if layout in ("csr", "csc"):
             m = self.to_scipy(layout)
             ptr = torch.from_numpy(m.indptr.astype(np.int64))
             idx = torch.from_numpy(m.indices.astype(np.int64))
             vals = torch.from_numpy(np.ascontiguousarray(m.data, dtype=self.vals.dtype))
             ctor = torch.sparse_csr_tensor if layout == "csr" else torch.sparse_csc_tensor
-            return ctor(ptr, idx, vals, self.shape)
+            return ctor(ptr, idx, vals, self.shape, check_invariants=False)
         raise StorageError(f"to_torch layout {layout!r}: expected 'dense', 'coo', 'csr' or "
                            "'csc'")
 

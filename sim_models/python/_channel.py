@@ -10,7 +10,6 @@ Consumed history is compacted away so memory stays bounded.
 
 from __future__ import annotations
 
-from collections import deque
 from typing import Any, Callable
 
 __all__ = ["Channel", "Fanout", "NullChannel"]
@@ -19,18 +18,17 @@ _COMPACT = 4096
 
 
 class Channel:
-    __slots__ = ("name", "kind", "depth", "toks", "wts", "rts", "head", "base",
-                 "reader", "writer", "reader_waiting", "writer_waiting", "wake",
-                 "trace_toks", "trace_cycles", "occ", "max_occ", "_keep", "numeric")
+    __slots__ = ("name", "kind", "depth", "toks", "wts", "rts", "h", "reader", "writer",
+                 "reader_waiting", "writer_waiting", "wake", "trace_toks", "trace_cycles",
+                 "stats", "occ_p", "max_occ", "_keep", "numeric")
 
     def __init__(self, name: str, kind: str, depth: int | None, wake: Callable[[Any], None],
                  trace: bool = False, stats: bool = True, numeric: str = "int") -> None:
         self.name, self.kind, self.depth, self.numeric = name, kind, depth, numeric
-        self.toks: list = []
-        self.wts: list[int] = []
-        self.rts: list[int] = []
-        self.head = 0          # absolute index of the next token to read
-        self.base = 0          # absolute index of toks[0]
+        self.toks: list = []       # tokens not yet compacted away, in write order
+        self.wts: list[int] = []   # their write cycles
+        self.rts: list[int] = []   # read cycles of the tokens read so far (same indexing)
+        self.h = 0                 # index (into toks) of the next token to read
         self._keep = depth or 0
         self.reader: Any = None
         self.writer: Any = None
@@ -39,38 +37,41 @@ class Channel:
         self.wake = wake
         self.trace_toks: list | None = [] if trace else None
         self.trace_cycles: list[int] | None = [] if trace else None
-        self.occ: deque[int] | None = deque() if stats else None
+        self.stats = stats
+        self.occ_p = 0             # first token still unread when the last-read one arrived
         self.max_occ = 0
 
     # -- reader side ---------------------------------------------------------------------
     def ready(self) -> int:
         """Cycle from which the head is visible, or -1 if it is not written yet."""
-        h = self.head - self.base
+        h = self.h
         if h < len(self.toks):
             return self.wts[h] + 1
         return -1
 
     def peek(self) -> Any:
-        return self.toks[self.head - self.base]
+        return self.toks[self.h]
 
     def pop(self, t: int) -> Any:
-        h = self.head - self.base
+        h = self.h
         tok = self.toks[h]
-        self.rts.append(t)
-        self.head += 1
-        occ = self.occ
-        if occ is not None:
-            # occupancy just after the write of this token: tokens up to it still unread then
-            occ.append(t)
-            w = self.wts[h]
-            while occ[0] <= w:
-                occ.popleft()
-            if len(occ) > self.max_occ:
-                self.max_occ = len(occ)
+        rts = self.rts
+        rts.append(t)
+        self.h = h + 1
+        if self.stats:
+            # occupancy right after token h was written: tokens p..h, where p is the first
+            # token whose read came after that write (reads and writes are both in order)
+            w, p = self.wts[h], self.occ_p
+            while rts[p] <= w:
+                p += 1
+            self.occ_p = p
+            if h - p + 1 > self.max_occ:
+                self.max_occ = h - p + 1
         if h > _COMPACT + self._keep:
             cut = h - self._keep
-            del self.toks[:cut], self.wts[:cut], self.rts[:cut]
-            self.base += cut
+            del self.toks[:cut], self.wts[:cut], rts[:cut]
+            self.h -= cut
+            self.occ_p = max(0, self.occ_p - cut)
         if self.writer_waiting:
             self.writer_waiting = False
             self.wake(self.writer)
@@ -82,11 +83,11 @@ class Channel:
         d = self.depth
         if d is None:
             return 0
-        i = self.base + len(self.toks) - d
+        i = len(self.toks) - d
         if i < 0:
             return 0
-        if i < self.head:
-            return self.rts[i - self.base] + 1
+        if i < self.h:
+            return self.rts[i] + 1
         return -1
 
     def push(self, tok: Any, t: int) -> None:
@@ -101,11 +102,11 @@ class Channel:
 
     # -- end of run ----------------------------------------------------------------------
     def unread(self) -> int:
-        return self.base + len(self.toks) - self.head
+        return len(self.toks) - self.h
 
     def finish_stats(self) -> None:
         """Tokens never read still count towards occupancy."""
-        if self.occ is not None:
+        if self.stats:
             self.max_occ = max(self.max_occ, self.unread())
 
     def __repr__(self) -> str:

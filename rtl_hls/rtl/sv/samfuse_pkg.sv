@@ -5,8 +5,8 @@
 //   level), 2 empty N, 3 done D.
 // int32 arithmetic is exact two's complement (synthesizable). float32 arithmetic is
 // SIMULATION-ONLY: it converts to `real` (binary64), computes, and rounds once to binary32
-// with an exact integer round-to-nearest-even (Icarus 11 has no $bitstoshortreal and
-// Verilator's shortreal is a binary64). Replace fp_* with vendor FP cores for synthesis.
+// with an exact integer round-to-nearest-even (Icarus 11 lacks $bitstoshortreal and the
+// shortreal of the other simulator is a binary64). Replace f_* with FP cores to synthesize.
 package samfuse_pkg;
   localparam logic [1:0] TAG_DATA = 2'd0, TAG_STOP = 2'd1, TAG_EMPTY = 2'd2, TAG_DONE = 2'd3;
   // alu ops (catalogue BINARY_OPS order)
@@ -41,14 +41,32 @@ package samfuse_pkg;
 
   function automatic logic [31:0] i_exp(input logic [31:0] x);
     // int(exp(x)) for x < 22, INT_MAX above (samfuse value semantics)
-    logic [31:0] t [22];
-    t = '{32'd1, 32'd2, 32'd7, 32'd20, 32'd54, 32'd148, 32'd403, 32'd1096, 32'd2980,
-          32'd8103, 32'd22026, 32'd59874, 32'd162754, 32'd442413, 32'd1202604,
-          32'd3269017, 32'd8886110, 32'd24154952, 32'd65659969, 32'd178482300,
-          32'd485165195, 32'd1318815734};
     if ($signed(x) < 0) return 32'd0;
     if ($signed(x) >= 22) return 32'h7fffffff;
-    return t[x[4:0]];
+    case (x[4:0])
+      5'd0: return 32'd1;
+      5'd1: return 32'd2;
+      5'd2: return 32'd7;
+      5'd3: return 32'd20;
+      5'd4: return 32'd54;
+      5'd5: return 32'd148;
+      5'd6: return 32'd403;
+      5'd7: return 32'd1096;
+      5'd8: return 32'd2980;
+      5'd9: return 32'd8103;
+      5'd10: return 32'd22026;
+      5'd11: return 32'd59874;
+      5'd12: return 32'd162754;
+      5'd13: return 32'd442413;
+      5'd14: return 32'd1202604;
+      5'd15: return 32'd3269017;
+      5'd16: return 32'd8886110;
+      5'd17: return 32'd24154952;
+      5'd18: return 32'd65659969;
+      5'd19: return 32'd178482300;
+      5'd20: return 32'd485165195;
+      default: return 32'd1318815734;
+    endcase
   endfunction
 
   function automatic logic [31:0] i_unop(input int op, input logic [31:0] c,

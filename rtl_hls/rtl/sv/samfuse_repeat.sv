@@ -1,0 +1,62 @@
+// repeat: repeats the head ref once per R; a repsig stop S_k pops the ref and passes S_k,
+// and (k>0, a fiber was open) arms `skip` to drop the merged S_{k-1} that follows on ref_in.
+module samfuse_repeat (
+    input  logic        ap_clk,
+    input  logic        ap_rst,
+    input  logic [33:0] ref_in_dout,
+    input  logic        ref_in_empty_n,
+    output logic        ref_in_read,
+    input  logic [33:0] repsig_dout,
+    input  logic        repsig_empty_n,
+    output logic        repsig_read,
+    output logic [33:0] ref_din,
+    input  logic        ref_full_n,
+    output logic        ref_write
+);
+  import samfuse_pkg::*;
+  logic fin, fin_n, skip, skip_n;
+  logic [1:0] rtag, stag;
+  assign rtag = ref_in_dout[33:32];
+  assign stag = repsig_dout[33:32];
+
+  always_comb begin
+    ref_in_read = 1'b0;
+    repsig_read = 1'b0;
+    ref_write = 1'b0;
+    ref_din = '0;
+    fin_n = fin;
+    skip_n = skip;
+    if (!fin && ref_in_empty_n) begin
+      if (skip) begin
+        ref_in_read = 1'b1;  // the merged stop: consumed without output
+        skip_n = 1'b0;
+      end else if (repsig_empty_n && ref_full_n) begin
+        repsig_read = 1'b1;
+        ref_write = 1'b1;
+        case (stag)
+          TAG_STOP: begin
+            ref_in_read = 1'b1;
+            ref_din = repsig_dout;
+            if (rtag != TAG_STOP && repsig_dout[31:0] != 32'd0) skip_n = 1'b1;
+          end
+          TAG_DONE: begin
+            ref_in_read = 1'b1;
+            ref_din = repsig_dout;
+            fin_n = 1'b1;
+          end
+          default: ref_din = ref_in_dout;  // R
+        endcase
+      end
+    end
+  end
+
+  always_ff @(posedge ap_clk) begin
+    if (ap_rst) begin
+      fin <= 1'b0;
+      skip <= 1'b0;
+    end else begin
+      fin <= fin_n;
+      skip <= skip_n;
+    end
+  end
+endmodule

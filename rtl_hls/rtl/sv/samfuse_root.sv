@@ -1,0 +1,17 @@
+// root: emits the root reference stream 0, D (two firings).
+module samfuse_root (
+    input  logic        ap_clk,
+    input  logic        ap_rst,
+    output logic [33:0] ref_din,
+    input  logic        ref_full_n,
+    output logic        ref_write
+);
+  import samfuse_pkg::*;
+  logic [1:0] sent;
+  assign ref_write = ref_full_n && sent != 2'd2;
+  assign ref_din = sent == 2'd0 ? mk(TAG_DATA, 32'd0) : mk(TAG_DONE, 32'd0);
+  always_ff @(posedge ap_clk) begin
+    if (ap_rst) sent <= 2'd0;
+    else if (ref_write) sent <= sent + 2'd1;
+  end
+endmodule

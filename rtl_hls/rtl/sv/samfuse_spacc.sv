@@ -1,0 +1,123 @@
+// spacc: sparse vector accumulator. Accumulates level-0 fibers by crd (crds < N); S0 ends
+// one partial vector; S_k (k>0) starts the drain: one (crd, val) per cycle in crd order,
+// lowest first (a priority encoder over the valid bits), then S_{k-1}.
+module samfuse_spacc #(
+    parameter bit FP = 1'b1,
+    parameter int N = 16
+) (
+    input  logic        ap_clk,
+    input  logic        ap_rst,
+    input  logic [33:0] crd_in_dout,
+    input  logic        crd_in_empty_n,
+    output logic        crd_in_read,
+    input  logic [33:0] val_in_dout,
+    input  logic        val_in_empty_n,
+    output logic        val_in_read,
+    output logic [33:0] crd_din,
+    input  logic        crd_full_n,
+    output logic        crd_write,
+    output logic [33:0] val_din,
+    input  logic        val_full_n,
+    output logic        val_write
+);
+  import samfuse_pkg::*;
+  localparam int IA = N > 1 ? $clog2(N) : 1;
+  logic [31:0] acc[N];
+  logic [N-1:0] valid;
+  logic fin, fin_n, drain, drain_n, found, sp, pop, wr, acc_we, clr;
+  logic [31:0] dlevel, dlevel_n, acc_wdata;
+  logic [IA-1:0] low, acc_waddr;
+  logic [1:0] ct, vt;
+  logic [31:0] c;
+
+  assign ct = crd_in_dout[33:32];
+  assign vt = val_in_dout[33:32];
+  assign c = crd_in_dout[31:0];
+  assign sp = crd_full_n & val_full_n;
+  assign crd_in_read = pop;
+  assign val_in_read = pop;
+  assign crd_write = wr;
+  assign val_write = wr;
+  assign acc_waddr = IA'(c);
+
+  always_comb begin  // lowest valid entry
+    found = 1'b0;
+    low = '0;
+    for (int i = N - 1; i >= 0; i--) begin
+      if (valid[i]) begin
+        found = 1'b1;
+        low = IA'(i);
+      end
+    end
+  end
+
+  always_comb begin
+    pop = 1'b0;
+    wr = 1'b0;
+    crd_din = '0;
+    val_din = '0;
+    acc_we = 1'b0;
+    acc_wdata = binop(FP, OP_ADD, valid[acc_waddr] ? acc[acc_waddr] : 32'd0,
+                      vt == TAG_DATA ? val_in_dout[31:0] : 32'd0);
+    clr = 1'b0;
+    drain_n = drain;
+    dlevel_n = dlevel;
+    fin_n = fin;
+    if (fin) begin
+    end else if (drain) begin
+      if (sp) begin
+        wr = 1'b1;
+        if (found) begin
+          crd_din = mk(TAG_DATA, 32'(low));
+          val_din = mk(TAG_DATA, acc[low]);
+          clr = 1'b1;
+        end else begin
+          crd_din = mk(TAG_STOP, dlevel);
+          val_din = mk(TAG_STOP, dlevel);
+          drain_n = 1'b0;
+        end
+      end
+    end else if (crd_in_empty_n && val_in_empty_n) begin
+      if (ct == TAG_DATA) begin
+        pop = 1'b1;
+        acc_we = 1'b1;
+      end else if (ct == TAG_EMPTY || (ct == TAG_STOP && c == 32'd0)) pop = 1'b1;
+      else if (sp) begin
+        pop = 1'b1;
+        wr = 1'b1;
+        if (ct == TAG_DONE) begin
+          crd_din = crd_in_dout;
+          val_din = crd_in_dout;
+          fin_n = 1'b1;
+        end else if (found) begin
+          crd_din = mk(TAG_DATA, 32'(low));
+          val_din = mk(TAG_DATA, acc[low]);
+          clr = 1'b1;
+          drain_n = 1'b1;
+          dlevel_n = c - 32'd1;
+        end else begin
+          crd_din = mk(TAG_STOP, c - 32'd1);
+          val_din = mk(TAG_STOP, c - 32'd1);
+        end
+      end
+    end
+  end
+
+  always_ff @(posedge ap_clk) begin
+    if (ap_rst) begin
+      valid <= '0;
+      fin <= 1'b0;
+      drain <= 1'b0;
+      dlevel <= '0;
+    end else begin
+      fin <= fin_n;
+      drain <= drain_n;
+      dlevel <= dlevel_n;
+      if (acc_we) begin
+        acc[acc_waddr] <= acc_wdata;
+        valid[acc_waddr] <= 1'b1;
+      end
+      if (clr) valid[low] <= 1'b0;
+    end
+  end
+endmodule
