@@ -25,12 +25,13 @@ class _Joiner(Actor):
         """(cycle all four heads are visible, None) or (-1, channel to block on)."""
         rt = -1
         for ch in (self.ca, self.ra, self.cb, self.rb):
-            r = ch.ready()
-            if r < 0:
+            h = ch.h
+            if h >= len(ch.toks):
                 return -1, ch
+            r = ch.wts[h]
             if r > rt:
                 rt = r
-        return rt, None
+        return rt + 1, None
 
     def _space(self):
         st = -1
@@ -83,19 +84,34 @@ class Intersect(_Joiner):
     op = "intersect"
 
     def run(self):
+        ca, ra, cb, rb = self.ca, self.ra, self.cb, self.rb
         while True:
             rt, blk = self._heads_ready()
             if blk is not None:
                 return blk
-            a, b = self.ca.peek(), self.cb.peek()
+            a, b = ca.toks[ca.h], cb.toks[cb.h]
             a_data, b_data = a.__class__ is int, b.__class__ is int
             if a_data and b_data:
                 if a == b:
-                    blk = self._emit(rt, a, self.ra.peek(), self.rb.peek(), True, True)
+                    blk = self._emit(rt, a, ra.toks[ra.h], rb.toks[rb.h], True, True)
                     if blk is not None:
                         return blk
-                else:
-                    self._skip(rt, a < b, b < a)
+                    continue
+                # skip the smaller side, one crd per cycle, while the other head stays put
+                lo_c, lo_r, hi = (ca, ra, b) if a < b else (cb, rb, a)
+                while True:
+                    ft = self.fire_at(rt, 0)
+                    lo_c.pop(ft)
+                    lo_r.pop(ft)
+                    h = lo_c.h
+                    if h >= len(lo_c.toks) or lo_r.h >= len(lo_r.toks):
+                        break
+                    nxt = lo_c.toks[h]
+                    if nxt.__class__ is not int or nxt >= hi:
+                        break
+                    rt = max(lo_c.wts[h], lo_r.wts[lo_r.h]) + 1
+                    if rt < self.t:
+                        rt = self.t
             elif a_data or a is EMPTY:
                 if b is DONE:
                     raise self.error(f"crd_b ended (D) while crd_a holds {a!r}")

@@ -27,7 +27,7 @@ module samfuse_alu #(
   assign a_read = !fin && a_empty_n && b_empty_n && val_full_n;
   assign b_read = a_read;
   assign val_write = a_read;
-  always_comb begin
+  always @* begin
     if (ta == TAG_STOP || ta == TAG_DONE || tb == TAG_STOP || tb == TAG_DONE) val_din = a_dout;
     else val_din = mk(TAG_DATA, binop(FP, OP, av, bv));
   end

@@ -1,7 +1,7 @@
 // array: val = vals[ref]; N loads 0; stops and D pass through. vals loaded with $readmemh.
 module samfuse_array #(
     parameter int VAL_N = 1,
-    parameter string VAL_FILE = ""
+    parameter VAL_FILE = ""
 ) (
     input  logic        ap_clk,
     input  logic        ap_rst,
@@ -21,9 +21,9 @@ module samfuse_array #(
   assign tag = ref_dout[33:32];
   assign ref_read = !fin && ref_empty_n && val_full_n;
   assign val_write = ref_read;
-  always_comb begin
+  always @* begin
     case (tag)
-      TAG_DATA: val_din = mk(TAG_DATA, vals[VA'(ref_dout[31:0])]);
+      TAG_DATA: val_din = mk(TAG_DATA, vals[ref_dout[VA-1:0]]);
       TAG_EMPTY: val_din = mk(TAG_DATA, 32'd0);  // 0 and 0.0 share the bits
       default: val_din = ref_dout;
     endcase

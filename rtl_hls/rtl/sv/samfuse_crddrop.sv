@@ -25,7 +25,7 @@ module samfuse_crddrop (
   assign hctl = ht == TAG_STOP || ht == TAG_DONE;
   assign octl = ot == TAG_STOP || ot == TAG_DONE;
 
-  always_comb begin
+  always @* begin
     outer_in_read = 1'b0;
     inner_in_read = 1'b0;
     outer_write = 1'b0;

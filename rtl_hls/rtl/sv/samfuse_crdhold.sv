@@ -26,7 +26,7 @@ module samfuse_crdhold (
   assign outer_write = wr;
   assign inner_write = wr;
 
-  always_comb begin
+  always @* begin
     outer_in_read = 1'b0;
     inner_in_read = 1'b0;
     wr = 1'b0;

@@ -66,7 +66,7 @@ module samfuse_join_core #(
     end
   endtask
 
-  always_comb begin
+  always @* begin
     pop_a = 1'b0;
     pop_b = 1'b0;
     wr = 1'b0;

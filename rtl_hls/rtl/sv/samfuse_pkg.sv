@@ -8,6 +8,8 @@
 // with an exact integer round-to-nearest-even (Icarus 11 lacks $bitstoshortreal and the
 // shortreal of the other simulator is a binary64). Replace f_* with FP cores to synthesize.
 package samfuse_pkg;
+  // each module uses only some of the constants below
+  /* verilator lint_off UNUSEDPARAM */
   localparam logic [1:0] TAG_DATA = 2'd0, TAG_STOP = 2'd1, TAG_EMPTY = 2'd2, TAG_DONE = 2'd3;
   // alu ops (catalogue BINARY_OPS order)
   localparam int OP_ADD = 0, OP_SUB = 1, OP_MUL = 2, OP_DIV = 3, OP_MAX = 4, OP_MIN = 5;
@@ -15,6 +17,8 @@ package samfuse_pkg;
   localparam int U_RELU = 0, U_EXP = 1, U_NEG = 2, U_RSQRT = 3, U_ADDC = 4, U_MULC = 5,
                  U_DIVC = 6;
   localparam logic [31:0] F32_NAN = 32'h7fc00000, F32_NEG_INF = 32'hff800000;
+
+  /* verilator lint_on UNUSEDPARAM */
 
   function automatic logic [33:0] mk(input logic [1:0] tag, input logic [31:0] payload);
     return {tag, payload};

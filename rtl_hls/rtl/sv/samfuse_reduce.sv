@@ -25,7 +25,7 @@ module samfuse_reduce #(
   assign vt = val_in_dout[33:32];
   assign ot = outer_dout[33:32];
 
-  always_comb begin
+  always @* begin
     val_in_read = 1'b0;
     outer_read = 1'b0;
     val_write = 1'b0;

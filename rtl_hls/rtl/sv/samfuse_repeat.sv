@@ -19,7 +19,7 @@ module samfuse_repeat (
   assign rtag = ref_in_dout[33:32];
   assign stag = repsig_dout[33:32];
 
-  always_comb begin
+  always @* begin
     ref_in_read = 1'b0;
     repsig_read = 1'b0;
     ref_write = 1'b0;

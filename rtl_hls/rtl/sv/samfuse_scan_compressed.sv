@@ -2,8 +2,8 @@
 module samfuse_scan_compressed #(
     parameter int SEG_N = 2,
     parameter int CRD_N = 1,
-    parameter string SEG_FILE = "",
-    parameter string CRD_FILE = ""
+    parameter SEG_FILE = "",
+    parameter CRD_FILE = ""
 ) (
     input  logic        ap_clk,
     input  logic        ap_rst,

@@ -6,8 +6,8 @@ module samfuse_scan_core #(
     parameter int SIZE = 1,
     parameter int SEG_N = 2,
     parameter int CRD_N = 1,
-    parameter string SEG_FILE = "",
-    parameter string CRD_FILE = ""
+    parameter SEG_FILE = "",
+    parameter CRD_FILE = ""
 ) (
     input  logic        ap_clk,
     input  logic        ap_rst,
@@ -26,8 +26,11 @@ module samfuse_scan_core #(
   localparam int SA = SEG_N > 1 ? $clog2(SEG_N) : 1;
   localparam int CA = CRD_N > 1 ? $clog2(CRD_N) : 1;
 
+  // loaded by $readmemh when COMPRESSED; unused (and undriven) in a dense scanner
+  /* verilator lint_off UNDRIVEN */
   logic [31:0] seg[SEG_N];
   logic [31:0] crd[CRD_N];
+  /* verilator lint_on UNDRIVEN */
   generate
     if (COMPRESSED) begin : g_mem
       initial begin
@@ -47,13 +50,15 @@ module samfuse_scan_core #(
   assign tag = ref_in_dout[33:32];
   assign val = ref_in_dout[31:0];
   assign sp = crd_full_n & ref_full_n;
+  logic [31:0] val1;
+  assign val1 = val + 32'd1;
 
-  always_comb begin
+  always @* begin
     if (COMPRESSED) begin
-      fb = seg[SA'(val)];
-      fe = seg[SA'(val + 32'd1)];
-      first_crd = crd[CA'(fb)];
-      cur_crd = crd[CA'(p)];
+      fb = seg[val[SA-1:0]];
+      fe = seg[val1[SA-1:0]];
+      first_crd = crd[fb[CA-1:0]];
+      cur_crd = crd[p[CA-1:0]];
     end else begin
       fb = val * 32'(SIZE);
       fe = fb + 32'(SIZE);
@@ -69,7 +74,7 @@ module samfuse_scan_core #(
     ref_din = r;
   endtask
 
-  always_comb begin
+  always @* begin
     ref_in_read = 1'b0;
     crd_write = 1'b0;
     ref_write = 1'b0;

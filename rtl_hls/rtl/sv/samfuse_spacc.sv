@@ -38,20 +38,20 @@ module samfuse_spacc #(
   assign val_in_read = pop;
   assign crd_write = wr;
   assign val_write = wr;
-  assign acc_waddr = IA'(c);
+  assign acc_waddr = c[IA-1:0];
 
-  always_comb begin  // lowest valid entry
+  always @* begin  // lowest valid entry
     found = 1'b0;
     low = '0;
     for (int i = N - 1; i >= 0; i--) begin
       if (valid[i]) begin
         found = 1'b1;
-        low = IA'(i);
+        low = i[IA-1:0];
       end
     end
   end
 
-  always_comb begin
+  always @* begin
     pop = 1'b0;
     wr = 1'b0;
     crd_din = '0;

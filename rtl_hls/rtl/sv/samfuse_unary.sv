@@ -20,7 +20,7 @@ module samfuse_unary #(
   assign ta = a_dout[33:32];
   assign a_read = !fin && a_empty_n && val_full_n;
   assign val_write = a_read;
-  always_comb begin
+  always @* begin
     if (ta == TAG_DATA) val_din = mk(TAG_DATA, unop(FP, OP, CONST, a_dout[31:0]));
     else if (ta == TAG_EMPTY) val_din = mk(TAG_DATA, unop(FP, OP, CONST, 32'd0));
     else val_din = a_dout;

@@ -1,0 +1,127 @@
+"""The einsum expression tree: what the parser produces and the lowering consumes.
+
+Nodes are frozen dataclasses carrying the 1-based source column they start at, so that
+every later error can point back into the expression the user wrote.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Union
+
+__all__ = ["Access", "Const", "Neg", "BinOp", "Reduction", "Expr", "Assignment",
+           "walk", "accesses", "free_indices", "index_occurrences"]
+
+
+@dataclass(frozen=True)
+class Access:
+    """``B(i,k)``: a tensor read at the given index variables (in mode order)."""
+
+    tensor: str
+    indices: tuple[str, ...]
+    col: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.tensor}({','.join(self.indices)})"
+
+
+@dataclass(frozen=True)
+class Const:
+    value: float
+    col: int = 0
+
+    def __str__(self) -> str:
+        return repr(self.value) if self.value != int(self.value) else str(int(self.value))
+
+
+@dataclass(frozen=True)
+class Neg:
+    operand: Expr
+    col: int = 0
+
+    def __str__(self) -> str:
+        return f"-{_wrap(self.operand)}"
+
+
+@dataclass(frozen=True)
+class BinOp:
+    """``left op right`` with ``op`` one of ``+ - * /``; ``col`` is the operator's."""
+
+    op: str
+    left: Expr
+    right: Expr
+    col: int = 0
+
+    def __str__(self) -> str:
+        return f"{_wrap(self.left)} {self.op} {_wrap(self.right)}"
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """``sum(k) body`` / ``max(k) body``; ``implicit`` marks sums the compiler placed."""
+
+    op: str
+    indices: tuple[str, ...]
+    body: Expr
+    col: int = 0
+    implicit: bool = field(default=False, compare=False)
+
+    def __str__(self) -> str:
+        return f"{self.op}({','.join(self.indices)}) {_wrap(self.body)}"
+
+
+Expr = Union[Access, Const, Neg, BinOp, Reduction]
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """``target = rhs``; ``source`` is the text it was parsed from (for error carets)."""
+
+    target: Access
+    rhs: Expr
+    source: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.target} = {self.rhs}"
+
+
+def _wrap(e: Expr) -> str:
+    return f"({e})" if isinstance(e, (BinOp, Reduction)) else str(e)
+
+
+def walk(e: Expr) -> Iterator[Expr]:
+    """Every node of ``e``, parents before children, left to right."""
+    yield e
+    if isinstance(e, Neg):
+        yield from walk(e.operand)
+    elif isinstance(e, BinOp):
+        yield from walk(e.left)
+        yield from walk(e.right)
+    elif isinstance(e, Reduction):
+        yield from walk(e.body)
+    elif not isinstance(e, (Access, Const)):
+        raise TypeError(f"not an expression node: {e!r}")
+
+
+def accesses(e: Expr) -> list[Access]:
+    return [n for n in walk(e) if isinstance(n, Access)]
+
+
+def index_occurrences(e: Expr) -> set[str]:
+    """Index variables used by any access in ``e`` (reduced ones included)."""
+    return {i for a in accesses(e) for i in a.indices}
+
+
+def free_indices(e: Expr) -> set[str]:
+    """Index variables the value of ``e`` depends on (reduced ones excluded)."""
+    if isinstance(e, Access):
+        return set(e.indices)
+    if isinstance(e, Const):
+        return set()
+    if isinstance(e, Neg):
+        return free_indices(e.operand)
+    if isinstance(e, BinOp):
+        return free_indices(e.left) | free_indices(e.right)
+    if isinstance(e, Reduction):
+        return free_indices(e.body) - set(e.indices)
+    raise TypeError(f"not an expression node: {e!r}")

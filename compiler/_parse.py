@@ -1,0 +1,194 @@
+"""Text → :class:`Assignment`: a small recursive-descent parser for tensor index notation.
+
+Grammar (``docs/compiler.md`` has the prose)::
+
+    statement := target '=' expr
+    target    := NAME [ '(' [ names ] ')' ]
+    expr      := term ( ('+' | '-') term )*
+    term      := factor ( ('*' | '/') factor )*
+    factor    := '-' factor | reduction | primary
+    reduction := ('sum' | 'max') '(' names ')' term
+    primary   := NUMBER | NAME [ '(' [ names ] ')' ] | '(' expr ')'
+    names     := NAME ( ',' NAME )*
+
+A reduction's body is the whole product/quotient chain that follows it, as in written
+mathematics: ``sum(k) C(i,k) * D(k,j) + E(i,j)`` is ``(Σ_k C·D) + E``. Errors point at the
+column of the offending token and say what was expected there.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ._ast import Access, Assignment, BinOp, Const, Expr, Neg, Reduction
+from ._errors import ParseError
+
+__all__ = ["parse", "REDUCTION_OPS"]
+
+REDUCTION_OPS = ("sum", "max")
+
+_TOKEN = re.compile(r"""
+    (?P<ws>\s+)
+  | (?P<number>(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)
+  | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<punct>[()=+\-*/,])
+""", re.VERBOSE)
+
+
+@dataclass(frozen=True)
+class _Tok:
+    kind: str  # "name", "number", "punct" or "end"
+    text: str
+    col: int  # 1-based
+
+    def describe(self) -> str:
+        if self.kind == "end":
+            return "the end of the expression"
+        if self.kind == "name":
+            return f"name {self.text!r}"
+        if self.kind == "number":
+            return f"number {self.text}"
+        return repr(self.text)
+
+
+def _tokenize(text: str) -> list[_Tok]:
+    toks, pos = [], 0
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            raise ParseError(f"unexpected character {text[pos]!r}; expected a tensor "
+                             "name, a number, or one of ( ) = + - * / ,", text, pos + 1)
+        if m.lastgroup != "ws":
+            toks.append(_Tok(m.lastgroup or "", m.group(), pos + 1))
+        pos = m.end()
+    toks.append(_Tok("end", "", len(text) + 1))
+    return toks
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.toks = _tokenize(text)
+        self.pos = 0
+
+    # -- helpers ------------------------------------------------------------------------
+    @property
+    def tok(self) -> _Tok:
+        return self.toks[self.pos]
+
+    def advance(self) -> _Tok:
+        t = self.toks[self.pos]
+        self.pos += 1
+        return t
+
+    def error(self, expected: str, tok: _Tok | None = None) -> ParseError:
+        tok = tok or self.tok
+        return ParseError(f"expected {expected}, found {tok.describe()}", self.text, tok.col)
+
+    def expect(self, text: str, what: str) -> _Tok:
+        if self.tok.kind == "punct" and self.tok.text == text:
+            return self.advance()
+        raise self.error(what)
+
+    def at(self, *texts: str) -> bool:
+        return self.tok.kind == "punct" and self.tok.text in texts
+
+    # -- grammar ------------------------------------------------------------------------
+    def statement(self) -> Assignment:
+        if self.tok.kind != "name":
+            raise self.error("the output tensor, e.g. 'X(i,j)'")
+        target = self.access(self.advance(), "the output's index list")
+        if target.tensor in REDUCTION_OPS:
+            raise ParseError(f"{target.tensor!r} is a reduction and cannot name the output "
+                             "tensor", self.text, target.col)
+        self.expect("=", "'=' after the output tensor")
+        if self.tok.kind == "end":
+            raise self.error("an expression after '='")
+        rhs = self.expr()
+        if self.tok.kind != "end":
+            raise self.error("an operator (+ - * /) or the end of the expression")
+        return Assignment(target, rhs, self.text)
+
+    def expr(self) -> Expr:
+        left = self.term()
+        while self.at("+", "-"):
+            op = self.advance()
+            left = BinOp(op.text, left, self.term(), op.col)
+        return left
+
+    def term(self) -> Expr:
+        left = self.factor()
+        while self.at("*", "/"):
+            op = self.advance()
+            left = BinOp(op.text, left, self.factor(), op.col)
+        return left
+
+    def factor(self) -> Expr:
+        tok = self.tok
+        if self.at("-"):
+            self.advance()
+            return Neg(self.factor(), tok.col)
+        if tok.kind == "name" and tok.text in REDUCTION_OPS:
+            return self.reduction()
+        return self.primary()
+
+    def reduction(self) -> Reduction:
+        op = self.advance()
+        self.expect("(", f"'(' and the reduced index variables after {op.text!r}, "
+                         f"e.g. '{op.text}(k)'")
+        if self.at(")"):
+            raise self.error(f"at least one index variable to reduce in {op.text}(...)")
+        names = self.names(f"the index list of {op.text}(...)")
+        if self.tok.kind == "end" or self.at(")", "+", "*", "/", ",", "="):
+            raise self.error(f"the body of {op.text}({','.join(names)}), e.g. "
+                             f"'{op.text}({names[0]}) B(i,{names[0]})'")
+        return Reduction(op.text, names, self.term(), op.col)
+
+    def primary(self) -> Expr:
+        tok = self.tok
+        if tok.kind == "number":
+            self.advance()
+            return Const(float(tok.text), tok.col)
+        if tok.kind == "name":
+            return self.access(self.advance(), f"the index list of {tok.text!r}")
+        if self.at("("):
+            self.advance()
+            inner = self.expr()
+            self.expect(")", "')' to close the '(' at column " + str(tok.col))
+            return inner
+        raise self.error("a tensor access such as 'B(i,j)', a number, a reduction "
+                         "such as 'sum(k) ...', '-' or '('")
+
+    def access(self, name: _Tok, what: str) -> Access:
+        if not self.at("("):
+            return Access(name.text, (), name.col)  # a scalar (rank-0) tensor
+        self.advance()
+        if self.at(")"):
+            self.advance()
+            return Access(name.text, (), name.col)
+        names = self.names(what)
+        return Access(name.text, names, name.col)
+
+    def names(self, what: str) -> tuple[str, ...]:
+        out = []
+        while True:
+            if self.tok.kind != "name":
+                raise self.error(f"an index variable in {what}")
+            out.append(self.advance().text)
+            if self.at(")"):
+                self.advance()
+                return tuple(out)
+            if not self.at(","):
+                raise self.error(f"',' or ')' in {what}")
+            self.advance()
+
+
+def parse(text: str) -> Assignment:
+    """Parse ``X(i,j) = B(i,k) * C(k,j)``-style text; raises :class:`ParseError`."""
+    if not isinstance(text, str):
+        raise TypeError(f"expression must be a str, got {type(text).__name__}")
+    if "\n" in text.strip():
+        raise ParseError("an expression is a single line; found a line break", text.strip(),
+                         text.strip().index("\n") + 1)
+    return _Parser(text.strip()).statement()

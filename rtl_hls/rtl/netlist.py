@@ -1,0 +1,233 @@
+"""Netlist generator: ``ir.Graph`` → a SystemVerilog top wiring the reference primitives.
+
+Every edge becomes a ``samfuse_fifo`` of the edge's depth; an output port feeding several
+edges (a fork) writes all of them and sees the AND of their ``full_n``; an output port with
+no edge sees ``full_n = 1`` and its tokens are dropped. The top's ports are ``ap_clk``,
+``ap_rst``, ``ap_done`` (every writer consumed ``D``) and ``cycles`` (the contract's cycle
+count, valid once ``ap_done`` is high).
+
+With ``open_edges=True`` no FIFOs are instantiated: each edge's producer side
+(``<e>_din/_write/_full_n``) and consumer side (``<e>_dout/_empty_n/_read``) become top
+ports, so a testbench can drive every primitive in isolation from a recorded trace.
+
+Memory sizes depend only on the graph (tensor shapes), so one build serves any input;
+the data come from ``$readmemh`` files written by :func:`write_memories` into the
+simulator's working directory.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+from ir import CATALOGUE, BINARY_OPS, UNARY_OPS, Edge, FiberTree, Format, Graph, Node
+
+__all__ = ["generate", "Netlist", "write_memories", "rtl_sources", "module_name",
+           "edge_signal", "SV_DIR"]
+
+SV_DIR = Path(__file__).parent / "sv"
+_SEP = re.compile(r"[^A-Za-z0-9_]")
+
+
+def module_name(op: str) -> str:
+    """The SystemVerilog module implementing catalogue primitive ``op``."""
+    return f"samfuse_{op}"
+
+
+def rtl_sources() -> list[Path]:
+    """All reference RTL files, package first (compile order)."""
+    files = sorted(SV_DIR.glob("*.sv"))
+    pkg = SV_DIR / "samfuse_pkg.sv"
+    return [pkg] + [f for f in files if f != pkg]
+
+
+def edge_signal(graph: Graph, edge: Edge) -> str:
+    """A legal, unique SystemVerilog identifier prefix for ``edge``."""
+    idx = graph.edges.index(edge)
+    return f"e{idx}_" + _SEP.sub("_", edge.name.replace("->", "__"))
+
+
+def _level_sizes(spec_shape: tuple[int, ...], fmt: Format) -> list[int]:
+    return [spec_shape[m] for m in fmt.mode_order]
+
+
+def _mem_bounds(graph: Graph, tensor: str) -> tuple[Format, list[int]]:
+    spec = graph.tensors[tensor]
+    fmt = Format.parse(spec.format, len(spec.shape))
+    return fmt, _level_sizes(tuple(spec.shape), fmt)
+
+
+def _f32_bits(x: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def _params(graph: Graph, node: Node) -> dict[str, str]:
+    """SystemVerilog parameter overrides of ``node``'s instance."""
+    fp = "1'b1" if graph.dtype == "float32" else "1'b0"
+    op, p = node.op, node.params
+    if op in ("scan_compressed", "scan_dense"):
+        fmt, sizes = _mem_bounds(graph, p["tensor"])
+        lvl = p["level"]
+        if op == "scan_dense":
+            return {"SIZE": str(sizes[lvl])}
+        parents = math.prod(sizes[:lvl])
+        return {"SEG_N": str(parents + 1), "CRD_N": str(max(1, parents * sizes[lvl])),
+                "SEG_FILE": f'"{mem_file(p["tensor"], lvl, "seg")}"',
+                "CRD_FILE": f'"{mem_file(p["tensor"], lvl, "crd")}"'}
+    if op == "array":
+        _, sizes = _mem_bounds(graph, p["tensor"])
+        return {"VAL_N": str(max(1, math.prod(sizes))),
+                "VAL_FILE": f'"{mem_file(p["tensor"], None, "vals")}"'}
+    if op == "alu":
+        return {"FP": fp, "OP": str(BINARY_OPS.index(p["op"]))}
+    if op == "unary":
+        c = p["const"]
+        bits = _f32_bits(c) if graph.dtype == "float32" else int(c) & 0xFFFFFFFF
+        return {"FP": fp, "OP": str(UNARY_OPS.index(p["op"])), "CONST": f"32'h{bits:08x}"}
+    if op == "reduce":
+        return {"FP": fp, "OP": str(BINARY_OPS.index("add" if p["op"] == "sum" else "max"))}
+    if op == "spacc":
+        bound = max(max(t.shape) for t in graph.tensors.values())
+        return {"FP": fp, "N": str(bound)}
+    if op in ("level_writer", "value_writer"):
+        _, sizes = _mem_bounds(graph, p["tensor"])
+        total = max(1, math.prod(sizes))
+        dump = f'"{node.id}.dump"'
+        if op == "value_writer":
+            return {"VAL_N": str(total), "DUMP_FILE": dump}
+        lvl = p["level"]
+        return {"CRD_N": str(max(1, math.prod(sizes[:lvl + 1]))),
+                "STOP_N": str(2 * math.prod(sizes[:lvl]) + 2), "DUMP_FILE": dump}
+    return {}
+
+
+def mem_file(tensor: str, level: int | None, what: str) -> str:
+    """File name of one ``$readmemh`` image (relative to the simulator's directory)."""
+    return f"{tensor}_{what}.hex" if level is None else f"{tensor}_l{level}_{what}.hex"
+
+
+@dataclass
+class Netlist:
+    """A generated top module and what a testbench needs to know about it."""
+
+    top: str
+    text: str
+    writers: list[str] = field(default_factory=list)
+    edge_signals: dict[str, str] = field(default_factory=dict)
+
+
+def generate(graph: Graph, top: str | None = None, open_edges: bool = False) -> Netlist:
+    """Generate the SystemVerilog top of ``graph`` (see the module docstring)."""
+    top = top or "samfuse_top_" + _SEP.sub("_", graph.name)
+    sig = {e.name: edge_signal(graph, e) for e in graph.edges}
+    writers = [n.id for n in graph.nodes.values() if n.primitive.writes_tensor]
+    ports = ["input  logic ap_clk", "input  logic ap_rst"]
+    body: list[str] = []
+    if open_edges:
+        for e in graph.edges:
+            s = sig[e.name]
+            ports += [f"output logic [33:0] {s}_din", f"output logic {s}_write",
+                      f"input  logic {s}_full_n", f"input  logic [33:0] {s}_dout",
+                      f"input  logic {s}_empty_n", f"output logic {s}_read"]
+    else:
+        for e in graph.edges:
+            s = sig[e.name]
+            body += [f"  // {e.name}", f"  logic [33:0] {s}_din, {s}_dout;",
+                     f"  logic {s}_write, {s}_full_n, {s}_empty_n, {s}_read;",
+                     f"  samfuse_fifo #(.DEPTH({e.depth})) u_{s} (",
+                     "      .ap_clk(ap_clk), .ap_rst(ap_rst),",
+                     f"      .if_din({s}_din), .if_full_n({s}_full_n), .if_write({s}_write),",
+                     f"      .if_dout({s}_dout), .if_empty_n({s}_empty_n), .if_read({s}_read)",
+                     "  );"]
+    ports += ["output logic ap_done", "output logic [31:0] cycles"]
+    for nid in graph.topological_order():
+        body += _instance(graph, graph.nodes[nid], sig)
+    if writers:
+        done = " & ".join(f"{_ident(w)}_done" for w in writers)
+        body += [f"  assign ap_done = {done};",
+                 "  always_ff @(posedge ap_clk) begin",
+                 "    if (ap_rst) cycles <= '0;",
+                 "    else if (!ap_done) cycles <= cycles + 32'd1;",
+                 "  end"]
+    else:
+        body += ["  assign ap_done = 1'b1;", "  assign cycles = '0;"]
+    header = [f"// Generated by rtl_hls.rtl.netlist from graph {graph.name!r}; do not edit.",
+              f"module {top} (", ",\n".join(f"    {p}" for p in ports), ");"]
+    text = "\n".join(header + body + ["endmodule", ""])
+    return Netlist(top, text, writers, sig)
+
+
+def _ident(node_id: str) -> str:
+    return "n_" + _SEP.sub("_", node_id)
+
+
+def _instance(graph: Graph, node: Node, sig: dict[str, str]) -> list[str]:
+    prim = CATALOGUE[node.op]
+    lines: list[str] = []
+    conns = [".ap_clk(ap_clk)", ".ap_rst(ap_rst)"]
+    for port in prim.inputs:
+        s = sig[graph.in_edges[node.id][port.name].name]
+        conns += [f".{port.name}_dout({s}_dout)", f".{port.name}_empty_n({s}_empty_n)",
+                  f".{port.name}_read({s}_read)"]
+    for port in prim.outputs:
+        edges = graph.out_edges[node.id].get(port.name, [])
+        w = f"{_ident(node.id)}_{port.name}"
+        lines.append(f"  logic [33:0] {w}_din;")
+        lines.append(f"  logic {w}_write, {w}_full_n;")
+        if edges:
+            full = " & ".join(f"{sig[e.name]}_full_n" for e in edges)
+            lines.append(f"  assign {w}_full_n = {full};")
+            for e in edges:
+                s = sig[e.name]
+                lines.append(f"  assign {s}_din = {w}_din;")
+                lines.append(f"  assign {s}_write = {w}_write;")
+        else:
+            lines.append(f"  assign {w}_full_n = 1'b1;  // unconnected: tokens dropped")
+            lines.append("  /* verilator lint_off UNUSEDSIGNAL */  // (unconnected output)")
+            lines.append(f"  logic {w}_unused;")
+            lines.append(f"  assign {w}_unused = ^{{{w}_din, {w}_write}};")
+            lines.append("  /* verilator lint_on UNUSEDSIGNAL */")
+        conns += [f".{port.name}_din({w}_din)", f".{port.name}_full_n({w}_full_n)",
+                  f".{port.name}_write({w}_write)"]
+    if prim.writes_tensor:
+        lines.append(f"  logic {_ident(node.id)}_done;")
+        conns.append(f".done({_ident(node.id)}_done)")
+    params = _params(graph, node)
+    ptxt = (" #(" + ", ".join(f".{k}({v})" for k, v in params.items()) + ")") if params else ""
+    lines.append(f"  // node {node.id} ({node.op})")
+    lines.append(f"  {module_name(node.op)}{ptxt} u_{_ident(node.id)} (")
+    lines.append(",\n".join(f"      {c}" for c in conns))
+    lines.append("  );")
+    return lines
+
+
+def write_memories(graph: Graph, tensors: Mapping[str, FiberTree], out_dir: str | Path
+                   ) -> None:
+    """Write the ``$readmemh`` images every scanner and array of ``graph`` reads."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for node in graph.nodes.values():
+        name = node.params.get("tensor")
+        if name is None or not node.primitive.reads_tensor:
+            continue
+        tree = tensors[name]
+        if node.op == "scan_compressed":
+            lvl = tree.levels[node.params["level"]]
+            _write_hex(out / mem_file(name, node.params["level"], "seg"),
+                       [int(x) for x in lvl.seg])
+            _write_hex(out / mem_file(name, node.params["level"], "crd"),
+                       [int(x) for x in lvl.crd])
+        elif node.op == "array":
+            vals = tree.vals
+            words = ([_f32_bits(float(v)) for v in vals] if graph.dtype == "float32"
+                     else [int(v) & 0xFFFFFFFF for v in vals])
+            _write_hex(out / mem_file(name, None, "vals"), words)
+
+
+def _write_hex(path: Path, words: list[int]) -> None:
+    words = words or [0]  # an empty image is a simulator warning; one unused word is not
+    path.write_text("\n".join(f"{w & 0xFFFFFFFF:08x}" for w in words) + "\n")

@@ -1,0 +1,135 @@
+// samfuse SystemC models: the contract FIFO of docs/timing.md.
+//
+// A synchronous FIFO with registered empty_n / full_n. During a cycle the reader sees only
+// tokens written in earlier cycles (`visible`), the writer sees only the start-of-cycle
+// occupancy (`has_space`); `commit` at the end of the cycle updates both registers. This
+// is the evaluate-then-commit scheme of a clocked RTL FIFO, done on plain C++ objects so
+// that a cycle costs a few loads and stores instead of sc_signal updates.
+// Only the edges touched in a cycle are committed (they put themselves on a dirty list).
+#ifndef SAMFUSE_FIFO_H
+#define SAMFUSE_FIFO_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "samfuse_token.h"
+
+namespace samfuse {
+
+class Fifo {
+ public:
+  // depth <= 0 means unbounded.
+  Fifo(std::string name, long depth, bool trace, std::vector<Fifo*>* dirty)
+      : name_(std::move(name)), depth_(depth), trace_(trace), dirty_list_(dirty) {
+    std::size_t cap = 4;
+    while (depth > 0 && cap < std::size_t(depth)) cap <<= 1;
+    buf_.resize(cap);
+    mask_ = cap - 1;
+  }
+
+  // ---- reader side (start-of-cycle view) ----
+  bool visible() const { return head_ != vis_tail_; }
+  tok_t peek() const { return buf_[head_ & mask_]; }
+  tok_t pop() {
+    popped_ = true;
+    out_tok_ = buf_[head_ & mask_];
+    ++head_;
+    touch();
+    return out_tok_;
+  }
+
+  // ---- writer side ----
+  bool has_space() const { return full_n_; }
+  void push(tok_t t, cycle_t now) {
+    if (tail_ - head_ == buf_.size()) grow();
+    buf_[tail_ & mask_] = t;
+    ++tail_;
+    pushed_ = true;
+    in_tok_ = t;
+    if (trace_) {
+      trace_toks.push_back(t);
+      trace_cycles.push_back(now);
+    }
+    touch();
+  }
+
+  // ---- end of cycle: the registers take their next values ----
+  void commit() {
+    std::uint64_t occ = tail_ - head_;
+    if (occ > max_occ) max_occ = occ;
+    vis_tail_ = tail_;
+    full_n_ = depth_ <= 0 || occ < std::uint64_t(depth_);
+    pushed_ = popped_ = false;
+    dirty_ = false;
+  }
+
+  // ---- handshake view of the current cycle (for waveform mirrors) ----
+  bool empty_n_reg() const { return head_ - (popped_ ? 1 : 0) != vis_tail_; }
+  bool full_n_reg() const { return full_n_; }
+  bool pushed() const { return pushed_; }
+  bool popped() const { return popped_; }
+  tok_t din() const { return in_tok_; }
+  tok_t dout() const { return popped_ ? out_tok_ : (visible() ? peek() : 0); }
+
+  const std::string& name() const { return name_; }
+  long depth() const { return depth_; }
+  std::uint64_t unread() const { return tail_ - head_; }
+  std::uint64_t written() const { return tail_; }
+
+  int writer = -1;  // node indices, for deadlock reports
+  int reader = -1;
+  std::uint64_t max_occ = 0;
+  std::vector<tok_t> trace_toks;
+  std::vector<cycle_t> trace_cycles;
+
+ private:
+  void touch() {
+    if (!dirty_) {
+      dirty_ = true;
+      dirty_list_->push_back(this);
+    }
+  }
+  void grow() {
+    std::vector<tok_t> bigger(buf_.size() * 2);
+    for (std::uint64_t i = head_; i != tail_; ++i) bigger[i & (bigger.size() - 1)] = buf_[i & mask_];
+    buf_.swap(bigger);
+    mask_ = buf_.size() - 1;
+  }
+
+  std::string name_;
+  long depth_;
+  bool trace_;
+  std::vector<Fifo*>* dirty_list_;
+  std::vector<tok_t> buf_;
+  std::uint64_t mask_ = 0;
+  std::uint64_t head_ = 0, tail_ = 0;  // absolute read / write counts
+  std::uint64_t vis_tail_ = 0;         // register: tokens written before this cycle
+  bool full_n_ = true;                 // register: space at the start of this cycle
+  bool dirty_ = false, pushed_ = false, popped_ = false;
+  tok_t in_tok_ = 0, out_tok_ = 0;
+};
+
+// An output port: zero edges (tokens are discarded), one edge, or a fork (every edge needs
+// space for a push; each edge is its own FIFO).
+class OutPort {
+ public:
+  void bind(Fifo* f) { fifos_.push_back(f); }
+  // The first edge without space, or nullptr when a push may happen this cycle.
+  Fifo* blocked() const {
+    for (Fifo* f : fifos_)
+      if (!f->has_space()) return f;
+    return nullptr;
+  }
+  void push(tok_t t, cycle_t now) {
+    for (Fifo* f : fifos_) f->push(t, now);
+  }
+  std::size_t size() const { return fifos_.size(); }
+
+ private:
+  std::vector<Fifo*> fifos_;
+};
+
+}  // namespace samfuse
+
+#endif  // SAMFUSE_FIFO_H

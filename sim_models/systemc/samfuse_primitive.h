@@ -1,0 +1,145 @@
+// samfuse SystemC models: what every primitive module shares.
+//
+// A primitive is a clocked SC_MODULE. Each cycle its `eval` looks only at start-of-cycle
+// state (visible FIFO heads, registered full flags, its own registers) and either fires
+// or stalls, exactly as the Python actor of the same name (sim_models/python) decides.
+// Stall bookkeeping mirrors the Python model: a cycle in which a needed input head is not
+// visible is `stall_in`; one with every needed head visible but a written output full is
+// `stall_out`. The FIFO a module last stalled on is kept for deadlock reports.
+#ifndef SAMFUSE_PRIMITIVE_H
+#define SAMFUSE_PRIMITIVE_H
+
+#ifndef SC_CPLUSPLUS
+#define SC_CPLUSPLUS 201703L  // Debian's libsystemc is built as C++17
+#endif
+#include <systemc>
+
+#include <cctype>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "samfuse_fifo.h"
+#include "samfuse_token.h"
+
+namespace samfuse {
+
+// The part of a graph instance that its primitives see while running.
+struct NetState {
+  cycle_t now = 0;       // current cycle
+  bool running = false;  // false once the graph ended (done, deadlock, error)
+  bool fired = false;    // did any primitive fire this cycle
+  int unfinished = 0;    // primitives that have not consumed D yet
+  std::unique_ptr<StreamError> error;
+
+  void fail(const StreamError& e) {
+    if (!error) error.reset(new StreamError(e));
+  }
+};
+
+class Primitive : public sc_core::sc_module {
+ public:
+  sc_core::sc_in<bool> clk;
+
+  // Own SC_METHOD per module (true), or evaluated by the graph's clocked process (false,
+  // faster: one process activation per cycle instead of one per module).
+  static inline bool per_module_processes = false;
+
+  SC_HAS_PROCESS(Primitive);
+  Primitive(const std::string& id, const char* op, int n_in, int n_out)
+      : sc_core::sc_module(sc_core::sc_module_name(sc_name_for(id).c_str())),
+        clk("clk"), id_(id), op_(op), in_(n_in, nullptr), out_(n_out) {
+    if (per_module_processes) {
+      SC_METHOD(on_clock);
+      sensitive << clk.pos();
+      dont_initialize();
+    }
+  }
+
+  // One cycle; returns whether the module fired.
+  virtual bool eval(cycle_t now) = 0;
+  // Short state description for deadlock reports.
+  virtual std::string describe_state() const { return ""; }
+
+  void attach(NetState* net) {
+    net_ = net;
+    net->unfinished += 1;
+  }
+  void bind_input(int port, Fifo* f) { in_.at(port) = f; }
+  void bind_output(int port, Fifo* f) { out_.at(port).bind(f); }
+  int unbound_input() const {
+    for (std::size_t i = 0; i < in_.size(); ++i)
+      if (!in_[i]) return int(i);
+    return -1;
+  }
+
+  const std::string& node_id() const { return id_; }
+  const char* op() const { return op_; }
+  bool finished() const { return finished_; }
+
+  // statistics (docs/timing.md)
+  std::int64_t fires = 0, stall_in = 0, stall_out = 0;
+  cycle_t done_cycle = -1;
+  const Fifo* blocked = nullptr;  // the FIFO of the last stall
+  bool blocked_on_input = false;
+
+ protected:
+  // -- firing-rule helpers; each returns the value `eval` should return --
+  bool wait_in(const Fifo* f) {
+    blocked = f;
+    blocked_on_input = true;
+    ++stall_in;
+    return false;
+  }
+  bool wait_out(const Fifo* f) {
+    blocked = f;
+    blocked_on_input = false;
+    ++stall_out;
+    return false;
+  }
+  void fire(cycle_t now) {
+    ++fires;
+    t_next_ = now + 1;
+  }
+  void finish(cycle_t now) {
+    finished_ = true;
+    done_cycle = now;
+    net_->unfinished -= 1;
+  }
+  // A stream-rule violation; the cycle is the module's next own cycle, as in Python.
+  [[noreturn]] void fail(const std::string& format, tok_t a = 0, char ka = 0, tok_t b = 0,
+                         char kb = 0) const {
+    throw StreamError(id_, t_next_, format, a, ka, b, kb);
+  }
+
+  std::string id_;
+  const char* op_;
+  std::vector<Fifo*> in_;
+  std::vector<OutPort> out_;
+  NetState* net_ = nullptr;
+  cycle_t t_next_ = 0;
+  bool finished_ = false;
+
+ private:
+  void on_clock() {
+    NetState& n = *net_;
+    if (!n.running || finished_) return;
+    try {
+      if (eval(n.now)) n.fired = true;
+    } catch (const StreamError& e) {
+      n.fail(e);
+    }
+  }
+
+  // sc_object names may not contain '.' or spaces; graph node ids may.
+  static std::string sc_name_for(const std::string& id) {
+    static int counter = 0;
+    std::string s = "n" + std::to_string(counter++) + "_";
+    for (char c : id) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+    return s;
+  }
+};
+
+}  // namespace samfuse
+
+#endif  // SAMFUSE_PRIMITIVE_H

@@ -1,0 +1,283 @@
+// samfuse SystemC models: stream sources and reference transformers
+// (root, level scanners, repeat-signal generator, repeater, value array).
+// Behaviour: sim_models/python/_scan.py; firing rules: docs/primitives.md.
+#ifndef SAMFUSE_SCAN_H
+#define SAMFUSE_SCAN_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "samfuse_primitive.h"
+
+namespace samfuse {
+
+class Root : public Primitive {
+ public:
+  static const char* inputs() { return ""; }
+  static const char* outputs() { return "ref"; }
+  explicit Root(const std::string& id) : Primitive(id, "root", 0, 1) {}
+
+  bool eval(cycle_t now) override {
+    if (Fifo* b = out_[0].blocked()) return wait_out(b);
+    fire(now);
+    if (!sent_) {
+      out_[0].push(data_tok(0), now);
+      sent_ = true;
+    } else {
+      out_[0].push(DONE_TOK, now);
+      finish(now);
+    }
+    return true;
+  }
+
+ private:
+  bool sent_ = false;
+};
+
+// Level scanner. States: IDLE (waiting for a reference), IN_FIBER (emitting), END (the
+// fiber is done; the next input decides between S0 and a merged S_{k+1}).
+template <class Level>
+class Scanner : public Primitive {
+ public:
+  static const char* inputs() { return "ref_in"; }
+  static const char* outputs() { return "crd,ref"; }
+  using Primitive::Primitive;
+
+  bool eval(cycle_t now) override {
+    OutPort &oc = out_[0], &orf = out_[1];
+    if (state_ == IN_FIBER) {
+      if (Fifo* b = space_block()) return wait_out(b);
+      fire(now);
+      emit(now);
+      return true;
+    }
+    Fifo& inp = *in_[0];
+    if (!inp.visible()) return wait_in(&inp);
+    tok_t tok = inp.peek();
+    if (state_ == IDLE) {
+      if (is_data(tok)) {
+        std::uint64_t p, e;
+        static_cast<Level*>(this)->fiber(payload(tok), p, e);
+        if (p == e) {  // empty fiber: only its stop will be emitted
+          fire(now);
+          inp.pop();
+          state_ = END;
+          return true;
+        }
+        if (Fifo* b = space_block()) return wait_out(b);
+        fire(now);
+        inp.pop();
+        p_ = p;
+        e_ = e;
+        emit(now);
+        return true;
+      }
+      if (Fifo* b = space_block()) return wait_out(b);
+      fire(now);
+      inp.pop();
+      if (is_stop(tok)) {
+        tok_t s = stop_tok(payload(tok) + 1);
+        oc.push(s, now);
+        orf.push(s, now);
+      } else if (is_empty(tok)) {
+        oc.push(EMPTY_TOK, now);
+        orf.push(EMPTY_TOK, now);
+        state_ = END;
+      } else {  // D
+        oc.push(DONE_TOK, now);
+        orf.push(DONE_TOK, now);
+        finish(now);
+      }
+      return true;
+    }
+    // END
+    if (Fifo* b = space_block()) return wait_out(b);
+    fire(now);
+    tok_t s = stop_tok(0);
+    if (is_stop(tok)) {
+      inp.pop();
+      s = stop_tok(payload(tok) + 1);
+    }
+    oc.push(s, now);
+    orf.push(s, now);
+    state_ = IDLE;
+    return true;
+  }
+
+  std::string describe_state() const override {
+    static const char* names[] = {"idle", "in fiber", "fiber ended"};
+    return names[state_];
+  }
+
+ protected:
+  enum State { IDLE, IN_FIBER, END };
+
+  [[noreturn]] void bad_ref(std::uint32_t ref, std::uint64_t nfib) const {
+    fail("reference " + std::to_string(ref) + " is outside the level's " +
+         std::to_string(nfib) + " fibers");
+  }
+
+ private:
+  Fifo* space_block() const {
+    if (Fifo* b = out_[0].blocked()) return b;
+    return out_[1].blocked();
+  }
+  // Push the crd and position of p_, then advance.
+  void emit(cycle_t now) {
+    out_[0].push(data_tok(static_cast<Level*>(this)->crd_at(p_)), now);
+    out_[1].push(data_tok(std::uint32_t(p_)), now);
+    ++p_;
+    state_ = p_ == e_ ? END : IN_FIBER;
+  }
+
+  State state_ = IDLE;
+  std::uint64_t p_ = 0, e_ = 0;
+};
+
+class ScanCompressed : public Scanner<ScanCompressed> {
+ public:
+  ScanCompressed(const std::string& id, const std::uint32_t* seg, std::size_t nseg,
+                 const std::uint32_t* crd, std::size_t ncrd)
+      : Scanner(id, "scan_compressed", 1, 2), seg_(seg, seg + nseg), crd_(crd, crd + ncrd) {}
+
+  void fiber(std::uint32_t ref, std::uint64_t& p, std::uint64_t& e) const {
+    std::uint64_t nfib = seg_.empty() ? 0 : seg_.size() - 1;
+    if (ref >= nfib) bad_ref(ref, nfib);
+    p = seg_[ref];
+    e = seg_[ref + 1];
+  }
+  std::uint32_t crd_at(std::uint64_t p) const { return crd_[p]; }
+
+ private:
+  std::vector<std::uint32_t> seg_, crd_;
+};
+
+class ScanDense : public Scanner<ScanDense> {
+ public:
+  ScanDense(const std::string& id, std::uint64_t size, std::uint64_t nfib)
+      : Scanner(id, "scan_dense", 1, 2), size_(size), nfib_(nfib) {}
+
+  void fiber(std::uint32_t ref, std::uint64_t& p, std::uint64_t& e) {
+    if (ref >= nfib_) bad_ref(ref, nfib_);
+    base_ = std::uint64_t(ref) * size_;
+    p = base_;
+    e = base_ + size_;
+  }
+  std::uint32_t crd_at(std::uint64_t p) const { return std::uint32_t(p - base_); }
+
+ private:
+  std::uint64_t size_, nfib_, base_ = 0;
+};
+
+class RepSig : public Primitive {
+ public:
+  static const char* inputs() { return "crd"; }
+  static const char* outputs() { return "repsig"; }
+  explicit RepSig(const std::string& id) : Primitive(id, "repsig", 1, 1) {}
+
+  bool eval(cycle_t now) override {
+    Fifo& inp = *in_[0];
+    if (!inp.visible()) return wait_in(&inp);
+    if (Fifo* b = out_[0].blocked()) return wait_out(b);
+    fire(now);
+    tok_t tok = inp.pop();
+    if (is_data(tok) || is_empty(tok)) {
+      out_[0].push(REPEAT_TOK, now);
+    } else {
+      out_[0].push(tok, now);
+      if (is_done(tok)) finish(now);
+    }
+    return true;
+  }
+};
+
+// Repeats the current ref once per R; a repsig stop ends its fiber. ref_in holds one ref
+// per fiber of the repsig stream, so its head tells whether a repsig stop closes a fiber
+// (a ref: pop it) or an empty parent (a stop).
+class Repeat : public Primitive {
+ public:
+  static const char* inputs() { return "ref_in,repsig"; }
+  static const char* outputs() { return "ref"; }
+  explicit Repeat(const std::string& id) : Primitive(id, "repeat", 2, 1) {}
+
+  bool eval(cycle_t now) override {
+    Fifo &ref = *in_[0], &sig = *in_[1];
+    if (!ref.visible()) return wait_in(&ref);
+    tok_t r = ref.peek();
+    if (skip_ >= 0) {
+      if (r != stop_tok(std::uint32_t(skip_)))
+        fail("expected S" + std::to_string(skip_) + " on ref_in after a merged stop, got {0}",
+             r, KIND_CRD);
+      fire(now);
+      ref.pop();
+      skip_ = -1;
+      return true;
+    }
+    if (!sig.visible()) return wait_in(&sig);
+    if (Fifo* b = out_[0].blocked()) return wait_out(b);
+    tok_t s = sig.peek();
+    fire(now);
+    sig.pop();
+    if (is_data(s)) {  // R
+      if (!is_data(r) && !is_empty(r)) fail("repeat signal R but ref_in holds {0}", r, KIND_CRD);
+      out_[0].push(r, now);
+    } else if (is_stop(s)) {
+      ref.pop();
+      out_[0].push(s, now);
+      if (is_stop(r)) {  // an empty parent: no fiber was open
+        if (payload(r) + 1 != payload(s))
+          fail("repsig {0} against ref_in {1}", s, KIND_REPSIG, r, KIND_CRD);
+      } else if (payload(s) > 0) {
+        skip_ = int(payload(s)) - 1;
+      }
+    } else if (is_done(s)) {
+      if (!is_done(r)) fail("repsig D but ref_in holds {0}", r, KIND_CRD);
+      ref.pop();
+      out_[0].push(DONE_TOK, now);
+      finish(now);
+    } else {
+      fail("unexpected token {0} on repsig", s, KIND_REPSIG);
+    }
+    return true;
+  }
+
+ private:
+  int skip_ = -1;  // level of an input stop merged into the last emitted stop
+};
+
+// Value array: val = vals[ref]; N loads as 0; stops and D pass through.
+class Array : public Primitive {
+ public:
+  static const char* inputs() { return "ref"; }
+  static const char* outputs() { return "val"; }
+  Array(const std::string& id, const std::uint32_t* vals, std::size_t n)
+      : Primitive(id, "array", 1, 1), vals_(vals, vals + n) {}
+
+  bool eval(cycle_t now) override {
+    Fifo& inp = *in_[0];
+    if (!inp.visible()) return wait_in(&inp);
+    if (Fifo* b = out_[0].blocked()) return wait_out(b);
+    fire(now);
+    tok_t tok = inp.pop();
+    if (is_data(tok)) {
+      if (payload(tok) >= vals_.size())
+        fail("reference " + std::to_string(payload(tok)) + " is outside the " +
+             std::to_string(vals_.size()) + " values");
+      out_[0].push(data_tok(vals_[payload(tok)]), now);
+    } else if (is_empty(tok)) {
+      out_[0].push(data_tok(0), now);  // 0.0f and 0 share the all-zero word
+    } else {
+      out_[0].push(tok, now);
+      if (is_done(tok)) finish(now);
+    }
+    return true;
+  }
+
+ private:
+  std::vector<std::uint32_t> vals_;
+};
+
+}  // namespace samfuse
+
+#endif  // SAMFUSE_SCAN_H

@@ -1,0 +1,144 @@
+// samfuse SystemC models: the token word and the value semantics.
+//
+// A token is the hardware word of DESIGN.md: a 2-bit tag above a 32-bit payload.
+// Tag 0 = data (crd/ref unsigned, values as binary32 bits or int32), 1 = stop (payload =
+// level), 2 = empty (N), 3 = done (D). Repeat-signal streams use tag 0 for R.
+// Values follow sim_models/python/_values.py exactly: float32 ops are computed in
+// binary64 and rounded once; int32 ops wrap, divide truncating toward zero, x / 0 = 0.
+#ifndef SAMFUSE_TOKEN_H
+#define SAMFUSE_TOKEN_H
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace samfuse {
+
+using tok_t = std::uint64_t;
+using cycle_t = std::int64_t;
+
+enum Tag : std::uint32_t { TAG_DATA = 0, TAG_STOP = 1, TAG_EMPTY = 2, TAG_DONE = 3 };
+
+constexpr tok_t EMPTY_TOK = tok_t(TAG_EMPTY) << 32;
+constexpr tok_t DONE_TOK = tok_t(TAG_DONE) << 32;
+constexpr tok_t REPEAT_TOK = 0;  // tag 0 on a repsig stream
+
+constexpr tok_t data_tok(std::uint32_t payload) { return payload; }
+constexpr tok_t stop_tok(std::uint32_t level) { return (tok_t(TAG_STOP) << 32) | level; }
+constexpr std::uint32_t tag_of(tok_t t) { return std::uint32_t(t >> 32); }
+constexpr std::uint32_t payload(tok_t t) { return std::uint32_t(t); }
+constexpr bool is_data(tok_t t) { return (t >> 32) == TAG_DATA; }
+constexpr bool is_stop(tok_t t) { return (t >> 32) == TAG_STOP; }
+constexpr bool is_empty(tok_t t) { return t == EMPTY_TOK; }
+constexpr bool is_done(tok_t t) { return t == DONE_TOK; }
+constexpr bool is_stop_or_done(tok_t t) { return is_stop(t) || is_done(t); }
+
+// How a token is printed in an error message (the Python side renders it with repr):
+// 'c' = crd/ref int, 'v' = value (float32 or int32 by graph dtype), 'r' = repeat signal.
+enum TokenKind : char { KIND_CRD = 'c', KIND_VAL = 'v', KIND_REPSIG = 'r' };
+
+// A broken stream rule. `format` names up to two tokens as {0} and {1}; the Python side
+// renders them exactly as the reference model's messages do (repr of the token).
+struct StreamError : std::runtime_error {
+  std::string node;
+  cycle_t cycle;
+  tok_t toks[2];
+  char kinds[2];
+  StreamError(const std::string& node_, cycle_t cycle_, const std::string& format,
+              tok_t a = 0, char ka = 0, tok_t b = 0, char kb = 0)
+      : std::runtime_error(format), node(node_), cycle(cycle_), toks{a, b}, kinds{ka, kb} {}
+};
+
+// ---- value semantics -------------------------------------------------------------------
+
+enum BinOp : int { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN };
+enum UnOp : int { UN_RELU, UN_EXP, UN_NEG, UN_RSQRT, UN_ADD_C, UN_MUL_C, UN_DIV_C };
+
+inline float f32_of(std::uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+inline std::uint32_t bits_of(float f) {
+  std::uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+
+// binary64 -> binary32, round to nearest even; overflow gives +-inf as in IEEE.
+inline std::uint32_t round_f32(double x) { return bits_of(static_cast<float>(x)); }
+
+inline std::uint32_t wrap_i32(std::int64_t x) { return std::uint32_t(std::uint64_t(x)); }
+
+inline std::int32_t i32_of(std::uint32_t bits) { return std::int32_t(bits); }
+
+inline std::int64_t trunc_div(std::int64_t a, std::int64_t b) {
+  if (b == 0) return 0;
+  std::int64_t q = (a < 0 ? -a : a) / (b < 0 ? -b : b);
+  return ((a >= 0) == (b >= 0)) ? q : -q;
+}
+
+// One binary operation on payloads; `fp` selects float32 (else int32) semantics.
+inline std::uint32_t binary_op(int op, bool fp, std::uint32_t a, std::uint32_t b) {
+  if (fp) {
+    float x = f32_of(a), y = f32_of(b);
+    switch (op) {
+      case OP_ADD: return round_f32(double(x) + double(y));
+      case OP_SUB: return round_f32(double(x) - double(y));
+      case OP_MUL: return round_f32(double(x) * double(y));
+      case OP_DIV: return round_f32(double(x) / double(y));
+      case OP_MAX: return x >= y ? a : b;
+      default: return x <= y ? a : b;
+    }
+  }
+  std::int64_t x = i32_of(a), y = i32_of(b);
+  switch (op) {
+    case OP_ADD: return wrap_i32(x + y);
+    case OP_SUB: return wrap_i32(x - y);
+    case OP_MUL: return wrap_i32(x * y);
+    case OP_DIV: return wrap_i32(trunc_div(x, y));
+    case OP_MAX: return x >= y ? a : b;
+    default: return x <= y ? a : b;
+  }
+}
+
+// Parameters of a unary op: the float32 constant, and for int32 graphs int(const) both
+// modulo 2^32 (add/mul wrap) and clamped to +-2^62 (div truncates, never wraps).
+struct UnaryConst {
+  std::uint32_t f32 = 0;
+  std::uint32_t imod = 0;
+  std::int64_t idiv = 0;
+};
+
+inline std::uint32_t unary_op(int op, bool fp, const UnaryConst& c, std::uint32_t a) {
+  if (fp) {
+    float x = f32_of(a);
+    double cd = double(f32_of(c.f32));
+    switch (op) {
+      case UN_RELU: return x > 0.0f ? a : bits_of(0.0f);
+      case UN_EXP: return round_f32(std::exp(double(x)));
+      case UN_NEG: return bits_of(-x);
+      case UN_RSQRT: return round_f32(1.0 / std::sqrt(double(x)));
+      case UN_ADD_C: return round_f32(double(x) + cd);
+      case UN_MUL_C: return round_f32(double(x) * cd);
+      default: return round_f32(double(x) / cd);
+    }
+  }
+  std::int32_t x = i32_of(a);
+  switch (op) {
+    case UN_RELU: return x > 0 ? a : 0u;
+    case UN_EXP: return x < 22 ? wrap_i32(std::int64_t(std::exp(double(x)))) : 0x7FFFFFFFu;
+    case UN_NEG: return wrap_i32(-std::int64_t(x));
+    case UN_RSQRT: return x <= 0 ? 0u : wrap_i32(std::int64_t(1.0 / std::sqrt(double(x))));
+    case UN_ADD_C: return a + c.imod;
+    case UN_MUL_C: return a * c.imod;
+    default: return wrap_i32(trunc_div(x, c.idiv));
+  }
+}
+
+}  // namespace samfuse
+
+#endif  // SAMFUSE_TOKEN_H
