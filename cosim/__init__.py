@@ -1,8 +1,15 @@
 """Co-simulation: the Backend interface and its implementations, trace comparison,
 run/sweep runners and the ``samfuse`` command line. Sits on top of every other package."""
 
-from ._backend import (BACKENDS, Backend, PythonBackend, ToolNotFoundError, backend_names,
-                       get_backend, register)
+from ._backend import (
+                       BACKENDS,
+                       Backend,
+                       PythonBackend,
+                       ToolNotFoundError,
+                       backend_names,
+                       get_backend,
+                       register,
+)
 
 __all__ = ["Backend", "PythonBackend", "ToolNotFoundError", "register", "get_backend",
            "backend_names", "BACKENDS"]

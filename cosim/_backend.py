@@ -9,7 +9,8 @@ say what is missing through :meth:`Backend.unavailable` and raise
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar, Mapping
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from ir import Graph
 from sim_models.python import SimResult, simulate

@@ -5,15 +5,39 @@ catalogue, SAMML graphs (JSON + Graphviz) and stream traces. Depends on nothing 
 samfuse.
 """
 
-from ._catalogue import (BINARY_OPS, CATALOGUE, REDUCE_OPS, STREAM_KINDS, UNARY_OPS,
-                         WRITER_PRIMITIVES, Param, Port, Primitive, primitive)
+from ._catalogue import (
+                         BINARY_OPS,
+                         CATALOGUE,
+                         REDUCE_OPS,
+                         STREAM_KINDS,
+                         UNARY_OPS,
+                         WRITER_PRIMITIVES,
+                         Param,
+                         Port,
+                         Primitive,
+                         primitive,
+)
 from ._formats import Format, FormatError
-from ._graph import DEFAULT_DEPTH, SCHEMA, Edge, Graph, GraphBuilder, GraphError, Node, \
-    TensorSpec
+from ._graph import DEFAULT_DEPTH, SCHEMA, Edge, Graph, GraphBuilder, GraphError, Node, TensorSpec
 from ._render import render, to_dot
 from ._storage import CompressedLevel, DenseLevel, FiberTree, StorageError
-from ._tokens import (DONE, EMPTY, REPEAT, Done, Empty, Repeat, Stop, Token, is_control,
-                      is_data, parse_token, stop, to_f32, to_i32, token_text)
+from ._tokens import (
+                         DONE,
+                         EMPTY,
+                         REPEAT,
+                         Done,
+                         Empty,
+                         Repeat,
+                         Stop,
+                         Token,
+                         is_control,
+                         is_data,
+                         parse_token,
+                         stop,
+                         to_f32,
+                         to_i32,
+                         token_text,
+)
 from ._trace import EdgeTrace, Trace, TraceFormatError, TraceMismatch, compare_traces
 
 __all__ = [

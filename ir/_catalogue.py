@@ -8,9 +8,10 @@ wire and check a graph: ports, their stream kinds, and parameters.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 __all__ = ["StreamKind", "Port", "Param", "Primitive", "CATALOGUE", "primitive",
            "BINARY_OPS", "UNARY_OPS", "REDUCE_OPS", "STREAM_KINDS", "WRITER_PRIMITIVES"]

@@ -7,13 +7,15 @@ it. JSON is the interchange format (``schema`` versioned); :func:`render` draws 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ._catalogue import CATALOGUE, Primitive
 
-__all__ = ["GraphError", "GraphBuilder", "Node", "Edge", "TensorSpec", "Graph", "SCHEMA", "DEFAULT_DEPTH"]
+__all__ = ["GraphError", "GraphBuilder", "Node", "Edge", "TensorSpec", "Graph", "SCHEMA",
+           "DEFAULT_DEPTH"]
 
 SCHEMA = "samfuse-graph/1"
 DEFAULT_DEPTH = 2

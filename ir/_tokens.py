@@ -122,7 +122,7 @@ def token_text(tok: object) -> str:
     if cls is int:
         return str(tok)
     if cls is float:
-        return "%.9g" % tok
+        return "%.9g" % tok  # noqa: UP031 - the same spelling as C's printf
     return repr(tok)
 
 

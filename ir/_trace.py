@@ -19,9 +19,9 @@ C-simulation) write ``-`` for the cycle.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 from ._tokens import Token, parse_token, token_text
 
@@ -61,7 +61,7 @@ class Trace:
             et = self.edges[name]
             lines.append(f"edge {name} {et.kind} {et.numeric}")
             lines.extend(f"{'-' if c is None else c} {token_text(t)}"
-                         for t, c in zip(et.tokens, et.cycles))
+                         for t, c in zip(et.tokens, et.cycles, strict=True))
         return "\n".join(lines) + "\n"
 
     @classmethod

@@ -5,9 +5,18 @@ tensors, the cycle count, per-node statistics and (optionally) per-edge traces.
 """
 
 from ._actor import StreamError
+from ._engine import (
+                      ACTORS,
+                      DeadlockError,
+                      InputError,
+                      NodeStats,
+                      SimResult,
+                      SimulationError,
+                      bind_inputs,
+                      decode_levels,
+                      simulate,
+)
 from ._harness import PrimitiveRun, run_primitive
-from ._engine import (ACTORS, DeadlockError, InputError, NodeStats, SimResult,
-                      SimulationError, bind_inputs, decode_levels, simulate)
 
 __all__ = [
     # running

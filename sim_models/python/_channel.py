@@ -10,7 +10,8 @@ Consumed history is compacted away so memory stays bounded.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 __all__ = ["Channel", "Fanout", "NullChannel"]
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
-from ir import EdgeTrace, FiberTree, Format, Graph, Trace, CATALOGUE
+from ir import CATALOGUE, EdgeTrace, FiberTree, Format, Graph, Trace
 
 from ._actor import Actor, StreamError
 from ._channel import Channel, Fanout, NullChannel

@@ -8,7 +8,8 @@ cycles, to model a slow consumer). The same firing rules run as in a whole graph
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ir import DONE, Graph, Node, TensorSpec
 
@@ -83,7 +84,7 @@ def run_primitive(op: str, inputs: Mapping[str, Sequence[Any]], *, params: dict 
         toks = list(inputs[port.name])
         ch = Channel(f"in.{port.name}", port.kind, None, wake)
         cyc = (input_cycles or {}).get(port.name, range(-1, len(toks) - 1))
-        for t, c in zip(toks, cyc):
+        for t, c in zip(toks, cyc, strict=True):
             ch.push(t, c)
         ins[port.name] = ch
     outs = {p.name: Channel(f"out.{p.name}", p.kind, depth, wake, trace=True)

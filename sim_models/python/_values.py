@@ -8,7 +8,7 @@ int32: two's complement wrap-around; division truncates toward zero; x / 0 = 0.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 from ._actor import to_f32, to_i32
 

@@ -6,8 +6,21 @@ import json
 
 import pytest
 
-from ir import (CATALOGUE, DONE, EMPTY, Graph, GraphError, Stop, examples, parse_token, to_f32,
-                render, stop, to_dot, token_text)
+from ir import (
+    CATALOGUE,
+    DONE,
+    EMPTY,
+    Graph,
+    GraphError,
+    Stop,
+    examples,
+    parse_token,
+    render,
+    stop,
+    to_dot,
+    to_f32,
+    token_text,
+)
 
 
 def _spmv_dict():

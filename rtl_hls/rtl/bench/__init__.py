@@ -106,7 +106,10 @@ def _build(netlist: Netlist, sim: str, waves: bool) -> tuple[Any, Path]:
     build_dir.mkdir(parents=True, exist_ok=True)
     top_file = build_dir / f"{netlist.top}.sv"
     runner = get_runner(sim)
-    args = (["-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "0", "--x-initial", "0"]
+    # the PyPI wheel's verilated.mk names a build-host compiler and leaves the PCH include
+    # flag empty; override both so g++ builds the model
+    args = (["-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "0", "--x-initial", "0",
+             "-MAKEFLAGS", "CXX=g++ CFG_CXXFLAGS_PCH_I=-include"]
             if sim == "verilator" else [])
     with open(build_dir / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

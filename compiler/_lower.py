@@ -1,0 +1,415 @@
+"""Lower one normalized expression, for one dataflow order, to a SAM-style ``ir.Graph``.
+
+The loop nest is visited index by index in dataflow order (``docs/compiler.md`` states
+the rules with examples). At index ``v`` every operand whose *context* contains ``v``
+takes part: the context of an operand is the output's indices plus the indices of every
+reduction around it. Operands that store ``v`` are scanned and their coordinates joined
+— intersect for ``*`` and ``/``, union for ``+`` and ``-`` — following the expression
+tree; operands that do not store ``v`` are repeated over the joined coordinates
+(broadcast). After the last index each operand's reference stream feeds a value array;
+ALUs combine values bottom-up; a reduction whose index is innermost in its loop nest is a
+``reduce`` node, one directly above the innermost index a ``spacc``. Writers record the
+output, with ``crddrop`` in front of compressed output levels whose child fibers can come
+out empty.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from ir import GraphBuilder
+
+from ._ast import Access, BinOp, Const, Expr, Neg, Reduction, walk
+from ._errors import LoweringError
+from ._layout import Layout
+from ._normalize import Normalized
+
+__all__ = ["lower_order", "Lowered"]
+
+_ALU = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
+
+
+@dataclass
+class _Operand:
+    """One tensor access of the expression and its iteration state."""
+
+    id: str
+    access: Access
+    levels: tuple[str, ...]  # internal index stored at each level
+    kinds: tuple[str, ...]  # "dense"/"compressed" per level
+    context: tuple[str, ...]  # indices it is iterated over, in dataflow order
+    ref: str = ""  # current reference stream (node.port)
+    maybe_empty: bool = False  # whether ``ref`` can carry N (after a union)
+    next_level: int = 0
+
+
+@dataclass
+class _Bundle:
+    """Joined coordinates at one index, with the aligned reference of each operand."""
+
+    crd: str
+    refs: dict[str, str]
+    full: bool  # every coordinate of the dimension, in every fiber
+
+
+_BCAST = None  # an expression that does not depend on the index: present everywhere
+
+
+@dataclass
+class _Val:
+    port: str | None = None
+    const: float | None = None
+    #: set when the value comes out of a sparse accumulator: (index, crd port, reduction)
+    spacc: tuple[str, str, Reduction] | None = None
+    where: Expr | None = None
+
+
+@dataclass
+class Lowered:
+    """A lowered graph plus what the order search needs to rank it."""
+
+    builder: GraphBuilder
+    uses_spacc: bool
+    reductions: list[str] = field(default_factory=list)
+
+
+def lower_order(norm: Normalized, order: list[str], layouts: Mapping[str, Layout],
+                dtype: str, depth: int | None, name: str) -> Lowered:
+    """Build the graph for internal dataflow ``order``; raises :class:`LoweringError`."""
+    return _Lowerer(norm, order, layouts, dtype, depth, name).run()
+
+
+class _Lowerer:
+    def __init__(self, norm: Normalized, order: list[str], layouts: Mapping[str, Layout],
+                 dtype: str, depth: int | None, name: str) -> None:
+        self.norm, self.order, self.layouts = norm, order, layouts
+        self.src = norm.assignment.source or None
+        self.pos = {v: n for n, v in enumerate(order)}
+        self.order_text = ",".join(norm.user[v] for v in order)
+        self.dtype = dtype
+        self.b = GraphBuilder(name, dtype, depth)
+        self.target = norm.assignment.target
+        self.rhs = norm.assignment.rhs
+        self.ops: dict[int, _Operand] = {}  # id(Access) -> operand
+        self.context: dict[int, tuple[str, ...]] = {}  # id(node) -> ordered context
+        self.owner: dict[str, Reduction] = {}  # reduced index -> its reduction
+        self.crd: dict[str, str] = {}
+        self.full: dict[str, bool] = {}
+        self.step_refs: dict[str, dict[str, str]] = {}
+        self.repsig: dict[str, str] = {}
+        self.reductions: list[str] = []
+        self.uses_spacc = False
+        self._root: str | None = None
+
+    def fail(self, msg: str, at: Expr | None = None) -> LoweringError:
+        col = getattr(at, "col", 0) or None
+        return LoweringError(msg, self.src if col else None, col)
+
+    def user(self, v: str) -> str:
+        return self.norm.user[v]
+
+    # -- set-up -------------------------------------------------------------------------
+    def run(self) -> Lowered:
+        for lay in self.layouts.values():
+            role = "output" if lay.name == self.target.tensor else "input"
+            self.b.tensor(lay.name, lay.shape, str(lay.format), role)
+        self.collect(self.rhs, tuple(self.sorted(self.target.indices)))
+        for v in self.order:
+            self.step(v)
+        val = self.value(self.rhs)
+        self.write(val)
+        return Lowered(self.b, self.uses_spacc, self.reductions)
+
+    def sorted(self, idx) -> list[str]:
+        return sorted(idx, key=self.pos.__getitem__)
+
+    def collect(self, e: Expr, ctx: tuple[str, ...]) -> None:
+        """Record every node's context and create an operand per access."""
+        self.context[id(e)] = ctx
+        if isinstance(e, Access):
+            fmt = self.layouts[e.tensor].format
+            taken = {op.id for op in self.ops.values()}
+            oid, n = e.tensor, 1
+            while oid in taken or (n > 1 and oid in self.layouts):
+                n += 1
+                oid = f"{e.tensor}{n}"
+            op = _Operand(oid, e, tuple(e.indices[m] for m in fmt.mode_order), fmt.levels,
+                          ctx)
+            root = self.b.node(f"root_{oid}", "root")
+            op.ref = f"{root}.ref"
+            self.ops[id(e)] = op
+        elif isinstance(e, Neg):
+            self.collect(e.operand, ctx)
+        elif isinstance(e, BinOp):
+            self.collect(e.left, ctx)
+            self.collect(e.right, ctx)
+        elif isinstance(e, Reduction):
+            for v in e.indices:
+                self.owner[v] = e
+            self.collect(e.body, tuple(self.sorted(set(ctx) | set(e.indices))))
+
+    def operands(self, e: Expr) -> list[_Operand]:
+        return [self.ops[id(n)] for n in walk(e) if isinstance(n, Access)]
+
+    # -- iteration: one step per index --------------------------------------------------
+    def step(self, v: str) -> None:
+        scope = self.owner[v].body if v in self.owner else self.rhs
+        parts = self.operands(scope)
+        self.check_prefixes(v, scope, parts)
+        bundle = self.join(scope, v)
+        assert bundle is not _BCAST, f"index {v} is used by no operand of its scope"
+        for op in parts:
+            if op.id in bundle.refs:
+                op.ref = bundle.refs[op.id]
+            else:
+                rep = self.b.node(f"rep_{op.id}_{self.user(v)}", "repeat")
+                self.b.edge(op.ref, f"{rep}.ref_in")
+                self.b.edge(self.repsig_of(v, bundle.crd), f"{rep}.repsig")
+                op.ref = f"{rep}.ref"
+        self.crd[v] = bundle.crd
+        self.full[v] = bundle.full
+        self.step_refs[v] = {op.id: op.ref for op in parts}
+
+    def repsig_of(self, v: str, crd: str) -> str:
+        if v not in self.repsig:
+            rs = self.b.node(f"rs_{self.user(v)}", "repsig")
+            self.b.edge(crd, f"{rs}.crd")
+            self.repsig[v] = f"{rs}.repsig"
+        return self.repsig[v]
+
+    def check_prefixes(self, v: str, scope: Expr, parts: list[_Operand]) -> None:
+        """Every operand iterated at ``v`` must sit at the same loop depth."""
+        def prefix(op: _Operand) -> tuple[str, ...]:
+            return tuple(x for x in op.context if self.pos[x] < self.pos[v])
+
+        groups: dict[tuple[str, ...], list[_Operand]] = {}
+        for op in parts:
+            groups.setdefault(prefix(op), []).append(op)
+        if len(groups) < 2:
+            return
+        deepest = max(groups, key=len)
+        extra = [x for x in deepest if x in self.owner and
+                 not all(x in prefix(op) for op in parts)]
+        red = self.owner[extra[0]]
+        inside = ", ".join(str(op.access) for op in groups[deepest])
+        outside = ", ".join(str(op.access) for k, g in groups.items() if k != deepest
+                            for op in g)
+        raise self.fail(
+            f"dataflow order {self.order_text} runs the {red.op} over {self.user(extra[0])!r} "
+            f"outside index {self.user(v)!r}; the operands inside the reduction ({inside}) "
+            f"and outside it ({outside}) cannot share the loop over {self.user(v)!r}. A "
+            f"reduction that is not innermost (a sparse accumulator) must be the whole "
+            f"right-hand side: put {self.user(extra[0])!r} after {self.user(v)!r} in the "
+            "order or split the expression", red)
+
+    def join(self, e: Expr, v: str) -> _Bundle | None:
+        """Coordinates of ``e`` at ``v`` (scanning, intersecting, uniting as needed)."""
+        if isinstance(e, Access):
+            op = self.ops[id(e)]
+            if v not in e.indices:
+                return _BCAST
+            assert op.levels[op.next_level] == v, "layouts guarantee concordance"
+            kind = op.kinds[op.next_level]
+            scan = self.b.node(f"{op.id}_{self.user(v)}", "scan_" + kind,
+                               tensor=e.tensor, level=op.next_level)
+            op.next_level += 1
+            self.b.edge(op.ref, f"{scan}.ref_in")
+            return _Bundle(f"{scan}.crd", {op.id: f"{scan}.ref"},
+                           kind == "dense" and not op.maybe_empty)
+        if isinstance(e, Const):
+            return _BCAST
+        if isinstance(e, Neg):
+            return self.join(e.operand, v)
+        if isinstance(e, Reduction):
+            return self.join(e.body, v)
+        assert isinstance(e, BinOp)
+        left, right = self.join(e.left, v), self.join(e.right, v)
+        if left is _BCAST or right is _BCAST:
+            other = right if left is _BCAST else left
+            if other is _BCAST or e.op in "*/":
+                return other
+            if not other.full:
+                side = e.left if left is _BCAST else e.right
+                raise self.fail(
+                    f"'{e.op}' adds {side}, which does not depend on index "
+                    f"{self.user(v)!r}, to an operand that is sparse in {self.user(v)!r}; "
+                    "the sum is nonzero at every coordinate, which needs a dense "
+                    f"iteration over {self.user(v)!r} (store that operand dense at this "
+                    "level, or rewrite the expression)", e)
+            return other
+        return self.merge(left, right, "intersect" if e.op in "*/" else "union", v)
+
+    def merge(self, a: _Bundle, b: _Bundle, kind: str, v: str) -> _Bundle:
+        """Join two bundles; one joiner per reference pair keeps every ref aligned."""
+        ra, rb = list(a.refs.items()), list(b.refs.items())
+        refs: dict[str, str] = {}
+        crd = ""
+        for m in range(max(len(ra), len(rb))):
+            ida, refa = ra[min(m, len(ra) - 1)]
+            idb, refb = rb[min(m, len(rb) - 1)]
+            j = self.b.node(f"{'isect' if kind == 'intersect' else 'union'}_{self.user(v)}",
+                            kind)
+            for src, port in ((a.crd, "crd_a"), (refa, "ref_a"), (b.crd, "crd_b"),
+                              (refb, "ref_b")):
+                self.b.edge(src, f"{j}.{port}")
+            if m < len(ra):
+                refs[ida] = f"{j}.ref_a"
+            if m < len(rb):
+                refs[idb] = f"{j}.ref_b"
+            crd = crd or f"{j}.crd"
+        if kind == "union":
+            for side, other in ((a, b), (b, a)):
+                if not side.full:
+                    for oid in side.refs:
+                        self.op_by_id(oid).maybe_empty = True
+            return _Bundle(crd, refs, a.full or b.full)
+        return _Bundle(crd, refs, a.full and b.full)
+
+    def op_by_id(self, oid: str) -> _Operand:
+        return next(op for op in self.ops.values() if op.id == oid)
+
+    # -- values ---------------------------------------------------------------------------
+    def value(self, e: Expr) -> _Val:
+        if isinstance(e, Access):
+            op = self.ops[id(e)]
+            arr = self.b.node(f"{op.id}_val", "array", tensor=e.tensor)
+            self.b.edge(op.ref, f"{arr}.ref")
+            return _Val(f"{arr}.val", where=e)
+        if isinstance(e, Const):
+            return _Val(const=e.value, where=e)
+        if isinstance(e, Neg):
+            inner = self.value(e.operand)
+            if inner.const is not None:
+                return _Val(const=-inner.const, where=e)
+            return self.unary(inner, "neg", 0.0, e)
+        if isinstance(e, BinOp):
+            return self.binary(e)
+        assert isinstance(e, Reduction)
+        return self.reduce(e)
+
+    def unary(self, val: _Val, op: str, const: float, at: Expr) -> _Val:
+        if (op, const) in (("mul_const", 1.0), ("add_const", 0.0), ("div_const", 1.0)):
+            return val
+        if self.dtype == "int32" and const != int(const):
+            raise self.fail(f"constant {const!r} is not an integer; an int32 graph computes "
+                            "in integers", at)
+        node = self.b.node(op, "unary", op=op, const=float(const))
+        self.b.edge(val.port, f"{node}.a")
+        return _Val(f"{node}.val", spacc=val.spacc, where=at)
+
+    def binary(self, e: BinOp) -> _Val:
+        a, b = self.value(e.left), self.value(e.right)
+        if a.const is not None and b.const is not None:
+            x, y = a.const, b.const
+            if e.op == "/" and y == 0:
+                raise self.fail("division of constants by zero", e)
+            return _Val(const={"+": x + y, "-": x - y, "*": x * y, "/": x / y if y else 0.0}
+                        [e.op], where=e)
+        if a.const is not None or b.const is not None:
+            val, c = (b, a.const) if a.const is not None else (a, b.const)
+            assert c is not None
+            if e.op == "*":
+                return self.unary(val, "mul_const", c, e)
+            if e.op == "+":
+                return self.unary(val, "add_const", c, e)
+            if e.op == "-" and b.const is not None:
+                return self.unary(val, "add_const", -c, e)
+            if e.op == "-":
+                return self.unary(self.unary(val, "neg", 0.0, e), "add_const", c, e)
+            if b.const is not None:
+                return self.unary(val, "div_const", c, e)
+            raise self.fail(f"a constant divided by a tensor ({e}) is not supported: there "
+                            "is no reverse-division primitive", e)
+        for side, other in ((a, e.right), (b, e.left)):
+            if side.spacc is not None:
+                raise self.spacc_misuse(side, other)
+        node = self.b.node(_ALU[e.op], "alu", op=_ALU[e.op])
+        self.b.edge(a.port, f"{node}.a")
+        self.b.edge(b.port, f"{node}.b")
+        return _Val(f"{node}.val", where=e)
+
+    def spacc_misuse(self, val: _Val, other: Expr) -> LoweringError:
+        assert val.spacc is not None
+        red = val.spacc[2]
+        return self.fail(
+            f"with dataflow order {self.order_text} the {red.op} over "
+            f"{','.join(self.user(x) for x in red.indices)!r} is not innermost, so it runs in "
+            f"a sparse accumulator, whose result can only be scaled by constants or written "
+            f"out; here it is combined with {other}. Put the reduced index last in the "
+            "order or split the expression", red)
+
+    def reduce(self, e: Reduction) -> _Val:
+        body = self.value(e.body)
+        if body.spacc is not None:
+            raise self.spacc_misuse(body, e)
+        assert body.port is not None, "a reduction body reads a tensor"
+        nest = list(self.context[id(e.body)])
+        left = set(e.indices)
+        port = body.port
+        while nest and nest[-1] in left:
+            v = nest.pop()
+            left.discard(v)
+            red = self.b.node(f"red_{self.user(v)}", "reduce", op=e.op)
+            self.b.edge(port, f"{red}.val_in")
+            self.b.edge(self.outer_ref(nest), f"{red}.outer")
+            port = f"{red}.val"
+            self.reductions.append(f"{e.op}({self.user(v)}): reduce")
+        if not left:
+            return _Val(port, where=e)
+        (r,) = left if len(left) == 1 else (None,)
+        if r is None or len(nest) < 2 or nest[-2] != r or e.op != "sum":
+            names = ",".join(self.user(x) for x in e.indices)
+            nest_text = ",".join(self.user(x) for x in self.context[id(e.body)])
+            why = ("a max reduction must be innermost: the sparse accumulator only sums"
+                   if e.op != "sum" and r is not None and len(nest) >= 2 and nest[-2] == r
+                   else "SAM's sparse accumulator (spacc) handles one reduced index "
+                   "directly above the innermost level only")
+            raise self.fail(
+                f"dataflow order {self.order_text} puts the {e.op} over {names!r} at a "
+                f"position it cannot be lowered from (loop nest {nest_text}); a reduced "
+                f"index must be innermost (reduce) or directly above the innermost index "
+                f"(spacc); {why}. Move the reduced indices to the end of the order", e)
+        c = nest[-1]
+        acc = self.b.node(f"spacc_{self.user(r)}", "spacc")
+        self.b.edge(self.crd[c], f"{acc}.crd_in")
+        self.b.edge(port, f"{acc}.val_in")
+        self.uses_spacc = True
+        self.reductions.append(f"sum({self.user(r)}): spacc")
+        return _Val(f"{acc}.val", spacc=(c, f"{acc}.crd", e), where=e)
+
+    def outer_ref(self, nest: list[str]) -> str:
+        """A reference stream with one token per fiber of the innermost index."""
+        if not nest:
+            if self._root is None:
+                self._root = self.b.node("root", "root")
+            return f"{self._root}.ref"
+        return next(iter(self.step_refs[nest[-1]].values()))
+
+    # -- output -------------------------------------------------------------------------
+    def write(self, val: _Val) -> None:
+        if val.port is None:
+            raise self.fail("the right-hand side is constant; there is nothing to stream",
+                            self.rhs)
+        out = self.layouts[self.target.tensor]
+        fmt = out.format
+        levels = [self.target.indices[m] for m in fmt.mode_order]
+        crds = [self.crd[v] for v in levels]
+        full = [self.full[v] for v in levels]
+        if val.spacc is not None:
+            v, port, _ = val.spacc
+            k = levels.index(v)
+            crds[k], full[k] = port, False
+        for lvl in range(len(levels) - 2, -1, -1):
+            if fmt.levels[lvl] == "compressed" and not full[lvl + 1]:
+                drop = self.b.node(f"drop_{self.user(levels[lvl])}", "crddrop")
+                self.b.edge(crds[lvl], f"{drop}.outer_in")
+                self.b.edge(crds[lvl + 1], f"{drop}.inner_in")
+                crds[lvl], crds[lvl + 1] = f"{drop}.outer", f"{drop}.inner"
+                full[lvl] = False
+        name = self.target.tensor
+        for lvl, (v, crd) in enumerate(zip(levels, crds)):
+            w = self.b.node(f"{name}_{self.user(v)}", "level_writer", tensor=name, level=lvl)
+            self.b.edge(crd, f"{w}.crd")
+        vw = self.b.node(f"{name}_val", "value_writer", tensor=name)
+        self.b.edge(val.port, f"{vw}.val")
