@@ -6,8 +6,9 @@ every later error can point back into the expression the user wrote.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator, Union
+from typing import Union
 
 __all__ = ["Access", "Const", "Neg", "BinOp", "Reduction", "Expr", "Assignment",
            "walk", "accesses", "free_indices", "index_occurrences"]
@@ -22,7 +23,7 @@ class Access:
     col: int = 0
 
     def __str__(self) -> str:
-        return f"{self.tensor}({','.join(self.indices)})"
+        return f"{self.tensor}({','.join(self.indices)})" if self.indices else self.tensor
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ class Reduction:
         return f"{self.op}({','.join(self.indices)}) {_wrap(self.body)}"
 
 
-Expr = Union[Access, Const, Neg, BinOp, Reduction]
+Expr = Union[Access, Const, Neg, BinOp, Reduction]  # noqa: UP007 (runtime alias)
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@ the same way (it is written in the permuted mode order; its logical value is unc
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from itertools import pairwise
 
 from ir import Format, FormatError
 
@@ -20,7 +21,7 @@ from ._ast import Access, accesses
 from ._errors import LoweringError
 from ._normalize import Normalized
 
-__all__ = ["Layout", "index_sizes", "layouts", "parse_formats"]
+__all__ = ["Layout", "index_sizes", "layouts", "parse_formats", "transposes_needed"]
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ def index_sizes(norm: Normalized, shapes: Mapping[str, Sequence[int]],
             if len(shape) != len(a.indices):
                 raise LoweringError(f"tensor {name!r} has shape {shape} ({len(shape)}-d) but "
                                     f"is used as {_user(norm, a)} ({len(a.indices)}-d)")
-            for m, (i, n) in enumerate(zip(a.indices, shape)):
+            for m, (i, n) in enumerate(zip(a.indices, shape, strict=True)):
                 note(i, int(n) if hasattr(n, "__index__") else n,
                      f"{_user(norm, a)} (shape {shape}, mode {m})")
     user_sizes = dict(sizes)
@@ -141,7 +142,8 @@ def layouts(norm: Normalized, formats: Mapping[str, Format], sizes: Mapping[str,
         bad = next(a for a in accs if not _concordant(a, fmt, position))
         if not transpose:
             levels = ",".join(norm.user[bad.indices[m]] for m in fmt.mode_order)
-            raise LoweringError(f"operand {_user(norm, bad)} is stored in format "
+            who = "output" if name == target.tensor else "operand"
+            raise LoweringError(f"{who} {_user(norm, bad)} is stored in format "
                                 f"{str(fmt)!r} (levels {levels}), which is discordant with "
                                 f"dataflow order {order_text}; allow a transpose or choose "
                                 "a concordant order")
@@ -149,6 +151,26 @@ def layouts(norm: Normalized, formats: Mapping[str, Format], sizes: Mapping[str,
     return out
 
 
+def transposes_needed(norm: Normalized, formats: Mapping[str, Format],
+                      position: Mapping[str, int]) -> tuple[bool, int]:
+    """(output permuted, inputs permuted) for an order: a cheap pre-ranking of orders.
+
+    Tensors without a format count as concordant (inputs default to dense in written
+    order, which the lowering may still permute; the exact answer comes from
+    :func:`layouts`).
+    """
+    target = norm.assignment.target
+    out_fmt = formats.get(target.tensor)
+    out_moved = out_fmt is not None and not _concordant(target, out_fmt, position)
+    moved = set()
+    for a in accesses(norm.assignment.rhs):
+        fmt = formats.get(a.tensor)
+        if a.tensor not in moved and not _concordant(
+                a, fmt if fmt is not None else Format.dense(len(a.indices)), position):
+            moved.add(a.tensor)
+    return out_moved, len(moved)
+
+
 def _concordant(a: Access, fmt: Format, position: Mapping[str, int]) -> bool:
     pos = [position[a.indices[m]] for m in fmt.mode_order]
-    return all(x < y for x, y in zip(pos, pos[1:]))
+    return all(x < y for x, y in pairwise(pos))

@@ -15,8 +15,9 @@ out empty.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from ir import GraphBuilder
 
@@ -62,7 +63,6 @@ class _Val:
     const: float | None = None
     #: set when the value comes out of a sparse accumulator: (index, crd port, reduction)
     spacc: tuple[str, str, Reduction] | None = None
-    where: Expr | None = None
 
 
 @dataclass
@@ -108,6 +108,11 @@ class _Lowerer:
 
     def user(self, v: str) -> str:
         return self.norm.user[v]
+
+    @staticmethod
+    def show(e: Expr) -> str:
+        """A subexpression as the user wrote it (internal names like ``k#2`` mapped back)."""
+        return re.sub(r"#\d+", "", str(e))
 
     # -- set-up -------------------------------------------------------------------------
     def run(self) -> Lowered:
@@ -156,7 +161,7 @@ class _Lowerer:
     def step(self, v: str) -> None:
         scope = self.owner[v].body if v in self.owner else self.rhs
         parts = self.operands(scope)
-        self.check_prefixes(v, scope, parts)
+        self.check_prefixes(v, parts)
         bundle = self.join(scope, v)
         assert bundle is not _BCAST, f"index {v} is used by no operand of its scope"
         for op in parts:
@@ -178,7 +183,7 @@ class _Lowerer:
             self.repsig[v] = f"{rs}.repsig"
         return self.repsig[v]
 
-    def check_prefixes(self, v: str, scope: Expr, parts: list[_Operand]) -> None:
+    def check_prefixes(self, v: str, parts: list[_Operand]) -> None:
         """Every operand iterated at ``v`` must sit at the same loop depth."""
         def prefix(op: _Operand) -> tuple[str, ...]:
             return tuple(x for x in op.context if self.pos[x] < self.pos[v])
@@ -192,8 +197,8 @@ class _Lowerer:
         extra = [x for x in deepest if x in self.owner and
                  not all(x in prefix(op) for op in parts)]
         red = self.owner[extra[0]]
-        inside = ", ".join(str(op.access) for op in groups[deepest])
-        outside = ", ".join(str(op.access) for k, g in groups.items() if k != deepest
+        inside = ", ".join(self.show(op.access) for op in groups[deepest])
+        outside = ", ".join(self.show(op.access) for k, g in groups.items() if k != deepest
                             for op in g)
         raise self.fail(
             f"dataflow order {self.order_text} runs the {red.op} over {self.user(extra[0])!r} "
@@ -222,7 +227,11 @@ class _Lowerer:
         if isinstance(e, Neg):
             return self.join(e.operand, v)
         if isinstance(e, Reduction):
-            return self.join(e.body, v)
+            inner = self.join(e.body, v)
+            if inner is not _BCAST and any(self.pos[r] < self.pos[v] for r in e.indices):
+                # a sparse accumulator emits only the coordinates some reduced fiber had
+                return _Bundle(inner.crd, inner.refs, False)
+            return inner
         assert isinstance(e, BinOp)
         left, right = self.join(e.left, v), self.join(e.right, v)
         if left is _BCAST or right is _BCAST:
@@ -232,7 +241,7 @@ class _Lowerer:
             if not other.full:
                 side = e.left if left is _BCAST else e.right
                 raise self.fail(
-                    f"'{e.op}' adds {side}, which does not depend on index "
+                    f"'{e.op}' adds {self.show(side)}, which does not depend on index "
                     f"{self.user(v)!r}, to an operand that is sparse in {self.user(v)!r}; "
                     "the sum is nonzero at every coordinate, which needs a dense "
                     f"iteration over {self.user(v)!r} (store that operand dense at this "
@@ -259,7 +268,7 @@ class _Lowerer:
                 refs[idb] = f"{j}.ref_b"
             crd = crd or f"{j}.crd"
         if kind == "union":
-            for side, other in ((a, b), (b, a)):
+            for side in (a, b):
                 if not side.full:
                     for oid in side.refs:
                         self.op_by_id(oid).maybe_empty = True
@@ -275,13 +284,13 @@ class _Lowerer:
             op = self.ops[id(e)]
             arr = self.b.node(f"{op.id}_val", "array", tensor=e.tensor)
             self.b.edge(op.ref, f"{arr}.ref")
-            return _Val(f"{arr}.val", where=e)
+            return _Val(f"{arr}.val")
         if isinstance(e, Const):
-            return _Val(const=e.value, where=e)
+            return _Val(const=e.value)
         if isinstance(e, Neg):
             inner = self.value(e.operand)
             if inner.const is not None:
-                return _Val(const=-inner.const, where=e)
+                return _Val(const=-inner.const)
             return self.unary(inner, "neg", 0.0, e)
         if isinstance(e, BinOp):
             return self.binary(e)
@@ -296,7 +305,7 @@ class _Lowerer:
                             "in integers", at)
         node = self.b.node(op, "unary", op=op, const=float(const))
         self.b.edge(val.port, f"{node}.a")
-        return _Val(f"{node}.val", spacc=val.spacc, where=at)
+        return _Val(f"{node}.val", spacc=val.spacc)
 
     def binary(self, e: BinOp) -> _Val:
         a, b = self.value(e.left), self.value(e.right)
@@ -305,7 +314,7 @@ class _Lowerer:
             if e.op == "/" and y == 0:
                 raise self.fail("division of constants by zero", e)
             return _Val(const={"+": x + y, "-": x - y, "*": x * y, "/": x / y if y else 0.0}
-                        [e.op], where=e)
+                        [e.op])
         if a.const is not None or b.const is not None:
             val, c = (b, a.const) if a.const is not None else (a, b.const)
             assert c is not None
@@ -327,7 +336,7 @@ class _Lowerer:
         node = self.b.node(_ALU[e.op], "alu", op=_ALU[e.op])
         self.b.edge(a.port, f"{node}.a")
         self.b.edge(b.port, f"{node}.b")
-        return _Val(f"{node}.val", where=e)
+        return _Val(f"{node}.val")
 
     def spacc_misuse(self, val: _Val, other: Expr) -> LoweringError:
         assert val.spacc is not None
@@ -336,7 +345,7 @@ class _Lowerer:
             f"with dataflow order {self.order_text} the {red.op} over "
             f"{','.join(self.user(x) for x in red.indices)!r} is not innermost, so it runs in "
             f"a sparse accumulator, whose result can only be scaled by constants or written "
-            f"out; here it is combined with {other}. Put the reduced index last in the "
+            f"out; here it is combined with {self.show(other)}. Put the reduced index last in the "
             "order or split the expression", red)
 
     def reduce(self, e: Reduction) -> _Val:
@@ -356,15 +365,18 @@ class _Lowerer:
             port = f"{red}.val"
             self.reductions.append(f"{e.op}({self.user(v)}): reduce")
         if not left:
-            return _Val(port, where=e)
+            return _Val(port)
         (r,) = left if len(left) == 1 else (None,)
         if r is None or len(nest) < 2 or nest[-2] != r or e.op != "sum":
             names = ",".join(self.user(x) for x in e.indices)
             nest_text = ",".join(self.user(x) for x in self.context[id(e.body)])
-            why = ("a max reduction must be innermost: the sparse accumulator only sums"
-                   if e.op != "sum" and r is not None and len(nest) >= 2 and nest[-2] == r
-                   else "SAM's sparse accumulator (spacc) handles one reduced index "
-                   "directly above the innermost level only")
+            if e.op != "sum" and r is not None and len(nest) >= 2 and nest[-2] == r:
+                why = "a max reduction must be innermost: the sparse accumulator only sums"
+            else:
+                why = ("SAM's sparse accumulator (spacc) handles one reduced index directly "
+                       "above the innermost level only")
+                if r is not None and len(nest) - nest.index(r) > 2:
+                    why += ", and a reduction above two levels would need a matrix accumulator"
             raise self.fail(
                 f"dataflow order {self.order_text} puts the {e.op} over {names!r} at a "
                 f"position it cannot be lowered from (loop nest {nest_text}); a reduced "
@@ -376,7 +388,7 @@ class _Lowerer:
         self.b.edge(port, f"{acc}.val_in")
         self.uses_spacc = True
         self.reductions.append(f"sum({self.user(r)}): spacc")
-        return _Val(f"{acc}.val", spacc=(c, f"{acc}.crd", e), where=e)
+        return _Val(f"{acc}.val", spacc=(c, f"{acc}.crd", e))
 
     def outer_ref(self, nest: list[str]) -> str:
         """A reference stream with one token per fiber of the innermost index."""
@@ -408,7 +420,7 @@ class _Lowerer:
                 crds[lvl], crds[lvl + 1] = f"{drop}.outer", f"{drop}.inner"
                 full[lvl] = False
         name = self.target.tensor
-        for lvl, (v, crd) in enumerate(zip(levels, crds)):
+        for lvl, (v, crd) in enumerate(zip(levels, crds, strict=True)):
             w = self.b.node(f"{name}_{self.user(v)}", "level_writer", tensor=name, level=lvl)
             self.b.edge(crd, f"{w}.crd")
         vw = self.b.node(f"{name}_val", "value_writer", tensor=name)

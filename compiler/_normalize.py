@@ -4,8 +4,9 @@ Einsum convention: an index on the right but not on the left is reduced (``sum``
 default). The reduction is placed around the *smallest* subexpression holding every
 occurrence of the index, and inside a product chain only around the factors that use it
 (``B(i,j)*C(i,k)*D(k,j)`` becomes ``B(i,j) * sum(k) C(i,k)*D(k,j)``: a factor free of
-``k`` is pulled out of the sum, which is exact for sums). Max reductions are never
-factored that way (``max_k(b·c_k) ≠ b·max_k c_k`` for negative ``b``).
+``k`` is pulled out of the sum, which is exact for sums). Max reductions follow the
+written tree and never regroup a product (``max_k(b·c_k) ≠ b·max_k c_k`` for negative
+``b``), so ``B(i)*C(i,k)*D(k)``, read ``(B*C)*D``, becomes ``max(k) (B*C)*D``.
 
 Reduction variables are then renamed apart (``k``, ``k#2``, …) so that two separate
 ``sum(k)`` loops become two separate loops; :attr:`Normalized.user` maps them back.
@@ -15,8 +16,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._ast import (Access, Assignment, BinOp, Const, Expr, Neg, Reduction, accesses,
-                   index_occurrences)
+from ._ast import (
+    Access,
+    Assignment,
+    BinOp,
+    Const,
+    Expr,
+    Neg,
+    Reduction,
+    accesses,
+    index_occurrences,
+)
 from ._errors import LoweringError
 
 __all__ = ["Normalized", "normalize"]
@@ -216,7 +226,7 @@ def _rename_apart(rhs: Expr, out: set[str]) -> tuple[Expr, dict[str, str]]:
             return BinOp(e.op, go(e.left, env), go(e.right, env), e.col)
         assert isinstance(e, Reduction)
         names = tuple(fresh(i) for i in e.indices)
-        inner = {**env, **dict(zip(e.indices, names))}
+        inner = {**env, **dict(zip(e.indices, names, strict=True))}
         return Reduction(e.op, names, go(e.body, inner), e.col, e.implicit)
 
     return go(rhs, {}), user

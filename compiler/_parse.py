@@ -18,6 +18,7 @@ column of the offending token and say what was expected there.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -149,7 +150,11 @@ class _Parser:
         tok = self.tok
         if tok.kind == "number":
             self.advance()
-            return Const(float(tok.text), tok.col)
+            value = float(tok.text)
+            if not math.isfinite(value):
+                raise ParseError(f"number {tok.text} is too large for a float", self.text,
+                                 tok.col)
+            return Const(value, tok.col)
         if tok.kind == "name":
             return self.access(self.advance(), f"the index list of {tok.text!r}")
         if self.at("("):

@@ -10,6 +10,12 @@ from ._backend import (
                        get_backend,
                        register,
 )
+from ._compare import BackendRun, CosimReport, compare_backends
+from ._systemc import SystemCBackend, SystemCError, SystemCRun
 
 __all__ = ["Backend", "PythonBackend", "ToolNotFoundError", "register", "get_backend",
-           "backend_names", "BACKENDS"]
+           "backend_names", "BACKENDS",
+           # co-simulation
+           "compare_backends", "CosimReport", "BackendRun",
+           # SystemC backend
+           "SystemCBackend", "SystemCError", "SystemCRun"]

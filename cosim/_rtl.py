@@ -11,9 +11,10 @@ from __future__ import annotations
 import contextlib
 import os
 import struct
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
-from ir import FiberTree, Format, Graph, Token, DONE, EMPTY, REPEAT, Stop, stop
+from ir import DONE, EMPTY, REPEAT, FiberTree, Format, Graph, Stop, Token, stop
 from sim_models.python import SimResult, SimulationError, bind_inputs, decode_levels, simulate
 
 from ._backend import Backend, ToolNotFoundError, register
@@ -61,7 +62,8 @@ def _val_words(words: list[int], dtype: str) -> list[Any]:
     return [w - (1 << 32) if w >= 1 << 31 else w for w in words]
 
 
-def outputs_from_writers(graph: Graph, levels: Mapping[str, tuple[list[int], list[tuple[int, int]]]],
+def outputs_from_writers(graph: Graph,
+                         levels: Mapping[str, tuple[list[int], list[tuple[int, int]]]],
                          values: Mapping[str, list[Any]]) -> dict[str, FiberTree]:
     """Output tensors from writer recordings (by node id), decoded like the Python model."""
     outs: dict[str, FiberTree] = {}

@@ -1,2 +1,477 @@
-def main() -> int:
+"""The ``samfuse`` command line: compile, simulate, co-simulate, render, and a demo.
+
+``main(argv)`` returns an exit status (0 success, 1 an error or a failed check, 2 a usage
+error) and never lets a user error escape as a traceback: every error class the project
+raises for bad input is caught and printed as one line on stderr (compile errors add the
+expression with a caret). ``docs/cli.md`` documents every command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from compiler import CompileError, compile_expression
+from ir import FiberTree, FormatError, Graph, GraphError, StorageError, TraceFormatError
+from ir import render as render_graph
+from sim_models.python import InputError, SimResult, SimulationError, simulate
+
+from ._backend import ToolNotFoundError, backend_names, get_backend
+
+__all__ = ["main", "build_parser", "CliError"]
+
+PROG = "samfuse"
+#: seconds before the first progress line, and between lines
+PROGRESS_DELAY, PROGRESS_EVERY = 2.0, 10.0
+
+
+class CliError(Exception):
+    """A user error found by the command line itself (bad NAME=VALUE, missing file…)."""
+
+
+# -- argument helpers --------------------------------------------------------------------
+
+def _pairs(items: Sequence[str] | None, option: str, what: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items or ():
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise CliError(f"{option} expects NAME={what}, got {item!r}")
+        if name.strip() in out:
+            raise CliError(f"{option} gives {name.strip()!r} twice")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def _shape(name: str, text: str) -> tuple[int, ...]:
+    """``34x16``, ``34,16``, ``""`` (a scalar), or a tensor file to take the shape from."""
+    parts = [p for p in text.replace("x", ",").split(",") if p.strip()]
+    if all(p.strip().isdigit() for p in parts):
+        return tuple(int(p) for p in parts)
+    if not Path(text).exists():
+        raise CliError(f"--shape {name}={text}: expected sizes such as 34x16 or a tensor "
+                       "file (.mtx, .npy, .npz) to read the shape from")
+    return FiberTree.from_any(text).shape
+
+
+def _depth(text: str) -> int | None | str:
+    if text in ("graph",):
+        return "graph"
+    if text.lower() in ("inf", "none", "unbounded"):
+        return None
+    if text.isdigit() and int(text) >= 1:
+        return int(text)
+    raise argparse.ArgumentTypeError(f"depth {text!r}: expected an int >= 1, 'inf' or 'graph'")
+
+
+def _load_graph(path: str) -> Graph:
+    """Read graph JSON; a missing, binary or non-JSON file is a one-line user error."""
+    if not Path(path).is_file():
+        raise CliError(f"graph file {path!r} does not exist")
+    try:
+        text = Path(path).read_text()
+    except UnicodeDecodeError:
+        text = ""
+    if not text.lstrip().startswith("{"):
+        raise CliError(f"graph file {path!r} is not graph JSON (expected a JSON object, "
+                       f"as written by '{PROG} compile -o')")
+    return Graph.from_json(text)
+
+
+def _load_inputs(graph: Graph, items: Sequence[str] | None) -> dict[str, FiberTree]:
+    """Read ``NAME=FILE`` inputs in the graph's formats; names are checked first."""
+    given = _pairs(items, "--input", "FILE")
+    wanted = sorted(n for n, t in graph.tensors.items() if t.role == "input")
+    extra = sorted(set(given) - set(wanted))
+    if extra:
+        raise CliError(f"graph {graph.name!r} has no input tensor(s) {extra}; it reads "
+                       f"{wanted}")
+    missing = [n for n in wanted if n not in given]
+    if missing:
+        raise CliError(f"graph {graph.name!r} needs --input for {missing} (it reads "
+                       f"{wanted})")
+    out = {}
+    for name in wanted:
+        path = Path(given[name])
+        if not path.is_file():
+            raise CliError(f"input {name!r}: no such file {str(path)!r}")
+        out[name] = FiberTree.from_any(path, graph.tensors[name].format, dtype=graph.dtype)
+    return out
+
+
+@contextmanager
+def _progress(label: str, delay: float = PROGRESS_DELAY,
+              every: float = PROGRESS_EVERY) -> Iterator[None]:
+    """Periodic "still running" lines on stderr for runs longer than ``delay`` seconds."""
+    done = threading.Event()
+    start = time.perf_counter()
+
+    def tick() -> None:
+        wait = delay
+        while not done.wait(wait):
+            print(f"{PROG}: {label}… {time.perf_counter() - start:.0f} s", file=sys.stderr,
+                  flush=True)
+            wait = every
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+
+
+# -- reporting ---------------------------------------------------------------------------
+
+def _summary(res: SimResult, backend: str) -> list[str]:
+    wall = max(res.wall_seconds, 1e-9)
+    lines = [f"graph      {res.graph} on {backend}"]
+    if res.cycles is None:
+        lines.append("cycles     - (functional run: no timing)")
+    else:
+        lines.append(f"cycles     {res.cycles}")
+    lines.append(f"firings    {res.firings}")
+    lines.append(f"wall time  {res.wall_seconds:.3f} s")
+    rate = f"{res.firings / wall:,.0f} firings/s"
+    if res.cycles is not None:
+        rate += f", {res.cycles / wall:,.0f} cycles/s"
+    lines.append(f"throughput {rate}")
+    return lines
+
+
+def _stats_table(res: SimResult, graph: Graph) -> list[str]:
+    order = [n for n in graph.topological_order() if n in res.nodes]
+    width = max([len(n) for n in order] + [4])
+    rows = [f"{'node':<{width}}  {'op':<15} {'fires':>8} {'stall_in':>9} {'stall_out':>9} "
+            f"{'done':>8}"]
+    for nid in order:
+        s = res.nodes[nid]
+        rows.append(f"{nid:<{width}}  {s.op:<15} {s.fires:>8} {s.stall_in:>9} "
+                    f"{s.stall_out:>9} {s.done_cycle:>8}")
+    return rows
+
+
+def _write_outputs(res: SimResult, out_dir: Path) -> list[Path]:
+    """Dense outputs (and any that is not a matrix) as .npy, sparse matrices as .mtx."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, tree in res.outputs.items():
+        if tree.format.all_dense or tree.ndim != 2:
+            path = out_dir / f"{name}.npy"
+            np.save(path, tree.to_dense())
+        else:
+            path = out_dir / f"{name}.mtx"
+            tree.to_mtx(path)
+        written.append(path)
+    return written
+
+
+def _say(*lines: str) -> None:
+    for line in lines:
+        print(line)
+
+
+# -- commands ----------------------------------------------------------------------------
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    formats = _pairs(args.format, "--format", "FORMAT")
+    shapes = {n: _shape(n, v) for n, v in _pairs(args.shape, "--shape", "SHAPE").items()}
+    sizes = {}
+    for n, v in _pairs(args.size, "--size", "N").items():
+        if not v.isdigit():
+            raise CliError(f"--size {n}={v}: expected a non-negative integer")
+        sizes[n] = int(v)
+    depth = args.depth if args.depth != "graph" else 2
+    graph = compile_expression(args.expr, formats, shapes, sizes=sizes, order=args.order,
+                               reduce=args.reduce, dtype=args.dtype, depth=depth,
+                               transpose=not args.no_transpose, name=args.name)
+    if args.output is None:
+        print(graph.to_json())
+        return 0
+    graph.to_json(args.output)
+    meta = graph.meta
+    moved = ", ".join(f"{t} {v['requested']}→{v['bound']}"
+                      for t, v in meta["transposed"].items()) or "none"
+    _say(f"wrote {args.output}: {len(graph.nodes)} nodes, {len(graph.edges)} edges",
+         f"order      {','.join(meta['order'])}",
+         f"reductions {', '.join(meta['reductions']) or 'none'}",
+         f"transposed {moved}")
     return 0
+
+
+def cmd_sim(args: argparse.Namespace) -> int:
+    graph = _load_graph(args.graph)
+    inputs = _load_inputs(graph, args.input)
+    if args.functional and args.backend != "python":
+        raise CliError(f"--functional runs the Python model only, not {args.backend!r}")
+    if args.functional and args.trace:
+        raise CliError("--functional runs carry no timing, so --trace is not available")
+    with _progress(f"simulating {graph.name!r} on {args.backend}"):
+        if args.backend == "python":
+            res = simulate(graph, inputs, trace=bool(args.trace), depth=args.depth,
+                           functional=args.functional)
+        else:
+            res = _run_backend(args.backend, graph, inputs, bool(args.trace), args.depth)
+    _say(*_summary(res, args.backend))
+    if args.stats:
+        _say("", *_stats_table(res, graph))
+    if args.trace:
+        Path(args.trace).mkdir(parents=True, exist_ok=True)
+        path = Path(args.trace) / f"{graph.name}.{args.backend}.trace"
+        assert res.trace is not None
+        res.trace.write(path)
+        _say(f"trace      {path}")
+    if args.output_dir:
+        for path in _write_outputs(res, Path(args.output_dir)):
+            _say(f"output     {path}")
+    else:
+        _say("outputs    not written (use --output-dir DIR)")
+    return 0
+
+
+def _run_backend(name: str, graph: Graph, inputs: dict, trace: bool,
+                 depth: int | None | str) -> SimResult:
+    backend = _backend(name)
+    try:
+        return backend.run(graph, inputs, trace=trace, depth=depth)
+    except (SimulationError, InputError):
+        raise
+    except RuntimeError as exc:  # a backend's tool failed (compiler, child process…)
+        raise CliError(f"backend {name!r} failed: {exc}") from None
+
+
+def _backend(name: str) -> Any:
+    try:
+        return get_backend(name)
+    except KeyError as exc:
+        raise CliError(str(exc.args[0])) from None
+
+
+def cmd_cosim(args: argparse.Namespace) -> int:
+    names = [n.strip() for n in args.backends.split(",") if n.strip()]
+    if len(names) < 2:
+        raise CliError(f"--backends needs at least two backends to compare, got {names}; "
+                       f"available: {', '.join(backend_names())}")
+    for name in names:
+        _backend(name)  # unknown or unavailable backends fail before any run
+    graph = _load_graph(args.graph)
+    inputs = _load_inputs(graph, args.input)
+    try:
+        from ._compare import compare_backends  # type: ignore[import-not-found]
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("cosim._compare",):
+            raise
+        raise CliError("co-simulation is not available in this build: cosim.compare_backends"
+                       " (cosim/_compare.py) is missing") from None
+    with _progress(f"co-simulating {graph.name!r} on {', '.join(names)}"):
+        report = _call_compare(compare_backends, graph, inputs, names, args)
+    print(report)
+    ok = next((getattr(report, a) for a in ("ok", "agree", "passed") if hasattr(report, a)),
+              True)
+    return 0 if ok else 1
+
+
+def _call_compare(fn: Callable[..., Any], graph: Graph, inputs: dict, names: list[str],
+                  args: argparse.Namespace) -> Any:
+    """Pass the options ``compare_backends`` accepts (its signature belongs to cosim)."""
+    import inspect
+
+    params = inspect.signature(fn).parameters
+    kwargs: dict[str, Any] = {}
+    if "depth" in params:
+        kwargs["depth"] = args.depth
+    if "trace_dir" in params and args.trace:
+        kwargs["trace_dir"] = args.trace
+    if "backends" in params:
+        return fn(graph, inputs, backends=names, **kwargs)
+    return fn(graph, inputs, names, **kwargs)
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    graph = _load_graph(args.graph)
+    out = Path(args.output) if args.output else Path(args.graph).with_suffix(".svg")
+    _render(graph, out)
+    ops: dict[str, int] = {}
+    for n in graph.nodes.values():
+        ops[n.op] = ops.get(n.op, 0) + 1
+    _say(f"wrote {out}: {len(graph.nodes)} nodes, {len(graph.edges)} edges",
+         "primitives " + ", ".join(f"{op}×{k}" for op, k in sorted(ops.items())))
+    return 0
+
+
+def _render(graph: Graph, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        render_graph(graph, path)
+    except RuntimeError as exc:  # Graphviz's dot is missing
+        raise CliError(str(exc)) from None
+
+
+DEMO_EXPR = "X(i,j) = A(i,k) * H(k,j)"
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Karate-club adjacency (34×34, ships with networkx) times seeded dense features."""
+    import networkx as nx
+    import scipy.sparse as sp
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    A = sp.csr_array(nx.to_scipy_sparse_array(nx.karate_club_graph(), weight=None,
+                                              dtype=np.float32))
+    H = np.random.default_rng(args.seed).standard_normal(
+        (A.shape[1], args.features)).astype(np.float32)
+    t0 = time.perf_counter()
+    graph = compile_expression(DEMO_EXPR, {"A": "csr"}, {"A": A.shape, "H": H.shape},
+                               order=args.order, name="demo_spmm")
+    compile_s = time.perf_counter() - t0
+    graph.to_json(out / "graph.json")
+    with _progress("simulating the demo"):
+        res = simulate(graph, {"A": A, "H": H})
+    want = A @ H
+    got = res.dense("X")
+    err = float(np.max(np.abs(got - want))) if got.size else 0.0
+    ok = bool(np.allclose(got, want, rtol=1e-4, atol=1e-4))
+    _say(f"demo       {DEMO_EXPR}",
+         f"inputs     A: karate club adjacency {A.shape[0]}x{A.shape[1]}, {A.nnz} nonzeros "
+         f"(csr); H: dense {H.shape[0]}x{H.shape[1]} (seed {args.seed})",
+         f"compiled   {len(graph.nodes)} nodes, {len(graph.edges)} edges in "
+         f"{compile_s * 1e3:.1f} ms; order {','.join(graph.meta['order'])}; "
+         f"{', '.join(graph.meta['reductions'])}",
+         *_summary(res, "python"),
+         f"check      {'PASS' if ok else 'FAIL'}: max |X - A@H| = {err:.3g} against scipy "
+         "(rtol 1e-4, atol 1e-4)")
+    np.save(out / "X.npy", got)
+    try:
+        _render(graph, out / "graph.svg")
+        _say(f"wrote      {out / 'graph.json'}, {out / 'graph.svg'}, {out / 'X.npy'}")
+    except CliError as exc:
+        print(f"{PROG}: warning: {exc}", file=sys.stderr)
+        _say(f"wrote      {out / 'graph.json'}, {out / 'X.npy'}")
+    return 0 if ok else 1
+
+
+# -- parser and entry point ----------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description="Compile sparse tensor expressions to "
+                                "SAM dataflow graphs and simulate them.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    c = sub.add_parser("compile", help="compile an index expression to graph JSON")
+    c.add_argument("expr", help="e.g. 'X(i,j) = B(i,k) * C(k,j)' (see docs/compiler.md)")
+    c.add_argument("--format", action="append", metavar="NAME=FORMAT",
+                   help="storage format of a tensor: csr, csc, dcsr, dense, dc, cc:1,0 … "
+                   "(default dense)")
+    c.add_argument("--shape", action="append", metavar="NAME=SHAPE",
+                   help="tensor shape, 34x16, or a tensor file to read it from")
+    c.add_argument("--size", action="append", metavar="INDEX=N", help="size of an index")
+    c.add_argument("--order", help="dataflow order, e.g. i,k,j (default: chosen)")
+    c.add_argument("--reduce", default="sum", choices=("sum", "max"),
+                   help="reduction for indices absent from the output (default sum)")
+    c.add_argument("--dtype", default="float32", choices=("float32", "int32"))
+    c.add_argument("--depth", type=_depth, default="graph", help="FIFO depth (default 2)")
+    c.add_argument("--no-transpose", action="store_true",
+                   help="reject discordant operands instead of transposing them")
+    c.add_argument("--name", help="graph name (default einsum)")
+    c.add_argument("-o", "--output", help="graph JSON to write (default: stdout)")
+    c.set_defaults(func=cmd_compile)
+
+    s = sub.add_parser("sim", help="simulate a graph on one backend")
+    s.add_argument("graph", help="graph JSON")
+    s.add_argument("--input", action="append", metavar="NAME=FILE",
+                   help="input tensor file (.mtx, .npy, .npz)")
+    s.add_argument("--depth", type=_depth, default="graph",
+                   help="override every FIFO depth: N, inf, or graph (default)")
+    s.add_argument("--trace", metavar="DIR", help="write the stream trace into DIR")
+    s.add_argument("--stats", action="store_true", help="print per-node statistics")
+    s.add_argument("--backend", default="python", help="backend name (default python)")
+    s.add_argument("--functional", action="store_true",
+                   help="untimed functional run (Python model only)")
+    s.add_argument("--output-dir", metavar="DIR",
+                   help="write outputs here: .npy (dense) or .mtx (sparse matrices)")
+    s.set_defaults(func=cmd_sim)
+
+    k = sub.add_parser("cosim", help="run a graph on several backends and compare traces")
+    k.add_argument("graph")
+    k.add_argument("--input", action="append", metavar="NAME=FILE")
+    k.add_argument("--backends", default="python,systemc",
+                   help="comma-separated backend names (default python,systemc)")
+    k.add_argument("--depth", type=_depth, default="graph")
+    k.add_argument("--trace", metavar="DIR", help="keep the traces in DIR")
+    k.set_defaults(func=cmd_cosim)
+
+    w = sub.add_parser("show", help="render a graph to SVG/PNG/PDF/DOT with Graphviz")
+    w.add_argument("graph")
+    w.add_argument("-o", "--output", help="output file (default: GRAPH with .svg)")
+    w.set_defaults(func=cmd_show)
+
+    d = sub.add_parser("demo", help="compile and simulate karate-club A times features H")
+    d.add_argument("--out", default="samfuse-demo", help="output directory "
+                   "(default ./samfuse-demo)")
+    d.add_argument("--features", type=int, default=16, help="columns of H (default 16)")
+    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--order", help="dataflow order (default: chosen by the compiler)")
+    d.set_defaults(func=cmd_demo)
+    return p
+
+
+#: errors that mean "bad input", printed as one line
+USER_ERRORS: tuple[type[BaseException], ...] = (
+    CliError, CompileError, GraphError, FormatError, StorageError, TraceFormatError,
+    InputError, SimulationError, ToolNotFoundError, OSError)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``samfuse`` command line; returns the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help or a usage error, already printed by argparse
+        return int(exc.code or 0)
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # stdout closed early (``samfuse compile … | head``)
+        _silence_stdout()
+        return 0
+    except USER_ERRORS as exc:
+        print(f"{PROG}: error: {_message(exc)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail too."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, CompileError):
+        return str(exc)  # the message, then the expression with a caret
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.strerror or exc}: {exc.filename!r}"
+    text = str(exc)
+    if isinstance(exc, SimulationError) and "\n" in text:
+        return text  # a deadlock lists the blocked nodes below its first line
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+if __name__ == "__main__":
+    sys.exit(main())

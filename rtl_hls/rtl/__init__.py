@@ -5,8 +5,15 @@ Takes an ``ir.Graph`` and produces a SystemVerilog top module that wires one
 plus the ``$readmemh`` memory images of the input tensors. See ``docs/rtl.md``.
 """
 
-from .netlist import (SV_DIR, Netlist, edge_signal, generate, module_name, rtl_sources,
-                      write_memories)
+from .netlist import (
+                      SV_DIR,
+                      Netlist,
+                      edge_signal,
+                      generate,
+                      module_name,
+                      rtl_sources,
+                      write_memories,
+)
 
 __all__ = ["generate", "Netlist", "write_memories", "rtl_sources", "module_name",
            "edge_signal", "SV_DIR"]

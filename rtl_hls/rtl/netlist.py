@@ -20,11 +20,11 @@ from __future__ import annotations
 import math
 import re
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
-from ir import CATALOGUE, BINARY_OPS, UNARY_OPS, Edge, FiberTree, Format, Graph, Node
+from ir import BINARY_OPS, CATALOGUE, UNARY_OPS, Edge, FiberTree, Format, Graph, Node
 
 __all__ = ["generate", "Netlist", "write_memories", "rtl_sources", "module_name",
            "edge_signal", "SV_DIR"]

@@ -16,6 +16,7 @@
 
 #include <cctype>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,7 +38,21 @@ struct NetState {
   }
 };
 
-class Primitive : public sc_core::sc_module {
+// Modules are created from Python, where no caller-owned sc_module_name can span the whole
+// constructor. This first base holds the name (keeping the module on SystemC's hierarchy
+// stack while its ports are built) until the constructor calls close().
+class ScopedModuleName {
+ protected:
+  explicit ScopedModuleName(const std::string& name) : text_(name) { name_.emplace(text_.c_str()); }
+  const sc_core::sc_module_name& module_name() const { return *name_; }
+  void close() { name_.reset(); }
+
+ private:
+  std::string text_;
+  std::optional<sc_core::sc_module_name> name_;
+};
+
+class Primitive : private ScopedModuleName, public sc_core::sc_module {
  public:
   sc_core::sc_in<bool> clk;
 
@@ -47,13 +62,14 @@ class Primitive : public sc_core::sc_module {
 
   SC_HAS_PROCESS(Primitive);
   Primitive(const std::string& id, const char* op, int n_in, int n_out)
-      : sc_core::sc_module(sc_core::sc_module_name(sc_name_for(id).c_str())),
-        clk("clk"), id_(id), op_(op), in_(n_in, nullptr), out_(n_out) {
+      : ScopedModuleName(sc_name_for(id)), sc_core::sc_module(module_name()), clk("clk"),
+        id_(id), op_(op), in_(n_in, nullptr), out_(n_out) {
     if (per_module_processes) {
       SC_METHOD(on_clock);
       sensitive << clk.pos();
       dont_initialize();
     }
+    close();  // derived classes add no SystemC objects
   }
 
   // One cycle; returns whether the module fired.

@@ -49,6 +49,9 @@ struct StreamError : std::runtime_error {
   StreamError(const std::string& node_, cycle_t cycle_, const std::string& format,
               tok_t a = 0, char ka = 0, tok_t b = 0, char kb = 0)
       : std::runtime_error(format), node(node_), cycle(cycle_), toks{a, b}, kinds{ka, kb} {}
+  tok_t tok(int i) const { return toks[i]; }
+  // The two kinds as a string, ' ' for an unused slot.
+  std::string kind_str() const { return {kinds[0] ? kinds[0] : ' ', kinds[1] ? kinds[1] : ' '}; }
 };
 
 // ---- value semantics -------------------------------------------------------------------

@@ -18,9 +18,10 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from ir import FiberTree, Graph
 
@@ -75,8 +76,11 @@ def _sim_env(sim: str) -> Iterator[None]:
         yield
         return
     root = _verilator_root()
-    old = {k: os.environ.get(k) for k in ("PATH", "VERILATOR_ROOT")}
+    old = {k: os.environ.get(k) for k in ("PATH", "VERILATOR_ROOT", "MAKEFLAGS")}
     os.environ["VERILATOR_ROOT"] = str(root)
+    # the wheel's verilated.mk names its build host's compiler and leaves the PCH include
+    # flag empty; command-line variables in MAKEFLAGS override both for the model's make
+    os.environ["MAKEFLAGS"] = "CXX=g++ CFG_CXXFLAGS_PCH_I=-include"
     os.environ["PATH"] = f"{root / 'bin'}{os.pathsep}{old['PATH'] or ''}"
     try:
         yield
@@ -106,10 +110,7 @@ def _build(netlist: Netlist, sim: str, waves: bool) -> tuple[Any, Path]:
     build_dir.mkdir(parents=True, exist_ok=True)
     top_file = build_dir / f"{netlist.top}.sv"
     runner = get_runner(sim)
-    # the PyPI wheel's verilated.mk names a build-host compiler and leaves the PCH include
-    # flag empty; override both so g++ builds the model
-    args = (["-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "0", "--x-initial", "0",
-             "-MAKEFLAGS", "CXX=g++ CFG_CXXFLAGS_PCH_I=-include"]
+    args = (["-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "0", "--x-initial", "0"]
             if sim == "verilator" else [])
     with open(build_dir / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

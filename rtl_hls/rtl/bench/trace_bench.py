@@ -26,11 +26,8 @@ async def replay(dut) -> None:
     last = plan["last_cycle"] + 4
     h = {}
     for e in edges:
-        h[e["sig"]] = {
-            "dout": getattr(dut, e["sig"] + "_dout"), "empty_n": getattr(dut, e["sig"] + "_empty_n"),
-            "read": getattr(dut, e["sig"] + "_read"), "din": getattr(dut, e["sig"] + "_din"),
-            "write": getattr(dut, e["sig"] + "_write"), "full_n": getattr(dut, e["sig"] + "_full_n"),
-        }
+        h[e["sig"]] = {k: getattr(dut, f"{e['sig']}_{k}")
+                       for k in ("dout", "empty_n", "read", "din", "write", "full_n")}
     head = {e["sig"]: 0 for e in edges}
     nwr = {e["sig"]: 0 for e in edges}
     obs = {e["sig"]: {"tokens": [], "cycles": [], "reads": []} for e in edges}

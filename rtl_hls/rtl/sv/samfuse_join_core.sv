@@ -54,9 +54,11 @@ module samfuse_join_core #(
   assign ref_a_din = oa;
   assign ref_b_din = ob;
 
-  task automatic emit(input logic [33:0] c, input logic [33:0] ra, input logic [33:0] rb,
-                      input logic pa, input logic pb);
-    if (sp) begin
+  // `space` is an argument, not read from `sp` inside: a combinational block's implicit
+  // sensitivity list does not look into task bodies (Icarus)
+  task automatic emit(input logic space, input logic [33:0] c, input logic [33:0] ra,
+                      input logic [33:0] rb, input logic pa, input logic pb);
+    if (space) begin
       wr = 1'b1;
       oc = c;
       oa = ra;
@@ -77,7 +79,7 @@ module samfuse_join_core #(
     if (!fin && heads) begin
       if (!UNION) begin
         if (ad && bd) begin
-          if (a == b) emit(crd_a_dout, ref_a_dout, ref_b_dout, 1'b1, 1'b1);
+          if (a == b) emit(sp, crd_a_dout, ref_a_dout, ref_b_dout, 1'b1, 1'b1);
           else begin
             pop_a = a < b;
             pop_b = b < a;
@@ -86,15 +88,15 @@ module samfuse_join_core #(
           pop_a = 1'b1;
           pop_b = bn;
         end else if (bd || bn) pop_b = 1'b1;
-        else emit(crd_a_dout, crd_a_dout, crd_a_dout, 1'b1, 1'b1);
+        else emit(sp, crd_a_dout, crd_a_dout, crd_a_dout, 1'b1, 1'b1);
       end else begin
         if (an || bn) begin
           pop_a = an;
           pop_b = bn;
-        end else if (ad && (!bd || a < b)) emit(crd_a_dout, ref_a_dout, NTOK, 1'b1, 1'b0);
-        else if (bd && (!ad || b < a)) emit(crd_b_dout, NTOK, ref_b_dout, 1'b0, 1'b1);
-        else if (ad) emit(crd_a_dout, ref_a_dout, ref_b_dout, 1'b1, 1'b1);
-        else emit(crd_a_dout, crd_a_dout, crd_a_dout, 1'b1, 1'b1);
+        end else if (ad && (!bd || a < b)) emit(sp, crd_a_dout, ref_a_dout, NTOK, 1'b1, 1'b0);
+        else if (bd && (!ad || b < a)) emit(sp, crd_b_dout, NTOK, ref_b_dout, 1'b0, 1'b1);
+        else if (ad) emit(sp, crd_a_dout, ref_a_dout, ref_b_dout, 1'b1, 1'b1);
+        else emit(sp, crd_a_dout, crd_a_dout, crd_a_dout, 1'b1, 1'b1);
       end
       if (wr && crd_a_dout[33:32] == TAG_DONE) fin_n = 1'b1;
     end

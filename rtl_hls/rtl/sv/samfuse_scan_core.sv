@@ -50,7 +50,9 @@ module samfuse_scan_core #(
   assign tag = ref_in_dout[33:32];
   assign val = ref_in_dout[31:0];
   assign sp = crd_full_n & ref_full_n;
+  /* verilator lint_off UNUSEDSIGNAL */  // only the seg address bits of ref + 1
   logic [31:0] val1;
+  /* verilator lint_on UNUSEDSIGNAL */
   assign val1 = val + 32'd1;
 
   always @* begin

@@ -1,0 +1,267 @@
+"""The SystemC backend: the C++ SystemC models of sim_models/systemc, driven through cppyy.
+
+SystemC elaborates once per process and cannot be restarted, so the parent only loads
+the library and JIT-compiles the headers (once), and every simulation — or batch of
+simulations, elaborated side by side in one design — runs in a forked child. The child
+returns plain data; the parent decodes it into the same :class:`SimResult` (outputs,
+cycles, node statistics, occupancy, trace) and the same errors as the Python model.
+A child that crashes or exceeds the timeout becomes a :class:`SystemCError`.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ir import DONE, EMPTY, REPEAT, EdgeTrace, FiberTree, Format, Graph, Trace, stop
+from sim_models.python import (DeadlockError, NodeStats, SimResult, SimulationError,
+                               bind_inputs, decode_levels)
+
+from ._backend import Backend, register
+from ._systemc_child import NetPlan, RawNet, child_main, plan_net, prepare, warm_seconds
+from ._systemc_load import load_seconds, missing
+
+__all__ = ["SystemCBackend", "SystemCError", "SystemCRun"]
+
+
+class SystemCError(RuntimeError):
+    """SystemC or the simulating child failed (an sc_report, a crash, a timeout)."""
+
+
+@dataclass
+class SystemCRun:
+    """One run of a batch: a graph, its inputs and how to run it."""
+
+    graph: Graph
+    inputs: Mapping[str, Any]
+    trace: bool = False
+    depth: int | None | str = "graph"
+
+
+@register
+class SystemCBackend(Backend):
+    """Clocked SystemC models of every primitive, cycle-exact with the Python model.
+
+    ``per_module_processes`` gives every primitive its own SC_METHOD (slower, same
+    cycles); ``vcd`` dumps each edge's handshake to ``<vcd>.vcd``; ``timeout`` (seconds,
+    default ``$SAMFUSE_SYSTEMC_TIMEOUT`` or 3600) bounds each child; ``max_cycles`` stops
+    a run early (0 = no limit).
+    """
+
+    name = "systemc"
+
+    def __init__(self, *, per_module_processes: bool = False, vcd: str | Path | None = None,
+                 timeout: float | None = None, max_cycles: int = 0) -> None:
+        self.per_module_processes = per_module_processes
+        self.vcd = None if vcd is None else str(vcd)
+        self.timeout = timeout if timeout is not None else \
+            float(os.environ.get("SAMFUSE_SYSTEMC_TIMEOUT", "3600"))
+        self.max_cycles = max_cycles
+        #: wall-clock split of the last batch: load (C++ compile, once per process), fork,
+        #: elaborate, simulate, extract, decode
+        self.last_timings: dict[str, float] = {}
+
+    @classmethod
+    def unavailable(cls) -> str | None:
+        return missing()
+
+    def run(self, graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
+            depth: int | None | str = "graph") -> SimResult:
+        (out,) = self.run_batch([SystemCRun(graph, inputs, trace, depth)])
+        if isinstance(out, Exception):
+            raise out
+        return out
+
+    def run_batch(self, runs: Sequence[SystemCRun]) -> list[SimResult | SimulationError]:
+        """Run several graphs in one child (one elaboration). Input errors raise here;
+        per-run simulation errors (deadlock, stream error) are returned in place."""
+        prepare()
+        start = time.perf_counter()
+        bound = [bind_inputs(r.graph, r.inputs) for r in runs]
+        plans = [plan_net(r.graph, b, trace=r.trace, depth=r.depth, max_cycles=self.max_cycles)
+                 for r, b in zip(runs, bound)]
+        forked = time.perf_counter()
+        raws, timings = self._fork(plans)
+        received = time.perf_counter()
+        results = [_decode(r.graph, raw) for r, raw in zip(runs, raws)]
+        done = time.perf_counter()
+        self.last_timings = {
+            "load": load_seconds(), "warm_up": warm_seconds(), "plan": forked - start,
+            "fork": timings["entered"] - forked, "elaborate": timings["elaborate"],
+            "simulate": timings["simulate"], "extract": timings["extract"],
+            "transfer": received - forked - (timings["entered"] - forked)
+            - timings["elaborate"] - timings["simulate"] - timings["extract"],
+            "decode": done - received, "clock_cycles": timings["clock_cycles"]}
+        for res in results:
+            if isinstance(res, SimResult):
+                res.wall_seconds = done - start
+        return results
+
+    # -- the child process ---------------------------------------------------------------
+    def _fork(self, plans: list[NetPlan]) -> tuple[list[RawNet], dict[str, float]]:
+        ctx = multiprocessing.get_context("fork")
+        recv, send = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=child_main, args=(send, plans, self.per_module_processes,
+                                                    self.vcd), daemon=True)
+        proc.start()
+        send.close()
+        try:
+            if not recv.poll(self.timeout):
+                proc.kill()
+                proc.join()
+                raise SystemCError(f"SystemC simulation timed out after {self.timeout:g} s "
+                                   "(the child was killed); raise SAMFUSE_SYSTEMC_TIMEOUT or "
+                                   "set max_cycles")
+            msg = recv.recv()
+        except EOFError:
+            proc.join()
+            raise SystemCError(f"the SystemC child process died without a result "
+                               f"({_exit_text(proc.exitcode)})") from None
+        finally:
+            recv.close()
+        proc.join()
+        if msg[0] == "error":
+            raise SystemCError(f"SystemC simulation failed: {msg[1]}")
+        return msg[1], msg[2]
+
+
+def _exit_text(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+# -- decoding the child's data -------------------------------------------------------------
+
+def _decode(graph: Graph, raw: RawNet) -> SimResult | SimulationError:
+    if raw.status == "deadlock":
+        return _deadlock(raw)
+    if raw.status == "error":
+        err = raw.error
+        assert err is not None
+        toks = [_token(w, k, graph.dtype) for w, k in zip(err.toks, err.kinds)]
+        text = err.format.format(*(repr(t) for t in toks))
+        return SimulationError(f"graph {graph.name!r}: node {err.node!r} at cycle "
+                               f"{err.cycle}: {text}")
+    if raw.status != "done":
+        return SimulationError(f"graph {graph.name!r}: SystemC run stopped at cycle "
+                               f"{raw.end_cycle} ({raw.status})")
+    writers = [n for n in raw.nodes if n.op in ("level_writer", "value_writer")]
+    cycles = max((n.done_cycle for n in writers), default=-1) + 1
+    result = SimResult(graph.name, _outputs(graph, raw), cycles)
+    result.nodes = {n.id: NodeStats(n.op, n.fires, n.stall_in, n.stall_out, n.done_cycle)
+                    for n in raw.nodes}
+    result.max_occupancy = {e.name: e.max_occ for e in raw.edges}
+    if raw.edges and raw.edges[0].words is not None:
+        kinds = {e.name: e.kind for e in graph.edges}
+        result.trace = Trace(graph.name, {
+            e.name: _edge_trace(e.name, kinds[e.name], graph.dtype, e.words, e.cycles)
+            for e in raw.edges})
+    return result
+
+
+def _outputs(graph: Graph, raw: RawNet) -> dict[str, FiberTree]:
+    """Output tensors from the writers' records, decoded as the Python model does."""
+    outs: dict[str, FiberTree] = {}
+    val_dtype = np.float32 if graph.dtype == "float32" else np.int32
+    for name, spec in graph.tensors.items():
+        if spec.role != "output":
+            continue
+        levels: dict[int, tuple] = {}
+        vals = None
+        for nid, rec in raw.writers.items():
+            node = graph.nodes[nid]
+            if node.params.get("tensor") != name:
+                continue
+            if node.op == "level_writer":
+                crd, pos, lvl = rec
+                levels[node.params["level"]] = (crd.tolist(), list(zip(pos.tolist(),
+                                                                        lvl.tolist())))
+            else:
+                vals = rec[0].view(val_dtype)
+        ndim = len(spec.shape)
+        if vals is None or sorted(levels) != list(range(ndim)):
+            raise SimulationError(f"output {name!r} needs a value writer and level writers "
+                                  f"for levels 0..{ndim - 1}; found levels {sorted(levels)}")
+        segs = decode_levels([levels[i] for i in range(ndim)])
+        outs[name] = FiberTree.from_written(spec.shape, Format.parse(spec.format, ndim), segs,
+                                            vals, dtype=graph.dtype)
+    return outs
+
+
+def _token(word: int, kind: str, dtype: str) -> Any:
+    """One hardware word as a Python token; ``kind``: c crd/ref, v value, r repsig."""
+    tag, payload = word >> 32, word & 0xFFFFFFFF
+    if tag == 1:
+        return stop(payload)
+    if tag == 2:
+        return EMPTY
+    if tag == 3:
+        return DONE
+    if kind == "r":
+        return REPEAT
+    if kind == "v":
+        arr = np.array([payload], np.uint32)
+        return float(arr.view(np.float32)[0]) if dtype == "float32" \
+            else int(arr.view(np.int32)[0])
+    return payload
+
+
+def _edge_trace(name: str, kind: str, dtype: str, words: np.ndarray,
+                cycles: np.ndarray) -> EdgeTrace:
+    numeric = "float" if kind == "val" and dtype == "float32" else "int"
+    low = (words & 0xFFFFFFFF).astype(np.uint32)
+    if kind == "repsig":
+        toks: list = [REPEAT] * len(words)
+    elif kind == "val":
+        toks = low.view(np.float32 if numeric == "float" else np.int32).tolist()
+    else:
+        toks = low.tolist()
+    tags = (words >> 32).astype(np.uint8)
+    for i in np.flatnonzero(tags).tolist():
+        t = int(tags[i])
+        toks[i] = stop(int(low[i])) if t == 1 else EMPTY if t == 2 else DONE
+    return EdgeTrace(name, kind, numeric, toks, cycles.tolist())
+
+
+def _deadlock(raw: RawNet) -> DeadlockError:
+    """The report the Python model gives: blocked nodes, their edges, a wait-for cycle."""
+    edges = {e.name: e for e in raw.edges}
+    blocked, waits_on = [], {}
+    for n in raw.nodes:
+        if n.finished or n.blocked is None:
+            continue
+        e = edges[n.blocked]
+        if n.blocked_on_input:
+            why = "input empty" + ("; its producer has finished" if e.writer_finished else "")
+            other = e.writer
+        else:
+            why = f"output full ({e.unread}/{e.depth} tokens unread)"
+            other = e.reader
+        blocked.append((n.id, n.blocked, why))
+        waits_on[n.id] = other
+    return DeadlockError(raw.end_cycle, blocked, _wait_cycle(waits_on))
+
+
+def _wait_cycle(waits_on: dict[str, str]) -> list[str]:
+    """Follow the wait-for graph from each blocked node until a node repeats."""
+    for start in waits_on:
+        seen: list[str] = []
+        n = start
+        while n in waits_on and n not in seen:
+            seen.append(n)
+            n = waits_on[n]
+        if n in seen:
+            return seen[seen.index(n):] + [n]
+    return []

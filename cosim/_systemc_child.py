@@ -1,0 +1,344 @@
+"""The simulating side of the SystemC backend: plan in the parent, elaborate and run in a
+forked child, hand back plain data.
+
+``plan_net`` (parent) turns a graph and its bound input tensors into per-node constructor
+arguments, so input errors surface in the caller with their own exception types.
+``run_plans`` (child) instantiates one ``samfuse::Net`` per plan from those arguments,
+binds every edge, runs them all in one SystemC elaboration and extracts the results as
+numpy arrays and tuples. Only strings and plain data cross the process boundary.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ir import CompressedLevel, DenseLevel, FiberTree, Graph, GraphBuilder, Node, examples
+from sim_models.python import InputError, bind_inputs
+
+from ._systemc_load import load
+
+__all__ = ["MODEL_CLASSES", "NetPlan", "RawNet", "RawNode", "RawEdge", "RawError",
+           "plan_net", "run_plans", "child_main", "prepare", "warm_seconds", "STATUS",
+           "SystemCRunError"]
+
+#: catalogue primitive -> C++ class in namespace samfuse (sim_models/systemc)
+MODEL_CLASSES: dict[str, str] = {
+    "root": "Root", "scan_compressed": "ScanCompressed", "scan_dense": "ScanDense",
+    "repsig": "RepSig", "repeat": "Repeat", "array": "Array", "intersect": "Intersect",
+    "union": "Union", "alu": "Alu", "unary": "Unary", "reduce": "Reduce", "spacc": "SpAcc",
+    "crddrop": "CrdDrop", "crdhold": "CrdHold", "level_writer": "LevelWriter",
+    "value_writer": "ValueWriter",
+}
+STATUS = {1: "done", 2: "deadlock", 3: "error", 4: "limit"}
+_BINARY = {"add": 0, "sub": 1, "mul": 2, "div": 3, "max": 4, "min": 5}
+_UNARY = {"relu": 0, "exp": 1, "neg": 2, "rsqrt": 3, "add_const": 4, "mul_const": 5,
+          "div_const": 6}
+_DUMMY = np.zeros(1, np.uint32)  # cppyy cannot pass an empty buffer as a pointer
+
+
+@dataclass
+class NetPlan:
+    """Everything the child needs to build one graph instance."""
+
+    name: str
+    trace: bool
+    max_cycles: int
+    nodes: list[tuple[str, str, tuple]]           # (id, op, constructor args after id)
+    edges: list[tuple[str, int]]                  # (name, depth; 0 = unbounded)
+    inputs: list[tuple[str, str, str]]            # (node, port, edge)
+    outputs: list[tuple[str, str, str]]           # (node, port, edge), forks in edge order
+
+
+@dataclass
+class RawNode:
+    id: str
+    op: str
+    fires: int
+    stall_in: int
+    stall_out: int
+    done_cycle: int
+    finished: bool
+    blocked: str | None
+    blocked_on_input: bool
+    state: str
+
+
+@dataclass
+class RawEdge:
+    name: str
+    depth: int | None
+    writer: str
+    reader: str
+    max_occ: int
+    unread: int
+    writer_finished: bool
+    words: np.ndarray | None = None   # trace: token words (2-bit tag << 32 | payload)
+    cycles: np.ndarray | None = None  # trace: write cycles
+
+
+@dataclass
+class RawError:
+    node: str
+    cycle: int
+    format: str
+    toks: tuple[int, int]
+    kinds: str
+
+
+@dataclass
+class RawNet:
+    status: str
+    end_cycle: int
+    nodes: list[RawNode]
+    edges: list[RawEdge]
+    writers: dict[str, tuple] = field(default_factory=dict)
+    error: RawError | None = None
+
+
+# -- planning (parent) -----------------------------------------------------------------
+
+def _u32(a: Any) -> tuple[np.ndarray, int]:
+    arr = np.ascontiguousarray(np.asarray(a, dtype=np.int64).astype(np.uint32))
+    return (arr if len(arr) else _DUMMY), len(arr)
+
+
+def _level(node: Node, tensors: dict[str, FiberTree]) -> tuple[FiberTree, int, Any]:
+    name, lvl = node.params["tensor"], node.params["level"]
+    tree = tensors[name]
+    if lvl >= len(tree.levels):
+        raise InputError(f"node {node.id!r} scans level {lvl} of tensor {name!r}, which has "
+                         f"{len(tree.levels)} levels")
+    want = CompressedLevel if node.op == "scan_compressed" else DenseLevel
+    level = tree.levels[lvl]
+    if not isinstance(level, want):
+        raise InputError(f"node {node.id!r} ({node.op}) scans level {lvl} of tensor {name!r},"
+                         f" which is stored as {type(level).__name__}")
+    return tree, lvl, level
+
+
+def _unary_args(node: Node, fp: bool) -> tuple:
+    """(op, fp, binary32 constant, int(const) mod 2^32, int(const) clamped to +-2^62)."""
+    const = float(node.params["const"])
+    with np.errstate(over="ignore", invalid="ignore"):
+        bits = int(np.array([const], np.float32).view(np.uint32)[0])
+    ic = int(const) if math.isfinite(const) else 0
+    return (_UNARY[node.params["op"]], fp, bits, ic % (1 << 32),
+            max(min(ic, 1 << 62), -(1 << 62)))
+
+
+def _node_args(node: Node, tensors: dict[str, FiberTree], fp: bool) -> tuple:
+    op = node.op
+    if op == "scan_compressed":
+        _, _, level = _level(node, tensors)
+        seg, nseg = _u32(level.seg)
+        crd, ncrd = _u32(level.crd)
+        return (seg, nseg, crd, ncrd)
+    if op == "scan_dense":
+        tree, lvl, level = _level(node, tensors)
+        return (level.size, tree.num_fibers(lvl))
+    if op == "array":
+        vals = tensors[node.params["tensor"]].vals
+        bits = np.ascontiguousarray(vals.astype(np.float32 if fp else np.int32)).view(np.uint32)
+        return ((bits if len(bits) else _DUMMY), len(bits))
+    if op == "alu":
+        return (_BINARY[node.params["op"]], fp)
+    if op == "unary":
+        return _unary_args(node, fp)
+    if op == "reduce":
+        return (node.params["op"] == "max", fp)
+    if op == "spacc":
+        return (fp,)
+    return ()
+
+
+def plan_net(graph: Graph, tensors: dict[str, FiberTree], *, trace: bool,
+             depth: int | None | str, max_cycles: int = 0) -> NetPlan:
+    """Constructor arguments and wiring of one graph; raises InputError on bad tensors."""
+    fp = graph.dtype == "float32"
+    nodes = [(nid, graph.nodes[nid].op, _node_args(graph.nodes[nid], tensors, fp))
+             for nid in graph.topological_order()]
+    edges = []
+    for e in graph.edges:
+        d = e.depth if depth == "graph" else depth
+        edges.append((e.name, 0 if d is None else int(d)))
+    inputs = [(nid, port, e.name) for nid in graph.nodes
+              for port, e in graph.in_edges[nid].items()]
+    outputs = [(nid, port, e.name) for nid in graph.nodes
+               for port, es in graph.out_edges[nid].items() for e in es]
+    return NetPlan(graph.name, trace, max_cycles, nodes, edges, inputs, outputs)
+
+
+# -- elaboration and run (child) -------------------------------------------------------
+
+def _ports(cls: Any, which: str) -> dict[str, int]:
+    names = str(getattr(cls, which)())
+    return {p: i for i, p in enumerate(names.split(",")) if p}
+
+
+def _elaborate(sf: Any, plan: NetPlan, index: int, keep: list) -> Any:
+    net = sf.Net(f"j{index}_{plan.name}", plan.trace)
+    keep.append(net)
+    if plan.max_cycles:
+        net.set_max_cycles(plan.max_cycles)
+    fifo = {name: net.add_fifo(name, depth) for name, depth in plan.edges}
+    node_index: dict[str, int] = {}
+    classes: dict[str, Any] = {}
+    for nid, op, args in plan.nodes:
+        cls = classes[nid] = getattr(sf, MODEL_CLASSES[op])
+        module = cls(nid, *args)
+        keep.append(module)
+        node_index[nid] = net.add(module)
+    for nid, port, edge in plan.inputs:
+        net.bind_input(node_index[nid], _ports(classes[nid], "inputs")[port], fifo[edge])
+    for nid, port, edge in plan.outputs:
+        net.bind_output(node_index[nid], _ports(classes[nid], "outputs")[port], fifo[edge])
+    return net
+
+
+def _vector(v: Any, dtype: Any) -> np.ndarray:
+    n = int(v.size())
+    if n == 0:
+        return np.zeros(0, dtype)
+    return np.frombuffer(v.data(), dtype=dtype, count=n).copy()
+
+
+def _extract(net: Any, plan: NetPlan) -> RawNet:
+    nodes, writers = [], {}
+    for i in range(net.num_nodes()):
+        m = net.node(i)
+        blk = m.blocked
+        nodes.append(RawNode(str(m.node_id()), str(m.op()), int(m.fires), int(m.stall_in),
+                             int(m.stall_out), int(m.done_cycle), bool(m.finished()),
+                             None if not blk else str(blk.name()), bool(m.blocked_on_input),
+                             str(m.describe_state())))
+        if nodes[-1].op == "level_writer":
+            writers[nodes[-1].id] = (_vector(m.crd, np.uint32), _vector(m.stop_pos, np.int64),
+                                     _vector(m.stop_level, np.int64))
+        elif nodes[-1].op == "value_writer":
+            writers[nodes[-1].id] = (_vector(m.vals, np.uint32),)
+    edges = []
+    for i in range(net.num_fifos()):
+        f = net.fifo(i)
+        w, r, d = int(f.writer), int(f.reader), int(f.depth())
+        edge = RawEdge(str(f.name()), d if d > 0 else None, nodes[w].id, nodes[r].id,
+                       int(f.max_occ), int(f.unread()), nodes[w].finished)
+        if plan.trace:
+            edge.words = _vector(f.trace_toks, np.uint64)
+            edge.cycles = _vector(f.trace_cycles, np.int64)
+        edges.append(edge)
+    err = net.error()
+    raw_err = None
+    if err:
+        raw_err = RawError(str(err.node), int(err.cycle), str(err.what()),
+                           (int(err.tok(0)), int(err.tok(1))), str(err.kind_str()))
+    return RawNet(STATUS.get(int(net.status()), "running"), int(net.end_cycle()), nodes,
+                  edges, writers, raw_err)
+
+
+def run_plans(plans: list[NetPlan], *, per_module: bool = False, vcd: str | None = None,
+              keep: list | None = None) -> tuple[list[RawNet], dict[str, float]]:
+    """Elaborate every plan into one SystemC design, simulate, extract (child only).
+
+    ``keep`` receives the C++ objects, which must outlive the run (cppyy owns them)."""
+    t0 = time.perf_counter()
+    sf = load()
+    design = sf.Design("samfuse_top", per_module)
+    keep = [] if keep is None else keep
+    keep.append(design)
+    nets = [_elaborate(sf, plan, i, keep) for i, plan in enumerate(plans)]
+    for net in nets:
+        design.add_net(net)
+    if vcd:
+        design.trace_vcd(vcd)
+    t1 = time.perf_counter()
+    problem = str(design.run())
+    t2 = time.perf_counter()
+    if problem:
+        raise SystemCRunError(problem)
+    raws = [_extract(net, plan) for net, plan in zip(nets, plans)]
+    t3 = time.perf_counter()
+    return raws, {"elaborate": t1 - t0, "simulate": t2 - t1, "extract": t3 - t2,
+                  "clock_cycles": float(design.cycles)}
+
+
+# -- JIT warm-up (parent) ----------------------------------------------------------------
+
+_WARM_LOCK = threading.Lock()
+_WARM: dict[str, Any] = {}
+
+
+def _warm_graphs() -> list[tuple[Graph, dict[str, Any]]]:
+    """Small graphs that together use every primitive (values do not matter)."""
+    eye = np.eye(3, dtype=np.float32)
+    g = GraphBuilder("warm_hold_unary")
+    g.tensor("A", (3, 3), "dc")
+    g.tensor("X", (3, 3), "dc", role="output")
+    for nid, op, kw in [("r", "root", {}), ("Ai", "scan_dense", {"tensor": "A", "level": 0}),
+                        ("Aj", "scan_compressed", {"tensor": "A", "level": 1}),
+                        ("hold", "crdhold", {}), ("Av", "array", {"tensor": "A"}),
+                        ("u", "unary", {"op": "exp"}),
+                        ("Xi", "level_writer", {"tensor": "X", "level": 0}),
+                        ("Xj", "level_writer", {"tensor": "X", "level": 1}),
+                        ("Xv", "value_writer", {"tensor": "X"})]:
+        g.node(nid, op, **kw)
+    for src, dst in [("r.ref", "Ai.ref_in"), ("Ai.ref", "Aj.ref_in"), ("Ai.crd", "hold.outer_in"),
+                     ("Aj.crd", "hold.inner_in"), ("hold.outer", "Xi.crd"),
+                     ("hold.inner", "Xj.crd"), ("Aj.ref", "Av.ref"), ("Av.val", "u.a"),
+                     ("u.val", "Xv.val")]:
+        g.edge(src, dst)
+    return [(g.build(), {"A": eye}), (examples.spmv(3, 3), {"B": eye, "c": eye[0]}),
+            (examples.spmm_ikj(3, 3, 3), {"B": eye, "C": eye}),
+            (examples.elementwise(3, 3, "add"), {"A": eye, "B": eye})]
+
+
+def prepare() -> Any:
+    """Load SystemC and JIT-compile every model *in this process*, once.
+
+    cppyy compiles a constructor or method the first time Python calls it; left to the
+    forked children, every child would pay seconds of JIT again. So the parent elaborates
+    and runs a throwaway design using every primitive, keeps those objects alive forever
+    (destroying them would touch SystemC state), and then abandons that simulation context
+    so that children start from an empty one."""
+    sf = load()
+    with _WARM_LOCK:
+        if "seconds" not in _WARM:
+            start = time.perf_counter()
+            plans = [plan_net(g, bind_inputs(g, ins), trace=True, depth="graph")
+                     for g, ins in _warm_graphs()]
+            run_plans(plans, keep=_IMMORTAL)
+            sf.fresh_simcontext()
+            _WARM["seconds"] = time.perf_counter() - start
+    return sf
+
+
+def warm_seconds() -> float:
+    """Wall time of the JIT warm-up in this process (0 if it has not happened)."""
+    return float(_WARM.get("seconds", 0.0))
+
+
+class SystemCRunError(RuntimeError):
+    """SystemC itself reported an error (an sc_report), as text."""
+
+
+#: C++ objects of this process's simulation. Never released: tearing SystemC modules down
+#: is slow and pointless, since the child ends with os._exit.
+_IMMORTAL: list = []
+
+
+def child_main(conn: Any, plans: list[NetPlan], per_module: bool, vcd: str | None) -> None:
+    """Entry point of the forked child: run, then send back data or an error string."""
+    entered = time.perf_counter()
+    try:
+        raws, timings = run_plans(plans, per_module=per_module, vcd=vcd, keep=_IMMORTAL)
+        timings["entered"] = entered
+        msg: tuple = ("ok", raws, timings)
+    except BaseException as exc:  # noqa: BLE001 - everything must become a string here
+        msg = ("error", f"{type(exc).__name__}: {exc}")
+    conn.send(msg)
+    conn.close()
