@@ -78,8 +78,8 @@ class CosimReport:
                          else str(res.cycles), "-" if res is None else str(res.firings),
                          f"{run.wall_seconds:.3f}", outputs, traces))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        lines = [head] + ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
-                          for r in rows]
+        lines = [head] + ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True))
+                          .rstrip() for r in rows]
         for name, run in self.runs.items():
             if run.error is not None:
                 lines.append(f"{name} failed: {run.error}")

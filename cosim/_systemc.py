@@ -21,9 +21,15 @@ from typing import Any
 
 import numpy as np
 
-from ir import DONE, EMPTY, REPEAT, EdgeTrace, FiberTree, Format, Graph, Trace, stop
-from sim_models.python import (DeadlockError, NodeStats, SimResult, SimulationError,
-                               bind_inputs, decode_levels)
+from ir import DONE, EMPTY, REPEAT, EdgeTrace, FiberTree, Format, Graph, StorageError, Trace, stop
+from sim_models.python import (
+    DeadlockError,
+    NodeStats,
+    SimResult,
+    SimulationError,
+    bind_inputs,
+    decode_levels,
+)
 
 from ._backend import Backend, register
 from ._systemc_child import NetPlan, RawNet, child_main, plan_net, prepare, warm_seconds
@@ -80,18 +86,20 @@ class SystemCBackend(Backend):
             raise out
         return out
 
-    def run_batch(self, runs: Sequence[SystemCRun]) -> list[SimResult | SimulationError]:
+    def run_batch(self, runs: Sequence[SystemCRun]) -> list[SimResult | Exception]:
         """Run several graphs in one child (one elaboration). Input errors raise here;
-        per-run simulation errors (deadlock, stream error) are returned in place."""
+        per-run failures (deadlock, stream error, undecodable output) are returned in
+        place, as the exception the Python model would raise."""
         prepare()
         start = time.perf_counter()
         bound = [bind_inputs(r.graph, r.inputs) for r in runs]
         plans = [plan_net(r.graph, b, trace=r.trace, depth=r.depth, max_cycles=self.max_cycles)
-                 for r, b in zip(runs, bound)]
+                 for r, b in zip(runs, bound, strict=True)]
         forked = time.perf_counter()
         raws, timings = self._fork(plans)
         received = time.perf_counter()
-        results = [_decode(r.graph, raw) for r, raw in zip(runs, raws)]
+        results = [_decode_or_error(r.graph, raw)
+                   for r, raw in zip(runs, raws, strict=True)]
         done = time.perf_counter()
         self.last_timings = {
             "load": load_seconds(), "warm_up": warm_seconds(), "plan": forked - start,
@@ -144,13 +152,21 @@ def _exit_text(code: int | None) -> str:
 
 # -- decoding the child's data -------------------------------------------------------------
 
+def _decode_or_error(graph: Graph, raw: RawNet) -> SimResult | Exception:
+    try:
+        return _decode(graph, raw)
+    except (SimulationError, StorageError) as exc:  # what simulate() would raise
+        return exc
+
+
 def _decode(graph: Graph, raw: RawNet) -> SimResult | SimulationError:
     if raw.status == "deadlock":
         return _deadlock(raw)
     if raw.status == "error":
         err = raw.error
         assert err is not None
-        toks = [_token(w, k, graph.dtype) for w, k in zip(err.toks, err.kinds)]
+        toks = [_token(w, k, graph.dtype)
+                for w, k in zip(err.toks, err.kinds, strict=True)]
         text = err.format.format(*(repr(t) for t in toks))
         return SimulationError(f"graph {graph.name!r}: node {err.node!r} at cycle "
                                f"{err.cycle}: {text}")
@@ -186,8 +202,8 @@ def _outputs(graph: Graph, raw: RawNet) -> dict[str, FiberTree]:
                 continue
             if node.op == "level_writer":
                 crd, pos, lvl = rec
-                levels[node.params["level"]] = (crd.tolist(), list(zip(pos.tolist(),
-                                                                        lvl.tolist())))
+                stops = list(zip(pos.tolist(), lvl.tolist(), strict=True))
+                levels[node.params["level"]] = (crd.tolist(), stops)
             else:
                 vals = rec[0].view(val_dtype)
         ndim = len(spec.shape)

@@ -261,7 +261,7 @@ def run_plans(plans: list[NetPlan], *, per_module: bool = False, vcd: str | None
     t2 = time.perf_counter()
     if problem:
         raise SystemCRunError(problem)
-    raws = [_extract(net, plan) for net, plan in zip(nets, plans)]
+    raws = [_extract(net, plan) for net, plan in zip(nets, plans, strict=True)]
     t3 = time.perf_counter()
     return raws, {"elaborate": t1 - t0, "simulate": t2 - t1, "extract": t3 - t2,
                   "clock_cycles": float(design.cycles)}

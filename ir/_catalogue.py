@@ -124,6 +124,10 @@ _ENTRIES = [
     Primitive("spacc", "sparse vector accumulator: sums the inner fibers of each outer fiber,"
               " emits them sorted by crd", _ports("crd_in:crd", "val_in:val"),
               _ports("crd:crd", "val:val")),
+    Primitive("spacc2", "sparse matrix accumulator: sums the level-1/level-0 sub-matrices of "
+              "each level-2 fiber by (crd1, crd0), emits them sorted",
+              _ports("crd1_in:crd", "crd0_in:crd", "val_in:val"),
+              _ports("crd1:crd", "crd0:crd", "val:val")),
     Primitive("crddrop", "coordinate dropper: drops outer crds whose inner fiber is empty",
               _ports("outer_in:crd", "inner_in:crd"), _ports("outer:crd", "inner:crd")),
     Primitive("crdhold", "coordinate hold: repeats each outer crd once per inner crd",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ._graph import Graph, GraphBuilder
 
-__all__ = ["spmv", "spmm_ijk", "spmm_ikj", "sddmm", "elementwise", "ttv", "KERNELS"]
+__all__ = ["spmv", "spmm_ijk", "spmm_ikj", "spmm_kij", "sddmm", "elementwise", "ttv", "KERNELS"]
 
 
 def spmv(m: int, n: int, b_fmt: str = "dc", depth: int | None = 2,
@@ -121,6 +121,46 @@ def spmm_ikj(m: int, k: int, n: int, b_fmt: str = "dc", c_fmt: str = "dc",
                  ("acc.crd", "Xj.crd"), ("acc.val", "Xv.val")]:
         g.edge(s, d)
     return g.build(kernel="spmm_ikj")
+
+
+def spmm_kij(m: int, k: int, n: int, depth: int | None = 2, dtype: str = "float32") -> Graph:
+    """X(i,j) = B(i,k) * C(k,j), outer-product order k,i,j: B column-major (k outer), C
+    row-major; the reduction over the outermost index needs the matrix accumulator."""
+    g = GraphBuilder("spmm_kij", dtype, depth)
+    g.tensor("B", (m, k), "dc:1,0")
+    g.tensor("C", (k, n), "dc")
+    g.tensor("X", (m, n), "cc", role="output")
+    g.node("rootB", "root")
+    g.node("rootC", "root")
+    g.node("Bk", "scan_dense", tensor="B", level=0)
+    g.node("Ck", "scan_dense", tensor="C", level=0)
+    g.node("isect_k", "intersect")
+    g.node("Bi", "scan_compressed", tensor="B", level=1)
+    g.node("rs_i", "repsig")
+    g.node("rep_C", "repeat")
+    g.node("Cj", "scan_compressed", tensor="C", level=1)
+    g.node("rs_j", "repsig")
+    g.node("rep_B", "repeat")
+    g.node("Bv", "array", tensor="B")
+    g.node("Cv", "array", tensor="C")
+    g.node("mul", "alu", op="mul")
+    g.node("acc", "spacc2")
+    g.node("Xi", "level_writer", tensor="X", level=0)
+    g.node("Xj", "level_writer", tensor="X", level=1)
+    g.node("Xv", "value_writer", tensor="X")
+    for s, d in [("rootB.ref", "Bk.ref_in"), ("rootC.ref", "Ck.ref_in"),
+                 ("Bk.crd", "isect_k.crd_a"), ("Bk.ref", "isect_k.ref_a"),
+                 ("Ck.crd", "isect_k.crd_b"), ("Ck.ref", "isect_k.ref_b"),
+                 ("isect_k.ref_a", "Bi.ref_in"), ("Bi.crd", "rs_i.crd"),
+                 ("isect_k.ref_b", "rep_C.ref_in"), ("rs_i.repsig", "rep_C.repsig"),
+                 ("rep_C.ref", "Cj.ref_in"), ("Cj.crd", "rs_j.crd"),
+                 ("Bi.ref", "rep_B.ref_in"), ("rs_j.repsig", "rep_B.repsig"),
+                 ("rep_B.ref", "Bv.ref"), ("Cj.ref", "Cv.ref"), ("Bv.val", "mul.a"),
+                 ("Cv.val", "mul.b"), ("Bi.crd", "acc.crd1_in"), ("Cj.crd", "acc.crd0_in"),
+                 ("mul.val", "acc.val_in"), ("acc.crd1", "Xi.crd"), ("acc.crd0", "Xj.crd"),
+                 ("acc.val", "Xv.val")]:
+        g.edge(s, d)
+    return g.build(kernel="spmm_kij")
 
 
 def sddmm(m: int, n: int, k: int, b_fmt: str = "dc", depth: int | None = 2,
@@ -264,5 +304,5 @@ def _kind(fmt: str, level: int) -> str:
     return "dense" if letters[level] == "d" else "compressed"
 
 
-KERNELS = {"spmv": spmv, "spmm_ijk": spmm_ijk, "spmm_ikj": spmm_ikj, "sddmm": sddmm,
+KERNELS = {"spmv": spmv, "spmm_ijk": spmm_ijk, "spmm_ikj": spmm_ikj, "spmm_kij": spmm_kij, "sddmm": sddmm,
            "elementwise": elementwise, "ttv": ttv}

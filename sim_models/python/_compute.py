@@ -7,7 +7,7 @@ from ir import DONE, EMPTY, Stop, stop
 from ._actor import Actor
 from ._values import binary_op, reduce_identity, unary_op, zero
 
-__all__ = ["Alu", "Unary", "Reduce", "SpAcc"]
+__all__ = ["Alu", "Unary", "Reduce", "SpAcc", "SpAcc2"]
 
 
 class Alu(Actor):
@@ -231,3 +231,110 @@ class SpAcc(Actor):
             oc.push(c0, ft)
             ov.push(v0, ft)
             self.drain, self.drain_pos = entries, 1
+
+
+class SpAcc2(Actor):
+    """Sparse matrix accumulator: the two-level form of :class:`SpAcc`.
+
+    Input streams nest [outer][crd1][crd0]; ``crd1_in`` holds one crd per level-0 fiber.
+    Values are summed by (crd1, crd0) over the outer fiber; when it ends (``S_k``, k>1 on
+    ``crd0_in``) the matrix is emitted row by row: a row's crd1 goes out with its first
+    entry, rows are separated by ``S0`` on crd0/val and the last one closes with the
+    lowered stops (``S_{k-2}`` on crd1, ``S_{k-1}`` on crd0 and val).
+    """
+
+    op = "spacc2"
+
+    def __init__(self, node, inputs, outputs, ctx):
+        super().__init__(node, inputs, outputs, ctx)
+        self.c1, self.c0, self.vi = inputs["crd1_in"], inputs["crd0_in"], inputs["val_in"]
+        self.outs = (outputs["crd1"], outputs["crd0"], outputs["val"])
+        self.f = binary_op("add", self.dtype)
+        self.zero = zero(self.dtype)
+        self.acc: dict[int, dict[int, float | int]] = {}
+        self.drain: list[tuple] = []
+        self.drain_pos = 0
+
+    def _space(self, step):
+        st = 0
+        for ch, tok in zip(self.outs, step, strict=True):
+            if tok is None:
+                continue
+            s = ch.space()
+            if s < 0:
+                return -1, ch
+            if s > st:
+                st = s
+        return st, None
+
+    def _steps(self, k: int) -> list[tuple]:
+        """The output firings for the accumulated matrix, closed by input stop ``S_k``."""
+        steps: list[tuple] = []
+        rows = sorted(self.acc.items())
+        for r, (i, row) in enumerate(rows):
+            for n, (j, v) in enumerate(sorted(row.items())):
+                steps.append((i if n == 0 else None, j, v))
+            if r < len(rows) - 1:
+                steps.append((None, stop(0), stop(0)))
+        steps.append((stop(k - 2), stop(k - 1), stop(k - 1)))
+        self.acc = {}
+        return steps
+
+    def run(self):
+        c1, c0, vi = self.c1, self.c0, self.vi
+        while True:
+            if self.drain_pos < len(self.drain):
+                step = self.drain[self.drain_pos]
+                st, blk = self._space(step)
+                if blk is not None:
+                    return blk
+                ft = self.fire_at(0, st)
+                for ch, tok in zip(self.outs, step, strict=True):
+                    if tok is not None:
+                        ch.push(tok, ft)
+                self.drain_pos += 1
+                if step[0] is DONE:
+                    self.finish(ft)
+                    return None
+                continue
+            rt = -1
+            for ch in (c0, vi, c1):
+                r = ch.ready()
+                if r < 0:
+                    return ch
+                if r > rt:
+                    rt = r
+            j, v, i = c0.peek(), vi.peek(), c1.peek()
+            i_crd = i.__class__ is int
+            if j.__class__ is int or j is EMPTY:
+                if not i_crd or v.__class__ is Stop or v is DONE:
+                    raise self.error(f"crd0_in holds {j!r} with crd1_in {i!r}, val_in {v!r}")
+                ft = self.fire_at(rt, 0)
+                c0.pop(ft)
+                vi.pop(ft)
+                if j is not EMPTY:
+                    row = self.acc.setdefault(i, {})
+                    row[j] = self.f(row.get(j, self.zero), self.zero if v is EMPTY else v)
+                continue
+            if j != v:
+                raise self.error(f"misaligned streams: crd0_in holds {j!r}, val_in {v!r}")
+            ft = self.fire_at(rt, 0)
+            if j is DONE:
+                if i is not DONE:
+                    raise self.error(f"crd0_in ended (D) while crd1_in holds {i!r}")
+                for ch in (c0, vi, c1):
+                    ch.pop(ft)
+                self.drain, self.drain_pos = [(DONE, DONE, DONE)], 0
+                continue
+            if i_crd:  # a level-0 fiber closes: its crd1 is done
+                c1.pop(ft)
+                if j.level == 0:
+                    c0.pop(ft)
+                    vi.pop(ft)
+                continue
+            if j.level == 0 or i.__class__ is not Stop or i.level != j.level - 1:
+                raise self.error(f"misaligned streams: crd0_in holds {j!r}, crd1_in {i!r}")
+            for ch in (c0, vi, c1):
+                ch.pop(ft)
+            if j.level >= 2:
+                self.drain, self.drain_pos = self._steps(j.level), 0

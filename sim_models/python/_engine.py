@@ -17,7 +17,7 @@ from ir import CATALOGUE, EdgeTrace, FiberTree, Format, Graph, Trace
 
 from ._actor import Actor, StreamError
 from ._channel import Channel, Fanout, NullChannel
-from ._compute import Alu, Reduce, SpAcc, Unary
+from ._compute import Alu, Reduce, SpAcc, SpAcc2, Unary
 from ._crd import CrdDrop, CrdHold
 from ._join import Intersect, Union
 from ._scan import Array, Repeat, RepSig, Root, ScanCompressed, ScanDense
@@ -28,7 +28,7 @@ __all__ = ["ACTORS", "simulate", "SimResult", "NodeStats", "DeadlockError", "Sim
 
 ACTORS: dict[str, type[Actor]] = {cls.op: cls for cls in (
     Root, ScanCompressed, ScanDense, RepSig, Repeat, Array, Intersect, Union, Alu, Unary,
-    Reduce, SpAcc, CrdDrop, CrdHold, LevelWriter, ValueWriter)}
+    Reduce, SpAcc, SpAcc2, CrdDrop, CrdHold, LevelWriter, ValueWriter)}
 
 
 class SimulationError(RuntimeError):

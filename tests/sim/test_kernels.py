@@ -60,6 +60,14 @@ def test_spmm_gustavson_order_with_sparse_accumulator(m, k, n, d, bf, cf, depth,
 
 
 @SETTINGS
+@given(m=DIM, k=DIM, n=DIM, d=DENSITY, depth=DEPTH, dtype=DTYPE, seed=st.integers(0, 2**16))
+def test_spmm_outer_product_order_with_matrix_accumulator(m, k, n, d, depth, dtype, seed):
+    B, C = _rand(seed, (m, k), d, dtype), _rand(seed + 1, (k, n), d, dtype)
+    res = simulate(examples.spmm_kij(m, k, n, depth, dtype), {"B": B, "C": C})
+    _check(res, "X", B @ C)
+
+
+@SETTINGS
 @given(m=DIM, n=DIM, k=DIM, d=DENSITY, fmt=MATRIX_FMT, depth=DEPTH, dtype=DTYPE,
        seed=st.integers(0, 2**16))
 def test_sddmm(m, n, k, d, fmt, depth, dtype, seed):

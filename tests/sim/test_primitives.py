@@ -135,6 +135,22 @@ def test_spacc_sums_partial_rows_sorted():
     assert run.tokens["val"] == [5.0, 4.0, 1.0, S0, S0, D]
 
 
+def test_spacc2_sums_sub_matrices_and_emits_rows_sorted():
+    # outer fiber 1: rows i=2:[j1=1.0], i=0:[j0=2.0]; outer fiber 2: i=2:[j1=3.0, j3=4.0]
+    run = run_primitive("spacc2", {
+        "crd1_in": [2, 0, S0, 2, S1, D],
+        "crd0_in": [1, S0, 0, S1, 1, 3, S2, D],
+        "val_in": [1.0, S0, 2.0, S1, 3.0, 4.0, S2, D]})
+    assert run.tokens["crd1"] == [0, 2, S0, D]
+    assert run.tokens["crd0"] == [0, S0, 1, 3, S1, D]
+    assert run.tokens["val"] == [2.0, S0, 4.0, 4.0, S1, D]
+
+
+def test_spacc2_empty_group_emits_only_the_lowered_stops():
+    run = run_primitive("spacc2", {"crd1_in": [S1, D], "crd0_in": [S2, D], "val_in": [S2, D]})
+    assert run.tokens == {"crd1": [S0, D], "crd0": [S1, D], "val": [S1, D]}
+
+
 def test_crddrop_sam_example():
     run = run_primitive("crddrop", {"outer_in": [0, 1, S0, D], "inner_in": [1, S0, S1, D]})
     assert run.tokens["outer"] == [0, S0, D]
