@@ -8,10 +8,9 @@ recording a Python-model run with each edge's read cycles (for trace replay).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import struct
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from ir import DONE, EMPTY, REPEAT, FiberTree, Format, Graph, Stop, Token, stop
@@ -128,31 +127,9 @@ class RtlBackend(Backend):
         return res
 
 
-@contextlib.contextmanager
-def _recording_reads() -> Iterator[dict[str, list[int]]]:
-    """Patch the Python model's channels to keep every read cycle (compaction drops them)."""
-    from sim_models.python import _engine
-
-    base = _engine.Channel
-    reads: dict[str, list[int]] = {}
-
-    class _Recording(base):  # type: ignore[misc, valid-type]
-        __slots__ = ()
-
-        def pop(self, t: int) -> Any:
-            reads.setdefault(self.name, []).append(t)
-            return base.pop(self, t)
-
-    _engine.Channel = _Recording
-    try:
-        yield reads
-    finally:
-        _engine.Channel = base
-
-
 def simulate_with_reads(graph: Graph, inputs: Mapping[str, Any]
                         ) -> tuple[SimResult, dict[str, list[int]]]:
     """A traced Python-model run plus, per edge, the cycle each token was read."""
-    with _recording_reads() as reads:
-        res = simulate(graph, inputs, trace=True)
-    return res, {e.name: reads.get(e.name, []) for e in graph.edges}
+    res = simulate(graph, inputs, trace=True)
+    assert res.trace is not None
+    return res, {e.name: res.trace.edges[e.name].read_cycles or [] for e in graph.edges}

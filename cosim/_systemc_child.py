@@ -10,7 +10,9 @@ numpy arrays and tuples. Only strings and plain data cross the process boundary.
 
 from __future__ import annotations
 
+import faulthandler
 import math
+import signal
 import threading
 import time
 from dataclasses import dataclass, field
@@ -331,9 +333,18 @@ class SystemCRunError(RuntimeError):
 _IMMORTAL: list = []
 
 
+def _die_on_crash() -> None:
+    """Let a C++ crash kill the child at once with its signal (the parent reports it):
+    cppyy's own handlers would run gdb for a stack trace and exit with a made-up code."""
+    for sig in (signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL, signal.SIGABRT):
+        signal.signal(sig, signal.SIG_DFL)
+    faulthandler.enable()  # prints the Python stack, then dies by the same signal
+
+
 def child_main(conn: Any, plans: list[NetPlan], per_module: bool, vcd: str | None) -> None:
     """Entry point of the forked child: run, then send back data or an error string."""
     entered = time.perf_counter()
+    _die_on_crash()
     try:
         raws, timings = run_plans(plans, per_module=per_module, vcd=vcd, keep=_IMMORTAL)
         timings["entered"] = entered

@@ -252,6 +252,9 @@ class Graph:
             except OSError as exc:
                 raise GraphError(f"cannot read graph file {str(path)!r}: {exc.strerror}") \
                     from None
+            except UnicodeDecodeError:
+                raise GraphError(f"graph file {str(path)!r} is not text (expected JSON)") \
+                    from None
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:

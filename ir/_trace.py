@@ -41,6 +41,9 @@ class EdgeTrace:
     numeric: str = "int"  # "int" or "float": how data tokens are parsed
     tokens: list[Token] = field(default_factory=list)
     cycles: list[int | None] = field(default_factory=list)
+    #: read cycle of each token, when the producer of the trace knows it (the Python model
+    #: does); not part of the text format, which records writes only
+    read_cycles: list[int] | None = None
 
     def append(self, tok: Token, cycle: int | None) -> None:
         self.tokens.append(tok)

@@ -20,7 +20,7 @@ _COMPACT = 4096
 
 class Channel:
     __slots__ = ("name", "kind", "depth", "toks", "wts", "rts", "h", "reader", "writer",
-                 "reader_waiting", "writer_waiting", "wake", "trace_toks", "trace_cycles",
+                 "reader_waiting", "writer_waiting", "wake", "trace_toks", "trace_cycles", "trace_reads",
                  "stats", "occ_p", "max_occ", "_keep", "numeric")
 
     def __init__(self, name: str, kind: str, depth: int | None, wake: Callable[[Any], None],
@@ -38,6 +38,7 @@ class Channel:
         self.wake = wake
         self.trace_toks: list | None = [] if trace else None
         self.trace_cycles: list[int] | None = [] if trace else None
+        self.trace_reads: list[int] | None = [] if trace else None
         self.stats = stats
         self.occ_p = 0             # first token still unread when the last-read one arrived
         self.max_occ = 0
@@ -59,6 +60,8 @@ class Channel:
         rts = self.rts
         rts.append(t)
         self.h = h + 1
+        if self.trace_reads is not None:
+            self.trace_reads.append(t)
         if self.stats:
             # occupancy right after token h was written: tokens p..h, where p is the first
             # token whose read came after that write (reads and writes are both in order)

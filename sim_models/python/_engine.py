@@ -244,7 +244,8 @@ def simulate(graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
         result.nodes = {a.id: NodeStats(a.op, a.fires, 0, 0, -1) for a in actors.values()}
     if trace and not functional:
         result.trace = Trace(graph.name, {
-            name: EdgeTrace(name, ch.kind, ch.numeric, ch.trace_toks, ch.trace_cycles)
+            name: EdgeTrace(name, ch.kind, ch.numeric, ch.trace_toks, ch.trace_cycles,
+                            ch.trace_reads)
             for name, ch in channels.items()})
     result.wall_seconds = time.perf_counter() - start
     return result

@@ -135,7 +135,7 @@ class Net {
 // sc_signal mirrors of one edge's ap_fifo-style handshake, for waveform dumps only.
 struct EdgeMirror {
   sc_core::sc_signal<bool> empty_n, read, full_n, write;
-  sc_core::sc_signal<sc_dt::uint64> dout, din;
+  sc_core::sc_signal<sc_dt::sc_uint<34> > dout, din;  // the token word: 2-bit tag, payload
   explicit EdgeMirror(const std::string& base)
       : empty_n((base + "_empty_n").c_str()), read((base + "_read").c_str()),
         full_n((base + "_full_n").c_str()), write((base + "_write").c_str()),

@@ -68,6 +68,10 @@ def test_unreadable_and_invalid_json_files(tmp_path):
     bad.write_text("{nope")
     with pytest.raises(GraphError, match="not valid JSON"):
         Graph.from_json(bad)
+    binary = tmp_path / "c.npy"
+    binary.write_bytes(b"\x93NUMPY\xff\xfe")
+    with pytest.raises(GraphError, match="is not text"):
+        Graph.from_json(binary)
 
 
 def test_render_svg_and_dot(tmp_path):
