@@ -31,7 +31,10 @@ def test_sweep_caches_by_hash_and_resumes(tmp_path, monkeypatch):
     calls.clear()
     with cf.ThreadPoolExecutor(2) as pool:
         again = run_sweep(_jobs(), tmp_path, executor=pool, progress=False)
-    assert calls == ["mul"] and again == first
+    assert calls == ["mul"]
+    timing_free = [{k: v for k, v in r.items() if k not in ("wall", "seconds")}
+                   for r in (*first, *again)]
+    assert timing_free[:2] == timing_free[2:]
     assert not list(tmp_path.glob(".tmp-*"))
 
 
