@@ -34,7 +34,7 @@ MODEL_CLASSES: dict[str, str] = {
     "root": "Root", "scan_compressed": "ScanCompressed", "scan_dense": "ScanDense",
     "repsig": "RepSig", "repeat": "Repeat", "array": "Array", "intersect": "Intersect",
     "union": "Union", "alu": "Alu", "unary": "Unary", "reduce": "Reduce", "spacc": "SpAcc",
-    "crddrop": "CrdDrop", "crdhold": "CrdHold", "level_writer": "LevelWriter",
+    "spacc2": "SpAcc2", "crddrop": "CrdDrop", "crdhold": "CrdHold", "level_writer": "LevelWriter",
     "value_writer": "ValueWriter",
 }
 STATUS = {1: "done", 2: "deadlock", 3: "error", 4: "limit"}
@@ -89,7 +89,7 @@ class RawError:
     node: str
     cycle: int
     format: str
-    toks: tuple[int, int]
+    toks: tuple[int, ...]
     kinds: str
 
 
@@ -154,7 +154,7 @@ def _node_args(node: Node, tensors: dict[str, FiberTree], fp: bool) -> tuple:
         return _unary_args(node, fp)
     if op == "reduce":
         return (node.params["op"] == "max", fp)
-    if op == "spacc":
+    if op in ("spacc", "spacc2"):
         return (fp,)
     return ()
 
@@ -238,7 +238,7 @@ def _extract(net: Any, plan: NetPlan) -> RawNet:
     raw_err = None
     if err:
         raw_err = RawError(str(err.node), int(err.cycle), str(err.what()),
-                           (int(err.tok(0)), int(err.tok(1))), str(err.kind_str()))
+                           tuple(int(err.tok(i)) for i in range(3)), str(err.kind_str()))
     return RawNet(STATUS.get(int(net.status()), "running"), int(net.end_cycle()), nodes,
                   edges, writers, raw_err)
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -221,6 +222,110 @@ class SpAcc : public Primitive {
   std::vector<std::int64_t> slot_;                         // crd -> index in acc_, or -1
   std::vector<std::pair<std::uint32_t, std::uint32_t>> acc_;  // (crd, value bits)
   std::vector<std::pair<tok_t, tok_t>> drain_;
+  std::size_t drain_pos_ = 0;
+};
+
+// Sparse matrix accumulator, the two-level form of SpAcc. Inputs nest [outer][crd1][crd0];
+// crd1_in holds one crd per level-0 fiber. Values are summed by (crd1, crd0) over the
+// outer fiber; when it ends (S_k, k>1, on crd0_in) the matrix is emitted row by row: a
+// row's crd1 goes out with its first entry, rows are separated by S0 on crd0/val and the
+// last one closes with the lowered stops (S_{k-2} on crd1, S_{k-1} on crd0 and val).
+class SpAcc2 : public Primitive {
+ public:
+  static const char* inputs() { return "crd1_in,crd0_in,val_in"; }
+  static const char* outputs() { return "crd1,crd0,val"; }
+  SpAcc2(const std::string& id, bool fp) : Primitive(id, "spacc2", 3, 3), fp_(fp) {}
+
+  bool eval(cycle_t now) override {
+    if (drain_pos_ < drain_.size()) return drain_step(now);
+    Fifo &c1 = *in_[0], &c0 = *in_[1], &vi = *in_[2];
+    for (Fifo* f : {&c0, &vi, &c1})
+      if (!f->visible()) return wait_in(f);
+    tok_t j = c0.peek(), v = vi.peek(), i = c1.peek();
+    bool i_crd = is_data(i);
+    if (is_data(j) || is_empty(j)) {
+      if (!i_crd || is_stop_or_done(v))
+        fail("crd0_in holds {0} with crd1_in {1}, val_in {2}", j, KIND_CRD, i, KIND_CRD, v,
+             KIND_VAL);
+      fire(now);
+      c0.pop();
+      vi.pop();
+      if (!is_empty(j)) {
+        std::map<std::uint32_t, std::uint32_t>& row = acc_[payload(i)];
+        auto it = row.find(payload(j));
+        std::uint32_t old = it == row.end() ? 0u : it->second;  // 0 + v, as in Python
+        row[payload(j)] = binary_op(OP_ADD, fp_, old, payload(v));
+      }
+      return true;
+    }
+    if (j != v) fail("misaligned streams: crd0_in holds {0}, val_in {1}", j, KIND_CRD, v, KIND_VAL);
+    fire(now);
+    if (is_done(j)) {
+      if (!is_done(i)) fail("crd0_in ended (D) while crd1_in holds {0}", i, KIND_CRD);
+      c0.pop();
+      vi.pop();
+      c1.pop();
+      drain_.assign(1, Step{{DONE_TOK, DONE_TOK, DONE_TOK}, {true, true, true}});
+      drain_pos_ = 0;
+      return true;
+    }
+    if (i_crd) {  // a level-0 fiber closes: its crd1 is done
+      c1.pop();
+      if (payload(j) == 0) {
+        c0.pop();
+        vi.pop();
+      }
+      return true;
+    }
+    if (payload(j) == 0 || !is_stop(i) || payload(i) + 1 != payload(j))
+      fail("misaligned streams: crd0_in holds {0}, crd1_in {1}", j, KIND_CRD, i, KIND_CRD);
+    c0.pop();
+    vi.pop();
+    c1.pop();
+    if (payload(j) >= 2) start_drain(payload(j));
+    return true;
+  }
+
+ private:
+  struct Step {
+    tok_t tok[3];  // crd1, crd0, val
+    bool has[3];   // which outputs this step writes
+  };
+
+  bool drain_step(cycle_t now) {
+    const Step& s = drain_[drain_pos_];
+    for (int o = 0; o < 3; ++o)
+      if (s.has[o])
+        if (Fifo* b = out_[o].blocked()) return wait_out(b);
+    fire(now);
+    for (int o = 0; o < 3; ++o)
+      if (s.has[o]) out_[o].push(s.tok[o], now);
+    ++drain_pos_;
+    if (is_done(s.tok[0])) finish(now);
+    return true;
+  }
+
+  // The output steps for the accumulated matrix, closed by input stop S_k (k >= 2).
+  void start_drain(std::uint32_t k) {
+    drain_.clear();
+    std::size_t r = 0;
+    for (const auto& [i, row] : acc_) {
+      bool first = true;
+      for (const auto& [j, v] : row) {
+        drain_.push_back(Step{{data_tok(i), data_tok(j), data_tok(v)}, {first, true, true}});
+        first = false;
+      }
+      if (++r < acc_.size())
+        drain_.push_back(Step{{0, stop_tok(0), stop_tok(0)}, {false, true, true}});
+    }
+    drain_.push_back(Step{{stop_tok(k - 2), stop_tok(k - 1), stop_tok(k - 1)}, {true, true, true}});
+    drain_pos_ = 0;
+    acc_.clear();
+  }
+
+  bool fp_;
+  std::map<std::uint32_t, std::map<std::uint32_t, std::uint32_t>> acc_;  // crd1 -> crd0 -> val
+  std::vector<Step> drain_;
   std::size_t drain_pos_ = 0;
 };
 

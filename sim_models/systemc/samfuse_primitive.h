@@ -124,8 +124,8 @@ class Primitive : private ScopedModuleName, public sc_core::sc_module {
   }
   // A stream-rule violation; the cycle is the module's next own cycle, as in Python.
   [[noreturn]] void fail(const std::string& format, tok_t a = 0, char ka = 0, tok_t b = 0,
-                         char kb = 0) const {
-    throw StreamError(id_, t_next_, format, a, ka, b, kb);
+                         char kb = 0, tok_t c = 0, char kc = 0) const {
+    throw StreamError(id_, t_next_, format, a, ka, b, kb, c, kc);
   }
 
   std::string id_;
