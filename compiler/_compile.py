@@ -105,8 +105,8 @@ def _layouts(norm: Normalized, fmts: Mapping[str, Format], idx_sizes: Mapping[st
 def _search(norm: Normalized, fmts: Mapping[str, Format], idx_sizes: Mapping[str, int],
             transpose: bool, dtype: str, depth: int | None, name: str
             ) -> tuple[list[str], dict[str, Layout], Lowered]:
-    """Pick an order: output as requested, fewest input transposes, no spacc, then closest
-    to the preferred order.
+    """Pick an order: output as requested, fewest input transposes, the smallest
+    accumulator (reduce, then spacc, then spacc2), then closest to the preferred order.
 
     The preferred order lists output indices (in the output's storage order when a
     format is given) and then reduced indices, innermost last — the order in which
@@ -142,9 +142,9 @@ def _search(norm: Normalized, fmts: Mapping[str, Format], idx_sizes: Mapping[str
         except LoweringError as exc:
             errors[n] = exc
             continue
-        if best is None or (best[2].uses_spacc and not lowered.uses_spacc):
+        if best is None or lowered.accumulator < best[2].accumulator:
             best, best_cost = (internal, lays, lowered), cost
-            if not lowered.uses_spacc:
+            if not lowered.accumulator:
                 break
     if best is None:
         raise errors[min(errors)]

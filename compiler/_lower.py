@@ -8,9 +8,10 @@ reduction around it. Operands that store ``v`` are scanned and their coordinates
 tree; operands that do not store ``v`` are repeated over the joined coordinates
 (broadcast). After the last index each operand's reference stream feeds a value array;
 ALUs combine values bottom-up; a reduction whose index is innermost in its loop nest is a
-``reduce`` node, one directly above the innermost index a ``spacc``. Writers record the
-output, with ``crddrop`` in front of compressed output levels whose child fibers can come
-out empty.
+``reduce`` node, one directly above the innermost index a ``spacc`` (vector accumulator),
+one directly above the two innermost indices a ``spacc2`` (matrix accumulator). Writers
+record the output, with ``crddrop`` in front of compressed output levels whose child
+fibers can come out empty.
 """
 
 from __future__ import annotations
@@ -57,12 +58,24 @@ class _Bundle:
 _BCAST = None  # an expression that does not depend on the index: present everywhere
 
 
+@dataclass(frozen=True)
+class _Acc:
+    """What a sparse accumulator emits: it replaces the crds of the kept indices below it."""
+
+    crds: dict[str, str]  # kept index -> the accumulator's crd port for it
+    reduction: Reduction
+
+
 @dataclass
 class _Val:
     port: str | None = None
     const: float | None = None
-    #: set when the value comes out of a sparse accumulator: (index, crd port, reduction)
-    spacc: tuple[str, str, Reduction] | None = None
+    #: set when the value comes out of a sparse accumulator (spacc or spacc2)
+    spacc: _Acc | None = None
+
+
+#: accumulator primitive by the number of kept levels below the reduced index
+_ACCUMULATORS = {1: "spacc", 2: "spacc2"}
 
 
 @dataclass
@@ -70,8 +83,15 @@ class Lowered:
     """A lowered graph plus what the order search needs to rank it."""
 
     builder: GraphBuilder
-    uses_spacc: bool
+    #: 0 = reducers only, 1 = a vector accumulator (spacc), 2 = a matrix one (spacc2);
+    #: the order search prefers the smallest (less state, no drain bursts)
+    accumulator: int = 0
     reductions: list[str] = field(default_factory=list)
+
+    @property
+    def uses_spacc(self) -> bool:
+        """Whether any reduction runs in a sparse accumulator (vector or matrix)."""
+        return self.accumulator > 0
 
 
 def lower_order(norm: Normalized, order: list[str], layouts: Mapping[str, Layout],
@@ -99,7 +119,7 @@ class _Lowerer:
         self.step_refs: dict[str, dict[str, str]] = {}
         self.repsig: dict[str, str] = {}
         self.reductions: list[str] = []
-        self.uses_spacc = False
+        self.accumulator = 0
         self._root: str | None = None
 
     def fail(self, msg: str, at: Expr | None = None) -> LoweringError:
@@ -124,7 +144,7 @@ class _Lowerer:
             self.step(v)
         val = self.value(self.rhs)
         self.write(val)
-        return Lowered(self.b, self.uses_spacc, self.reductions)
+        return Lowered(self.b, self.accumulator, self.reductions)
 
     def sorted(self, idx) -> list[str]:
         return sorted(idx, key=self.pos.__getitem__)
@@ -340,7 +360,7 @@ class _Lowerer:
 
     def spacc_misuse(self, val: _Val, other: Expr) -> LoweringError:
         assert val.spacc is not None
-        red = val.spacc[2]
+        red = val.spacc.reduction
         return self.fail(
             f"with dataflow order {self.order_text} the {red.op} over "
             f"{','.join(self.user(x) for x in red.indices)!r} is not innermost, so it runs in "
@@ -367,28 +387,50 @@ class _Lowerer:
         if not left:
             return _Val(port)
         (r,) = left if len(left) == 1 else (None,)
-        if r is None or len(nest) < 2 or nest[-2] != r or e.op != "sum":
-            names = ",".join(self.user(x) for x in e.indices)
-            nest_text = ",".join(self.user(x) for x in self.context[id(e.body)])
-            if e.op != "sum" and r is not None and len(nest) >= 2 and nest[-2] == r:
-                why = "a max reduction must be innermost: the sparse accumulator only sums"
-            else:
-                why = ("SAM's sparse accumulator (spacc) handles one reduced index directly "
-                       "above the innermost level only")
-                if r is not None and len(nest) - nest.index(r) > 2:
-                    why += ", and a reduction above two levels would need a matrix accumulator"
-            raise self.fail(
-                f"dataflow order {self.order_text} puts the {e.op} over {names!r} at a "
-                f"position it cannot be lowered from (loop nest {nest_text}); a reduced "
-                f"index must be innermost (reduce) or directly above the innermost index "
-                f"(spacc); {why}. Move the reduced indices to the end of the order", e)
-        c = nest[-1]
-        acc = self.b.node(f"spacc_{self.user(r)}", "spacc")
-        self.b.edge(self.crd[c], f"{acc}.crd_in")
+        kept = len(nest) - 1 - nest.index(r) if r is not None else 0
+        if kept not in _ACCUMULATORS or e.op != "sum":
+            raise self.misplaced(e, left, r, kept)
+        return self.accumulate(e, port, r, nest[-kept:])
+
+    def misplaced(self, e: Reduction, left: set[str], r: str | None,
+                  kept: int) -> LoweringError:
+        """The reduction cannot be a reducer nor an accumulator: say why."""
+        names = ",".join(self.user(x) for x in e.indices)
+        nest_text = ",".join(self.user(x) for x in self.context[id(e.body)])
+        if r is not None and kept in _ACCUMULATORS:
+            why = "a max reduction must be innermost: the sparse accumulators only sum"
+        elif r is None:
+            above = ",".join(self.user(x) for x in self.sorted(left))
+            why = (f"an accumulator sums over one reduced index above the kept levels, but "
+                   f"{above!r} are all above them (chained accumulators are not supported)")
+        else:
+            why = (f"the sparse accumulators (spacc: vector, spacc2: matrix) handle at most "
+                   f"two kept levels below the reduced index; {self.user(r)!r} is above "
+                   f"{kept}, which would need a higher-order accumulator")
+        return self.fail(
+            f"dataflow order {self.order_text} puts the {e.op} over {names!r} at a "
+            f"position it cannot be lowered from (loop nest {nest_text}); a reduced "
+            f"index must be innermost (reduce), directly above the innermost index "
+            f"(spacc) or directly above the two innermost indices (spacc2); {why}. Move "
+            "the reduced indices to the end of the order", e)
+
+    def accumulate(self, e: Reduction, port: str, r: str, kept: list[str]) -> _Val:
+        """A ``spacc`` (one kept level) or ``spacc2`` (two) summing over ``r``.
+
+        Its crd outputs replace the kept indices' joined coordinates for the writers:
+        they carry only the coordinates some reduced fiber had.
+        """
+        prim = _ACCUMULATORS[len(kept)]
+        acc = self.b.node(f"{prim}_{self.user(r)}", prim)
+        ins = ("crd_in",) if prim == "spacc" else ("crd1_in", "crd0_in")
+        outs = ("crd",) if prim == "spacc" else ("crd1", "crd0")
+        for v, p in zip(kept, ins, strict=True):
+            self.b.edge(self.crd[v], f"{acc}.{p}")
         self.b.edge(port, f"{acc}.val_in")
-        self.uses_spacc = True
-        self.reductions.append(f"sum({self.user(r)}): spacc")
-        return _Val(f"{acc}.val", spacc=(c, f"{acc}.crd", e))
+        self.accumulator = max(self.accumulator, len(kept))
+        self.reductions.append(f"sum({self.user(r)}): {prim}")
+        crds = {v: f"{acc}.{p}" for v, p in zip(kept, outs, strict=True)}
+        return _Val(f"{acc}.val", spacc=_Acc(crds, e))
 
     def outer_ref(self, nest: list[str]) -> str:
         """A reference stream with one token per fiber of the innermost index."""
@@ -408,12 +450,15 @@ class _Lowerer:
         levels = [self.target.indices[m] for m in fmt.mode_order]
         crds = [self.crd[v] for v in levels]
         full = [self.full[v] for v in levels]
+        rows = None  # a spacc2's row level: it emits no row without entries
         if val.spacc is not None:
-            v, port, _ = val.spacc
-            k = levels.index(v)
-            crds[k], full[k] = port, False
+            for v, port in val.spacc.crds.items():
+                k = levels.index(v)
+                crds[k], full[k] = port, False
+            if len(val.spacc.crds) == 2:
+                rows = levels.index(next(iter(val.spacc.crds)))
         for lvl in range(len(levels) - 2, -1, -1):
-            if fmt.levels[lvl] == "compressed" and not full[lvl + 1]:
+            if fmt.levels[lvl] == "compressed" and not full[lvl + 1] and lvl != rows:
                 drop = self.b.node(f"drop_{self.user(levels[lvl])}", "crddrop")
                 self.b.edge(crds[lvl], f"{drop}.outer_in")
                 self.b.edge(crds[lvl + 1], f"{drop}.inner_in")

@@ -32,7 +32,7 @@ from sim_models.python import (
 )
 
 from ._backend import Backend, register
-from ._systemc_child import NetPlan, RawNet, child_main, plan_net, prepare, warm_seconds
+from ._systemc_child import NetPlan, RawEdge, RawNet, child_main, plan_net, prepare, warm_seconds
 from ._systemc_load import load_seconds, missing
 
 __all__ = ["SystemCBackend", "SystemCError", "SystemCRun"]
@@ -182,7 +182,7 @@ def _decode(graph: Graph, raw: RawNet) -> SimResult | SimulationError:
     if raw.edges and raw.edges[0].words is not None:
         kinds = {e.name: e.kind for e in graph.edges}
         result.trace = Trace(graph.name, {
-            e.name: _edge_trace(e.name, kinds[e.name], graph.dtype, e.words, e.cycles)
+            e.name: _edge_trace(e.name, kinds[e.name], graph.dtype, e)
             for e in raw.edges})
     return result
 
@@ -234,8 +234,9 @@ def _token(word: int, kind: str, dtype: str) -> Any:
     return payload
 
 
-def _edge_trace(name: str, kind: str, dtype: str, words: np.ndarray,
-                cycles: np.ndarray) -> EdgeTrace:
+def _edge_trace(name: str, kind: str, dtype: str, edge: RawEdge) -> EdgeTrace:
+    words = edge.words
+    assert words is not None and edge.cycles is not None and edge.reads is not None
     numeric = "float" if kind == "val" and dtype == "float32" else "int"
     low = (words & 0xFFFFFFFF).astype(np.uint32)
     if kind == "repsig":
@@ -248,7 +249,7 @@ def _edge_trace(name: str, kind: str, dtype: str, words: np.ndarray,
     for i in np.flatnonzero(tags).tolist():
         t = int(tags[i])
         toks[i] = stop(int(low[i])) if t == 1 else EMPTY if t == 2 else DONE
-    return EdgeTrace(name, kind, numeric, toks, cycles.tolist())
+    return EdgeTrace(name, kind, numeric, toks, edge.cycles.tolist(), edge.reads.tolist())
 
 
 def _deadlock(raw: RawNet) -> DeadlockError:

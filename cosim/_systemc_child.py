@@ -82,6 +82,7 @@ class RawEdge:
     writer_finished: bool
     words: np.ndarray | None = None   # trace: token words (2-bit tag << 32 | payload)
     cycles: np.ndarray | None = None  # trace: write cycles
+    reads: np.ndarray | None = None   # trace: read cycles
 
 
 @dataclass
@@ -233,6 +234,7 @@ def _extract(net: Any, plan: NetPlan) -> RawNet:
         if plan.trace:
             edge.words = _vector(f.trace_toks, np.uint64)
             edge.cycles = _vector(f.trace_cycles, np.int64)
+            edge.reads = _vector(f.trace_reads, np.int64)
         edges.append(edge)
     err = net.error()
     raw_err = None
@@ -296,6 +298,7 @@ def _warm_graphs() -> list[tuple[Graph, dict[str, Any]]]:
         g.edge(src, dst)
     return [(g.build(), {"A": eye}), (examples.spmv(3, 3), {"B": eye, "c": eye[0]}),
             (examples.spmm_ikj(3, 3, 3), {"B": eye, "C": eye}),
+            (examples.spmm_kij(3, 3, 3), {"B": eye, "C": eye}),
             (examples.elementwise(3, 3, "add"), {"A": eye, "B": eye})]
 
 

@@ -26,6 +26,8 @@ KERNELS = {
     "spmm ikj (spacc)": (SPMM, {"B": "csr", "C": "csr"}, MAT, "ikj"),
     "spmm jik": (SPMM, {"B": "csr", "C": "csc", "X": "dd:1,0"}, MAT, "jik"),
     "spmm jki (spacc)": (SPMM, {"B": "csc", "C": "csc", "X": "dc:1,0"}, MAT, "jki"),
+    "spmm kij (spacc2)": (SPMM, {"B": "csc", "C": "csr", "X": "cc"}, MAT, "kij"),
+    "spmm kji (spacc2)": (SPMM, {"B": "csc", "C": "csr", "X": "cc:1,0"}, MAT, "kji"),
     "spmm default order": (SPMM, {"B": "csr", "C": "csr"}, MAT, None),
     "sddmm": ("X(i,j) = B(i,j) * C(i,k) * D(k,j)", {"B": "csr", "X": "dc"},
               {"B": (1000, 1000), "C": (1000, 64), "D": (64, 1000)}, None),

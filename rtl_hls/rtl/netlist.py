@@ -93,6 +93,9 @@ def _params(graph: Graph, node: Node) -> dict[str, str]:
     if op == "spacc":
         bound = max(max(t.shape) for t in graph.tensors.values())
         return {"FP": fp, "N": str(bound)}
+    if op == "spacc2":
+        return {"FP": fp, "N1": str(_crd_bound(graph, node.id, "crd1")),
+                "N0": str(_crd_bound(graph, node.id, "crd0"))}
     if op in ("level_writer", "value_writer"):
         _, sizes = _mem_bounds(graph, p["tensor"])
         total = max(1, math.prod(sizes))
@@ -103,6 +106,32 @@ def _params(graph: Graph, node: Node) -> dict[str, str]:
         return {"CRD_N": str(max(1, math.prod(sizes[:lvl + 1]))),
                 "STOP_N": str(2 * math.prod(sizes[:lvl]) + 2), "DUMP_FILE": dump}
     return {}
+
+
+#: crd-forwarding primitives: input port -> the output port its crds go out on
+_CRD_THROUGH = {"crddrop": {"outer_in": "outer", "inner_in": "inner"},
+                "crdhold": {"outer_in": "outer", "inner_in": "inner"}}
+
+
+def _crd_bound(graph: Graph, node_id: str, port: str) -> int:
+    """Bound on the crds of output ``port``: the size of the output level it is written to.
+
+    A matrix accumulator's storage is the product of two such bounds, so the largest
+    tensor dimension (what ``spacc`` uses) squared would waste most of it. Followed
+    through crd-forwarding nodes; the largest tensor dimension if no writer is reached.
+    """
+    todo = [(node_id, port)]
+    while todo:
+        nid, out = todo.pop()
+        for e in graph.out_edges[nid].get(out, []):
+            dst = graph.nodes[e.dst_node]
+            if dst.op == "level_writer":
+                _, sizes = _mem_bounds(graph, dst.params["tensor"])
+                return max(1, sizes[dst.params["level"]])
+            nxt = _CRD_THROUGH.get(dst.op, {}).get(e.dst.rsplit(".", 1)[1])
+            if nxt is not None:
+                todo.append((dst.id, nxt))
+    return max(max(t.shape) for t in graph.tensors.values())
 
 
 def mem_file(tensor: str, level: int | None, what: str) -> str:

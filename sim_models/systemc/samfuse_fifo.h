@@ -19,9 +19,11 @@ namespace samfuse {
 
 class Fifo {
  public:
-  // depth <= 0 means unbounded.
-  Fifo(std::string name, long depth, bool trace, std::vector<Fifo*>* dirty)
-      : name_(std::move(name)), depth_(depth), trace_(trace), dirty_list_(dirty) {
+  // depth <= 0 means unbounded; `clock` is the current cycle (read cycles in traces).
+  Fifo(std::string name, long depth, bool trace, std::vector<Fifo*>* dirty,
+       const cycle_t* clock)
+      : name_(std::move(name)), depth_(depth), trace_(trace), dirty_list_(dirty),
+        clock_(clock) {
     std::size_t cap = 4;
     while (depth > 0 && cap < std::size_t(depth)) cap <<= 1;
     buf_.resize(cap);
@@ -35,6 +37,7 @@ class Fifo {
     popped_ = true;
     out_tok_ = buf_[head_ & mask_];
     ++head_;
+    if (trace_) trace_reads.push_back(*clock_);
     touch();
     return out_tok_;
   }
@@ -81,7 +84,8 @@ class Fifo {
   int reader = -1;
   std::uint64_t max_occ = 0;
   std::vector<tok_t> trace_toks;
-  std::vector<cycle_t> trace_cycles;
+  std::vector<cycle_t> trace_cycles;  // write cycle of each token
+  std::vector<cycle_t> trace_reads;   // read cycle of each token read
 
  private:
   void touch() {
@@ -101,6 +105,7 @@ class Fifo {
   long depth_;
   bool trace_;
   std::vector<Fifo*>* dirty_list_;
+  const cycle_t* clock_;
   std::vector<tok_t> buf_;
   std::uint64_t mask_ = 0;
   std::uint64_t head_ = 0, tail_ = 0;  // absolute read / write counts

@@ -31,7 +31,7 @@ class Net {
   Net(std::string name, bool trace) : name_(std::move(name)), trace_(trace) {}
 
   int add_fifo(const std::string& name, long depth) {
-    fifos_.emplace_back(new Fifo(name, depth, trace_, &dirty_));
+    fifos_.emplace_back(new Fifo(name, depth, trace_, &dirty_, &state_.now));
     return int(fifos_.size()) - 1;
   }
   int add(Primitive* p) {

@@ -128,17 +128,23 @@ def test_kernel_matches_numpy_in_every_order_it_lowers_in(kernel, data, density,
 
 # -- SpMM loop orders ------------------------------------------------------------------
 
-#: every loop order SAM can lower SpMM in, with the formats that make it concordant
+#: every concordant SpMM loop order, with the formats that make it concordant
 SPMM_ORDERS = {"ijk": ("csr", "csc", "dd"), "ikj": ("csr", "csr", "dc"),
-               "jik": ("csr", "csc", "dd:1,0"), "jki": ("csc", "csc", "dc:1,0")}
+               "jik": ("csr", "csc", "dd:1,0"), "jki": ("csc", "csc", "dc:1,0"),
+               "kij": ("csc", "csr", "cc"), "kji": ("csc", "csr", "cc:1,0")}
+
+
+def _spmm_accumulator(order: str) -> str:
+    """k innermost: reducer; k above one kept index: spacc; above two: spacc2."""
+    return {2: "reduce", 1: "spacc", 0: "spacc2"}[order.index("k")]
 
 
 @pytest.mark.parametrize("order", sorted(SPMM_ORDERS))
 @SETTINGS
 @given(m=DIM, k=DIM, n=DIM, density=DENSITY, dtype=DTYPE, seed=SEED,
        transposed=st.booleans())
-def test_spmm_in_every_lowerable_loop_order(order, m, k, n, density, dtype, seed,
-                                            transposed):
+def test_spmm_in_every_concordant_loop_order(order, m, k, n, density, dtype, seed,
+                                             transposed):
     bf, cf, xf = SPMM_ORDERS[order]
     if transposed:  # csr operands everywhere: discordant ones are transposed in memory
         bf, cf = "csr", "csr"
@@ -147,24 +153,61 @@ def test_spmm_in_every_lowerable_loop_order(order, m, k, n, density, dtype, seed
                       {"B": B, "C": C}, dtype, order=order)
     _check(res.dense(), B @ C, dtype)
     assert graph.meta["order"] == list(order)
-    assert graph.meta["reductions"] == \
-        ["sum(k): reduce" if order.endswith("k") else "sum(k): spacc"]
+    assert graph.meta["reductions"] == [f"sum(k): {_spmm_accumulator(order)}"]
     if not transposed:
         assert graph.meta["transposed"] == {}
 
 
 @pytest.mark.parametrize("order", ["kij", "kji"])
-def test_spmm_with_the_reduction_outermost_is_rejected(order):
-    with pytest.raises(LoweringError) as err:
-        compile_expression("X(i,j) = B(i,k) * C(k,j)", {"B": "csc", "C": "csr"},
+def test_spmm_outer_product_orders_use_one_matrix_accumulator(order):
+    g = compile_expression("X(i,j) = B(i,k) * C(k,j)", {"B": "csc", "C": "csr"},
                            {"B": (3, 4), "C": (4, 5)}, order=order)
+    ops = [n.op for n in g.nodes.values()]
+    assert ops.count("spacc2") == 1 and "spacc" not in ops and "reduce" not in ops
+    acc = next(n.id for n in g.nodes.values() if n.op == "spacc2")
+    feeds = {p: g.nodes[e.src_node].params for p, e in g.in_edges[acc].items()
+             if p != "val_in"}
+    rows, cols = ("B", "C") if order == "kij" else ("C", "B")
+    assert feeds["crd1_in"]["tensor"] == rows and feeds["crd0_in"]["tensor"] == cols
+    # the accumulator never emits an empty row: no crddrop between its crd outputs
+    assert "crddrop" not in ops
+
+
+def test_default_order_for_csc_times_csr_is_the_outer_product_without_transposes():
+    g = compile_expression("X(i,j) = B(i,k) * C(k,j)", {"B": "csc", "C": "csr"},
+                           {"B": (3, 4), "C": (4, 5)})
+    assert g.meta["order"] == ["k", "i", "j"]
+    assert g.meta["transposed"] == {}
+    assert g.meta["reductions"] == ["sum(k): spacc2"]
+
+
+_PREFIX = ("a reduced index must be innermost (reduce), directly above the innermost index "
+           "(spacc) or directly above the two innermost indices (spacc2); ")
+
+
+@pytest.mark.parametrize("expr, shapes, order, where, why", [
+    ("A(i,j) = B(i,k,l) * C(k,j) * D(l,j)", {"B": (2, 3, 4), "C": (3, 2), "D": (4, 2)},
+     "iklj", (10, "sum", "k,l"),
+     "an accumulator sums over one reduced index above the kept levels, but 'k,l' are all "
+     "above them (chained accumulators are not supported)"),
+    ("X(i,j,l) = B(i,k) * C(k,j,l)", {"B": (2, 3), "C": (3, 2, 4)}, "kijl",
+     (12, "sum", "k"),
+     "the sparse accumulators (spacc: vector, spacc2: matrix) handle at most two kept "
+     "levels below the reduced index; 'k' is above 3, which would need a higher-order "
+     "accumulator"),
+    ("X(i,j) = max(k) B(i,k) * C(k,j)", {"B": (2, 3), "C": (3, 2)}, "kij", (10, "max", "k"),
+     "a max reduction must be innermost: the sparse accumulators only sum"),
+])
+def test_reductions_no_accumulator_can_lower_are_rejected_clearly(expr, shapes, order,
+                                                                  where, why):
+    col, op, names = where
+    with pytest.raises(LoweringError) as err:
+        compile_expression(expr, {}, shapes, order=order)
+    nest = ",".join(order)
     assert str(err.value).splitlines()[0] == (
-        f"column 10: dataflow order {','.join(order)} puts the sum over 'k' at a position "
-        f"it cannot be lowered from (loop nest {','.join(order)}); a reduced index must be "
-        "innermost (reduce) or directly above the innermost index (spacc); SAM's sparse "
-        "accumulator (spacc) handles one reduced index directly above the innermost level "
-        "only, and a reduction above two levels would need a matrix accumulator. Move the "
-        "reduced indices to the end of the order")
+        f"column {col}: dataflow order {nest} puts the {op} over {names!r} at a position it "
+        f"cannot be lowered from (loop nest {nest}); {_PREFIX}{why}. Move the reduced "
+        "indices to the end of the order")
 
 
 def test_default_order_is_gustavson_for_csr_times_csr_and_needs_no_transpose():
@@ -341,7 +384,25 @@ def test_compiled_graphs_agree_with_the_hand_built_examples(m, k, n, density, fm
             assert got.cycles == want.cycles, expr
 
 
-def test_every_spmm_order_is_either_lowered_or_rejected_clearly():
+@settings(max_examples=25, deadline=None)
+@given(m=DIM, k=DIM, n=DIM, density=DENSITY, dtype=DTYPE, seed=SEED)
+def test_compiled_kij_spmm_agrees_with_the_hand_built_outer_product(m, k, n, density, dtype,
+                                                                    seed):
+    B, C = _rand(seed, (m, k), density, dtype), _rand(seed + 1, (k, n), density, dtype)
+    hand = examples.spmm_kij(m, k, n, dtype=dtype)
+    graph = compile_expression("X(i,j) = B(i,k) * C(k,j)", {"B": "csc", "C": "csr",
+                                                             "X": "cc"},
+                               {"B": B.shape, "C": C.shape}, order="kij", dtype=dtype)
+    want, got = simulate(hand, {"B": B, "C": C}), simulate(graph, {"B": B, "C": C})
+    assert got.outputs["X"] == want.outputs["X"]  # same stored fiber tree
+    _check(got.dense(), B @ C, dtype)
+    # the same primitives wired the same way: same size and the same cycle count
+    assert sorted(n.op for n in graph.nodes.values()) == \
+        sorted(n.op for n in hand.nodes.values())
+    assert got.cycles == want.cycles
+
+
+def test_every_spmm_order_is_lowered():
     seen = {}
     for order in permutations("ijk"):
         try:
@@ -351,4 +412,4 @@ def test_every_spmm_order_is_either_lowered_or_rejected_clearly():
         except LoweringError:
             seen["".join(order)] = "rejected"
     assert seen == {"ijk": "reduce", "jik": "reduce", "ikj": "spacc", "jki": "spacc",
-                    "kij": "rejected", "kji": "rejected"}
+                    "kij": "spacc2", "kji": "spacc2"}

@@ -36,7 +36,9 @@ DENSITY = st.sampled_from([0.0, 0.3, 0.6, 1.0])
 MATRIX_FMT = st.sampled_from(["dc", "cc", "dd"])
 DTYPE = st.sampled_from(["float32", "int32"])
 SEED = st.integers(0, 2**16)
-SETTINGS = settings(max_examples=12, deadline=None)
+SETTINGS = settings(max_examples=20, deadline=None)
+#: example kernels with a parity test below (a new example must get one)
+COVERED_KERNELS = {"spmv", "spmm_ijk", "spmm_ikj", "spmm_kij", "sddmm", "elementwise", "ttv"}
 
 
 @pytest.fixture(scope="module")
@@ -75,6 +77,8 @@ def _assert_same(graph, inputs, depth, sc) -> None:
         return
     mismatches = compare_traces(py.trace, sc.trace)
     assert not mismatches, f"{where}: " + "; ".join(map(str, mismatches[:3]))
+    for name, et in py.trace.edges.items():
+        assert sc.trace.edges[name].read_cycles == et.read_cycles, f"{where}: reads of {name}"
     assert sc.cycles == py.cycles, where
     assert sc.nodes == py.nodes, where
     assert sc.max_occupancy == py.max_occupancy, where
@@ -106,6 +110,10 @@ def test_every_catalogue_primitive_has_a_systemc_model(systemc):
 
 # -- parity on every example kernel -------------------------------------------------------
 
+def test_every_example_kernel_has_a_parity_test():
+    assert set(examples.KERNELS) == COVERED_KERNELS
+
+
 @SETTINGS
 @given(m=DIM, n=DIM, d=DENSITY, fmt=MATRIX_FMT, dtype=DTYPE, seed=SEED)
 def test_spmv_parity(systemc, m, n, d, fmt, dtype, seed):
@@ -125,6 +133,13 @@ def test_spmm_inner_product_parity(systemc, m, k, n, d, fmt, dtype, seed):
 def test_spmm_gustavson_parity(systemc, m, k, n, d, bf, cf, dtype, seed):
     inputs = {"B": _rand(seed, (m, k), d, dtype), "C": _rand(seed + 1, (k, n), d, dtype)}
     _check(systemc, examples.spmm_ikj(m, k, n, bf, cf, dtype=dtype), inputs)
+
+
+@SETTINGS
+@given(m=DIM, k=DIM, n=DIM, d=DENSITY, dtype=DTYPE, seed=SEED)
+def test_spmm_outer_product_parity(systemc, m, k, n, d, dtype, seed):
+    inputs = {"B": _rand(seed, (m, k), d, dtype), "C": _rand(seed + 1, (k, n), d, dtype)}
+    _check(systemc, examples.spmm_kij(m, k, n, dtype=dtype), inputs)
 
 
 @SETTINGS

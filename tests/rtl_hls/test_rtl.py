@@ -40,7 +40,7 @@ def _case(kernel: str, dtype: str, seed: int = 1):
     if kernel == "spmv":
         return (examples.spmv(6, 7, dtype=dtype),
                 {"B": _matrix(rng, (6, 7), 0.4, dtype), "c": _matrix(rng, (7,), 1.0, dtype)})
-    if kernel in ("spmm_ijk", "spmm_ikj"):
+    if kernel in ("spmm_ijk", "spmm_ikj", "spmm_kij"):
         g = getattr(examples, kernel)(5, 6, 4, dtype=dtype)
         return g, {"B": _matrix(rng, (5, 6), 0.4, dtype), "C": _matrix(rng, (6, 4), 0.5, dtype)}
     op = kernel.split("_")[1]
@@ -48,7 +48,8 @@ def _case(kernel: str, dtype: str, seed: int = 1):
     return g, {"A": _matrix(rng, (5, 6), 0.35, dtype), "B": _matrix(rng, (5, 6), 0.35, dtype)}
 
 
-KERNELS = ["spmv", "spmm_ijk", "spmm_ikj", "elementwise_add", "elementwise_mul"]
+KERNELS = ["spmv", "spmm_ijk", "spmm_ikj", "spmm_kij", "elementwise_add",
+           "elementwise_mul"]
 
 
 def test_every_catalogue_primitive_has_an_rtl_module():

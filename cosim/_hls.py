@@ -1,0 +1,172 @@
+"""The ``hls-csim`` backend: the generated Vitis HLS C++ C-simulated with g++ and samfuse's shims.
+
+Generates the design (:func:`rtl_hls.hls.generate`), compiles its testbench once per
+design content (cached under ``$XDG_CACHE_HOME/samfuse/hls``, else
+``~/.cache/samfuse/hls``), and runs the executable on each input set: the testbench reads
+the input arrays at run time, so one build serves any inputs of the graph's shapes.
+Results are untimed: outputs and (optionally) per-edge token traces, with ``cycles=None``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import struct
+import subprocess
+import tempfile
+import time
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from ir import Graph, Trace
+from rtl_hls.hls import SHIM_DIR, TEMPLATE_DIR, HlsDesign, generate, write_design, write_inputs
+from sim_models.python import SimResult, SimulationError, bind_inputs
+
+from ._backend import Backend, ToolNotFoundError, register
+from ._rtl import outputs_from_writers
+
+__all__ = ["HlsCsimBackend", "HlsCompileError", "HlsRunError", "hls_cache_dir", "read_writers"]
+
+CXXFLAGS = ("-O2", "-std=c++17", "-w")
+
+
+class HlsCompileError(RuntimeError):
+    """g++ rejected a generated design; the message carries g++'s diagnostics."""
+
+
+class HlsRunError(SimulationError):
+    """The compiled C-simulation failed (a malformed stream, a read from an empty stream)."""
+
+
+def hls_cache_dir() -> Path:
+    """Where compiled designs are kept (``$XDG_CACHE_HOME/samfuse/hls``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "samfuse" / "hls"
+
+
+def _cxx() -> str | None:
+    return os.environ.get("CXX") or shutil.which("g++")
+
+
+@cache
+def _cxx_version(cxx: str) -> str:
+    out = subprocess.run([cxx, "--version"], capture_output=True, text=True, check=False)
+    return out.stdout.splitlines()[0] if out.stdout else cxx
+
+
+def _dir_digest(h: Any, directory: Path) -> None:
+    for p in sorted(directory.glob("*.h")):
+        h.update(p.name.encode())
+        h.update(p.read_bytes())
+
+
+@register
+class HlsCsimBackend(Backend):
+    """Generated HLS C++ compiled with g++ against samfuse's shim headers; untimed."""
+
+    name = "hls-csim"
+    timed = False
+
+    def __init__(self, cache_dir: str | Path | None = None) -> None:
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else hls_cache_dir()
+
+    @classmethod
+    def unavailable(cls) -> str | None:
+        if _cxx() is None:
+            return "no C++ compiler: install g++ (or set $CXX)"
+        return None
+
+    # -- build --------------------------------------------------------------------------
+    def build(self, graph: Graph) -> tuple[HlsDesign, Path]:
+        """Generate and compile ``graph``'s testbench (or reuse the cached executable)."""
+        cxx = _cxx()
+        if cxx is None:
+            raise ToolNotFoundError(f"backend {self.name!r} cannot run here: "
+                                    f"{self.unavailable()}")
+        design = generate(graph)
+        h = hashlib.sha256()
+        for name in sorted(design.files):
+            h.update(name.encode())
+            h.update(design.files[name].encode())
+        _dir_digest(h, TEMPLATE_DIR)
+        _dir_digest(h, SHIM_DIR)
+        h.update(" ".join((_cxx_version(cxx), *CXXFLAGS)).encode())
+        build_dir = self.cache_dir / f"{design.top}-{h.hexdigest()[:16]}"
+        exe = build_dir / "tb"
+        if exe.exists():
+            return design, exe
+        # build in a private directory, then rename it into place: concurrent builds of
+        # the same design (parallel sweeps sharing the cache) never see half-written files
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=f"{build_dir.name}.", dir=self.cache_dir))
+        write_design(design, work, copy_templates=False)
+        cmd = [cxx, *CXXFLAGS, f"-I{TEMPLATE_DIR}", f"-I{SHIM_DIR}", f"-I{work}",
+               str(work / design.top_source), str(work / design.testbench),
+               "-o", str(work / "tb")]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if out.returncode != 0:
+            raise HlsCompileError(
+                f"g++ failed to compile the HLS design of graph {graph.name!r} "
+                f"(sources in {work}):\n{_head(out.stderr, 60)}")
+        try:
+            os.rename(work, build_dir)
+        except OSError:  # another process finished the same build first
+            shutil.rmtree(work, ignore_errors=True)
+        return design, exe
+
+    # -- run ----------------------------------------------------------------------------
+    def run(self, graph, inputs, *, trace=False, depth="graph"):
+        start = time.perf_counter()
+        if depth != "graph":
+            graph = graph.with_depth(depth)
+        design, exe = self.build(graph)
+        tensors = bind_inputs(graph, inputs)
+        with tempfile.TemporaryDirectory(prefix="samfuse-hls-") as tmp:
+            in_dir, out_dir = Path(tmp, "in"), Path(tmp, "out")
+            in_dir.mkdir()
+            out_dir.mkdir()
+            write_inputs(design, tensors, in_dir)
+            out = subprocess.run([str(exe), str(in_dir), str(out_dir), "1" if trace else "0"],
+                                 capture_output=True, text=True, check=False)
+            if out.returncode != 0:
+                raise HlsRunError(f"graph {graph.name!r}: the HLS C-simulation failed "
+                                  f"(exit {out.returncode}):\n{_tail(out.stderr, 20)}")
+            levels, values = read_writers(design, out_dir)
+            res_trace = Trace.read(out_dir / "trace.txt") if trace else None
+        res = SimResult(graph.name, outputs_from_writers(graph, levels, values), None,
+                        trace=res_trace)
+        res.wall_seconds = time.perf_counter() - start
+        return res
+
+
+def _head(text: str, n: int) -> str:
+    """The first ``n`` lines: g++'s first error is the one that explains the rest."""
+    lines = text.strip().splitlines()
+    return "\n".join(lines if len(lines) <= n else [*lines[:n], "..."])
+
+
+def _tail(text: str, n: int) -> str:
+    lines = text.strip().splitlines()
+    return "\n".join(lines if len(lines) <= n else ["...", *lines[-n:]])
+
+
+def read_writers(design: HlsDesign, directory: Path
+                 ) -> tuple[dict[str, tuple[list[int], list[tuple[int, int]]]],
+                            dict[str, list[Any]]]:
+    """Each writer's recording from ``writer<k>.txt``: level crds and stops, or values."""
+    levels: dict[str, tuple[list[int], list[tuple[int, int]]]] = {}
+    values: dict[str, list[Any]] = {}
+    flt = design.graph.dtype == "float32"
+    for w in design.writers:
+        lines = (directory / f"writer{w.index}.txt").read_text().split("\n")
+        if w.op == "level_writer":
+            crd = [int(x) for x in lines[1].split()]
+            flat = [int(x) for x in lines[2].split()]
+            levels[w.node] = (crd, list(zip(flat[::2], flat[1::2], strict=True)))
+        else:
+            words = [int(x) for x in lines[1].split()]
+            values[w.node] = [struct.unpack("<f", struct.pack("<I", x))[0] for x in words] \
+                if flt else [x - (1 << 32) if x >= 1 << 31 else x for x in words]
+    return levels, values

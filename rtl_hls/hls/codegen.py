@@ -1,0 +1,512 @@
+"""Vitis HLS C++ from an ``ir.Graph``: a dataflow top, a file-driven testbench, a TCL script.
+
+:func:`generate` returns an :class:`HlsDesign` holding the text of
+
+* ``<graph>_top.cpp``: ``void <graph>_top(...)`` with ``#pragma HLS dataflow``, one
+  ``hls::stream`` per graph edge (``#pragma HLS stream depth`` = the edge's depth), one
+  call of a primitive template (``templates/<op>.h``) per node in topological order, and
+  ``m_axi`` interfaces for every input array (seg/crd per compressed level, vals) and every
+  writer's output arrays. A forked output port writes each of its edges
+  (``samfuse::fork``); a port without edges discards (``samfuse::Discard``).
+* ``<graph>_tb.cpp``: ``main(in_dir, out_dir, trace)`` reads the input arrays from text
+  files, calls the top (again, with larger output arrays, if a writer overflowed), and
+  writes each writer's crds/stops/values and the per-edge untimed trace
+  (``# samfuse-trace 1``).
+* ``run_hls.tcl``: csim, csynth, cosim with ``-trace_level all`` and IP export in Vitis HLS.
+
+C-simulation runs the processes of the top one after another with unbounded streams
+(``shim/hls_stream.h``), which is exact because the graphs are DAGs and every primitive
+reads its inputs in a data-determined order (a Kahn network): per-edge token sequences do
+not depend on scheduling. Under ``__SYNTHESIS__`` the same body is the dataflow region.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ir import CATALOGUE, Edge, FiberTree, Format, Graph, Node
+
+__all__ = ["generate", "HlsDesign", "ArrayArg", "WriterArgs", "write_design", "TEMPLATE_DIR",
+           "SHIM_DIR", "write_inputs", "UNBOUNDED_DEPTH", "DEFAULT_MEM_DEPTH", "template_path"]
+
+HERE = Path(__file__).resolve().parent
+TEMPLATE_DIR = HERE / "templates"
+SHIM_DIR = HERE / "shim"
+#: FIFO depth given to edges the graph leaves unbounded (``depth=None``): deep enough for
+#: the small test tensors; a real design should bound such edges itself
+UNBOUNDED_DEPTH = 8192
+#: ``depth`` of each ``m_axi`` port (words the cosim memory model allocates)
+DEFAULT_MEM_DEPTH = 4096
+
+_BINOP = {"add": "OP_ADD", "sub": "OP_SUB", "mul": "OP_MUL", "div": "OP_DIV",
+          "max": "OP_MAX", "min": "OP_MIN"}
+_UNOP = {"relu": "UOP_RELU", "exp": "UOP_EXP", "neg": "UOP_NEG", "rsqrt": "UOP_RSQRT",
+         "add_const": "UOP_ADD_CONST", "mul_const": "UOP_MUL_CONST",
+         "div_const": "UOP_DIV_CONST"}
+#: how the testbench prints a token's data payload: unsigned, signed, float, or "R"
+_PRINT = {"crd": 0, "ref": 0, "repsig": 3}
+
+
+def template_path(op: str) -> Path:
+    """The HLS template header of catalogue primitive ``op``."""
+    return TEMPLATE_DIR / f"{op}.h"
+
+
+@dataclass(frozen=True)
+class ArrayArg:
+    """One input array argument of the top: ``what`` is ``seg``, ``crd`` or ``vals``."""
+
+    name: str
+    tensor: str
+    what: str
+    level: int | None = None
+
+
+@dataclass(frozen=True)
+class WriterArgs:
+    """A writer node's output arrays; the testbench writes them to ``writer<index>.txt``."""
+
+    node: str
+    op: str
+    index: int
+    arrays: tuple[str, ...]   # C names: (crd, stop_pos, stop_lvl, counts) or (vals, counts)
+
+
+@dataclass
+class HlsDesign:
+    """Generated sources of one graph; ``files`` maps file name to text."""
+
+    graph: Graph
+    top: str
+    edges: list[Edge]                 # sorted by name; the index is the trace id
+    inputs: list[ArrayArg]
+    writers: list[WriterArgs]
+    files: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def top_source(self) -> str:
+        return f"{self.top}.cpp"
+
+    @property
+    def testbench(self) -> str:
+        return f"{self.top}_tb.cpp"
+
+
+def _ident(text: str) -> str:
+    s = re.sub(r"\W", "_", text)
+    return s if s and not s[0].isdigit() else f"_{s}"
+
+
+def generate(graph: Graph, *, mem_depth: int = DEFAULT_MEM_DEPTH,
+             part: str = "xcu250-figd2104-2L-e", clock_ns: float = 4.0) -> HlsDesign:
+    """Generate the HLS top, testbench and TCL script of ``graph``."""
+    top = f"{_ident(graph.name)}_top"
+    edges = sorted(graph.edges, key=lambda e: e.name)
+    eid = {e.name: i for i, e in enumerate(edges)}
+    inputs = _input_args(graph)
+    writers = _writer_args(graph)
+    design = HlsDesign(graph, top, edges, inputs, writers)
+    body = [_call(graph, graph.nodes[n], eid, inputs, writers) for n in graph.topological_order()]
+    design.files = {
+        f"{top}.h": _header(design),
+        f"{top}.cpp": _top_source(design, body, mem_depth),
+        f"{top}_tb.cpp": _testbench(design),
+        "run_hls.tcl": _tcl(design, part, clock_ns),
+    }
+    return design
+
+
+def write_design(design: HlsDesign, directory: str | Path, *, copy_templates: bool = True
+                 ) -> Path:
+    """Write the design's files (and, by default, the templates it includes) to ``directory``.
+
+    The copy of ``templates/`` makes the directory self-contained for Vitis HLS; the shim
+    headers are not copied, because Vitis must use its own ``hls_stream.h``/``ap_int.h``.
+    """
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in design.files.items():
+        (out / name).write_text(text)
+    if copy_templates:
+        shutil.copytree(TEMPLATE_DIR, out / "templates", dirs_exist_ok=True)
+    return out
+
+
+def write_inputs(design: HlsDesign, tensors: Mapping[str, FiberTree], directory: str | Path
+                 ) -> Path:
+    """The testbench's input files: one ``<array>.txt`` per top input array (word count,
+    then the words). ``tensors`` are fiber trees in the graph's formats
+    (``sim_models.python.bind_inputs``)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    for arg in design.inputs:
+        tree = tensors[arg.tensor]
+        if arg.what == "vals":
+            words = np.ascontiguousarray(tree.vals).view(np.uint32)
+        else:
+            lv = tree.levels[arg.level]
+            words = np.asarray(lv.seg if arg.what == "seg" else lv.crd, dtype=np.int64)
+        np.savetxt(directory / f"{arg.name}.txt", words.astype(np.uint64), fmt="%d",
+                   header=str(len(words)), comments="")
+    return directory
+
+
+# -- arguments ---------------------------------------------------------------------------
+def _format(graph: Graph, tensor: str) -> tuple[Format, tuple[int, ...]]:
+    spec = graph.tensors[tensor]
+    return Format.parse(spec.format, len(spec.shape)), tuple(spec.shape)
+
+
+def _input_args(graph: Graph) -> list[ArrayArg]:
+    """Arrays of the input tensors the graph's nodes read (in tensor, then level order)."""
+    levels: dict[str, set[int]] = {}
+    vals: set[str] = set()
+    for node in graph.nodes.values():
+        if node.op == "scan_compressed":
+            levels.setdefault(node.params["tensor"], set()).add(node.params["level"])
+        elif node.op == "array":
+            vals.add(node.params["tensor"])
+    args = []
+    for k, tensor in enumerate(sorted(set(levels) | vals)):
+        t = _ident(tensor)
+        for lv in sorted(levels.get(tensor, ())):
+            args.append(ArrayArg(f"in{k}_{t}_seg{lv}", tensor, "seg", lv))
+            args.append(ArrayArg(f"in{k}_{t}_crd{lv}", tensor, "crd", lv))
+        if tensor in vals:
+            args.append(ArrayArg(f"in{k}_{t}_vals", tensor, "vals"))
+    return args
+
+
+def _writer_args(graph: Graph) -> list[WriterArgs]:
+    out = []
+    for k, nid in enumerate(n for n in sorted(graph.nodes)
+                            if graph.nodes[n].primitive.writes_tensor):
+        node = graph.nodes[nid]
+        p = f"out{k}_{_ident(nid)}"
+        arrays = (f"{p}_crd", f"{p}_stop_pos", f"{p}_stop_lvl", f"{p}_counts") \
+            if node.op == "level_writer" else (f"{p}_vals", f"{p}_counts")
+        out.append(WriterArgs(nid, node.op, k, arrays))
+    return out
+
+
+# -- the top -----------------------------------------------------------------------------
+def _writer_expr(graph: Graph, node: Node, port: str, eid: dict[str, int]) -> str:
+    es = graph.out_edges[node.id].get(port, [])
+    if not es:
+        return "samfuse::Discard()"
+    exprs = [f"samfuse::Edge(s{eid[e.name]}, {eid[e.name]})" for e in es]
+    out = exprs[-1]
+    for x in reversed(exprs[:-1]):
+        out = f"samfuse::fork({x}, {out})"
+    return out
+
+
+def _max_dim(graph: Graph) -> int:
+    return max([1, *(d for t in graph.tensors.values() for d in t.shape)])
+
+
+def _f32_bits(x: float) -> int:
+    try:
+        return struct.unpack("<I", struct.pack("<f", x))[0]
+    except OverflowError:
+        return 0x7F800000 if x > 0 else 0xFF800000
+
+
+def _iconst(op: str, const: float) -> int:
+    """``int(const)`` as the int32 model uses it, kept within int64 for the C++ literal."""
+    ic = int(const) if const == const and abs(const) != float("inf") else 0
+    if op in ("add_const", "mul_const"):  # results wrap mod 2^32: reduce the constant too
+        return ((ic + 0x80000000) & 0xFFFFFFFF) - 0x80000000
+    return max(min(ic, 1 << 40), -(1 << 40))  # |c| > 2^32 divides any int32 to 0
+
+
+def _call(graph: Graph, node: Node, eid: dict[str, int], inputs: list[ArrayArg],
+          writers: list[WriterArgs]) -> str:
+    """The C++ statement that runs ``node`` as one dataflow process."""
+    ins = {p: f"s{eid[e.name]}" for p, e in graph.in_edges[node.id].items()}
+    outs = {p.name: _writer_expr(graph, node, p.name, eid) for p in node.primitive.outputs}
+    args = [ins[p.name] for p in node.primitive.inputs] + \
+        [outs[p.name] for p in node.primitive.outputs]
+    flt = "true" if graph.dtype == "float32" else "false"
+    op, prm = node.op, node.params
+    tparams: list[str] = []
+    if op == "scan_compressed":
+        names = {(a.what, a.level): a.name for a in inputs if a.tensor == prm["tensor"]}
+        args += [names[("seg", prm["level"])], names[("crd", prm["level"])]]
+    elif op == "scan_dense":
+        fmt, shape = _format(graph, prm["tensor"])
+        tparams = [f"{shape[fmt.mode_order[prm['level']]]}u"]
+    elif op == "array":
+        args.append(next(a.name for a in inputs if a.tensor == prm["tensor"]
+                         and a.what == "vals"))
+    elif op == "alu":
+        tparams = [f"samfuse::{_BINOP[prm['op']]}", flt]
+    elif op == "reduce":
+        tparams = ["samfuse::OP_ADD" if prm["op"] == "sum" else "samfuse::OP_MAX", flt]
+    elif op == "unary":
+        c = float(prm["const"])
+        tparams = [f"samfuse::{_UNOP[prm['op']]}", flt, f"0x{_f32_bits(c):08x}u",
+                   f"INT64_C({_iconst(prm['op'], c)})"]
+    elif op == "spacc":
+        tparams = [f"{_max_dim(graph)}u", flt]
+    elif op == "spacc2":
+        tparams = [f"{_max_dim(graph)}u", f"{_max_dim(graph)}u", flt]
+    elif op in ("level_writer", "value_writer"):
+        w = next(w for w in writers if w.node == node.id)
+        args += [*w.arrays, "cap"]
+    elif op not in CATALOGUE:  # pragma: no cover - graphs are validated
+        raise AssertionError(op)
+    targs = f"<{', '.join(tparams)}>" if tparams else ""
+    return f"    samfuse_{op}{targs}({', '.join(args)});  // {node.id}"
+
+
+def _signature(design: HlsDesign) -> str:
+    params = [f"const samfuse::word_t {a.name}[]" for a in design.inputs]
+    for w in design.writers:
+        params += [f"samfuse::word_t {a}[]" for a in w.arrays]
+    params.append("uint32_t cap")
+    return f"void {design.top}(\n    " + ",\n    ".join(params) + ")"
+
+
+def _header(design: HlsDesign) -> str:
+    guard = f"{design.top.upper()}_H"
+    return (f"// Generated by samfuse (rtl_hls.hls.codegen) from graph {design.graph.name!r}.\n"
+            f"#ifndef {guard}\n#define {guard}\n#include \"samfuse_hls.h\"\n\n"
+            f"//: number of graph edges (trace ids 0..N-1, edges sorted by name)\n"
+            f"#define {design.top.upper()}_EDGES {len(design.edges)}\n\n"
+            f"{_signature(design)};\n\n#endif\n")
+
+
+def _top_source(design: HlsDesign, body: list[str], mem_depth: int) -> str:
+    g = design.graph
+    ops = sorted({n.op for n in g.nodes.values()})
+    lines = [f"// Generated by samfuse (rtl_hls.hls.codegen) from graph {g.name!r} "
+             f"({g.dtype}, {len(g.nodes)} nodes, {len(g.edges)} edges).",
+             "// Untimed C-simulation runs the processes below in this (topological) order;",
+             "// under synthesis the function body is one dataflow region.",
+             f'#include "{design.top}.h"']
+    lines += [f'#include "{op}.h"' for op in ops]
+    lines += ["", f"{_signature(design)} {{"]
+    arrays = [a.name for a in design.inputs] + [x for w in design.writers for x in w.arrays]
+    for k, name in enumerate(arrays):
+        lines.append(f"#pragma HLS interface m_axi port={name} offset=slave "
+                     f"bundle=gmem{k} depth={mem_depth}")
+    lines += ["#pragma HLS interface s_axilite port=cap",
+              "#pragma HLS interface s_axilite port=return",
+              "#pragma HLS dataflow", ""]
+    for i, e in enumerate(design.edges):
+        depth = UNBOUNDED_DEPTH if e.depth is None else e.depth
+        lines.append(f'    hls::stream<samfuse::tok_t> s{i}("{e.name}");')
+        lines.append(f"#pragma HLS stream variable=s{i} depth={depth}"
+                     + ("  // unbounded in the graph" if e.depth is None else ""))
+    lines += ["", *body, "}", ""]
+    return "\n".join(lines)
+
+
+def _edge_print_kind(e: Edge, dtype: str) -> int:
+    if e.kind == "val":
+        return 2 if dtype == "float32" else 1
+    return _PRINT[e.kind]
+
+
+def _testbench(design: HlsDesign) -> str:
+    g = design.graph
+    numeric = "float" if g.dtype == "float32" else "int"
+    edge_rows = ",\n".join(
+        f'    {{"{e.name}", "{e.kind}", "{numeric if e.kind == "val" else "int"}", '
+        f"{_edge_print_kind(e, g.dtype)}}}" for e in design.edges)
+    reads = "\n".join(f'    std::vector<samfuse::word_t> {a.name} = read_words(in_dir, "{a.name}");'
+                      for a in design.inputs)
+    allocs, call_args, dumps = [], [a.name + ".data()" for a in design.inputs], []
+    for w in design.writers:
+        for a in w.arrays:
+            n = "2" if a.endswith("_counts") else "cap"
+            allocs.append(f"        {a}.assign({n}, 0);")
+            call_args.append(f"{a}.data()")
+        if w.op == "level_writer":
+            crd, pos, lvl, cnt = w.arrays
+            dumps.append(f"    need = std::max(need, std::max({cnt}[0].to_uint(), "
+                         f"{cnt}[1].to_uint()));")
+            dumps.append(f'    write_level(out_dir, {w.index}, {crd}, {pos}, {lvl}, {cnt});')
+        else:
+            vals, cnt = w.arrays
+            dumps.append(f"    need = std::max(need, {cnt}[0].to_uint());")
+            dumps.append(f"    write_values(out_dir, {w.index}, {vals}, {cnt});")
+    decls = "\n".join(f"    std::vector<samfuse::word_t> {a};"
+                      for w in design.writers for a in w.arrays)
+    need_lines = "\n".join(d for d in dumps if d.lstrip().startswith("need"))
+    write_lines = "\n".join(d for d in dumps if not d.lstrip().startswith("need"))
+    return _TB.format(
+        graph=g.name, top=design.top, edge_rows=edge_rows or '    {"", "", "", 0}',
+        nedges=len(design.edges), reads=reads, decls=decls, allocs="\n".join(allocs),
+        call=", ".join([*call_args, "cap"]), need=need_lines, writes=write_lines)
+
+
+_TB = r"""// Generated by samfuse (rtl_hls.hls.codegen): C testbench of graph '{graph}'.
+// usage: {top}_tb IN_DIR OUT_DIR [TRACE]
+//   IN_DIR/<array>.txt: word count, then the words (decimal uint32) of each input array
+//   OUT_DIR/writer<k>.txt: a level writer's "ncrd nstops", crds, (pos, level) per stop;
+//                          a value writer's "nvals", value words
+//   OUT_DIR/trace.txt (TRACE=1): untimed per-edge trace, format samfuse-trace 1
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "{top}.h"
+
+struct EdgeInfo {{
+    const char* name;
+    const char* kind;
+    const char* numeric;
+    int print;  // 0 unsigned, 1 int32, 2 binary32, 3 repeat signal
+}};
+
+static const EdgeInfo EDGES[] = {{
+{edge_rows}
+}};
+static const int NEDGES = {nedges};
+
+static std::vector<samfuse::word_t> read_words(const std::string& dir, const char* name) {{
+    std::string path = dir + "/" + name + ".txt";
+    FILE* f = std::fopen(path.c_str(), "r");
+    if (!f) {{
+        std::fprintf(stderr, "samfuse tb: cannot open %s\n", path.c_str());
+        std::exit(2);
+    }}
+    unsigned long n = 0, w = 0;
+    if (std::fscanf(f, "%lu", &n) != 1) n = 0;
+    std::vector<samfuse::word_t> v(n ? n : 1, 0);
+    for (unsigned long i = 0; i < n; i++) {{
+        if (std::fscanf(f, "%lu", &w) != 1) {{
+            std::fprintf(stderr, "samfuse tb: %s: expected %lu words\n", path.c_str(), n);
+            std::exit(2);
+        }}
+        v[i] = w;
+    }}
+    std::fclose(f);
+    return v;
+}}
+
+static FILE* open_out(const std::string& dir, const std::string& name) {{
+    std::string path = dir + "/" + name;
+    FILE* f = std::fopen(path.c_str(), "w");
+    if (!f) {{
+        std::fprintf(stderr, "samfuse tb: cannot write %s\n", path.c_str());
+        std::exit(2);
+    }}
+    return f;
+}}
+
+static void write_level(const std::string& dir, int k, const std::vector<samfuse::word_t>& crd,
+                        const std::vector<samfuse::word_t>& pos,
+                        const std::vector<samfuse::word_t>& lvl,
+                        const std::vector<samfuse::word_t>& cnt) {{
+    FILE* f = open_out(dir, "writer" + std::to_string(k) + ".txt");
+    unsigned n = cnt[0].to_uint(), ns = cnt[1].to_uint();
+    std::fprintf(f, "%u %u\n", n, ns);
+    for (unsigned i = 0; i < n; i++) std::fprintf(f, "%u ", crd[i].to_uint());
+    std::fprintf(f, "\n");
+    for (unsigned i = 0; i < ns; i++) std::fprintf(f, "%u %u ", pos[i].to_uint(), lvl[i].to_uint());
+    std::fprintf(f, "\n");
+    std::fclose(f);
+}}
+
+static void write_values(const std::string& dir, int k, const std::vector<samfuse::word_t>& vals,
+                         const std::vector<samfuse::word_t>& cnt) {{
+    FILE* f = open_out(dir, "writer" + std::to_string(k) + ".txt");
+    unsigned n = cnt[0].to_uint();
+    std::fprintf(f, "%u\n", n);
+    for (unsigned i = 0; i < n; i++) std::fprintf(f, "%u ", vals[i].to_uint());
+    std::fprintf(f, "\n");
+    std::fclose(f);
+}}
+
+static void print_token(FILE* f, uint64_t w, int print) {{
+    unsigned tag = static_cast<unsigned>(w >> 32);
+    uint32_t p = static_cast<uint32_t>(w);
+    if (tag == samfuse::TAG_STOP) {{ std::fprintf(f, "S%u", p); return; }}
+    if (tag == samfuse::TAG_EMPTY) {{ std::fputc('N', f); return; }}
+    if (tag == samfuse::TAG_DONE) {{ std::fputc('D', f); return; }}
+    if (print == 3) {{ std::fputc('R', f); return; }}
+    if (print == 1) {{ std::fprintf(f, "%d", static_cast<int32_t>(p)); return; }}
+    if (print == 0) {{ std::fprintf(f, "%u", p); return; }}
+    float x = samfuse::f32(p);
+    if (std::isnan(x)) std::fputs("nan", f);
+    else if (std::isinf(x)) std::fputs(x > 0 ? "inf" : "-inf", f);
+    else std::fprintf(f, "%.9g", static_cast<double>(x));
+}}
+
+static void write_trace(const std::string& dir) {{
+    FILE* f = open_out(dir, "trace.txt");
+    std::fprintf(f, "# samfuse-trace 1\n# graph {graph}\n");
+    std::vector<std::vector<uint64_t> >& log = samfuse::trace_log();
+    for (int e = 0; e < NEDGES; e++) {{
+        std::fprintf(f, "edge %s %s %s\n", EDGES[e].name, EDGES[e].kind, EDGES[e].numeric);
+        if (e >= static_cast<int>(log.size())) continue;
+        for (size_t i = 0; i < log[e].size(); i++) {{
+            std::fputs("- ", f);
+            print_token(f, log[e][i], EDGES[e].print);
+            std::fputc('\n', f);
+        }}
+    }}
+    std::fclose(f);
+}}
+
+int main(int argc, char** argv) {{
+    if (argc < 3) {{
+        std::fprintf(stderr, "usage: %s IN_DIR OUT_DIR [TRACE]\n", argv[0]);
+        return 2;
+    }}
+    std::string in_dir = argv[1], out_dir = argv[2];
+    samfuse::trace_enabled() = argc > 3 && std::string(argv[3]) == "1";
+{reads}
+{decls}
+    uint32_t cap = 1024;
+    uint32_t need = 0;
+    for (int attempt = 0; attempt < 2; attempt++) {{
+{allocs}
+        samfuse::trace_log().assign(NEDGES, std::vector<uint64_t>());
+        {top}({call});
+        need = 0;
+{need}
+        if (need <= cap) break;
+        cap = need;  // a writer overflowed its arrays: rerun with arrays that fit
+    }}
+{writes}
+    if (samfuse::trace_enabled()) write_trace(out_dir);
+    return 0;
+}}
+"""
+
+
+def _tcl(design: HlsDesign, part: str, clock_ns: float) -> str:
+    top = design.top
+    return f"""# Generated by samfuse (rtl_hls.hls.codegen) for graph '{design.graph.name}'.
+# usage: vitis_hls -f run_hls.tcl   (from this directory; inputs in ./inputs, see docs/hls.md)
+# Runs C simulation, synthesis, RTL/C co-simulation with a full trace dump, and IP export.
+set top {top}
+set cflags "-I[pwd]/templates -I[pwd]"
+open_project -reset ${{top}}_prj
+set_top $top
+add_files $top.cpp -cflags $cflags
+add_files -tb ${{top}}_tb.cpp -cflags $cflags
+open_solution -reset solution1 -flow_target vitis
+set_part {{{part}}}
+create_clock -period {clock_ns} -name default
+file mkdir [pwd]/csim_out [pwd]/cosim_out
+csim_design -argv "[pwd]/inputs [pwd]/csim_out 1"
+csynth_design
+cosim_design -trace_level all -argv "[pwd]/inputs [pwd]/cosim_out 1"
+export_design -format ip_catalog
+exit
+"""

@@ -1,0 +1,43 @@
+// intersect: emits a crd present on both sides with both refs; N matches nothing; the
+// smaller side is skipped one crd per firing.
+#ifndef SAMFUSE_INTERSECT_H
+#define SAMFUSE_INTERSECT_H
+#include "join_core.h"
+
+template <class CrdOut, class AOut, class BOut>
+void samfuse_intersect(hls::stream<samfuse::tok_t>& crd_a, hls::stream<samfuse::tok_t>& ref_a,
+                       hls::stream<samfuse::tok_t>& crd_b, hls::stream<samfuse::tok_t>& ref_b,
+                       CrdOut crd, AOut out_a, BOut out_b) {
+    using namespace samfuse;
+    JoinSide sa, sb;
+intersect_loop:
+    while (true) {
+#pragma HLS pipeline II = 1
+        tok_t a = sa.crd.peek(crd_a), ra = sa.ref.peek(ref_a);
+        tok_t b = sb.crd.peek(crd_b), rb = sb.ref.peek(ref_b);
+        bool ad = is_data(a), bd = is_data(b);
+        if (ad && bd) {
+            if (payload(a) == payload(b)) {
+                crd.write(a);
+                out_a.write(ra);
+                out_b.write(rb);
+                sa.pop();
+                sb.pop();
+            } else if (payload(a) < payload(b)) {
+                sa.pop();
+            } else {
+                sb.pop();
+            }
+        } else if (ad || is_empty(a)) {
+            SAMFUSE_CHECK(!is_done(b), "crd_b ended (D) while crd_a holds a crd");
+            sa.pop();
+            if (is_empty(b)) sb.pop();
+        } else if (bd || is_empty(b)) {
+            SAMFUSE_CHECK(!is_done(a), "crd_a ended (D) while crd_b holds a crd");
+            sb.pop();
+        } else if (join_control(a, b, sa, sb, crd, out_a, out_b)) {
+            break;
+        }
+    }
+}
+#endif

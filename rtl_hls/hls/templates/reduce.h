@@ -1,0 +1,43 @@
+// reduce: removes the innermost level by sum or max (OP is OP_ADD or OP_MAX). outer holds
+// one ref per level-0 fiber: a ref under an inner stop means a fiber closes (emit the
+// accumulator), S_{k-1} under S_k means the parent closes (emit S_{k-1}).
+#ifndef SAMFUSE_REDUCE_H
+#define SAMFUSE_REDUCE_H
+#include "samfuse_hls.h"
+
+template <int OP, bool FLOAT, class ValOut>
+void samfuse_reduce(hls::stream<samfuse::tok_t>& val_in, hls::stream<samfuse::tok_t>& outer,
+                    ValOut val) {
+    using namespace samfuse;
+    // identity: 0 for sum; -inf (binary32) or INT32_MIN for max
+    const uint32_t identity = OP == OP_ADD ? 0u : (FLOAT ? 0xFF800000u : 0x80000000u);
+    uint32_t acc = identity;
+    Head in, out_h;
+reduce_loop:
+    while (true) {
+#pragma HLS pipeline II = 1
+        tok_t t = in.peek(val_in);
+        if (is_data(t) || is_empty(t)) {
+            in.pop();
+            acc = binop<FLOAT>(OP, acc, is_empty(t) ? 0u : payload(t));
+            continue;
+        }
+        tok_t o = out_h.peek(outer);
+        if (is_data(o) || is_empty(o)) {  // a level-0 fiber closes
+            SAMFUSE_CHECK(is_stop(t), "val_in holds D while outer holds a ref");
+            out_h.pop();
+            val.write(data_tok(acc));
+            acc = identity;
+            if (payload(t) == 0) in.pop();
+        } else {
+            SAMFUSE_CHECK((is_stop(t) && is_stop(o) && payload(o) + 1 == payload(t)) ||
+                              (is_done(t) && is_done(o)),
+                          "misaligned streams on val_in / outer");
+            in.pop();
+            out_h.pop();
+            val.write(o);
+            if (is_done(o)) break;
+        }
+    }
+}
+#endif

@@ -1,0 +1,46 @@
+// repeat: repeats the current ref once per R; a repsig stop ends its fiber. ref_in holds
+// one ref per repsig fiber, so its head tells whether a repsig stop closes a fiber (a ref:
+// pop it) or an empty parent (a stop). A stop S_k (k>0) that closed a fiber also stands for
+// the S_{k-1} that follows on ref_in, which is then skipped.
+#ifndef SAMFUSE_REPEAT_H
+#define SAMFUSE_REPEAT_H
+#include "samfuse_hls.h"
+
+template <class RefOut>
+void samfuse_repeat(hls::stream<samfuse::tok_t>& ref_in, hls::stream<samfuse::tok_t>& repsig,
+                    RefOut ref) {
+    using namespace samfuse;
+    Head r_h;
+    int skip = -1;
+repeat_loop:
+    while (true) {
+#pragma HLS pipeline II = 1
+        tok_t r = r_h.peek(ref_in);
+        if (skip >= 0) {
+            SAMFUSE_CHECK(is_stop(r) && payload(r) == static_cast<uint32_t>(skip),
+                          "expected the merged stop on ref_in");
+            r_h.pop();
+            skip = -1;
+            continue;
+        }
+        tok_t s = repsig.read();
+        if (is_data(s)) {
+            SAMFUSE_CHECK(is_data(r) || is_empty(r), "repeat signal R but ref_in holds a control token");
+            ref.write(r);
+        } else if (is_stop(s)) {
+            r_h.pop();
+            ref.write(s);
+            if (is_stop(r)) {
+                SAMFUSE_CHECK(payload(r) + 1 == payload(s), "repsig stop against ref_in stop");
+            } else if (payload(s) > 0) {
+                skip = payload(s) - 1;
+            }
+        } else {
+            SAMFUSE_CHECK(is_done(s) && is_done(r), "repsig D but ref_in is not done");
+            r_h.pop();
+            ref.write(done_tok());
+            break;
+        }
+    }
+}
+#endif
