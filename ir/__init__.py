@@ -1,8 +1,8 @@
 """samfuse's intermediate representation: the bottom layer every other package uses.
 
 Tokens and their nesting rules, tensor formats and fiber-tree storage, the primitive
-catalogue, SAMML graphs (JSON + Graphviz) and stream traces. Depends on nothing else in
-samfuse.
+catalogue, SAMML graphs (JSON + Graphviz), einsum programs and stream traces. Depends on
+nothing else in samfuse.
 """
 
 from ._catalogue import (
@@ -19,6 +19,7 @@ from ._catalogue import (
 )
 from ._formats import Format, FormatError
 from ._graph import DEFAULT_DEPTH, SCHEMA, Edge, Graph, GraphBuilder, GraphError, Node, TensorSpec
+from ._program import TENSOR_ROLES, Program, ProgramError, Statement, TensorDecl
 from ._render import render, to_dot
 from ._storage import CompressedLevel, DenseLevel, FiberTree, StorageError
 from ._tokens import (
@@ -52,6 +53,8 @@ __all__ = [
     # graphs
     "Graph", "GraphBuilder", "Node", "Edge", "TensorSpec", "GraphError", "SCHEMA",
     "DEFAULT_DEPTH", "render", "to_dot",
+    # programs
+    "Program", "Statement", "TensorDecl", "ProgramError", "TENSOR_ROLES",
     # traces
     "Trace", "EdgeTrace", "TraceMismatch", "TraceFormatError", "compare_traces",
 ]
