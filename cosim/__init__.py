@@ -11,6 +11,7 @@ from ._backend import (
                        register,
 )
 from ._compare import BackendRun, CosimReport, compare_backends
+from ._hls import HlsCompileError, HlsCsimBackend, HlsRunError
 from ._systemc import SystemCBackend, SystemCError, SystemCRun
 
 __all__ = ["Backend", "PythonBackend", "ToolNotFoundError", "register", "get_backend",
@@ -18,4 +19,6 @@ __all__ = ["Backend", "PythonBackend", "ToolNotFoundError", "register", "get_bac
            # co-simulation
            "compare_backends", "CosimReport", "BackendRun",
            # SystemC backend
-           "SystemCBackend", "SystemCError", "SystemCRun"]
+           "SystemCBackend", "SystemCError", "SystemCRun",
+           # HLS C-simulation backend
+           "HlsCsimBackend", "HlsCompileError", "HlsRunError"]

@@ -304,5 +304,5 @@ def _kind(fmt: str, level: int) -> str:
     return "dense" if letters[level] == "d" else "compressed"
 
 
-KERNELS = {"spmv": spmv, "spmm_ijk": spmm_ijk, "spmm_ikj": spmm_ikj, "spmm_kij": spmm_kij, "sddmm": sddmm,
-           "elementwise": elementwise, "ttv": ttv}
+KERNELS = {"spmv": spmv, "spmm_ijk": spmm_ijk, "spmm_ikj": spmm_ikj, "spmm_kij": spmm_kij,
+           "sddmm": sddmm, "elementwise": elementwise, "ttv": ttv}

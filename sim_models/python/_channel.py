@@ -20,8 +20,8 @@ _COMPACT = 4096
 
 class Channel:
     __slots__ = ("name", "kind", "depth", "toks", "wts", "rts", "h", "reader", "writer",
-                 "reader_waiting", "writer_waiting", "wake", "trace_toks", "trace_cycles", "trace_reads",
-                 "stats", "occ_p", "max_occ", "_keep", "numeric")
+                 "reader_waiting", "writer_waiting", "wake", "trace_toks", "trace_cycles",
+                 "trace_reads", "stats", "occ_p", "max_occ", "_keep", "numeric")
 
     def __init__(self, name: str, kind: str, depth: int | None, wake: Callable[[Any], None],
                  trace: bool = False, stats: bool = True, numeric: str = "int") -> None:

@@ -26,10 +26,11 @@ def _fdiv(a: float, b: float) -> float:
 
 
 def _idiv(a: int, b: int) -> int:
+    """Truncating division; ``x / 0 = 0`` and ``INT32_MIN / -1`` wraps, as in hardware."""
     if b == 0:
         return 0
     q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
+    return to_i32(q if (a >= 0) == (b >= 0) else -q)
 
 
 def _fexp(x: float) -> float:

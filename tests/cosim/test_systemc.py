@@ -214,7 +214,7 @@ def test_unary_and_binary_ops_on_special_values(systemc, dtype):
     n = len(a)
     runs = [(_vector_graph(f"un_{op}", dtype, n, unary=op, const=c), {"a": a})
             for op in CATALOGUE["unary"].param("op").choices
-            for c in ((0.0,) if "const" not in op else (2.5, -3.0, 0.0, 1e39))]
+            for c in ((0.0,) if "const" not in op else (2.5, -3.0, -1.0, 0.0, 1e39))]
     runs += [(_vector_graph(f"bin_{op}", dtype, n, binary=op), {"a": a, "b": b})
              for op in CATALOGUE["alu"].param("op").choices]
     results = systemc.run_batch([SystemCRun(g, ins, trace=True) for g, ins in runs])

@@ -110,9 +110,12 @@ def test_int32_alu_wraps_and_truncates():
     run = run_primitive("alu", {"a": [2**31 - 1, -7, 5, D], "b": [1, 2, 0, D]},
                         params={"op": "add"}, dtype="int32")
     assert run.tokens["val"][0] == -(2**31)
-    div = run_primitive("alu", {"a": [-7, 5, D], "b": [2, 0, D]}, params={"op": "div"},
-                        dtype="int32")
-    assert div.tokens["val"][:2] == [-3, 0]
+    div = run_primitive("alu", {"a": [-7, 5, -(2**31), D], "b": [2, 0, -1, D]},
+                        params={"op": "div"}, dtype="int32")
+    assert div.tokens["val"][:3] == [-3, 0, -(2**31)]  # INT32_MIN / -1 wraps
+    div_const = run_primitive("unary", {"a": [-(2**31), 9, D]},
+                              params={"op": "div_const", "const": -1.0}, dtype="int32")
+    assert div_const.tokens["val"][:2] == [-(2**31), -9]
 
 
 def test_reducer_lowers_stops_and_uses_outer_refs_for_empty_fibers():
