@@ -6,11 +6,17 @@ primitives that any backend can run. ``docs/compiler.md`` documents the syntax, 
 lowering rules, transposes and limits.
 """
 
-from ._ast import Access, Assignment, BinOp, Const, Expr, Neg, Reduction
+from ._ast import FUNCTIONS, Access, Assignment, BinOp, Call, Const, Expr, Neg, Reduction
 from ._compile import compile_expression, parse_order
+from ._cost import Estimate, TensorStats, estimate
 from ._errors import CompileError, LoweringError, ParseError
+from ._evaluate import evaluate
+from ._fusion import FusedExpression, FusionError, format_assignment, fuse_region, region_exports
+from ._model import CompiledModel, CompiledRegion, Kernel, compile_model, einsum_program
 from ._normalize import Normalized, normalize
+from ._order import Conflict, OrderError, OrderGraph, Orders, order_graph
 from ._parse import parse
+from ._table import Entry, FusionTable, fusion_table
 
 __all__ = [
     # entry point
@@ -18,7 +24,27 @@ __all__ = [
     # passes
     "parse", "normalize", "parse_order", "Normalized",
     # expression tree
-    "Assignment", "Access", "Const", "Neg", "BinOp", "Reduction", "Expr",
+    "Assignment", "Access", "Const", "Neg", "BinOp", "Reduction", "Call", "Expr", "FUNCTIONS",
+    # the lowering's plan
+    "FusionTable", "Entry", "fusion_table",
+    # whole programs: fusion regions, partial order graph
+    "compile_model", "einsum_program", "CompiledModel", "CompiledRegion", "Kernel", "fuse_region",
+    "region_exports", "FusedExpression", "format_assignment", "order_graph", "OrderGraph",
+    "Orders", "Conflict",
+    # torch frontend (loaded on first use: it imports torch) and the numpy oracle
+    "from_torch", "torch_weights", "torch_inputs", "to_array", "FrontendError", "evaluate",
+    # cost heuristic (FLOPs/bytes from shapes and densities)
+    "estimate", "Estimate", "TensorStats",
     # errors
-    "CompileError", "ParseError", "LoweringError",
+    "CompileError", "ParseError", "LoweringError", "FusionError", "OrderError",
 ]
+
+_TORCH_FRONTEND = ("from_torch", "torch_weights", "torch_inputs", "to_array", "FrontendError")
+
+
+def __getattr__(name: str) -> object:
+    """Import the torch frontend lazily, so that ``import compiler`` stays torch-free."""
+    if name in _TORCH_FRONTEND:
+        from . import _torch_frontend
+        return getattr(_torch_frontend, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

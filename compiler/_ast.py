@@ -10,8 +10,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Union
 
-__all__ = ["Access", "Const", "Neg", "BinOp", "Reduction", "Expr", "Assignment",
-           "walk", "accesses", "free_indices", "index_occurrences"]
+__all__ = ["Access", "Const", "Neg", "BinOp", "Reduction", "Call", "Expr", "Assignment",
+           "FUNCTIONS", "walk", "accesses", "free_indices", "index_occurrences"]
+
+#: elementwise functions of the language: the ``unary`` primitive ops of the same name
+FUNCTIONS = ("relu", "exp", "rsqrt")
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,21 @@ class Reduction:
         return f"{self.op}({','.join(self.indices)}) {_wrap(self.body)}"
 
 
-Expr = Union[Access, Const, Neg, BinOp, Reduction]  # noqa: UP007 (runtime alias)
+@dataclass(frozen=True)
+class Call:
+    """``relu(e)``, ``exp(e)``, ``rsqrt(e)``: ``fn`` (one of :data:`FUNCTIONS`) applied to
+    the stored entries of ``arg``; a reduction is never moved across it (it is nonlinear).
+    """
+
+    fn: str
+    arg: Expr
+    col: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.fn}({self.arg})"
+
+
+Expr = Union[Access, Const, Neg, BinOp, Reduction, Call]  # noqa: UP007 (runtime alias)
 
 
 @dataclass(frozen=True)
@@ -95,6 +112,8 @@ def walk(e: Expr) -> Iterator[Expr]:
     yield e
     if isinstance(e, Neg):
         yield from walk(e.operand)
+    elif isinstance(e, Call):
+        yield from walk(e.arg)
     elif isinstance(e, BinOp):
         yield from walk(e.left)
         yield from walk(e.right)
@@ -121,6 +140,8 @@ def free_indices(e: Expr) -> set[str]:
         return set()
     if isinstance(e, Neg):
         return free_indices(e.operand)
+    if isinstance(e, Call):
+        return free_indices(e.arg)
     if isinstance(e, BinOp):
         return free_indices(e.left) | free_indices(e.right)
     if isinstance(e, Reduction):

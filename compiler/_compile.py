@@ -64,6 +64,7 @@ def compile_expression(expr: str | Assignment,
         "transposed": {t: {"requested": str(lay.requested), "bound": str(lay.format)}
                        for t, lay in lays.items() if lay.requested is not None},
         "reductions": lowered.reductions,
+        "fusion_table": lowered.table.to_json(),
     }
     try:
         return lowered.builder.build(**meta)
@@ -124,10 +125,11 @@ def _search(norm: Normalized, fmts: Mapping[str, Format], idx_sizes: Mapping[str
     candidates = [list(p) for p in permutations(preferred)] if len(preferred) <= MAX_SEARCH \
         else [preferred]
     ranked: list[tuple[tuple[bool, int], int, list[str]]] = []
+    transposes = transposes_needed(norm, fmts)
+    internal_of = {u: [v for v in norm.indices if norm.user[v] == u] for u in preferred}
     for n, cand in enumerate(candidates):
-        internal = parse_order(norm, cand)
-        cost = transposes_needed(norm, fmts, {v: k for k, v in enumerate(internal)})
-        ranked.append((cost, n, internal))
+        internal = [v for u in cand for v in internal_of[u]]
+        ranked.append((transposes({v: k for k, v in enumerate(internal)}), n, internal))
     # the output's requested layout is honoured first: it is what the user reads back
     ranked.sort(key=lambda r: (r[0], r[1]))
     errors: dict[int, LoweringError] = {}

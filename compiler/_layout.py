@@ -11,7 +11,7 @@ the same way (it is written in the permuted mode order; its logical value is unc
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -151,24 +151,35 @@ def layouts(norm: Normalized, formats: Mapping[str, Format], sizes: Mapping[str,
     return out
 
 
-def transposes_needed(norm: Normalized, formats: Mapping[str, Format],
-                      position: Mapping[str, int]) -> tuple[bool, int]:
-    """(output permuted, inputs permuted) for an order: a cheap pre-ranking of orders.
+def transposes_needed(norm: Normalized, formats: Mapping[str, Format]
+                      ) -> Callable[[Mapping[str, int]], tuple[bool, int]]:
+    """A cheap pre-ranking of orders: position → (output permuted, inputs permuted).
 
     Tensors without a format count as concordant (inputs default to dense in written
     order, which the lowering may still permute; the exact answer comes from
-    :func:`layouts`).
+    :func:`layouts`). The accesses and formats are gathered once, since the order search
+    calls the result for every permutation.
     """
     target = norm.assignment.target
     out_fmt = formats.get(target.tensor)
-    out_moved = out_fmt is not None and not _concordant(target, out_fmt, position)
-    moved = set()
-    for a in accesses(norm.assignment.rhs):
-        fmt = formats.get(a.tensor)
-        if a.tensor not in moved and not _concordant(
-                a, fmt if fmt is not None else Format.dense(len(a.indices)), position):
-            moved.add(a.tensor)
-    return out_moved, len(moved)
+    # (tensor, its indices in storage order) of every distinct read
+    reads = {(a.tensor, _stored(a, formats.get(a.tensor) or Format.dense(len(a.indices))))
+             for a in accesses(norm.assignment.rhs)}
+    out_levels = _stored(target, out_fmt) if out_fmt is not None else ()
+
+    def increasing(levels: tuple[str, ...], position: Mapping[str, int]) -> bool:
+        return all(position[x] < position[y] for x, y in pairwise(levels))
+
+    def cost(position: Mapping[str, int]) -> tuple[bool, int]:
+        moved = {t for t, levels in reads if not increasing(levels, position)}
+        return not increasing(out_levels, position), len(moved)
+
+    return cost
+
+
+def _stored(a: Access, fmt: Format) -> tuple[str, ...]:
+    """The index variables of ``a`` in storage-level order."""
+    return tuple(a.indices[m] for m in fmt.mode_order)
 
 
 def _concordant(a: Access, fmt: Format, position: Mapping[str, int]) -> bool:

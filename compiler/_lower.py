@@ -9,23 +9,32 @@ tree; operands that do not store ``v`` are repeated over the joined coordinates
 (broadcast). After the last index each operand's reference stream feeds a value array;
 ALUs combine values bottom-up; a reduction whose index is innermost in its loop nest is a
 ``reduce`` node, one directly above the innermost index a ``spacc`` (vector accumulator),
-one directly above the two innermost indices a ``spacc2`` (matrix accumulator). Writers
-record the output, with ``crddrop`` in front of compressed output levels whose child
-fibers can come out empty.
+one directly above the two innermost indices a ``spacc2`` (matrix accumulator). A
+function call (``relu``/``exp``/``rsqrt``) is a ``unary`` node on its argument's value
+stream: it sees only the coordinates its argument is iterated at (its stored entries).
+Writers record the output, with ``crddrop`` in front of compressed output levels whose
+child fibers can come out empty.
+
+Every node is created through :meth:`_Lowerer.node`, which records it in the fusion
+table (``_table.py``) at its index row and tensor-view column.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ir import GraphBuilder
 
-from ._ast import Access, BinOp, Const, Expr, Neg, Reduction, walk
+from ._ast import Access, BinOp, Call, Const, Expr, Neg, Reduction, walk
 from ._errors import LoweringError
 from ._layout import Layout
 from ._normalize import Normalized
+from ._table import VAL_ROW, Entry, FusionTable
 
 __all__ = ["lower_order", "Lowered"]
 
@@ -83,6 +92,8 @@ class Lowered:
     """A lowered graph plus what the order search needs to rank it."""
 
     builder: GraphBuilder
+    #: the plan the graph was built from (rows: order + val, columns: tensor views)
+    table: FusionTable
     #: 0 = reducers only, 1 = a vector accumulator (spacc), 2 = a matrix one (spacc2);
     #: the order search prefers the smallest (less state, no drain bursts)
     accumulator: int = 0
@@ -121,6 +132,36 @@ class _Lowerer:
         self.reductions: list[str] = []
         self.accumulator = 0
         self._root: str | None = None
+        self.table = FusionTable([*order, VAL_ROW], [])
+        self.view: dict[str, str] = {}  # operand id (or output name) -> its column
+        self.made: dict[str, tuple[str, str]] = {}  # node id -> its cell
+
+    def node(self, node_id: str, prim: str, row: str, col: str, /, **params) -> str:
+        """Create a graph node and record it in the fusion table at (``row``, ``col``)."""
+        nid = self.b.node(node_id, prim, **params)
+        op = params.get("op")
+        self.table.add(row, self.view[col], Entry(nid, f"{prim} {op}" if op else prim))
+        self.made[nid] = (row, self.view[col])
+        return nid
+
+    def refer(self, row: str, col: str, port: str) -> None:
+        """Note in a cell that its view's stream comes from a node another cell made."""
+        nid = port.split(".")[0]
+        where = self.made.get(nid)
+        if where is not None and where != (row, self.view[col]):
+            self.table.add(row, self.view[col], Entry(nid, "", ref=True))
+
+    def add_view(self, key: str, text: str) -> None:
+        n, label = 1, text
+        while label in self.table.columns:
+            n += 1
+            label = f"{text}#{n}"
+        self.view[key] = label
+        self.table.columns.append(label)
+
+    def first(self, e: Expr) -> str:
+        """The column of an expression's value nodes: that of its first operand."""
+        return next(self.ops[id(n)].id for n in walk(e) if isinstance(n, Access))
 
     def fail(self, msg: str, at: Expr | None = None) -> LoweringError:
         col = getattr(at, "col", 0) or None
@@ -140,11 +181,16 @@ class _Lowerer:
             role = "output" if lay.name == self.target.tensor else "input"
             self.b.tensor(lay.name, lay.shape, str(lay.format), role)
         self.collect(self.rhs, tuple(self.sorted(self.target.indices)))
+        self.add_view(self.target.tensor, str(self.target))
+        for op in self.ops.values():
+            row = op.context[0] if op.context else VAL_ROW
+            root = self.node(f"root_{op.id}", "root", row, op.id)
+            op.ref = f"{root}.ref"
         for v in self.order:
             self.step(v)
         val = self.value(self.rhs)
         self.write(val)
-        return Lowered(self.b, self.accumulator, self.reductions)
+        return Lowered(self.b, self.table, self.accumulator, self.reductions)
 
     def sorted(self, idx) -> list[str]:
         return sorted(idx, key=self.pos.__getitem__)
@@ -161,11 +207,12 @@ class _Lowerer:
                 oid = f"{e.tensor}{n}"
             op = _Operand(oid, e, tuple(e.indices[m] for m in fmt.mode_order), fmt.levels,
                           ctx)
-            root = self.b.node(f"root_{oid}", "root")
-            op.ref = f"{root}.ref"
             self.ops[id(e)] = op
+            self.add_view(oid, str(e))
         elif isinstance(e, Neg):
             self.collect(e.operand, ctx)
+        elif isinstance(e, Call):
+            self.collect(e.arg, ctx)
         elif isinstance(e, BinOp):
             self.collect(e.left, ctx)
             self.collect(e.right, ctx)
@@ -187,18 +234,22 @@ class _Lowerer:
         for op in parts:
             if op.id in bundle.refs:
                 op.ref = bundle.refs[op.id]
+                self.refer(v, op.id, op.ref)
             else:
-                rep = self.b.node(f"rep_{op.id}_{self.user(v)}", "repeat")
+                sig = self.repsig_of(v, bundle.crd, op.id)
+                rep = self.node(f"rep_{op.id}_{self.user(v)}", "repeat", v, op.id)
                 self.b.edge(op.ref, f"{rep}.ref_in")
-                self.b.edge(self.repsig_of(v, bundle.crd), f"{rep}.repsig")
+                self.b.edge(sig, f"{rep}.repsig")
+                self.refer(v, op.id, sig)
                 op.ref = f"{rep}.ref"
         self.crd[v] = bundle.crd
         self.full[v] = bundle.full
         self.step_refs[v] = {op.id: op.ref for op in parts}
 
-    def repsig_of(self, v: str, crd: str) -> str:
+    def repsig_of(self, v: str, crd: str, col: str) -> str:
+        """The repeat signal of index ``v`` (made once, in the first repeated column)."""
         if v not in self.repsig:
-            rs = self.b.node(f"rs_{self.user(v)}", "repsig")
+            rs = self.node(f"rs_{self.user(v)}", "repsig", v, col)
             self.b.edge(crd, f"{rs}.crd")
             self.repsig[v] = f"{rs}.repsig"
         return self.repsig[v]
@@ -236,8 +287,8 @@ class _Lowerer:
                 return _BCAST
             assert op.levels[op.next_level] == v, "layouts guarantee concordance"
             kind = op.kinds[op.next_level]
-            scan = self.b.node(f"{op.id}_{self.user(v)}", "scan_" + kind,
-                               tensor=e.tensor, level=op.next_level)
+            scan = self.node(f"{op.id}_{self.user(v)}", "scan_" + kind, v, op.id,
+                             tensor=e.tensor, level=op.next_level)
             op.next_level += 1
             self.b.edge(op.ref, f"{scan}.ref_in")
             return _Bundle(f"{scan}.crd", {op.id: f"{scan}.ref"},
@@ -246,6 +297,8 @@ class _Lowerer:
             return _BCAST
         if isinstance(e, Neg):
             return self.join(e.operand, v)
+        if isinstance(e, Call):  # a function is computed where its argument is stored
+            return self.join(e.arg, v)
         if isinstance(e, Reduction):
             inner = self.join(e.body, v)
             if inner is not _BCAST and any(self.pos[r] < self.pos[v] for r in e.indices):
@@ -267,7 +320,31 @@ class _Lowerer:
                     f"iteration over {self.user(v)!r} (store that operand dense at this "
                     "level, or rewrite the expression)", e)
             return other
+        if e.op in "+-":
+            for side, other, bundle in ((e.left, e.right, left), (e.right, e.left, right)):
+                if not bundle.full:
+                    self.check_vanishes(side, other, e, v)
         return self.merge(left, right, "intersect" if e.op in "*/" else "union", v)
+
+    def check_vanishes(self, side: Expr, other: Expr, at: BinOp, v: str) -> None:
+        """A union visits coordinates where ``side`` is absent; its value must be 0 there.
+
+        Its operands iterated at ``v`` read as 0 there (those broadcast over ``v`` keep
+        their values), so ``exp``/``rsqrt`` of such an operand would give ``f(0) != 0``
+        where the function must not be computed at all.
+        """
+        if _vanishes(side, v):
+            return
+        # a sparse side that does not vanish holds such a call: constants and broadcast
+        # operands only join a union with a full side (the rule above)
+        bad = next(n for n in walk(side) if isinstance(n, Call) and _FOLD[n.fn](0.0) != 0
+                   and _vanishes(n.arg, v))
+        raise self.fail(
+            f"{self.show(bad)} is sparse in index {self.user(v)!r} but '{at.op}' unites it "
+            f"with {self.show(other)}: {bad.fn} applies to stored entries only, and the "
+            f"union would compute {bad.fn}(0) = {_FOLD[bad.fn](0.0)!r} where its argument "
+            f"is absent. Store its operands dense in {self.user(v)!r}, or multiply by a "
+            "mask instead of adding", bad)
 
     def merge(self, a: _Bundle, b: _Bundle, kind: str, v: str) -> _Bundle:
         """Join two bundles; one joiner per reference pair keeps every ref aligned."""
@@ -277,11 +354,12 @@ class _Lowerer:
         for m in range(max(len(ra), len(rb))):
             ida, refa = ra[min(m, len(ra) - 1)]
             idb, refb = rb[min(m, len(rb) - 1)]
-            j = self.b.node(f"{'isect' if kind == 'intersect' else 'union'}_{self.user(v)}",
-                            kind)
+            j = self.node(f"{'isect' if kind == 'intersect' else 'union'}_{self.user(v)}",
+                          kind, v, ida)
             for src, port in ((a.crd, "crd_a"), (refa, "ref_a"), (b.crd, "crd_b"),
                               (refb, "ref_b")):
                 self.b.edge(src, f"{j}.{port}")
+            self.refer(v, idb, j)
             if m < len(ra):
                 refs[ida] = f"{j}.ref_a"
             if m < len(rb):
@@ -302,7 +380,7 @@ class _Lowerer:
     def value(self, e: Expr) -> _Val:
         if isinstance(e, Access):
             op = self.ops[id(e)]
-            arr = self.b.node(f"{op.id}_val", "array", tensor=e.tensor)
+            arr = self.node(f"{op.id}_val", "array", VAL_ROW, op.id, tensor=e.tensor)
             self.b.edge(op.ref, f"{arr}.ref")
             return _Val(f"{arr}.val")
         if isinstance(e, Const):
@@ -312,10 +390,26 @@ class _Lowerer:
             if inner.const is not None:
                 return _Val(const=-inner.const)
             return self.unary(inner, "neg", 0.0, e)
+        if isinstance(e, Call):
+            return self.call(e)
         if isinstance(e, BinOp):
             return self.binary(e)
         assert isinstance(e, Reduction)
         return self.reduce(e)
+
+    def call(self, e: Call) -> _Val:
+        """``fn(arg)``: a ``unary`` node; a constant argument folds (in float32)."""
+        if self.dtype == "int32" and e.fn != "relu":
+            raise self.fail(f"{e.fn}() is not available in an int32 graph (its result is "
+                            "not an integer); use dtype float32, or relu", e)
+        arg = self.value(e.arg)
+        if arg.const is None:
+            return self.unary(arg, e.fn, 0.0, e)
+        folded = _FOLD[e.fn](arg.const)
+        if not math.isfinite(folded):
+            raise self.fail(f"{e.fn}({arg.const!r}) of a constant is {folded!r}; expected a "
+                            "finite value", e)
+        return _Val(const=folded)
 
     def unary(self, val: _Val, op: str, const: float, at: Expr) -> _Val:
         if (op, const) in (("mul_const", 1.0), ("add_const", 0.0), ("div_const", 1.0)):
@@ -323,7 +417,7 @@ class _Lowerer:
         if self.dtype == "int32" and const != int(const):
             raise self.fail(f"constant {const!r} is not an integer; an int32 graph computes "
                             "in integers", at)
-        node = self.b.node(op, "unary", op=op, const=float(const))
+        node = self.node(op, "unary", VAL_ROW, self.first(at), op=op, const=float(const))
         self.b.edge(val.port, f"{node}.a")
         return _Val(f"{node}.val", spacc=val.spacc)
 
@@ -353,9 +447,10 @@ class _Lowerer:
         for side, other in ((a, e.right), (b, e.left)):
             if side.spacc is not None:
                 raise self.spacc_misuse(side, other)
-        node = self.b.node(_ALU[e.op], "alu", op=_ALU[e.op])
+        node = self.node(_ALU[e.op], "alu", VAL_ROW, self.first(e), op=_ALU[e.op])
         self.b.edge(a.port, f"{node}.a")
         self.b.edge(b.port, f"{node}.b")
+        self.refer(VAL_ROW, self.first(e.right), node)
         return _Val(f"{node}.val")
 
     def spacc_misuse(self, val: _Val, other: Expr) -> LoweringError:
@@ -379,9 +474,9 @@ class _Lowerer:
         while nest and nest[-1] in left:
             v = nest.pop()
             left.discard(v)
-            red = self.b.node(f"red_{self.user(v)}", "reduce", op=e.op)
+            red = self.node(f"red_{self.user(v)}", "reduce", VAL_ROW, self.first(e), op=e.op)
             self.b.edge(port, f"{red}.val_in")
-            self.b.edge(self.outer_ref(nest), f"{red}.outer")
+            self.b.edge(self.outer_ref(nest, self.first(e)), f"{red}.outer")
             port = f"{red}.val"
             self.reductions.append(f"{e.op}({self.user(v)}): reduce")
         if not left:
@@ -421,7 +516,7 @@ class _Lowerer:
         they carry only the coordinates some reduced fiber had.
         """
         prim = _ACCUMULATORS[len(kept)]
-        acc = self.b.node(f"{prim}_{self.user(r)}", prim)
+        acc = self.node(f"{prim}_{self.user(r)}", prim, VAL_ROW, self.first(e))
         ins = ("crd_in",) if prim == "spacc" else ("crd1_in", "crd0_in")
         outs = ("crd",) if prim == "spacc" else ("crd1", "crd0")
         for v, p in zip(kept, ins, strict=True):
@@ -432,11 +527,11 @@ class _Lowerer:
         crds = {v: f"{acc}.{p}" for v, p in zip(kept, outs, strict=True)}
         return _Val(f"{acc}.val", spacc=_Acc(crds, e))
 
-    def outer_ref(self, nest: list[str]) -> str:
+    def outer_ref(self, nest: list[str], col: str) -> str:
         """A reference stream with one token per fiber of the innermost index."""
         if not nest:
             if self._root is None:
-                self._root = self.b.node("root", "root")
+                self._root = self.node("root", "root", VAL_ROW, col)
             return f"{self._root}.ref"
         return next(iter(self.step_refs[nest[-1]].values()))
 
@@ -445,8 +540,8 @@ class _Lowerer:
         if val.port is None:
             raise self.fail("the right-hand side is constant; there is nothing to stream",
                             self.rhs)
-        out = self.layouts[self.target.tensor]
-        fmt = out.format
+        name = self.target.tensor
+        fmt = self.layouts[name].format
         levels = [self.target.indices[m] for m in fmt.mode_order]
         crds = [self.crd[v] for v in levels]
         full = [self.full[v] for v in levels]
@@ -459,14 +554,58 @@ class _Lowerer:
                 rows = levels.index(next(iter(val.spacc.crds)))
         for lvl in range(len(levels) - 2, -1, -1):
             if fmt.levels[lvl] == "compressed" and not full[lvl + 1] and lvl != rows:
-                drop = self.b.node(f"drop_{self.user(levels[lvl])}", "crddrop")
+                drop = self.node(f"drop_{self.user(levels[lvl])}", "crddrop", levels[lvl],
+                                 name)
                 self.b.edge(crds[lvl], f"{drop}.outer_in")
                 self.b.edge(crds[lvl + 1], f"{drop}.inner_in")
                 crds[lvl], crds[lvl + 1] = f"{drop}.outer", f"{drop}.inner"
                 full[lvl] = False
-        name = self.target.tensor
         for lvl, (v, crd) in enumerate(zip(levels, crds, strict=True)):
-            w = self.b.node(f"{name}_{self.user(v)}", "level_writer", tensor=name, level=lvl)
+            w = self.node(f"{name}_{self.user(v)}", "level_writer", v, name, tensor=name,
+                          level=lvl)
             self.b.edge(crd, f"{w}.crd")
-        vw = self.b.node(f"{name}_val", "value_writer", tensor=name)
+            self.refer(v, name, crd)
+        vw = self.node(f"{name}_val", "value_writer", VAL_ROW, name, tensor=name)
+        self.refer(VAL_ROW, name, val.port)
         self.b.edge(val.port, f"{vw}.val")
+
+
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def _f32(x: float) -> float:
+    """``x`` rounded to float32 (beyond its range: ±inf, as IEEE-754 rounding gives)."""
+    if math.isfinite(x) and abs(x) > _F32_MAX:
+        return math.copysign(math.inf, x)
+    return float(np.float32(x))
+
+
+def _rsqrt(x: float) -> float:
+    return 1.0 / math.sqrt(x) if x > 0 else math.inf if x == 0 else math.nan
+
+
+#: constant folding of the functions, rounded to float32 as the unary primitive rounds
+_FOLD = {
+    "relu": lambda x: max(_f32(x), 0.0),
+    "exp": lambda x: _f32(math.exp(min(_f32(x), 100.0))),
+    "rsqrt": lambda x: _f32(_rsqrt(_f32(x))),
+}
+
+
+def _vanishes(e: Expr, v: str) -> bool:
+    """Whether ``e`` is 0 at a coordinate of ``v`` where its operands that are iterated at
+    ``v`` are absent: they read as 0, while operands without ``v`` are broadcast."""
+    if isinstance(e, Access):
+        return v in e.indices
+    if isinstance(e, Const):
+        return e.value == 0
+    if isinstance(e, Neg):
+        return _vanishes(e.operand, v)
+    if isinstance(e, Reduction):
+        return _vanishes(e.body, v)
+    if isinstance(e, Call):
+        return _FOLD[e.fn](0.0) == 0.0 and _vanishes(e.arg, v)
+    assert isinstance(e, BinOp)
+    if e.op in "*/":  # one vanishing factor is enough (x / 0 = 0 in the primitives)
+        return _vanishes(e.left, v) or _vanishes(e.right, v)
+    return _vanishes(e.left, v) and _vanishes(e.right, v)

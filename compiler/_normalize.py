@@ -4,7 +4,10 @@ Einsum convention: an index on the right but not on the left is reduced (``sum``
 default). The reduction is placed around the *smallest* subexpression holding every
 occurrence of the index, and inside a product chain only around the factors that use it
 (``B(i,j)*C(i,k)*D(k,j)`` becomes ``B(i,j) * sum(k) C(i,k)*D(k,j)``: a factor free of
-``k`` is pulled out of the sum, which is exact for sums). Max reductions follow the
+``k`` is pulled out of the sum, which is exact for sums). A function call (``relu``,
+``exp``, ``rsqrt``) is nonlinear, so a reduction is never moved into it: an index used
+inside a call is reduced around the call (``sum(k) relu(B(i,k))``, as einsum means it),
+and a call is one opaque factor of a product. Max reductions follow the
 written tree and never regroup a product (``max_k(b·c_k) ≠ b·max_k c_k`` for negative
 ``b``), so ``B(i)*C(i,k)*D(k)``, read ``(B*C)*D``, becomes ``max(k) (B*C)*D``.
 
@@ -20,11 +23,13 @@ from ._ast import (
     Access,
     Assignment,
     BinOp,
+    Call,
     Const,
     Expr,
     Neg,
     Reduction,
     accesses,
+    free_indices,
     index_occurrences,
 )
 from ._errors import LoweringError
@@ -49,7 +54,7 @@ def normalize(assign: Assignment, reduce: str = "sum") -> Normalized:
         raise LoweringError(f"reduce={reduce!r} is not a reduction; expected 'sum' or 'max'")
     _Checker(assign).run()
     out = set(assign.target.indices)
-    implicit = _free(assign.rhs) - out
+    implicit = free_indices(assign.rhs) - out
     rhs = _place(assign.rhs, implicit, reduce)
     renamed, user = _rename_apart(rhs, out)
     order = list(assign.target.indices)
@@ -118,6 +123,8 @@ class _Checker:
             self.check_reductions(e.body, bound | set(e.indices), out)
         elif isinstance(e, Neg):
             self.check_reductions(e.operand, bound, out)
+        elif isinstance(e, Call):
+            self.check_reductions(e.arg, bound, out)
         elif isinstance(e, BinOp):
             self.check_reductions(e.left, bound, out)
             self.check_reductions(e.right, bound, out)
@@ -125,19 +132,6 @@ class _Checker:
 
 def _col(e: Expr) -> int:
     return getattr(e, "col", 0)
-
-
-def _free(e: Expr) -> set[str]:
-    if isinstance(e, Access):
-        return set(e.indices)
-    if isinstance(e, Const):
-        return set()
-    if isinstance(e, Neg):
-        return _free(e.operand)
-    if isinstance(e, BinOp):
-        return _free(e.left) | _free(e.right)
-    assert isinstance(e, Reduction)
-    return _free(e.body) - set(e.indices)
 
 
 def _ordered(idx: set[str], e: Expr) -> tuple[str, ...]:
@@ -151,7 +145,7 @@ def _place(e: Expr, pending: set[str], op: str) -> Expr:
     """Wrap the smallest subexpressions of ``e`` holding each pending index in ``op``."""
     if not pending:
         return e
-    if isinstance(e, Access):
+    if isinstance(e, (Access, Call)):  # a call is opaque: never reduce inside it
         return Reduction(op, _ordered(pending, e), e, e.col, implicit=True)
     if isinstance(e, Neg):
         return Neg(_place(e.operand, pending, op), e.col)
@@ -160,7 +154,7 @@ def _place(e: Expr, pending: set[str], op: str) -> Expr:
     assert isinstance(e, BinOp), e
     if e.op == "*" and op == "sum":
         return _place_product(e, pending, op)
-    left, right = _free(e.left) & pending, _free(e.right) & pending
+    left, right = free_indices(e.left) & pending, free_indices(e.right) & pending
     both = left & right
     inner = BinOp(e.op, _place(e.left, left - both, op), _place(e.right, right - both, op),
                   e.col)
@@ -176,7 +170,7 @@ def _factors(e: Expr) -> list[Expr]:
 def _place_product(e: BinOp, pending: set[str], op: str) -> Expr:
     """Group pending indices that share factors; reduce each group over its factors only."""
     factors = _factors(e)
-    uses = {k: {n for n, f in enumerate(factors) if k in _free(f)} for k in pending}
+    uses = {k: {n for n, f in enumerate(factors) if k in free_indices(f)} for k in pending}
     groups: list[tuple[set[str], set[int]]] = []
     for k in sorted(pending, key=lambda k: min(uses[k])):
         idx, fs = {k}, set(uses[k])
@@ -222,6 +216,8 @@ def _rename_apart(rhs: Expr, out: set[str]) -> tuple[Expr, dict[str, str]]:
             return e
         if isinstance(e, Neg):
             return Neg(go(e.operand, env), e.col)
+        if isinstance(e, Call):
+            return Call(e.fn, go(e.arg, env), e.col)
         if isinstance(e, BinOp):
             return BinOp(e.op, go(e.left, env), go(e.right, env), e.col)
         assert isinstance(e, Reduction)

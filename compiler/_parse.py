@@ -8,7 +8,8 @@ Grammar (``docs/compiler.md`` has the prose)::
     term      := factor ( ('*' | '/') factor )*
     factor    := '-' factor | reduction | primary
     reduction := ('sum' | 'max') '(' names ')' term
-    primary   := NUMBER | NAME [ '(' [ names ] ')' ] | '(' expr ')'
+    primary   := NUMBER | call | NAME [ '(' [ names ] ')' ] | '(' expr ')'
+    call      := ('relu' | 'exp' | 'rsqrt') '(' expr ')'
     names     := NAME ( ',' NAME )*
 
 A reduction's body is the whole product/quotient chain that follows it, as in written
@@ -22,12 +23,14 @@ import math
 import re
 from dataclasses import dataclass
 
-from ._ast import Access, Assignment, BinOp, Const, Expr, Neg, Reduction
+from ._ast import FUNCTIONS, Access, Assignment, BinOp, Call, Const, Expr, Neg, Reduction
 from ._errors import ParseError
 
-__all__ = ["parse", "REDUCTION_OPS"]
+__all__ = ["parse", "REDUCTION_OPS", "RESERVED"]
 
 REDUCTION_OPS = ("sum", "max")
+#: names that cannot name a tensor
+RESERVED = REDUCTION_OPS + FUNCTIONS
 
 _TOKEN = re.compile(r"""
     (?P<ws>\s+)
@@ -100,8 +103,9 @@ class _Parser:
         if self.tok.kind != "name":
             raise self.error("the output tensor, e.g. 'X(i,j)'")
         target = self.access(self.advance(), "the output's index list")
-        if target.tensor in REDUCTION_OPS:
-            raise ParseError(f"{target.tensor!r} is a reduction and cannot name the output "
+        if target.tensor in RESERVED:
+            what = "a reduction" if target.tensor in REDUCTION_OPS else "a function"
+            raise ParseError(f"{target.tensor!r} is {what} and cannot name the output "
                              "tensor", self.text, target.col)
         self.expect("=", "'=' after the output tensor")
         if self.tok.kind == "end":
@@ -155,7 +159,13 @@ class _Parser:
                 raise ParseError(f"number {tok.text} is too large for a float", self.text,
                                  tok.col)
             return Const(value, tok.col)
+        if tok.kind == "name" and tok.text in FUNCTIONS:
+            return self.call()
         if tok.kind == "name":
+            if self.is_call():
+                raise ParseError(f"unknown function {tok.text!r}; the known functions are "
+                                 f"{', '.join(FUNCTIONS)} (a tensor access lists index "
+                                 "variables only, e.g. 'B(i,j)')", self.text, tok.col)
             return self.access(self.advance(), f"the index list of {tok.text!r}")
         if self.at("("):
             self.advance()
@@ -163,7 +173,28 @@ class _Parser:
             self.expect(")", "')' to close the '(' at column " + str(tok.col))
             return inner
         raise self.error("a tensor access such as 'B(i,j)', a number, a reduction "
-                         "such as 'sum(k) ...', '-' or '('")
+                         "such as 'sum(k) ...', a function such as 'relu(...)', '-' or '('")
+
+    def call(self) -> Call:
+        fn = self.advance()
+        self.expect("(", f"'(' after the function {fn.text!r}, e.g. '{fn.text}(B(i,j))'")
+        if self.at(")"):
+            raise self.error(f"an expression as the argument of {fn.text}(...)")
+        arg = self.expr()
+        self.expect(")", f"')' to close {fn.text}( at column {fn.col}")
+        return Call(fn.text, arg, fn.col)
+
+    def is_call(self) -> bool:
+        """``NAME (`` followed by a number, an operator, ``(`` or an access: a call."""
+        nxt = self.toks[self.pos + 1:self.pos + 4]
+        if len(nxt) < 3 or nxt[0].text != "(" or nxt[0].kind != "punct":
+            return False
+        first, after = nxt[1], nxt[2]
+        if first.kind == "punct" and first.text == ")":
+            return False
+        if first.kind != "name":
+            return True
+        return after.kind == "punct" and after.text == "("
 
     def access(self, name: _Tok, what: str) -> Access:
         if not self.at("("):

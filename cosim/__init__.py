@@ -11,11 +11,26 @@ from ._backend import (
                        register,
 )
 from ._compare import BackendRun, CosimReport, compare_backends
+from ._counts import (
+                      Counts,
+                      KernelCounts,
+                      heuristic_error_table,
+                      measure,
+                      measured_counts,
+                      model_counts,
+                      relative_errors,
+)
 from ._hls import HlsCompileError, HlsCsimBackend, HlsRunError
+from ._model_run import ModelRun, RegionRun, run_model, storage_bytes
 from ._systemc import SystemCBackend, SystemCError, SystemCRun
 
 __all__ = ["Backend", "PythonBackend", "ToolNotFoundError", "register", "get_backend",
            "backend_names", "BACKENDS",
+           # whole models, region by region
+           "run_model", "ModelRun", "RegionRun", "storage_bytes",
+           # measured work (FLOPs, bytes) of a traced run
+           "measured_counts", "measure", "Counts", "relative_errors", "heuristic_error_table",
+           "model_counts", "KernelCounts",
            # co-simulation
            "compare_backends", "CosimReport", "BackendRun",
            # SystemC backend

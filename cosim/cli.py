@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from compiler import CompileError, compile_expression
+from compiler import CompileError, compile_expression, fusion_table
 from ir import FiberTree, FormatError, Graph, GraphError, StorageError, TraceFormatError
 from ir import render as render_graph
 from sim_models.python import InputError, SimResult, SimulationError, simulate
@@ -194,8 +194,11 @@ def cmd_compile(args: argparse.Namespace) -> int:
     graph = compile_expression(args.expr, formats, shapes, sizes=sizes, order=args.order,
                                reduce=args.reduce, dtype=args.dtype, depth=depth,
                                transpose=not args.no_transpose, name=args.name)
+    if args.table:
+        print(fusion_table(graph))
     if args.output is None:
-        print(graph.to_json())
+        if not args.table:
+            print(graph.to_json())
         return 0
     graph.to_json(args.output)
     meta = graph.meta
@@ -384,6 +387,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="reject discordant operands instead of transposing them")
     c.add_argument("--name", help="graph name (default einsum)")
     c.add_argument("-o", "--output", help="graph JSON to write (default: stdout)")
+    c.add_argument("--table", action="store_true",
+                   help="print the fusion table (rows: order + val, columns: tensor views, "
+                   "cells: the nodes made there) instead of the JSON; -o still writes it")
     c.set_defaults(func=cmd_compile)
 
     s = sub.add_parser("sim", help="simulate a graph on one backend")

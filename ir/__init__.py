@@ -21,6 +21,7 @@ from ._formats import Format, FormatError
 from ._graph import DEFAULT_DEPTH, SCHEMA, Edge, Graph, GraphBuilder, GraphError, Node, TensorSpec
 from ._program import TENSOR_ROLES, Program, ProgramError, Statement, TensorDecl
 from ._render import render, to_dot
+from ._schedule import Region, Schedule, ScheduleError
 from ._storage import CompressedLevel, DenseLevel, FiberTree, StorageError
 from ._tokens import (
                          DONE,
@@ -55,6 +56,8 @@ __all__ = [
     "DEFAULT_DEPTH", "render", "to_dot",
     # programs
     "Program", "Statement", "TensorDecl", "ProgramError", "TENSOR_ROLES",
+    # schedules
+    "Schedule", "Region", "ScheduleError",
     # traces
     "Trace", "EdgeTrace", "TraceMismatch", "TraceFormatError", "compare_traces",
 ]

@@ -74,6 +74,13 @@ KERNELS = {
               lambda a: np.asarray(a["a"] @ a["b"])),
     "spmm_plus": ("X(i,j) = B(i,j) + C(i,k) * D(k,j)", {"B": "ij", "C": "ik", "D": "kj"},
                   lambda a: a["B"] + a["C"] @ a["D"]),
+    # relu(0) = 0: the result does not depend on which zeros a format stores
+    "relu_spmm": ("X(i,j) = relu(sum(k) B(i,k) * C(k,j)) - relu(-E(i,j))",
+                  {"B": "ik", "C": "kj", "E": "ij"},
+                  lambda a: np.maximum(a["B"] @ a["C"], 0) - np.maximum(-a["E"], 0)),
+    # the implicit sum stays outside the function (einsum)
+    "sum_relu": ("X(i,j) = relu(B(i,k) * C(k,j))", {"B": "ik", "C": "kj"},
+                 lambda a: np.maximum(a["B"][:, :, None] * a["C"][None], 0).sum(axis=1)),
     "scaled": ("X(i,j) = 2 * B(i,k) * C(k,j) - E(i,j) * F(i,j) / 2",
                {"B": "ik", "C": "kj", "E": "ij", "F": "ij"},
                lambda a: 2 * a["B"] @ a["C"] - a["E"] * a["F"] / 2),

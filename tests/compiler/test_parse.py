@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from compiler import (
+    FUNCTIONS,
     Access,
     BinOp,
+    Call,
     Const,
     LoweringError,
     Neg,
@@ -57,7 +59,8 @@ def test_max_reduction_and_multiple_indices():
      "                 ^"),
     ("X(i,j) = B(i,k) * ",
      "column 18: expected a tensor access such as 'B(i,j)', a number, a reduction such as "
-     "'sum(k) ...', '-' or '(', found the end of the expression\n"
+     "'sum(k) ...', a function such as 'relu(...)', '-' or '(', found the end of the "
+     "expression\n"
      "  X(i,j) = B(i,k) *\n"
      "                   ^"),
     ("X(i,j) = B(i,k) $ C(k,j)",
@@ -77,7 +80,29 @@ def test_parse_errors_show_the_line_and_a_caret(text, message):
     assert str(err.value) == message
 
 
+def test_function_calls_hold_any_expression():
+    a = parse("H(i,j) = relu(sum(k) A(i,k) * W(k,j) + b(j)) * 2")
+    call = a.rhs.left
+    assert isinstance(call, Call) and call.fn == "relu" and call.col == 10
+    assert call.arg == BinOp("+", Reduction("sum", ("k",), BinOp(
+        "*", Access("A", ("i", "k"), 22), Access("W", ("k", "j"), 31), 29), 15),
+        Access("b", ("j",), 40), 38)
+    assert str(a.rhs) == "relu((sum(k) (A(i,k) * W(k,j))) + b(j)) * 2"
+    assert str(parse("y = exp(-x) / rsqrt(z)").rhs) == "exp(-x) / rsqrt(z)"
+    assert FUNCTIONS == ("relu", "exp", "rsqrt")
+
+
 @pytest.mark.parametrize("text, expected, col", [
+    ("X(i) = foo(B(i))", "unknown function 'foo'; the known functions are relu, exp, "
+     "rsqrt (a tensor access lists index variables only, e.g. 'B(i,j)')", 8),
+    ("X(i) = tanh(2 * B(i))", "unknown function 'tanh'; the known functions are relu, exp, "
+     "rsqrt (a tensor access lists index variables only, e.g. 'B(i,j)')", 8),
+    ("X(i) = exp B(i)", "expected '(' after the function 'exp', e.g. 'exp(B(i,j))', found "
+     "name 'B'", 12),
+    ("X(i) = relu()", "expected an expression as the argument of relu(...), found ')'", 13),
+    ("X(i) = rsqrt(B(i)", "expected ')' to close rsqrt( at column 8, found the end of the "
+     "expression", 18),
+    ("exp(i) = B(i)", "'exp' is a function and cannot name the output tensor", 1),
     ("= B(i)", "expected the output tensor, e.g. 'X(i,j)', found '='", 1),
     ("X(i,j) B(i,j)", "expected '=' after the output tensor, found name 'B'", 8),
     ("X(i) =", "expected an expression after '=', found the end of the expression", 7),
@@ -121,6 +146,24 @@ def test_implicit_reductions_are_placed_on_the_smallest_subexpression(text, norm
     norm = normalize(parse(text))
     assert str(norm.assignment) == normalized
     assert set(norm.user.values()) <= set("ijkl")
+
+
+@pytest.mark.parametrize("text, normalized", [
+    # a reduction is never moved into a (nonlinear) function: einsum sums outside it
+    ("x(i) = relu(B(i,k))", "x(i) = sum(k) relu(B(i,k))"),
+    ("x(i) = exp(B(i,k) * c(k))", "x(i) = sum(k) exp(B(i,k) * c(k))"),
+    # a call is one opaque factor: the product is not split through it
+    ("X(i,j) = relu(B(i,k)) * C(k,j)", "X(i,j) = sum(k) (relu(B(i,k)) * C(k,j))"),
+    ("X(i,j) = B(i,j) * exp(C(i,k)) * D(k,j)",
+     "X(i,j) = B(i,j) * (sum(k) (exp(C(i,k)) * D(k,j)))"),
+    ("X(i,j) = relu(B(i,j) + C(i,k)) * D(i,j)",
+     "X(i,j) = (sum(k) relu(B(i,j) + C(i,k))) * D(i,j)"),
+    # an explicit reduction inside a call stays there; its index is renamed apart
+    ("x(i) = exp(sum(k) B(i,k)) + sum(k) C(i,k)",
+     "x(i) = exp(sum(k) B(i,k)) + (sum(k#2) C(i,k#2))"),
+])
+def test_implicit_reductions_stay_outside_function_calls(text, normalized):
+    assert str(normalize(parse(text)).assignment) == normalized
 
 
 def test_implicit_max_follows_the_written_tree_and_never_regroups_products():

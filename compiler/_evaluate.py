@@ -1,0 +1,120 @@
+"""A plain numpy interpreter of :class:`ir.Program`: the oracle for frontends.
+
+It checks that a program computes what the model computes (against torch eager)
+independently of the SAM lowering. Every tensor is a dense float64 array, so the
+semantics are numpy's: functions apply to every entry (``exp(0) = 1`` where a compressed
+tensor stores nothing, whereas SAM applies them to stored entries only), ``max`` reduces
+implicit zeros too, and ``x / 0`` is ``inf``/``nan``. Use programs on which the two
+agree (dense tensors, or sparse ones combined through a pattern, as the frontend's
+masked softmax does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ir import Program, ProgramError
+
+from ._ast import Access, BinOp, Call, Const, Expr, Neg, Reduction
+from ._normalize import normalize
+from ._parse import parse
+
+__all__ = ["evaluate"]
+
+_FUNCTIONS = {
+    "relu": lambda x: np.maximum(x, 0.0),
+    "exp": np.exp,
+    "rsqrt": lambda x: 1.0 / np.sqrt(x),
+}
+_BINOPS = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}
+
+
+def evaluate(program: Program, tensors: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """Run ``program`` on its inputs and weights; returns every defined tensor by name.
+
+    ``tensors`` maps each of ``program.inputs`` to a numpy array, a scipy.sparse matrix
+    or a torch tensor (dense or sparse; bool becomes 0/1). Results are float32 arrays
+    (computed in float64); outputs are ``{n: result[n] for n in program.outputs}``.
+    """
+    missing = [n for n in program.inputs if n not in tensors]
+    if missing:
+        raise ProgramError(f"program {program.name!r} needs tensor(s) {missing}; got "
+                           f"{sorted(tensors)}")
+    env = {n: _dense(n, tensors[n], program.tensors[n].shape) for n in program.inputs}
+    out = {}
+    for st in program.statements:
+        env[st.target] = _statement(st.text, env)
+        want = program.tensors[st.target].shape
+        if env[st.target].shape != want:
+            raise ProgramError(f"{st.where()} computes shape {env[st.target].shape}; "
+                               f"{st.target!r} is declared {want}")
+        out[st.target] = env[st.target].astype(np.float32)
+    return out
+
+
+def _dense(name: str, value: Any, shape: tuple[int, ...]) -> np.ndarray:
+    if type(value).__module__.startswith("torch"):  # without importing torch here
+        value = value.detach()
+        value = value.to_dense() if str(value.layout) != "torch.strided" else value
+        value = value.double().numpy()
+    elif hasattr(value, "toarray"):  # scipy.sparse
+        value = value.toarray()
+    arr = np.asarray(value, dtype=np.float64)
+    if arr.shape != tuple(shape):
+        raise ProgramError(f"tensor {name!r}: shape {arr.shape} but the program declares "
+                           f"{tuple(shape)}")
+    return arr
+
+
+def _statement(text: str, env: Mapping[str, np.ndarray]) -> np.ndarray:
+    """One assignment: implicit reductions made explicit by ``normalize``, then eval."""
+    assign = normalize(parse(text)).assignment
+    arr, labels = _eval(assign.rhs, env)
+    return _align(arr, labels, assign.target.indices)
+
+
+def _eval(e: Expr, env: Mapping[str, np.ndarray]) -> tuple[np.ndarray, tuple[str, ...]]:
+    """The value of ``e`` as an array with one axis per label (its free indices)."""
+    if isinstance(e, Access):
+        arr = env[e.tensor]
+        if arr.ndim != len(e.indices):
+            raise ProgramError(f"{e} has {len(e.indices)} indices but {e.tensor!r} has "
+                               f"rank {arr.ndim}")
+        return arr, e.indices
+    if isinstance(e, Const):
+        return np.asarray(e.value, dtype=np.float64), ()
+    if isinstance(e, Neg):
+        arr, labels = _eval(e.operand, env)
+        return -arr, labels
+    if isinstance(e, Call):
+        arr, labels = _eval(e.arg, env)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return _FUNCTIONS[e.fn](arr), labels
+    if isinstance(e, BinOp):
+        (a, la), (b, lb) = _eval(e.left, env), _eval(e.right, env)
+        labels = la + tuple(i for i in lb if i not in la)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return _BINOPS[e.op](_align(a, la, labels, expand=True),
+                                 _align(b, lb, labels, expand=True)), labels
+    if isinstance(e, Reduction):
+        arr, labels = _eval(e.body, env)
+        axes = tuple(labels.index(i) for i in e.indices)
+        reduce = np.sum if e.op == "sum" else np.max
+        return reduce(arr, axis=axes), tuple(i for i in labels if i not in e.indices)
+    raise TypeError(f"not an expression node: {e!r}")
+
+
+def _align(arr: np.ndarray, labels: tuple[str, ...], target: tuple[str, ...],
+           expand: bool = False) -> np.ndarray:
+    """Transpose ``arr`` to ``target`` order; ``expand`` adds size-1 axes for labels it
+    lacks (numpy broadcasting does the rest)."""
+    present = [t for t in target if t in labels]
+    assert expand or len(present) == len(labels) == len(target), (labels, target)
+    arr = np.transpose(arr, [labels.index(t) for t in present]) if labels else arr
+    if expand:
+        arr = np.reshape(arr, [arr.shape[present.index(t)] if t in labels else 1
+                               for t in target])
+    return arr

@@ -1,0 +1,240 @@
+"""Cross-expression fusion: inline a region's private producers into their consumers.
+
+Input: an :class:`ir.Program` and the statement targets of one fusion region. A tensor
+the region defines and only the region reads (and that is no program output) is
+*internal*: every access to it is replaced by its producer's right-hand side, with the
+producer's output indices renamed to the access's indices and its reduction indices
+renamed apart. Every other tensor the region defines is *exported*: it gets one fused
+expression of its own, so an internal producer used by two exported tensors is computed
+twice (recomputation is real and its cycles are counted). The fused expressions print
+back as text (:func:`format_assignment`) so users can read them and write dataflow
+orders against their index names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, is_dataclass, replace
+
+from ir import Program
+
+from ._ast import Access, Assignment, BinOp, Call, Const, Expr, Neg, Reduction, accesses
+from ._errors import CompileError
+from ._normalize import normalize
+from ._parse import parse
+
+__all__ = ["FusedExpression", "FusionError", "fuse_region", "format_assignment",
+           "region_exports"]
+
+
+class FusionError(CompileError):
+    """Statements that cannot be fused as asked (rank mismatch, unknown statement...)."""
+
+
+@dataclass(frozen=True)
+class FusedExpression:
+    """One exported tensor of a region, with every internal producer inlined."""
+
+    target: str
+    assignment: Assignment  # parsed from :attr:`text`, so error carets point into it
+    statements: tuple[str, ...]  # the statements it fuses, in program order
+    inlined: tuple[str, ...]  # internal producers substituted (repeats = recomputation)
+
+    @property
+    def text(self) -> str:
+        return self.assignment.source
+
+    @property
+    def reads(self) -> list[str]:
+        """Tensors read from memory, first use first."""
+        out: list[str] = []
+        for a in accesses(self.assignment.rhs):
+            if a.tensor not in out:
+                out.append(a.tensor)
+        return out
+
+    def index_names(self) -> list[str]:
+        """Every index variable: output indices first, then by first appearance."""
+        names = list(self.assignment.target.indices)
+        for e in _walk(self.assignment.rhs):
+            new = e.indices if isinstance(e, (Access, Reduction)) else ()
+            names += [i for i in new if i not in names]
+        return names
+
+
+def format_assignment(assign: Assignment) -> str:
+    """The assignment as text that :func:`compiler.parse` reads back to the same tree,
+    with only the parentheses the grammar needs (so fused expressions stay readable).
+
+    A reduction's body is the whole product chain after it, so a reduction is
+    parenthesised unless it ends its product chain. Should the minimal text ever read
+    back differently, the fully parenthesised form is returned instead.
+    """
+    text = f"{assign.target} = {_fmt(assign.rhs, 0, True)}"
+    try:
+        same = _uncolumned(parse(text).rhs) == _uncolumned(assign.rhs)
+    except CompileError:
+        same = False
+    return text if same else str(assign)
+
+
+#: binding strength of each node class; a child weaker than its context is parenthesised
+_ADD, _MUL, _FACTOR, _ATOM = 1, 2, 3, 4
+
+
+def _fmt(e: Expr, need: int, tail: bool) -> str:
+    """``e`` in a context that needs strength ``need``; ``tail`` is false when a ``*`` or
+    ``/`` follows (which an unparenthesised reduction would swallow)."""
+    if isinstance(e, BinOp):
+        mul = e.op in "*/"
+        strength = _MUL if mul else _ADD
+        if strength < need:
+            return f"({_fmt(e, 0, True)})"
+        left = _fmt(e.left, strength, not mul)
+        right = _fmt(e.right, _FACTOR if mul else _MUL, tail if mul else True)
+        return f"{left} {e.op} {right}"
+    if isinstance(e, Reduction):
+        if need > _FACTOR or not tail:
+            return f"({_fmt(e, 0, True)})"
+        return f"{e.op}({','.join(e.indices)}) {_fmt(e.body, _MUL, True)}"
+    if isinstance(e, Neg):
+        return f"-{_fmt(e.operand, _FACTOR, tail)}" if need <= _FACTOR else \
+            f"({_fmt(e, 0, True)})"
+    if isinstance(e, Call):
+        return f"{e.fn}({_fmt(e.arg, 0, True)})"
+    if isinstance(e, Const) and e.value < 0 and need > _FACTOR:
+        return f"({e})"
+    if isinstance(e, (Access, Const)):
+        return str(e)
+    raise TypeError(f"cannot print expression node {e!r}: unknown node class")
+
+
+def _uncolumned(e: Expr) -> Expr:
+    """``e`` with every source column zeroed, to compare trees parsed from two texts."""
+    e = replace(e, col=0) if "col" in {f.name for f in fields(e)} else e
+    return _map_children(e, _uncolumned)
+
+
+def region_exports(program: Program, targets: Sequence[str]) -> list[str]:
+    """The region's tensors that later regions or the program's caller read (or that no
+    one reads), in program order."""
+    inside = set(targets)
+    out = []
+    for st in program.statements:
+        if st.target not in inside:
+            continue
+        users = program.consumers(st.target)
+        if st.target in program.outputs or not users \
+                or any(u.target not in inside for u in users):
+            out.append(st.target)
+    return out
+
+
+def fuse_region(program: Program, targets: Sequence[str]) -> list[FusedExpression]:
+    """One :class:`FusedExpression` per exported tensor of the region, in program order."""
+    for t in targets:
+        program.statement(t)  # raises for an unknown target
+    inside = [st.target for st in program.statements if st.target in set(targets)]
+    exported = region_exports(program, inside)
+    internal = {t: _explicit(program, t) for t in inside if t not in exported}
+    out = []
+    for t in exported:
+        consumer = _explicit(program, t)
+        inliner = _Inliner(internal, _names(consumer))
+        rhs = inliner.expr(consumer.rhs)
+        text = format_assignment(Assignment(consumer.target, rhs))
+        fused = parse(text)
+        used = [s for s in inside if s == t or s in inliner.inlined]
+        out.append(FusedExpression(t, fused, tuple(used), tuple(inliner.inlined)))
+    return out
+
+
+def _explicit(program: Program, target: str) -> Assignment:
+    """The statement with every reduction explicit and named with parseable names."""
+    st = program.statement(target)
+    try:
+        assign = parse(st.text)
+    except CompileError as exc:
+        raise FusionError(f"statement {st.where()} does not parse: {exc}") from None
+    if assign.target.tensor != target:
+        raise FusionError(f"statement for {target!r} assigns {assign.target.tensor!r}: "
+                          f"{st.where()}")
+    norm = normalize(assign)
+    used = set(norm.user.values())
+    rename = {}
+    for internal in norm.indices:
+        if "#" in internal:
+            rename[internal] = _fresh(norm.user[internal], used)
+    rhs = _substitute(norm.assignment.rhs, rename)
+    return Assignment(norm.assignment.target, rhs, st.text)
+
+
+class _Inliner:
+    """Replaces accesses to internal tensors, renaming reductions apart as it goes."""
+
+    def __init__(self, internal: dict[str, Assignment], used: set[str]) -> None:
+        self.internal, self.used = internal, used
+        self.inlined: list[str] = []
+
+    def expr(self, e: Expr) -> Expr:
+        if isinstance(e, Access) and e.tensor in self.internal:
+            return self.expr(self.instantiate(self.internal[e.tensor], e))
+        return _map_children(e, self.expr)
+
+    def instantiate(self, producer: Assignment, use: Access) -> Expr:
+        outs = producer.target.indices
+        if len(outs) != len(use.indices):
+            raise FusionError(f"{use} reads {use.tensor!r} with {len(use.indices)} indices, "
+                              f"but it is defined as {producer.target} "
+                              f"({len(outs)} indices): {producer.source}")
+        env = dict(zip(outs, use.indices, strict=True))
+        reduced = [i for e in _walk(producer.rhs) if isinstance(e, Reduction)
+                   for i in e.indices]
+        for i in reduced:
+            env[i] = _fresh(i, self.used)
+        self.inlined.append(use.tensor)
+        return _substitute(producer.rhs, env)
+
+
+def _fresh(base: str, used: set[str]) -> str:
+    """``base`` if free, else ``base2``, ``base3``…; the name is then taken."""
+    name, n = base, 1
+    while name in used:
+        n += 1
+        name = f"{base}{n}"
+    used.add(name)
+    return name
+
+
+def _names(assign: Assignment) -> set[str]:
+    out = set(assign.target.indices)
+    for e in _walk(assign.rhs):
+        if isinstance(e, (Access, Reduction)):
+            out.update(e.indices)
+    return out
+
+
+def _substitute(e: Expr, env: dict[str, str]) -> Expr:
+    """Rename index variables everywhere (accesses and reduction binders)."""
+    if isinstance(e, (Access, Reduction)):
+        e = replace(e, indices=tuple(env.get(i, i) for i in e.indices))
+    return _map_children(e, lambda c: _substitute(c, env))
+
+
+def _children(e: Expr) -> list[tuple[str, Expr]]:
+    """Sub-expressions of any node class (generic, so new node types need no case)."""
+    if not is_dataclass(e):
+        raise TypeError(f"not an expression node: {e!r}")
+    return [(f.name, v) for f in fields(e)
+            if is_dataclass(v := getattr(e, f.name)) and not isinstance(v, type)]
+
+
+def _map_children(e: Expr, fn) -> Expr:
+    kids = _children(e)
+    return replace(e, **{name: fn(v) for name, v in kids}) if kids else e
+
+
+def _walk(e: Expr):
+    yield e
+    for _, c in _children(e):
+        yield from _walk(c)

@@ -1,0 +1,234 @@
+"""Compile a whole :class:`ir.Program` under an :class:`ir.Schedule`.
+
+Per region: fuse (``_fusion``), build the partial order graph (``_order``), then try the
+valid dataflow orders in sort order until the lowering accepts one (it has limits of its
+own, see ``docs/compiler.md``). If none is accepted and transposes are allowed, orders
+that keep only the user's chain are tried next, fewest permuted tensors first. Regions
+connect through tensors materialised in memory in their declared (or scheduled) format.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import permutations
+
+from ir import Graph, Program, ProgramError, Region, Schedule, Statement, TensorDecl
+
+from ._ast import accesses
+from ._compile import compile_expression
+from ._errors import LoweringError
+from ._fusion import FusedExpression, fuse_region
+from ._order import OrderError, OrderGraph, order_graph
+from ._parse import parse
+
+__all__ = ["CompiledModel", "CompiledRegion", "Kernel", "compile_model", "einsum_program",
+           "MAX_TRIES"]
+
+#: at most this many orders are handed to the lowering per fused expression
+MAX_TRIES = 400
+#: orders beyond the partial order graph's are enumerated up to this many indices
+MAX_RELAXED = 7
+
+
+@dataclass
+class Kernel:
+    """One fused expression compiled to one graph (one exported tensor)."""
+
+    target: str
+    text: str
+    order: list[str]
+    graph: Graph
+    order_graph: OrderGraph
+    transposed: dict[str, dict[str, str]]  # tensor -> {"requested", "bound"}
+    inlined: tuple[str, ...]
+    tried: list[tuple[list[str], str]]  # rejected orders and the lowering's reason
+    compile_seconds: float
+
+    @property
+    def inputs(self) -> list[str]:
+        return [n for n, t in self.graph.tensors.items() if t.role == "input"]
+
+    @property
+    def outputs(self) -> list[str]:
+        return [n for n, t in self.graph.tensors.items() if t.role == "output"]
+
+
+@dataclass
+class CompiledRegion:
+    """A schedule region: its kernels run one after the other, in program order."""
+
+    name: str
+    statements: list[str]
+    kernels: list[Kernel]
+
+    @property
+    def inputs(self) -> list[str]:
+        """Tensors the region reads from memory (inputs, weights, earlier results)."""
+        return list(dict.fromkeys(t for k in self.kernels for t in k.inputs))
+
+    @property
+    def outputs(self) -> list[str]:
+        return [k.target for k in self.kernels]
+
+    @property
+    def compile_seconds(self) -> float:
+        return sum(k.compile_seconds for k in self.kernels)
+
+
+@dataclass
+class CompiledModel:
+    """Every region of a program compiled, in execution order."""
+
+    program: Program
+    schedule: Schedule
+    regions: list[CompiledRegion]
+    depth: int | None
+    formats: dict[str, str] = field(default_factory=dict)  # memory format per tensor
+
+    @property
+    def compile_seconds(self) -> float:
+        return sum(r.compile_seconds for r in self.regions)
+
+    def __str__(self) -> str:
+        lines = [f"model {self.program.name}, schedule {self.schedule.name}: "
+                 f"{len(self.regions)} region(s), compiled in "
+                 f"{self.compile_seconds * 1e3:.1f} ms"]
+        for reg in self.regions:
+            lines.append(f"region {reg.name} [{', '.join(reg.statements)}]: reads "
+                         f"{', '.join(reg.inputs)} -> writes {', '.join(reg.outputs)}")
+            for k in reg.kernels:
+                moved = ", ".join(f"{t} {v['requested']}->{v['bound']}"
+                                  for t, v in k.transposed.items())
+                lines.append(f"  {k.text}")
+                lines.append(f"    order {','.join(k.order)}"
+                             + (f"; transposed {moved}" if moved else "")
+                             + f"; {len(k.graph.nodes)} nodes; "
+                             f"{k.compile_seconds * 1e3:.1f} ms, "
+                             f"{len(k.tried) + 1} order(s) tried")
+        return "\n".join(lines)
+
+
+def compile_model(program: Program, schedule: Schedule | None = None, *,
+                  depth: int | None = 2) -> CompiledModel:
+    """Compile ``program`` region by region (default schedule: unfused)."""
+    schedule = schedule if schedule is not None else Schedule.unfused(program)
+    schedule.validate(program)
+    formats = {n: schedule.formats.get(n, t.format) for n, t in program.tensors.items()}
+    regions = []
+    for reg in schedule.execution_order(program):
+        fused = fuse_region(program, reg.statements)
+        _check_order_names(reg, fused)
+        kernels = [_compile_kernel(program, formats, reg, f, depth) for f in fused]
+        regions.append(CompiledRegion(reg.name, list(reg.statements), kernels))
+    return CompiledModel(program, schedule, regions, depth, formats)
+
+
+def _check_order_names(reg: Region, fused: list[FusedExpression]) -> None:
+    if not reg.order:
+        return
+    known = {n for f in fused for n in f.index_names()}
+    unknown = [n for n in reg.order if n not in known]
+    if unknown:
+        texts = "; ".join(f.text for f in fused)
+        raise OrderError(f"region {reg.name!r}: order {','.join(reg.order)!r} names "
+                         f"{', '.join(map(repr, unknown))}, which is not an index of its "
+                         f"fused expression(s): {texts}")
+
+
+def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
+                    fused: FusedExpression, depth: int | None) -> Kernel:
+    start = time.perf_counter()
+    names = fused.index_names()
+    user = [n for n in reg.order or () if n in names]
+    graph_of = order_graph(fused.assignment, {t: formats[t] for t in fused.reads}, user,
+                           transpose=reg.transpose)
+    tensors = [fused.target, *fused.reads]
+    fmts = {t: formats[t] for t in tensors}
+    shapes = {t: program.tensors[t].shape for t in tensors}
+    dtype = program.tensors[fused.target].dtype
+    name = f"{program.name}.{reg.name}.{fused.target}"
+    tried: list[tuple[list[str], str]] = []
+    for order in _candidates(graph_of, user, reg.transpose):
+        if len(tried) >= MAX_TRIES:
+            break
+        try:
+            graph = compile_expression(fused.assignment, fmts, shapes, order=order,
+                                       transpose=reg.transpose, depth=depth, dtype=dtype,
+                                       name=name)
+        except LoweringError as exc:
+            tried.append((order, exc.message))
+            continue
+        graph.meta["region"] = reg.name
+        graph.meta["inlined"] = list(fused.inlined)
+        return Kernel(fused.target, fused.text, order, graph, graph_of,
+                      dict(graph.meta["transposed"]), fused.inlined, tried,
+                      time.perf_counter() - start)
+    shown = "\n".join(f"  {','.join(o)}: {why.splitlines()[0]}" for o, why in tried[:5])
+    more = f"\n  ... and {len(tried) - 5} more" if len(tried) > 5 else ""
+    raise LoweringError(f"region {reg.name!r}: no dataflow order of {fused.text} can be "
+                        f"lowered ({len(tried)} tried):\n{shown}{more}")
+
+
+def _candidates(graph: OrderGraph, user: Sequence[str], transpose: bool):
+    """Valid orders in sort order, then (transposes allowed) orders keeping only the
+    user's chain, fewest permuted tensors first."""
+    seen = set()
+    for order in graph.all_orders(MAX_TRIES).orders:
+        seen.add(tuple(order))
+        yield order
+    if not transpose or len(graph.indices) > MAX_RELAXED:
+        return
+    pos = {v: n for n, v in enumerate(user)}
+    relaxed = []
+    for n, perm in enumerate(permutations(graph.indices)):
+        if perm in seen:
+            continue
+        kept = [v for v in perm if v in pos]
+        if kept != list(user):
+            continue
+        relaxed.append((len(graph.transposes(perm)), n, list(perm)))
+    relaxed.sort()
+    for _, _, order in relaxed:
+        yield order
+
+
+def einsum_program(statements: Sequence[str], shapes: Mapping[str, Sequence[int]],
+                   formats: Mapping[str, str] | None = None, *,
+                   outputs: Sequence[str] | None = None, scopes: Sequence[str] | None = None,
+                   name: str = "program") -> Program:
+    """A :class:`ir.Program` from statements in index notation (the einsum-text frontend).
+
+    ``shapes`` must give every input's shape; a defined tensor's shape follows from its
+    indices. ``outputs`` defaults to the last statement's target; ``scopes`` (one per
+    statement) group statements into layers for :meth:`ir.Schedule.by_scope`.
+    """
+    formats = formats or {}
+    shape_of = {n: tuple(int(d) for d in s) for n, s in shapes.items()}
+    stmts: list[Statement] = []
+    for n, text in enumerate(statements):
+        assign = parse(text)
+        reads = list(dict.fromkeys(a.tensor for a in accesses(assign.rhs)))
+        sizes: dict[str, int] = {}
+        for a in accesses(assign.rhs):
+            if a.tensor not in shape_of:
+                raise ProgramError(f"statement {text!r} reads {a.tensor!r}, whose shape is "
+                                   "unknown: give it in shapes or define it earlier")
+            sizes.update(zip(a.indices, shape_of[a.tensor], strict=False))
+        target = assign.target
+        unknown = [i for i in target.indices if i not in sizes]
+        if unknown:
+            raise ProgramError(f"statement {text!r}: the size of output index "
+                               f"{', '.join(unknown)} is unknown (no operand has it)")
+        shape_of.setdefault(target.tensor, tuple(sizes[i] for i in target.indices))
+        scope = scopes[n] if scopes is not None else ""
+        stmts.append(Statement(target.tensor, text, tuple(reads), scope=scope))
+    defined = [s.target for s in stmts]
+    outs = list(outputs) if outputs is not None else defined[-1:]
+    decls = []
+    for tensor, shape in shape_of.items():
+        role = "output" if tensor in outs else "intermediate" if tensor in defined \
+            else "input"
+        decls.append(TensorDecl(tensor, shape, formats.get(tensor, "dense"), role))
+    return Program.build(decls, stmts, name)

@@ -1,0 +1,243 @@
+"""The partial order graph of a (fused) expression's index variables.
+
+Nodes are the index variables. Edges say "before in the dataflow order": every input
+access contributes its storage mode order (the index of level ``l`` before that of level
+``l+1``: SAM scanners walk levels top-down), and the user's order contributes a chain
+over the names it lists. Tensors are added after the user's chain, in order of first
+appearance; a tensor whose mode order would close a cycle is *permuted* instead (a
+transposed copy is materialised in memory, so its edges drop out) — or, when transposes
+are forbidden, the conflict is an error naming the tensor, its access and the indices.
+A topological sort picks the first valid order; :meth:`OrderGraph.all_orders`
+enumerates them all (up to a cap).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ir import Format, FormatError
+
+from ._ast import Access, Assignment, Reduction, accesses, walk
+from ._errors import CompileError
+from ._parse import parse
+
+__all__ = ["OrderGraph", "OrderError", "Orders", "Conflict", "order_graph", "ORDER_CAP"]
+
+#: default cap on the orders :meth:`OrderGraph.all_orders` enumerates
+ORDER_CAP = 1000
+
+
+class OrderError(CompileError):
+    """Ordering constraints that no dataflow order can satisfy."""
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """A tensor whose storage order closed a cycle: ``cycle`` is the index path
+    (first = last) and ``why`` names the source of each of its edges."""
+
+    tensor: str
+    access: str
+    format: str
+    cycle: tuple[str, ...]
+    why: tuple[str, ...]
+
+    def describe(self) -> str:
+        steps = [f"{a} before {b} ({w})" for a, b, w in
+                 zip(self.cycle, self.cycle[1:], self.why, strict=False)]
+        return (f"tensor {self.tensor!r} read as {self.access} in format "
+                f"{self.format!r}: " + "; ".join(steps))
+
+
+@dataclass(frozen=True)
+class Orders:
+    """Valid orders in sort order; ``count`` is exact unless ``capped``."""
+
+    orders: list[list[str]]
+    count: int
+    capped: bool
+    cap: int
+
+    def __str__(self) -> str:
+        more = f" (capped at {self.cap}; there are more)" if self.capped else ""
+        return f"{self.count} valid order(s){more}"
+
+
+@dataclass
+class OrderGraph:
+    """Index variables, their "before" edges (with reasons) and the permuted tensors."""
+
+    indices: list[str]  # in priority order: user order, output indices, the rest
+    edges: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    permuted: dict[str, Conflict] = field(default_factory=dict)
+    #: every input tensor's storage-order edges, permuted tensors included
+    storage: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+
+    def transposes(self, order: Sequence[str]) -> list[str]:
+        """Tensors whose storage order ``order`` violates (they need a permuted copy)."""
+        pos = {v: n for n, v in enumerate(order)}
+        return [t for t, es in self.storage.items()
+                if any(pos[a] > pos[b] for a, b in es)]
+
+    def successors(self, v: str) -> list[str]:
+        return [b for a, b in self.edges if a == v]
+
+    def is_valid(self, order: Sequence[str]) -> bool:
+        pos = {v: n for n, v in enumerate(order)}
+        return sorted(order) == sorted(self.indices) and \
+            all(pos[a] < pos[b] for a, b in self.edges)
+
+    def first_order(self) -> list[str]:
+        """The valid order that is smallest in priority order (a topological sort)."""
+        return next(self._extensions())
+
+    def all_orders(self, cap: int = ORDER_CAP) -> Orders:
+        """Every valid order, in sort order, up to ``cap``."""
+        if cap < 1:
+            raise ValueError(f"cap {cap!r} must be >= 1")
+        out: list[list[str]] = []
+        for order in self._extensions():
+            if len(out) == cap:
+                return Orders(out, cap, True, cap)
+            out.append(order)
+        return Orders(out, len(out), False, cap)
+
+    def _extensions(self) -> Iterator[list[str]]:
+        preds = {v: {a for a, b in self.edges if b == v} for v in self.indices}
+        chosen: list[str] = []
+        placed: set[str] = set()
+
+        def go() -> Iterator[list[str]]:
+            if len(chosen) == len(self.indices):
+                yield list(chosen)
+                return
+            for v in self.indices:
+                if v not in placed and preds[v] <= placed:
+                    chosen.append(v)
+                    placed.add(v)
+                    yield from go()
+                    chosen.pop()
+                    placed.discard(v)
+
+        return go()
+
+    def __str__(self) -> str:
+        lines = [f"indices {','.join(self.indices)}"]
+        lines += [f"  {a} -> {b}  ({'; '.join(w)})" for (a, b), w in self.edges.items()]
+        lines += [f"  permuted copy of {c.tensor}: {c.describe()}"
+                  for c in self.permuted.values()]
+        return "\n".join(lines)
+
+
+def order_graph(assign: Assignment | str, formats: Mapping[str, str | Format] | None = None,
+                order: Sequence[str] | str | None = None, *, transpose: bool = True
+                ) -> OrderGraph:
+    """Build the partial order graph of ``assign`` for the given input ``formats`` (default
+    dense) and partial user ``order``; see the module docstring."""
+    assign = parse(assign) if isinstance(assign, str) else assign
+    formats = formats or {}
+    names = _index_names(assign)
+    user = _user_chain(order, names)
+    rest = [v for v in [*assign.target.indices, *names] if v not in user]
+    graph = OrderGraph(list(dict.fromkeys([*user, *rest])))
+    for a, b in zip(user, user[1:], strict=False):
+        graph.edges.setdefault((a, b), []).append(f"dataflow order {','.join(user)}")
+    for tensor, accs in _by_tensor(assign).items():
+        fmt = _format(formats.get(tensor), accs[0])
+        new: dict[tuple[str, str], str] = {}
+        for acc in accs:
+            levels = [acc.indices[m] for m in fmt.mode_order]
+            why = f"{acc} stored with levels {','.join(levels)}"
+            for a, b in zip(levels, levels[1:], strict=False):
+                if a != b:
+                    new.setdefault((a, b), why)
+        graph.storage[tensor] = list(new)
+        cycle = _find_cycle(graph.indices, [*graph.edges, *new])
+        if cycle is None:
+            for e, why in new.items():
+                graph.edges.setdefault(e, []).append(why)
+            continue
+        reasons = tuple(new[e] if e in new else "; ".join(graph.edges[e])
+                        for e in zip(cycle, cycle[1:], strict=False))
+        conflict = Conflict(tensor, " and ".join(map(str, accs)), str(fmt), tuple(cycle),
+                            reasons)
+        if not transpose:
+            raise OrderError(f"conflicting ordering constraints: {conflict.describe()}; "
+                             f"indices {', '.join(sorted(set(cycle)))} cannot all be "
+                             "ordered. Allow transposes (a permuted copy of "
+                             f"{tensor!r}), store it in another format or change the order")
+        graph.permuted[tensor] = conflict
+    return graph
+
+
+def _index_names(assign: Assignment) -> list[str]:
+    """Output indices first, then every other index in order of first appearance."""
+    found = list(assign.target.indices)
+    for e in walk(assign.rhs):
+        if isinstance(e, (Access, Reduction)):
+            found += e.indices
+    return list(dict.fromkeys(found))
+
+
+def _user_chain(order: Sequence[str] | str | None, names: list[str]) -> list[str]:
+    if order is None:
+        return []
+    parts = [p for p in order.replace(" ", "").split(",") if p] if isinstance(order, str) \
+        else [str(p) for p in order]
+    shown = ",".join(parts)
+    unknown = [p for p in parts if p not in names]
+    if unknown:
+        raise OrderError(f"order {shown!r} names {', '.join(map(repr, unknown))}, which "
+                         f"is not an index of the expression; its indices are "
+                         f"{','.join(names)}")
+    dup = sorted({p for p in parts if parts.count(p) > 1})
+    if dup:
+        raise OrderError(f"order {shown!r} is a cycle: it puts {', '.join(dup)} both "
+                         "before and after other indices; list each index at most once")
+    return parts
+
+
+def _by_tensor(assign: Assignment) -> dict[str, list[Access]]:
+    out: dict[str, list[Access]] = {}
+    for a in accesses(assign.rhs):
+        if a not in out.setdefault(a.tensor, []):
+            out[a.tensor].append(a)
+    return out
+
+
+def _format(spec: str | Format | None, acc: Access) -> Format:
+    try:
+        return Format.parse(spec if spec is not None else "dense", len(acc.indices))
+    except FormatError as exc:
+        raise OrderError(f"tensor {acc.tensor!r}: {exc}") from None
+
+
+def _find_cycle(nodes: list[str], edges: list[tuple[str, str]]) -> list[str] | None:
+    """A directed cycle as a node path (first = last), or ``None``."""
+    succ: dict[str, list[str]] = {v: [] for v in nodes}
+    for a, b in edges:
+        succ[a].append(b)
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def dfs(v: str) -> list[str] | None:
+        state[v] = 1
+        path.append(v)
+        for w in succ[v]:
+            if state.get(w) == 1:
+                return [*path[path.index(w):], w]
+            if w not in state:
+                found = dfs(w)
+                if found:
+                    return found
+        state[v] = 2
+        path.pop()
+        return None
+
+    for v in nodes:
+        if v not in state:
+            found = dfs(v)
+            if found:
+                return found
+    return None

@@ -1,0 +1,274 @@
+"""Fusion schedules: which statements of a :class:`Program` fuse into one dataflow graph.
+
+A schedule is a list of *regions*. Each region names program statements (by target); the
+compiler inlines the producers a region keeps to itself into their consumers and emits
+one fused expression per tensor the region exports. A region may carry a (partial)
+dataflow order over the index names of its fused expression, and the schedule may
+override the storage format of any tensor — typically of intermediates that are
+materialised in memory between regions. ``docs/fusion.md`` shows the YAML form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._formats import Format, FormatError
+from ._program import Program
+
+__all__ = ["Region", "Schedule", "ScheduleError", "SCHEDULE_SCHEMA"]
+
+SCHEDULE_SCHEMA = 1
+
+
+class ScheduleError(ValueError):
+    """A schedule that does not fit its program (unknown statement, overlap, cycle...)."""
+
+
+@dataclass
+class Region:
+    """A fusion region: statement targets, an optional partial dataflow order over the
+    fused expression's index names, and whether tensors may be transposed in memory."""
+
+    name: str
+    statements: list[str]
+    order: list[str] | None = None
+    transpose: bool = True
+
+    def __post_init__(self) -> None:
+        if isinstance(self.statements, str):
+            raise ScheduleError(f"region {self.name!r}: statements must be a list of "
+                                f"statement targets, not the string {self.statements!r}")
+        self.statements = [str(s) for s in self.statements]
+        if isinstance(self.order, str):
+            self.order = [p for p in self.order.replace(" ", "").split(",") if p]
+        elif self.order is not None and not isinstance(self.order, (list, tuple)):
+            raise ScheduleError(f"region {self.name!r}: order must be a list of index "
+                                f"names or a comma-separated string such as 'i,k,j', got "
+                                f"{self.order!r}")
+        elif self.order is not None:
+            self.order = [str(p) for p in self.order]
+        if self.order is not None:
+            dup = sorted({p for p in self.order if self.order.count(p) > 1})
+            if dup:
+                raise ScheduleError(f"region {self.name!r}: order {self.order!r} lists "
+                                    f"{dup} more than once; an order is a chain, each index "
+                                    "at most once")
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "statements": list(self.statements)}
+        if self.order is not None:
+            out["order"] = ",".join(self.order)
+        if not self.transpose:
+            out["transpose"] = False
+        return out
+
+
+@dataclass
+class Schedule:
+    """Fusion regions (run in list order, dependencies permitting) and format overrides."""
+
+    regions: list[Region]
+    formats: dict[str, str] = field(default_factory=dict)
+    name: str = "schedule"
+
+    # -- constructors ----------------------------------------------------------------
+    @classmethod
+    def unfused(cls, program: Program) -> Schedule:
+        """One region per statement: every intermediate goes through memory."""
+        return cls([Region(st.target, [st.target]) for st in program.statements],
+                   name="unfused")
+
+    @classmethod
+    def fused(cls, program: Program) -> Schedule:
+        """One region holding every statement: only outputs reach memory."""
+        return cls([Region("all", [st.target for st in program.statements])], name="fused")
+
+    @classmethod
+    def by_scope(cls, program: Program) -> Schedule:
+        """Partial fusion: one region per run of consecutive statements of one scope
+        (model layer); a scope that reappears later starts a new region (``name#2``)."""
+        regions: list[Region] = []
+        seen: dict[str, int] = {}
+        for st in program.statements:
+            scope = st.scope or "main"
+            if regions and regions[-1].name.split("#")[0] == scope:
+                regions[-1].statements.append(st.target)
+                continue
+            seen[scope] = seen.get(scope, 0) + 1
+            name = scope if seen[scope] == 1 else f"{scope}#{seen[scope]}"
+            regions.append(Region(name, [st.target]))
+        return cls(regions, name="by_scope")
+
+    @classmethod
+    def groups(cls, program: Program, groups: Iterable[Sequence[str]],
+               formats: dict[str, str] | None = None) -> Schedule:
+        """One region per group of statement targets (named by its targets)."""
+        regions = [Region("+".join(g), list(g)) for g in groups]
+        sched = cls(regions, dict(formats or {}), name="groups")
+        sched.validate(program)
+        return sched
+
+    # -- checks ----------------------------------------------------------------------
+    def validate(self, program: Program) -> None:
+        """Every statement in exactly one region, known names, valid formats, no cycle."""
+        targets = [st.target for st in program.statements]
+        owner: dict[str, str] = {}
+        names: set[str] = set()
+        for reg in self.regions:
+            if reg.name in names:
+                raise ScheduleError(f"two regions are named {reg.name!r}; region names "
+                                    "must be unique")
+            names.add(reg.name)
+            if not reg.statements:
+                raise ScheduleError(f"region {reg.name!r} has no statements; expected at "
+                                    f"least one of {targets}")
+            for t in reg.statements:
+                if t not in targets:
+                    raise ScheduleError(f"region {reg.name!r} names {t!r}, which no "
+                                        f"statement of program {program.name!r} defines; "
+                                        f"statement targets: {targets}")
+                if t in owner:
+                    where = ("twice" if owner[t] == reg.name
+                             else f"in regions {owner[t]!r} and {reg.name!r}")
+                    raise ScheduleError(f"statement {t!r} is listed {where}; each "
+                                        "statement belongs to exactly one region")
+                owner[t] = reg.name
+        missing = [t for t in targets if t not in owner]
+        if missing:
+            raise ScheduleError(f"statement(s) {missing} are in no region; every statement "
+                                "of the program must be scheduled")
+        for tensor, spec in self.formats.items():
+            decl = program.tensors.get(tensor)
+            if decl is None:
+                raise ScheduleError(f"format override for {tensor!r}, which program "
+                                    f"{program.name!r} does not declare; tensors: "
+                                    f"{sorted(program.tensors)}")
+            try:
+                Format.parse(spec, len(decl.shape))
+            except FormatError as exc:
+                raise ScheduleError(f"format override for {tensor!r}: {exc}") from None
+        self.execution_order(program)
+
+    def region_of(self, target: str) -> Region:
+        for reg in self.regions:
+            if target in reg.statements:
+                return reg
+        raise ScheduleError(f"statement {target!r} is in no region of schedule "
+                            f"{self.name!r}")
+
+    def dependencies(self, program: Program) -> dict[str, list[str]]:
+        """Region → the regions whose exported tensors it reads."""
+        owner = {t: reg.name for reg in self.regions for t in reg.statements}
+        deps: dict[str, list[str]] = {reg.name: [] for reg in self.regions}
+        for st in program.statements:
+            me = owner.get(st.target)
+            for r in st.reads:
+                other = owner.get(r)
+                if me is not None and other is not None and other != me \
+                        and other not in deps[me]:
+                    deps[me].append(other)
+        return deps
+
+    def execution_order(self, program: Program) -> list[Region]:
+        """Regions in list order, moved only as far as dependencies require; a cycle of
+        regions (A reads from B and B from A) is an error naming it."""
+        deps = self.dependencies(program)
+        by_name = {reg.name: reg for reg in self.regions}
+        done: list[str] = []
+        pending = [reg.name for reg in self.regions]
+        while pending:
+            ready = next((n for n in pending if all(d in done for d in deps[n])), None)
+            if ready is None:
+                cycle = _cycle(pending, deps)
+                raise ScheduleError("regions depend on each other in a cycle: "
+                                    + " -> ".join(map(repr, cycle))
+                                    + " (each reads a tensor the next one computes); "
+                                    "merge them or move statements so data flows one way")
+            done.append(ready)
+            pending.remove(ready)
+        return [by_name[n] for n in done]
+
+    # -- serialisation ---------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema": SCHEDULE_SCHEMA, "name": self.name,
+                "regions": [reg.to_dict() for reg in self.regions],
+                "formats": dict(self.formats)}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Schedule:
+        if not isinstance(data, dict):
+            raise ScheduleError(f"a schedule must be a mapping with 'regions', got "
+                                f"{type(data).__name__}")
+        if data.get("schema", SCHEDULE_SCHEMA) != SCHEDULE_SCHEMA:
+            raise ScheduleError(f"schedule schema {data.get('schema')!r}: expected "
+                                f"{SCHEDULE_SCHEMA}")
+        unknown = sorted(set(data) - {"schema", "name", "regions", "formats"})
+        if unknown:
+            raise ScheduleError(f"unknown schedule key(s) {unknown}; expected schema, "
+                                "name, regions, formats")
+        regions = data.get("regions")
+        if not isinstance(regions, list):
+            raise ScheduleError(f"schedule 'regions' must be a list, got {regions!r}")
+        formats = data.get("formats") or {}
+        if not isinstance(formats, dict):
+            raise ScheduleError(f"schedule 'formats' must map tensor names to format "
+                                f"specs, got {formats!r}")
+        return cls([_region_from(r, n) for n, r in enumerate(regions)],
+                   {str(k): str(v) for k, v in formats.items()},
+                   str(data.get("name", "schedule")))
+
+    def to_yaml(self) -> str:
+        import yaml
+
+        return yaml.safe_dump(self.to_dict(), sort_keys=False)
+
+    @classmethod
+    def from_yaml(cls, text: str) -> Schedule:
+        import yaml
+
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ScheduleError(f"schedule YAML does not parse: {exc}") from None
+        return cls.from_dict(data)
+
+    def __str__(self) -> str:
+        lines = [f"schedule {self.name}"]
+        for reg in self.regions:
+            extra = f"  order {','.join(reg.order)}" if reg.order else ""
+            extra += "  (no transposes)" if not reg.transpose else ""
+            lines.append(f"  region {reg.name}: {', '.join(reg.statements)}{extra}")
+        lines += [f"  format {t}: {f}" for t, f in self.formats.items()]
+        return "\n".join(lines)
+
+
+def _region_from(data: Any, n: int) -> Region:
+    if not isinstance(data, dict) or "statements" not in data:
+        raise ScheduleError(f"region #{n}: expected a mapping with 'statements' (and "
+                            f"optionally name, order, transpose), got {data!r}")
+    unknown = sorted(set(data) - {"name", "statements", "order", "transpose"})
+    if unknown:
+        raise ScheduleError(f"region #{n}: unknown key(s) {unknown}; expected name, "
+                            "statements, order, transpose")
+    stmts = data["statements"]
+    if isinstance(stmts, str):
+        stmts = [p for p in stmts.replace(" ", "").split(",") if p]
+    if not isinstance(stmts, list):
+        raise ScheduleError(f"region #{n}: statements must be a list, got {stmts!r}")
+    transpose = data.get("transpose", True)
+    if not isinstance(transpose, bool):
+        raise ScheduleError(f"region #{n}: transpose must be true or false, got "
+                            f"{transpose!r}")
+    return Region(str(data.get("name", f"r{n}")), stmts, data.get("order"), transpose)
+
+
+def _cycle(nodes: list[str], deps: dict[str, list[str]]) -> list[str]:
+    """A dependency cycle among ``nodes`` (each of which waits on another of them)."""
+    path = [nodes[0]]
+    while True:
+        nxt = next(d for d in deps[path[-1]] if d in nodes)
+        if nxt in path:
+            return [*path[path.index(nxt):], nxt]
+        path.append(nxt)

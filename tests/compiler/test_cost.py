@@ -1,0 +1,149 @@
+"""The FLOPs/bytes heuristic against counts measured on the Python reference model."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compiler import TensorStats, compile_expression, estimate
+from cosim import measure, measured_counts, relative_errors
+from cosim._counts import KERNEL_CASES, heuristic_error_table, kernel_case_inputs
+from ir import examples
+from sim_models.python import simulate
+
+#: documented bound (docs/cost.md) on the heuristic's relative error for uniform random
+#: inputs with at least a few hundred expected non-zeros per operand
+TOLERANCE = 0.15
+
+
+def _compile(name, inputs):
+    case = KERNEL_CASES[name]
+    return compile_expression(case.expr, case.formats, {k: v.shape for k, v in inputs.items()},
+                              order=case.order)
+
+
+def test_spmv_counts_match_hand_count():
+    b = sp.random(20, 16, density=0.2, format="csr", random_state=3, dtype=np.float32)
+    c = np.arange(1, 17, dtype=np.float32)
+    counts, result = measure(examples.spmv(20, 16), {"B": b, "c": c})
+    np.testing.assert_allclose(result.dense(), b @ c, rtol=1e-5)
+    assert counts.flops == 2 * b.nnz                       # mul + reduce
+    assert counts.words_read == {"B": 2 * 20 + 2 * b.nnz, "c": b.nnz}
+    assert counts.words_written == {"x": 20}
+    assert counts.bytes == 4 * (2 * 20 + 3 * b.nnz + 20)
+
+
+@pytest.mark.parametrize("name", ["spmm_ikj", "spmm_ijk", "spmm_kij", "spmm_jki"])
+def test_spmm_flops_are_the_scalar_products(name):
+    inputs = kernel_case_inputs(KERNEL_CASES[name], 0.15, seed=4)
+    counts, result = measure(_compile(name, inputs), inputs)
+    b, c = inputs["B"] != 0, inputs["C"] != 0
+    products = int((b.sum(0) * c.sum(1)).sum())
+    assert counts.flops == 2 * products                    # one mul and one add each
+    np.testing.assert_allclose(result.dense(), inputs["B"] @ inputs["C"], rtol=1e-4)
+    out = result.outputs["X"]
+    if out.format.is_compressed(1):                        # crd + seg words, dense rows
+        assert counts.words_written["X"] == 2 * out.nnz + out.shape[out.format.mode_order[0]] \
+            + 1
+
+
+def test_counts_need_a_trace():
+    g = examples.spmv(4, 4)
+    result = simulate(g, {"B": np.eye(4, dtype=np.float32), "c": np.ones(4, np.float32)})
+    with pytest.raises(ValueError, match=r"simulate\(graph, inputs, trace=True\)"):
+        measured_counts(g, result)
+
+
+@settings(max_examples=25, deadline=None)
+@given(name=st.sampled_from(sorted(KERNEL_CASES)), scale=st.floats(0.1, 0.4),
+       seed=st.integers(0, 100))
+def test_estimate_is_exact_for_dense_inputs(name, scale, seed):
+    inputs = kernel_case_inputs(KERNEL_CASES[name], 1.0, seed, scale)
+    graph = _compile(name, inputs)
+    counts, _ = measure(graph, inputs)
+    for stats in (inputs, {k: 1.0 for k in inputs}):
+        est = estimate(graph, stats)
+        assert est.flops == pytest.approx(counts.flops, rel=1e-12)
+        assert est.bytes_read == pytest.approx(counts.bytes_read, rel=1e-12)
+        assert est.bytes_written == pytest.approx(counts.bytes_written, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_estimate_within_tolerance_for_uniform_sparse_inputs(seed):
+    for row in heuristic_error_table(density=0.2, seed=seed, scale=1.5):
+        for stats in ("error_tensor", "error_density"):
+            worst = max(row[stats].values())
+            assert worst <= TOLERANCE, (row["kernel"], stats, row[stats])
+
+
+def test_estimate_tracks_density():
+    """Same graph, sparser inputs: the estimate falls the way the measurement does."""
+    case = KERNEL_CASES["spmm_ikj"]
+    graph = _compile("spmm_ikj", kernel_case_inputs(case, 1.0, scale=1.5))
+    for density in (0.05, 0.3):
+        inputs = kernel_case_inputs(case, density, seed=7, scale=1.5)
+        counts, _ = measure(graph, inputs)
+        errors = relative_errors(estimate(graph, inputs), counts)
+        assert max(errors.values()) <= TOLERANCE, (density, errors)
+
+
+def test_tensor_stats_levels():
+    x = np.zeros((6, 5), np.float32)
+    x[1, [0, 3]] = 1
+    x[4, 2] = 2
+    s = TensorStats.from_tensor(x, "dcsr")
+    assert s.shape == (6, 5) and s.density == pytest.approx(3 / 30)
+    assert s.levels("dcsr") == [(6, pytest.approx(2 / 6)), (5, pytest.approx(3 / 10))]
+    # another format falls back on the uniform model: rows are non-empty w.p. 1-(1-p)^5
+    p = 0.1
+    (rows, pr), (cols, pc) = s.levels("csc")
+    assert (rows, cols, pr) == (5, 6, 1.0)
+    assert pc == pytest.approx(p)
+    (_, q0), (_, q1) = TensorStats((6, 5), p).levels("dcsr")
+    assert q0 == pytest.approx(1 - (1 - p) ** 5) and q0 * q1 == pytest.approx(p)
+
+
+def test_estimate_errors():
+    g = examples.spmv(4, 3)
+    with pytest.raises(ValueError, match=r"no statistics for input tensor\(s\) \['c'\]"):
+        estimate(g, {"B": 0.5})
+    with pytest.raises(ValueError, match="shape"):
+        estimate(g, {"B": TensorStats((3, 3), 0.5), "c": 1.0})
+    with pytest.raises(ValueError, match="density"):
+        TensorStats((3,), 1.5)
+
+
+def test_estimate_reports_edge_tokens():
+    b = sp.random(30, 20, density=0.3, format="csr", random_state=1, dtype=np.float32)
+    g = examples.spmv(30, 20)
+    est = estimate(g, {"B": b, "c": np.ones(20, np.float32)})
+    _, result = measure(g, {"B": b, "c": np.ones(20, np.float32)})
+    edge = next(e.name for e in g.edges if e.src == "mul.val")
+    assert est.tokens[edge] == pytest.approx(b.nnz)
+    assert sum(1 for t in result.trace.edges[edge].tokens if isinstance(t, float)) == b.nnz
+
+
+@pytest.mark.parametrize("name", ["gcn", "autoencoder"])
+def test_model_kernels_within_tolerance(name):
+    """Every kernel of a compiled evaluation model (frontend → unfused schedule)."""
+    from compiler import compile_model, from_torch, torch_inputs, torch_weights
+    from compiler.models import MODELS
+    from cosim import model_counts
+
+    model = MODELS[name].from_config("small")
+    args = model.example_inputs()
+    program = from_torch(model, args)
+    rows = model_counts(compile_model(program),
+                        {**torch_weights(model, program), **torch_inputs(program, args)})
+    assert rows
+    for row in rows:
+        assert max(row.errors.values()) <= TOLERANCE, (row.target, row.errors)
+
+
+def test_every_primitive_has_a_cost_rule():
+    from compiler._cost import _Walker
+    from ir import CATALOGUE
+
+    missing = [op for op in CATALOGUE if not hasattr(_Walker, f"_op_{op}")]
+    assert not missing, f"cost model has no rule for {missing}"

@@ -1,0 +1,136 @@
+"""The evaluation models: eager results against numpy, configured sparsity, export."""
+
+import warnings
+from itertools import pairwise
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compiler import models as M
+from ir import datasets as ds
+
+warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
+
+
+def _np(t: torch.Tensor) -> np.ndarray:
+    return t.detach().to_dense().numpy().astype(np.float64)
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - z.max(1, keepdims=True))
+    return e / e.sum(1, keepdims=True)
+
+
+@pytest.mark.parametrize("name", sorted(M.MODELS))
+def test_small_config_runs_and_exports(name):
+    model = M.MODELS[name].from_config("small")
+    args = model.example_inputs()
+    out = model(*args)
+    assert torch.isfinite(out).all()
+    ep = torch.export.export(model, args)
+    torch.testing.assert_close(ep.module()(*args), out)
+    assert any(n.op == "placeholder" for n in ep.graph.nodes)
+
+
+def test_gcn_matches_numpy():
+    model = M.GCN.from_config("karate")
+    (x,) = model.example_inputs()
+    a = ds.normalize_adjacency(ds.karate_club().adj).toarray()
+    np.testing.assert_allclose(_np(model.adj), a, rtol=1e-6)
+    h = np.maximum(a @ _np(x) @ _np(model.lin1.weight).T + _np(model.b1), 0)
+    gold = _softmax(a @ h @ _np(model.lin2.weight).T + _np(model.b2))
+    out = model(x)
+    assert out.shape == (34, 2)
+    np.testing.assert_allclose(_np(out), gold, rtol=1e-4, atol=1e-6)
+    assert model.adj.layout == torch.sparse_csr
+
+
+def test_graphsage_matches_numpy():
+    g = ds.cora_like(n_nodes=40, n_edges=70, n_features=6, feature_density=0.3, seed=1)
+    model = M.GraphSAGE(g.adj, 6, 5, 3, seed=1)
+    x = torch.from_numpy(g.features.toarray())
+    a = ds.mean_adjacency(g.adj).toarray()
+
+    def layer(h, s, n):
+        return h @ _np(s.weight).T + _np(s.bias) + (a @ h) @ _np(n.weight).T
+
+    h = np.maximum(layer(_np(x), model.self1, model.neigh1), 0)
+    np.testing.assert_allclose(_np(model(x)), layer(h, model.self2, model.neigh2),
+                               rtol=1e-4, atol=1e-5)
+
+
+@settings(max_examples=8, deadline=None)
+@given(sparsity=st.floats(0.5, 0.9), method=st.sampled_from(["magnitude", "random"]),
+       four=st.booleans(), seed=st.integers(0, 1000))
+def test_autoencoder_sparsity_and_result(sparsity, method, four, seed):
+    dims = (20, 12, 6, 10) if four else (20, 12, 6)
+    model = M.SparseAutoencoder(dims, sparsity, method=method, batch=3, seed=seed)
+    for w, (n_in, n_out) in zip(model.weights(), pairwise(model.sizes), strict=True):
+        assert w.layout == torch.sparse_csr and w.shape == (n_out, n_in)
+        assert w._nnz() == max(1, round((1 - sparsity) * n_in * n_out))
+    (x,) = model.example_inputs(seed)
+    h = _np(x)
+    for i, w in enumerate(model.weights()):
+        h = h @ _np(w).T + _np(getattr(model, f"b{i}")).T
+        h = np.maximum(h, 0) if i < 2 else h
+    out = model(x)
+    assert out.shape == (3, dims[-1] if four else dims[0])
+    np.testing.assert_allclose(_np(out), h, rtol=1e-4, atol=1e-5)
+
+
+def test_magnitude_pruning_keeps_the_largest():
+    w = torch.tensor([[0.1, -3.0, 0.5], [2.0, -0.2, 0.05]])
+    assert M.prune_mask(w, 0.5).tolist() == [[False, True, True], [True, False, False]]
+    with pytest.raises(ValueError, match="sparsity"):
+        M.SparseAutoencoder((8, 4, 2), 0.95)
+    with pytest.raises(ValueError, match="method"):
+        M.prune_mask(w, 0.5, "l1")
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_bigbird_attention_matches_dense_masked_attention(causal):
+    model = M.BigBirdAttention(24, 8, 4, n_random=1, n_global=1, causal=causal, seed=2)
+    allowed = ds.bigbird_mask(24, 4, 1, 3, 1, seed=2).toarray() > 0
+    if causal:
+        allowed &= np.tril(np.ones((24, 24), bool))
+    np.testing.assert_array_equal(model.mask_csr().toarray() > 0, allowed)
+    (x,) = model.example_inputs(1)
+    xn = _np(x)
+
+    def proj(lin, v):
+        return v @ _np(lin.weight).T + _np(lin.bias)
+
+    s = proj(model.q, xn) @ proj(model.k, xn).T / np.sqrt(8)
+    p = _softmax(np.where(allowed, s, -np.inf))
+    gold = proj(model.out, p @ proj(model.v, xn))
+    np.testing.assert_allclose(_np(model(x)), gold, rtol=1e-4, atol=1e-5)
+
+
+def test_gpt_layer_matches_numpy():
+    model = M.GPTDecoderLayer.from_config("small", seed=3)
+    (x,) = model.example_inputs()
+
+    def ln(v):
+        return (v - v.mean(1, keepdims=True)) / np.sqrt(v.var(1, keepdims=True) + 1e-5)
+
+    xn = _np(x)
+    h = xn + _np(model.attn(torch.from_numpy(ln(xn)).float()))
+    f1 = np.maximum(ln(h) @ _np(model.fc1.weight).T + _np(model.fc1.bias), 0)
+    gold = h + f1 @ _np(model.fc2.weight).T + _np(model.fc2.bias)
+    np.testing.assert_allclose(_np(model(x)), gold, rtol=1e-4, atol=1e-4)
+    assert model.attn.mask.dtype == torch.bool
+    assert model.attn.mask.diagonal().all()
+
+
+def test_configs_and_determinism():
+    a, b = M.GCN.from_config("small", seed=5), M.GCN.from_config("small", seed=5)
+    torch.testing.assert_close(a(*a.example_inputs()), b(*b.example_inputs()))
+    assert M.csr_sparsity(a.adj) > 0.8
+    with pytest.raises(KeyError, match="no configuration 'huge'"):
+        M.GCN.from_config("huge")
+    assert set(M.GCN.default_config) >= {"small", "cora"}
+    big = M.GCN.config("cora")
+    assert big["hidden"] == 16 and big["classes"] == 7
