@@ -167,6 +167,8 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
                       time.perf_counter() - start)
     shown = "\n".join(f"  {','.join(o)}: {why.splitlines()[0]}" for o, why in tried[:5])
     more = f"\n  ... and {len(tried) - 5} more" if len(tried) > 5 else ""
+    if len(tried) >= MAX_TRIES:
+        more += f" (stopped at the cap of {MAX_TRIES} orders)"
     raise LoweringError(f"region {reg.name!r}: no dataflow order of {fused.text} can be "
                         f"lowered ({len(tried)} tried):\n{shown}{more}")
 

@@ -276,3 +276,34 @@ def test_torch_inputs_and_unbounded_fifos():
         np.testing.assert_allclose(run.outputs["Y"], A @ A @ X, rtol=1e-4, atol=1e-5)
     assert unbounded.cycles <= bounded.cycles
     assert set(bounded.nodes) == {"all/Y"}
+
+
+LAYERWISE = """
+name: layer-wise
+regions:
+- {name: layer0, statements: [T1, T2, H1], order: 'i,j'}
+- {name: layer1, statements: 'T3, H2', transpose: false}
+formats: {H1: dc, W2: 'dd:1,0'}
+"""
+
+
+def test_yaml_schedule_with_formats_and_no_transposes():
+    """The docs' YAML example: H1 through memory as CSR, W2 column-major so layer 1 needs
+    no transpose."""
+    rng = np.random.default_rng(13)
+    p = einsum_program(["T1(i,j) = X(i,k) * W1(k,j)", "T2(i,j) = A(i,k) * T1(k,j)",
+                        "H1(i,j) = T2(i,j) * b1(j)", "T3(i,j) = H1(i,k) * W2(k,j)",
+                        "H2(i,j) = A(i,k) * T3(k,j)"],
+                       {"X": (6, 4), "W1": (4, 3), "A": (6, 6), "b1": (3,), "W2": (3, 2)},
+                       {"A": "csr"})
+    ins = {n: rand(rng, p.tensors[n].shape) for n in p.inputs}
+    ins["A"] = rand(rng, (6, 6), 0.4)
+    cm = compile_model(p, Schedule.from_yaml(LAYERWISE))
+    assert cm.regions[1].kernels[0].transposed == {}
+    run = run_model(cm, ins)
+    H1 = ins["A"] @ (ins["X"] @ ins["W1"]) * ins["b1"]
+    np.testing.assert_allclose(run.outputs["H2"], ins["A"] @ (H1 @ ins["W2"]), rtol=1e-4,
+                               atol=1e-5)
+    dense_h1 = 4 * 6 * 3
+    assert run.regions[0].bytes_written["H1"] == 4 * (7 + 2 * 6 * 3)  # CSR of a full H1
+    assert run.regions[0].bytes_written["H1"] > dense_h1
