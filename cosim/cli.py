@@ -1,4 +1,4 @@
-"""The ``samfuse`` command line: compile, simulate, co-simulate, render, and a demo.
+"""The ``samfuse`` command line: compile, simulate, co-simulate, render, models, a demo.
 
 ``main(argv)`` returns an exit status (0 success, 1 an error or a failed check, 2 a usage
 error) and never lets a user error escape as a traceback: every error class the project
@@ -20,11 +20,21 @@ from typing import Any
 import numpy as np
 
 from compiler import CompileError, compile_expression, fusion_table
-from ir import FiberTree, FormatError, Graph, GraphError, StorageError, TraceFormatError
+from ir import (
+    FiberTree,
+    FormatError,
+    Graph,
+    GraphError,
+    ProgramError,
+    ScheduleError,
+    StorageError,
+    TraceFormatError,
+)
 from ir import render as render_graph
 from sim_models.python import InputError, SimResult, SimulationError, simulate
 
 from ._backend import ToolNotFoundError, backend_names, get_backend
+from ._cli_model import add_model_parser
 
 __all__ = ["main", "build_parser", "CliError"]
 
@@ -428,13 +438,15 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--order", help="dataflow order (default: chosen by the compiler)")
     d.set_defaults(func=cmd_demo)
+
+    add_model_parser(sub, CliError)
     return p
 
 
 #: errors that mean "bad input", printed as one line
 USER_ERRORS: tuple[type[BaseException], ...] = (
     CliError, CompileError, GraphError, FormatError, StorageError, TraceFormatError,
-    InputError, SimulationError, ToolNotFoundError, OSError)
+    InputError, SimulationError, ToolNotFoundError, ProgramError, ScheduleError, OSError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -204,3 +204,17 @@ def test_entry_point_in_a_subprocess(files, tmp_path):
     assert bad.returncode == 1
     assert bad.stdout == ""
     assert bad.stderr == "samfuse: error: tensor 'c': shape (4,) but the graph expects (5,)\n"
+
+
+def test_model_runs_a_bundled_model_under_a_schedule_and_checks_it(tmp_path, capsys):
+    sched = tmp_path / "s.yaml"
+    assert main(["model", "autoencoder", "--schedule", "unfused", "--out",
+                 str(tmp_path / "g")]) == 0
+    out = capsys.readouterr().out
+    assert "check      PASS" in out and "region" in out
+    assert list((tmp_path / "g").glob("*.json"))
+    sched.write_text("regions: 3\n")
+    assert main(["model", "autoencoder", "--schedule", str(sched)]) == 1
+    assert _error(capsys).count("\n") == 1
+    assert main(["model", "autoencoder", "--schedule", "halfway"]) == 1
+    assert "expected one of unfused, partial, full or a YAML file" in _error(capsys)
