@@ -75,7 +75,8 @@ class CosimReport:
                 f"{len(self.mismatches[name])} edge(s) differ"
             outputs = "-" if ref else "agree" if self.outputs_agree.get(name) else "DIFFER"
             rows.append((name, run.status, "-" if res is None or res.cycles is None
-                         else str(res.cycles), "-" if res is None else str(res.firings),
+                         else str(res.cycles), "-" if res is None or not res.nodes
+                         else str(res.firings),
                          f"{run.wall_seconds:.3f}", outputs, traces))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         lines = [head] + ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True))

@@ -1,6 +1,9 @@
 """The ``rtl`` backend: the reference SystemVerilog netlist under cocotb (Icarus/Verilator).
 
-Whole-graph runs only: outputs and the contract's cycle count. The simulator is chosen
+Whole-graph runs: outputs, the contract's cycle count and, with ``trace=True``, every
+edge's stream as its contract FIFO recorded it (``+samfuse_trace``), decoded from the
+hardware token words into an ``ir.Trace`` that ``compare_traces`` checks cycle for cycle
+against the other backends. The simulator is chosen
 with ``RtlBackend(simulator=...)`` or ``$SAMFUSE_RTL_SIM`` (default ``icarus``). Also holds
 the helpers the RTL tests share: decoding writer recordings into output tensors and
 recording a Python-model run with each edge's read cycles (for trace replay).
@@ -11,15 +14,30 @@ from __future__ import annotations
 import os
 import struct
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ir import DONE, EMPTY, REPEAT, FiberTree, Format, Graph, Stop, Token, stop
+from ir import (
+    DONE,
+    EMPTY,
+    REPEAT,
+    EdgeTrace,
+    FiberTree,
+    Format,
+    Graph,
+    Stop,
+    Token,
+    Trace,
+    stop,
+)
 from sim_models.python import SimResult, SimulationError, bind_inputs, decode_levels, simulate
 
 from ._backend import Backend, ToolNotFoundError, register
 
+if TYPE_CHECKING:
+    from rtl_hls.rtl.bench import EdgeRecord
+
 __all__ = ["RtlBackend", "outputs_from_writers", "simulate_with_reads", "encode_token",
-           "decode_token"]
+           "decode_token", "trace_from_records"]
 
 _TAG_DATA, _TAG_STOP, _TAG_EMPTY, _TAG_DONE = 0, 1, 2, 3
 
@@ -110,21 +128,31 @@ class RtlBackend(Backend):
         missing = simulator_missing(self.simulator)
         if missing:
             raise ToolNotFoundError(f"backend 'rtl' ({self.simulator}): {missing}")
-        if trace:
-            raise NotImplementedError("the rtl backend reports outputs and cycles only; "
-                                      "use the trace-driven benches for per-edge traces")
         if depth != "graph":
             graph = graph.with_depth(depth)
         if any(e.depth is None for e in graph.edges):
             raise ValueError("the rtl backend needs bounded FIFOs (every edge depth >= 1)")
         tensors = bind_inputs(graph, inputs)
-        run = run_graph(graph, tensors, self.simulator)
+        run = run_graph(graph, tensors, self.simulator, trace=trace)
         values = {k: _val_words(v, graph.dtype) for k, v in run.values.items()}
         res = SimResult(graph.name, outputs_from_writers(graph, run.levels, values),
-                        run.cycles)
+                        run.cycles, trace=trace_from_records(graph, run.edges) if trace else None)
         res.wall_seconds = run.wall_seconds
         res.sim_seconds = run.sim_seconds  # type: ignore[attr-defined]
         return res
+
+
+def trace_from_records(graph: Graph, records: Mapping[str, EdgeRecord]) -> Trace:
+    """Decode each edge's FIFO recording (34-bit words) into an ``ir`` trace, with the
+    tokens typed as the Python model types them (float32 bits or int32 by graph dtype)."""
+    edges: dict[str, EdgeTrace] = {}
+    for e in graph.edges:
+        rec = records[e.name]
+        numeric = "float" if e.kind == "val" and graph.dtype == "float32" else "int"
+        toks = [decode_token(w, numeric, e.kind) for w in rec.words]
+        edges[e.name] = EdgeTrace(e.name, e.kind, numeric, toks, list(rec.writes),
+                                  list(rec.reads))
+    return Trace(graph.name, edges)
 
 
 def simulate_with_reads(graph: Graph, inputs: Mapping[str, Any]

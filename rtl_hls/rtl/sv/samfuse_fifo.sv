@@ -1,9 +1,15 @@
 // samfuse_fifo: the contract FIFO (Vitis ap_fifo ports). empty_n and full_n depend only on
 // registers, so a token written in cycle t is visible from t+1 and a slot freed by a read
 // in cycle t is visible to the writer from t+1. DEPTH 2 sustains one token per cycle.
+//
+// Simulation only (`ifndef SYNTHESIS`): with the plusarg +samfuse_trace the FIFO records
+// its stream in NAME.fifotrace (working directory), one line per write
+// "w <cycle> <word hex>" and per read "r <cycle>", cycles counted from reset release as
+// in the timing contract. Without the plusarg nothing is opened or written.
 module samfuse_fifo #(
     parameter int DEPTH = 2,
-    parameter int W = 34
+    parameter int W = 34,
+    parameter NAME = "fifo"
 ) (
     input  logic         ap_clk,
     input  logic         ap_rst,
@@ -43,4 +49,22 @@ module samfuse_fifo #(
       else if (do_r && !do_w) cnt <= cnt - 1'b1;
     end
   end
+
+`ifndef SYNTHESIS
+  int trace_fd = 0;
+  int unsigned trace_cycle;
+
+  initial if ($test$plusargs("samfuse_trace")) trace_fd = $fopen({NAME, ".fifotrace"}, "w");
+
+  always @(posedge ap_clk) begin  // not always_ff: simulation-only tasks inside
+    if (ap_rst) trace_cycle <= 0;
+    else if (trace_fd != 0) begin
+      if (do_w) $fwrite(trace_fd, "w %0d %h\n", trace_cycle, if_din);
+      if (do_r) $fwrite(trace_fd, "r %0d\n", trace_cycle);
+      trace_cycle <= trace_cycle + 1;
+    end
+  end
+
+  final if (trace_fd != 0) $fclose(trace_fd);
+`endif
 endmodule
