@@ -9,15 +9,22 @@ sparse (CSR) or dense operand, ``nn.Linear``, ``+ - * /``, ``relu``, ``exp``, ``
 ``b_*`` placeholders whose layout the frontend can read; dense weights are parameters.
 Inputs are 2-d (no batch dimension for the graph and attention models).
 
-Every model has ``default_config`` (named sizes: ``"small"`` for tests, larger ones for
-benchmarks), :meth:`from_config` and :meth:`example_inputs`. See ``docs/models.md``.
+Each model is built from layer submodules (``layers`` lists, attention and MLP blocks),
+so the scope the frontend records for a statement names its layer and
+``ir.Schedule.by_scope`` fuses one region per layer; operands every layer reads (the
+adjacency, the attention mask) stay on the model and are passed in.
+
+Every model has ``default_config`` (named sizes: ``"tiny"`` for end-to-end simulation
+tests, ``"small"`` for tests and quick runs, larger ones for benchmarks),
+:meth:`from_config` and :meth:`example_inputs`. See ``docs/models.md``.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, ClassVar
+from itertools import pairwise
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import scipy.sparse as sp
@@ -106,41 +113,69 @@ class _Model(nn.Module):
                            f"{sorted(cls.default_config)}") from None
 
     @classmethod
-    def from_config(cls, name: str = "small", seed: int = 0) -> _Model:
+    def from_config(cls, name: str = "small", seed: int = 0) -> Self:
         """The model at a named size, with its data generated from ``seed``."""
         return cls._build(cls.config(name), seed)
 
     @classmethod
-    def _build(cls, cfg: dict[str, Any], seed: int) -> _Model:
+    def _build(cls, cfg: dict[str, Any], seed: int) -> Self:
         return cls(**cfg, seed=seed)
 
 
 class _GraphModel(_Model):
-    """Graph models: configs name a data set; the adjacency is a sparse CSR buffer."""
+    """Graph models: configs name a data set; the adjacency is a sparse CSR buffer.
+
+    A model built by :meth:`from_config` keeps its data set as ``data`` (features,
+    labels); :meth:`example_inputs` draws fresh features of the same width and density
+    (binary below density 1, standard normal at 1), so any seed gives valid inputs.
+    """
+
+    data: ds.GraphData | None = None
 
     @classmethod
-    def _build(cls, cfg: dict[str, Any], seed: int) -> _Model:
+    def _build(cls, cfg: dict[str, Any], seed: int) -> Self:
         data = cfg.pop("dataset")
         graph = data(seed=seed, **cfg.pop("data_args", {}))
         n_in = graph.features.shape[1]
         density = 1.0 if isinstance(graph.features, np.ndarray) else \
             graph.features.nnz / float(np.prod(graph.features.shape))
-        return cls(graph.adj, n_in, **cfg, feature_density=density, seed=seed)
+        model = cls(graph.adj, n_in, **cfg, feature_density=density, seed=seed)
+        model.data = graph
+        return model
 
     def example_inputs(self, seed: int = 0) -> tuple[torch.Tensor, ...]:
         return (_graph_features(self.adj.shape[0], self.in_features, self.feature_density,
                                 seed),)
 
 
+class GCNLayer(nn.Module):
+    """One GCN layer, ``Â·(H·W) + b`` (then relu if ``relu``); the adjacency is the
+    model's buffer, passed in, so every layer reads the same ``adj`` tensor."""
+
+    def __init__(self, n_in: int, n_out: int, gen: torch.Generator, *, relu: bool):
+        super().__init__()
+        self.lin = _linear(n_in, n_out, gen, bias=False)
+        self.bias = nn.Parameter(torch.zeros(n_out))
+        self.relu = relu
+
+    def forward(self, adj: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        out = torch.mm(adj, self.lin(h)) + self.bias
+        return torch.relu(out) if self.relu else out
+
+
 class GCN(_GraphModel):
     """Two-layer GCN (Kipf & Welling, 2017): softmax(Â·relu(Â·X·W1 + b1)·W2 + b2).
 
-    ``adj`` is the raw 0/1 adjacency; Â = D^-1/2 (A + I) D^-1/2 is computed here
-    (:func:`ir.datasets.normalize_adjacency`) unless ``normalize=False`` (then ``adj`` is
-    used as given). The output is a probability per node and class.
+    ``layers`` holds the two :class:`GCNLayer`; the softmax over classes is the model's
+    own last step. ``adj`` is the raw 0/1 adjacency; Â = D^-1/2 (A + I) D^-1/2 is
+    computed here (:func:`ir.datasets.normalize_adjacency`) unless ``normalize=False``
+    (then ``adj`` is used as given). The output is a probability per node and class.
     """
 
     default_config: ClassVar[dict[str, dict[str, Any]]] = {
+        "tiny": {"dataset": ds.cora_like, "hidden": 2, "classes": 2,
+                 "data_args": {"n_nodes": 6, "n_edges": 5, "n_features": 3,
+                               "feature_density": 0.5}},
         "small": {"dataset": ds.cora_like, "hidden": 8, "classes": 4,
                   "data_args": {"n_nodes": 48, "n_edges": 96, "n_features": 24,
                                 "feature_density": 0.1}},
@@ -155,25 +190,45 @@ class GCN(_GraphModel):
         self.register_buffer("adj", to_torch_csr(a))
         self.in_features, self.feature_density = in_features, feature_density
         gen = torch.Generator().manual_seed(seed)
-        self.lin1 = _linear(in_features, hidden, gen, bias=False)
-        self.lin2 = _linear(hidden, classes, gen, bias=False)
-        self.b1 = nn.Parameter(torch.zeros(hidden))
-        self.b2 = nn.Parameter(torch.zeros(classes))
+        self.layers = nn.ModuleList([GCNLayer(in_features, hidden, gen, relu=True),
+                                     GCNLayer(hidden, classes, gen, relu=False)])
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = torch.relu(torch.mm(self.adj, self.lin1(x)) + self.b1)
-        return torch.softmax(torch.mm(self.adj, self.lin2(h)) + self.b2, dim=1)
+        h = x
+        for layer in self.layers:
+            h = layer(self.adj, h)
+        return torch.softmax(h, dim=1)
+
+
+class SAGELayer(nn.Module):
+    """One GraphSAGE layer with the mean aggregator, ``H·Ws + bs + A_mean·(H·Wn)`` (then
+    relu if ``relu``). The neighbour projection is applied before the aggregation
+    (A·(H·Wn) = (A·H)·Wn, the order GraphSAGE kernels usually take); ``adj`` is the
+    model's buffer, passed in."""
+
+    def __init__(self, n_in: int, n_out: int, gen: torch.Generator, *, relu: bool):
+        super().__init__()
+        self.self_lin = _linear(n_in, n_out, gen)
+        self.neigh_lin = _linear(n_in, n_out, gen, bias=False)
+        self.relu = relu
+
+    def forward(self, adj: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        out = self.self_lin(h) + torch.mm(adj, self.neigh_lin(h))
+        return torch.relu(out) if self.relu else out
 
 
 class GraphSAGE(_GraphModel):
     """Two-layer GraphSAGE with the mean aggregator (Hamilton et al., 2017).
 
-    Layer: ``X·Ws + (A_mean·X)·Wn + b``, relu after the first; the second returns logits.
-    ``adj`` is the raw adjacency; A_mean = D^-1 A (:func:`ir.datasets.mean_adjacency`)
-    unless ``normalize=False``.
+    ``layers`` holds two :class:`SAGELayer`: ``X·Ws + A_mean·(X·Wn) + b``, relu after
+    the first; the second returns logits. ``adj`` is the raw adjacency; A_mean = D^-1 A
+    (:func:`ir.datasets.mean_adjacency`) unless ``normalize=False``.
     """
 
     default_config: ClassVar[dict[str, dict[str, Any]]] = {
+        "tiny": {"dataset": ds.cora_like, "hidden": 2, "out_features": 2,
+                 "data_args": {"n_nodes": 6, "n_edges": 5, "n_features": 3,
+                               "feature_density": 0.5}},
         "small": {"dataset": ds.cora_like, "hidden": 8, "out_features": 4,
                   "data_args": {"n_nodes": 48, "n_edges": 96, "n_features": 24,
                                 "feature_density": 0.1}},
@@ -188,27 +243,45 @@ class GraphSAGE(_GraphModel):
                                                  else adj))
         self.in_features, self.feature_density = in_features, feature_density
         gen = torch.Generator().manual_seed(seed)
-        self.self1 = _linear(in_features, hidden, gen)
-        self.neigh1 = _linear(in_features, hidden, gen, bias=False)
-        self.self2 = _linear(hidden, out_features, gen)
-        self.neigh2 = _linear(hidden, out_features, gen, bias=False)
+        self.layers = nn.ModuleList([SAGELayer(in_features, hidden, gen, relu=True),
+                                     SAGELayer(hidden, out_features, gen, relu=False)])
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = torch.relu(self.self1(x) + self.neigh1(torch.mm(self.adj, x)))
-        return self.self2(h) + self.neigh2(torch.mm(self.adj, h))
+        h = x
+        for layer in self.layers:
+            h = layer(self.adj, h)
+        return h
+
+
+class SparseLinear(nn.Module):
+    """``W·H + b`` (then relu if ``relu``) with W pruned to ``sparsity`` by
+    :func:`prune_mask` and kept as a sparse CSR buffer ``weight`` (out × in); the
+    activations are transposed (features × batch), so W is the left ``mm`` operand."""
+
+    def __init__(self, n_in: int, n_out: int, sparsity: float, method: str,
+                 gen: torch.Generator, *, relu: bool):
+        super().__init__()
+        lin = _linear(n_in, n_out, gen)
+        w = lin.weight.detach() * prune_mask(lin.weight.detach(), sparsity, method, gen)
+        self.register_buffer("weight", to_torch_csr(w))
+        self.bias = nn.Parameter(lin.bias.detach())
+        self.relu = relu
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        out = torch.mm(self.weight, h) + self.bias.unsqueeze(1)
+        return torch.relu(out) if self.relu else out
 
 
 class SparseAutoencoder(_Model):
     """Three-layer autoencoder with pruned (sparse CSR) weights.
 
     ``dims = (in, h1, h2)`` gives in→h1→h2→in; ``(in, h1, h2, out)`` ends at ``out``.
-    Each weight W_l (out × in) is pruned to ``sparsity`` by :func:`prune_mask` and kept
-    as a sparse CSR buffer ``w{l}``; a layer computes ``relu(W_l · Hᵀ + b_l)`` with the
-    activations transposed (features × batch), so the sparse weight is the left operand
-    of ``torch.mm``. The last layer has no relu. Input and output are (batch × features).
+    ``layers`` holds three :class:`SparseLinear` (relu after all but the last); the input
+    is transposed once on the way in and back on the way out (batch × features).
     """
 
     default_config: ClassVar[dict[str, dict[str, Any]]] = {
+        "tiny": {"dims": (8, 4, 2), "sparsity": 0.5, "batch": 2},
         "small": {"dims": (32, 16, 8), "sparsity": 0.7, "batch": 4},
         "mnist": {"dims": (784, 256, 64), "sparsity": 0.9, "batch": 64},
     }
@@ -225,23 +298,19 @@ class SparseAutoencoder(_Model):
         sizes = tuple(dims) if len(dims) == 4 else (*dims, dims[0])
         self.sizes, self.sparsity, self.batch = sizes, sparsity, batch
         gen = torch.Generator().manual_seed(seed)
-        for layer, (n_in, n_out) in enumerate(zip(sizes, sizes[1:], strict=False)):
-            lin = _linear(n_in, n_out, gen)
-            w = lin.weight.detach() * prune_mask(lin.weight.detach(), sparsity, method, gen)
-            self.register_buffer(f"w{layer}", to_torch_csr(w))
-            self.register_parameter(f"b{layer}", nn.Parameter(lin.bias.detach()[:, None]))
+        last = len(sizes) - 2
+        self.layers = nn.ModuleList(
+            SparseLinear(n_in, n_out, sparsity, method, gen, relu=n < last)
+            for n, (n_in, n_out) in enumerate(pairwise(sizes)))
 
     def weights(self) -> list[torch.Tensor]:
         """The sparse weights, first layer first."""
-        return [getattr(self, f"w{i}") for i in range(len(self.sizes) - 1)]
+        return [layer.weight for layer in self.layers]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = x.transpose(0, 1)
-        last = len(self.sizes) - 2
-        for i, w in enumerate(self.weights()):
-            h = torch.mm(w, h) + getattr(self, f"b{i}")
-            if i < last:
-                h = torch.relu(h)
+        for layer in self.layers:
+            h = layer(h)
         return h.transpose(0, 1)
 
     def example_inputs(self, seed: int = 0) -> tuple[torch.Tensor, ...]:
@@ -249,19 +318,47 @@ class SparseAutoencoder(_Model):
                             generator=torch.Generator().manual_seed(seed)),)
 
 
+class QKVProjection(nn.Module):
+    """The three linear projections of attention, one block: ``(q(x), k(x), v(x))``."""
+
+    def __init__(self, d_model: int, gen: torch.Generator):
+        super().__init__()
+        self.q, self.k, self.v = (_linear(d_model, d_model, gen) for _ in range(3))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return self.q(x), self.k(x), self.v(x)
+
+
+class MaskedAttention(nn.Module):
+    """The attention core, ``softmax(masked_fill(Q·Kᵀ·scale, ~mask, -inf))·V``: scores,
+    masked softmax and the weighted sum of values (the part FuseFlow fuses fully)."""
+
+    def __init__(self, d_model: int):
+        super().__init__()
+        self.scale = 1.0 / math.sqrt(d_model)
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                mask: torch.Tensor) -> torch.Tensor:
+        scores = torch.mm(q, k.transpose(0, 1)) * self.scale
+        probs = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=1)
+        return torch.mm(probs, v)
+
+
 class BigBirdAttention(_Model):
     """Single-head block-sparse attention with a BigBird mask (Zaheer et al., 2020).
 
-    ``softmax(mask(Q·Kᵀ / √d)) · V`` then an output projection; Q, K, V are linear
-    projections of the (seq_len × d_model) input. The bool buffer ``mask`` (True =
-    attended; :func:`ir.datasets.bigbird_mask`) is applied as ``masked_fill(~mask, -inf)``,
-    the form the frontend reads as "restrict to the pattern" (an SDDMM); pass
-    ``formats={"attn_mask": "csr"}`` (or the buffer's name) to ``from_torch`` to store it
+    Three blocks: ``qkv`` (:class:`QKVProjection`), ``attend`` (:class:`MaskedAttention`,
+    ``softmax(mask(Q·Kᵀ / √d))·V``) and ``out`` (the output projection), over a
+    (seq_len × d_model) input. The bool buffer ``mask`` (True = attended;
+    :func:`ir.datasets.bigbird_mask`) is applied as ``masked_fill(~mask, -inf)``, the form
+    the frontend reads as "restrict to the pattern" (an SDDMM); pass
+    ``formats={"mask": "csr"}`` (the buffer's program name) to ``from_torch`` to store it
     sparse. ``causal=True`` also masks future positions (GPT); the diagonal is always
     attended, so no row is empty.
     """
 
     default_config: ClassVar[dict[str, dict[str, Any]]] = {
+        "tiny": {"seq_len": 4, "d_model": 2, "block": 1, "n_random": 0},
         "small": {"seq_len": 32, "d_model": 16, "block": 4},
         "bigbird16": {"seq_len": 1024, "d_model": 768, "block": 16, "n_random": 3,
                       "n_global": 2},
@@ -277,32 +374,57 @@ class BigBirdAttention(_Model):
         self.register_buffer("mask", allowed)
         self.seq_len, self.d_model, self.block = seq_len, d_model, block
         gen = torch.Generator().manual_seed(seed)
-        self.q, self.k, self.v, self.out = (_linear(d_model, d_model, gen) for _ in range(4))
-        self.scale = 1.0 / math.sqrt(d_model)
+        self.qkv = QKVProjection(d_model, gen)
+        self.out = _linear(d_model, d_model, gen)
+        self.attend = MaskedAttention(d_model)
 
     def mask_csr(self) -> sp.csr_matrix:
         """The attended positions as a 0/1 float32 CSR matrix."""
         return sp.csr_matrix(self.mask.numpy().astype(np.float32))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        scores = torch.mm(self.q(x), self.k(x).transpose(0, 1)) * self.scale
-        probs = torch.softmax(scores.masked_fill(~self.mask, float("-inf")), dim=1)
-        return self.out(torch.mm(probs, self.v(x)))
+        q, k, v = self.qkv(x)
+        return self.out(self.attend(q, k, v, self.mask))
 
     def example_inputs(self, seed: int = 0) -> tuple[torch.Tensor, ...]:
         return (torch.randn(self.seq_len, self.d_model,
                             generator=torch.Generator().manual_seed(seed)),)
 
 
+class AttentionBlock(nn.Module):
+    """Pre-LN attention with its residual: ``x + attn(ln(x))``."""
+
+    def __init__(self, attn: BigBirdAttention):
+        super().__init__()
+        self.ln, self.attn = nn.LayerNorm(attn.d_model), attn
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.attn(self.ln(x))
+
+
+class MLPBlock(nn.Module):
+    """Pre-LN MLP with its residual: ``h + fc2(relu(fc1(ln(h))))``."""
+
+    def __init__(self, d_model: int, d_ff: int, gen: torch.Generator):
+        super().__init__()
+        self.ln = nn.LayerNorm(d_model)
+        self.fc1, self.fc2 = _linear(d_model, d_ff, gen), _linear(d_ff, d_model, gen)
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        return h + self.fc2(torch.relu(self.fc1(self.ln(h))))
+
+
 class GPTDecoderLayer(_Model):
     """A GPT-3-style pre-LN decoder layer with causal BigBird attention.
 
-    ``x + attn(ln1(x))`` then ``h + fc2(relu(fc1(ln2(h))))``. GPT-3 uses GELU, which is
-    not in the frontend's operation set, so the MLP uses relu. The "gpt3-small" config
-    has GPT-3 Small's width (d_model 768, d_ff 3072) and one head of full width.
+    Two blocks: ``attention`` (:class:`AttentionBlock`, ``x + attn(ln1(x))``) and ``mlp``
+    (:class:`MLPBlock`, ``h + fc2(relu(fc1(ln2(h))))``). GPT-3 uses GELU, which is not in
+    the frontend's operation set, so the MLP uses relu. The "gpt3-small" config has GPT-3
+    Small's width (d_model 768, d_ff 3072) and one head of full width.
     """
 
     default_config: ClassVar[dict[str, dict[str, Any]]] = {
+        "tiny": {"seq_len": 2, "d_model": 2, "d_ff": 2, "block": 1, "n_random": 0},
         "small": {"seq_len": 32, "d_model": 16, "d_ff": 64, "block": 4},
         "gpt3-small": {"seq_len": 1024, "d_model": 768, "d_ff": 3072, "block": 16},
     }
@@ -311,16 +433,13 @@ class GPTDecoderLayer(_Model):
                  n_random: int = 1, window: int = 3, n_global: int = 1, seed: int = 0):
         super().__init__()
         self.seq_len, self.d_model = seq_len, d_model
-        self.ln1, self.ln2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
-        self.attn = BigBirdAttention(seq_len, d_model, block, n_random=n_random,
-                                     window=window, n_global=n_global, causal=True,
-                                     seed=seed)
-        gen = torch.Generator().manual_seed(seed + 1)
-        self.fc1, self.fc2 = _linear(d_model, d_ff, gen), _linear(d_ff, d_model, gen)
+        self.attention = AttentionBlock(BigBirdAttention(
+            seq_len, d_model, block, n_random=n_random, window=window, n_global=n_global,
+            causal=True, seed=seed))
+        self.mlp = MLPBlock(d_model, d_ff, torch.Generator().manual_seed(seed + 1))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = x + self.attn(self.ln1(x))
-        return h + self.fc2(torch.relu(self.fc1(self.ln2(h))))
+        return self.mlp(self.attention(x))
 
     def example_inputs(self, seed: int = 0) -> tuple[torch.Tensor, ...]:
         return (torch.randn(self.seq_len, self.d_model,

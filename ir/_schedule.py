@@ -86,18 +86,27 @@ class Schedule:
         return cls([Region("all", [st.target for st in program.statements])], name="fused")
 
     @classmethod
-    def by_scope(cls, program: Program) -> Schedule:
-        """Partial fusion: one region per run of consecutive statements of one scope
-        (model layer); a scope that reappears later starts a new region (``name#2``)."""
+    def by_scope(cls, program: Program, depth: int | None = 1) -> Schedule:
+        """Partial fusion: one region per model layer, i.e. per run of consecutive
+        statements whose scopes share their first ``depth`` components, a numeric
+        component (a ``ModuleList`` index) counting with the name before it: ``layers.0``
+        and ``layers.0.lin`` are both layer ``layers.0``. Statements of the model's own
+        ``forward`` (scope ``""``) between layers form regions ``main``, ``main#2``…; a
+        layer that reappears later starts ``name#2``. ``depth=None``: the whole scope."""
+        if depth is not None and (not isinstance(depth, int) or depth < 1):
+            raise ScheduleError(f"by_scope depth {depth!r}: expected a positive number of "
+                                "scope components, or None for the whole scope")
         regions: list[Region] = []
         seen: dict[str, int] = {}
+        last = None
         for st in program.statements:
-            scope = st.scope or "main"
-            if regions and regions[-1].name.split("#")[0] == scope:
+            layer = _layer_of(st.scope, depth) or "main"
+            if layer == last:
                 regions[-1].statements.append(st.target)
                 continue
-            seen[scope] = seen.get(scope, 0) + 1
-            name = scope if seen[scope] == 1 else f"{scope}#{seen[scope]}"
+            last = layer
+            seen[layer] = seen.get(layer, 0) + 1
+            name = layer if seen[layer] == 1 else f"{layer}#{seen[layer]}"
             regions.append(Region(name, [st.target]))
         return cls(regions, name="by_scope")
 
@@ -242,6 +251,25 @@ class Schedule:
             lines.append(f"  region {reg.name}: {', '.join(reg.statements)}{extra}")
         lines += [f"  format {t}: {f}" for t, f in self.formats.items()]
         return "\n".join(lines)
+
+
+def _layer_of(scope: str, depth: int | None = 1) -> str:
+    """The first ``depth`` components of a module scope, a numeric component (an
+    ``nn.ModuleList`` or ``nn.Sequential`` index) counting with the name before it:
+    ``_layer_of("layers.0.lin") == "layers.0"``, ``_layer_of("attention.attn.qkv.q") ==
+    "attention"``, ``_layer_of("attention.attn.qkv.q", 2) == "attention.attn"``.
+    ``depth=None`` keeps the whole scope."""
+    if depth is None:
+        return scope
+    parts: list[str] = []
+    for part in scope.split(".") if scope else ():
+        if part.isdigit() and parts:
+            parts[-1] += f".{part}"
+        elif len(parts) == depth:
+            break
+        else:
+            parts.append(part)
+    return ".".join(parts)
 
 
 def _region_from(data: Any, n: int) -> Region:

@@ -293,3 +293,33 @@ def test_einsum_program_roles_and_shapes():
     assert p.inputs == ["B", "C", "d"] and p.outputs == ["y"]
     assert p.tensors["T"].shape == (3, 5) and p.tensors["T"].role == "intermediate"
     assert p.tensors["B"].format == "csr" and p.statements[1].reads == ("T", "d")
+
+
+def test_by_scope_starts_a_new_region_when_a_scope_comes_back():
+    p = einsum_program(["T(i) = B(i) * c(i)", "U(i) = T(i) + c(i)", "V(i) = U(i) * T(i)"],
+                       {"B": (3,), "c": (3,)}, scopes=["a#1", "", "a#1"])
+    s = Schedule.by_scope(p)
+    assert [(r.name, r.statements) for r in s.regions] == [
+        ("a#1", ["T"]), ("main", ["U"]), ("a#1#2", ["V"])]
+    s.validate(p)
+
+
+def test_by_scope_groups_statements_by_layer():
+    p = einsum_program(["T(i) = B(i) * c(i)", "U(i) = T(i) + c(i)", "V(i) = U(i) * U(i)",
+                        "W(i) = V(i) * c(i)", "Y(i) = W(i) + V(i)", "Z(i) = Y(i) * c(i)"],
+                       {"B": (3,), "c": (3,)},
+                       scopes=["layers.0.lin", "layers.0", "", "blk.attn.q", "blk.out", ""])
+
+    def regions(**kw):
+        return [(r.name, r.statements) for r in Schedule.by_scope(p, **kw).regions]
+
+    assert regions() == [("layers.0", ["T", "U"]), ("main", ["V"]),
+                         ("blk", ["W", "Y"]), ("main#2", ["Z"])]
+    assert regions(depth=2) == [("layers.0.lin", ["T"]), ("layers.0", ["U"]),
+                                ("main", ["V"]), ("blk.attn", ["W"]), ("blk.out", ["Y"]),
+                                ("main#2", ["Z"])]
+    assert [n for n, _ in regions(depth=None)] == ["layers.0.lin", "layers.0", "main",
+                                                   "blk.attn.q", "blk.out", "main#2"]
+    Schedule.by_scope(p).validate(p)
+    with pytest.raises(ScheduleError, match="by_scope depth 0: expected a positive"):
+        Schedule.by_scope(p, depth=0)

@@ -24,9 +24,10 @@ def _softmax(z: np.ndarray) -> np.ndarray:
     return e / e.sum(1, keepdims=True)
 
 
+@pytest.mark.parametrize("config", ["tiny", "small"])
 @pytest.mark.parametrize("name", sorted(M.MODELS))
-def test_small_config_runs_and_exports(name):
-    model = M.MODELS[name].from_config("small")
+def test_test_configs_run_and_export(name, config):
+    model = M.MODELS[name].from_config(config)
     args = model.example_inputs()
     out = model(*args)
     assert torch.isfinite(out).all()
@@ -40,8 +41,9 @@ def test_gcn_matches_numpy():
     (x,) = model.example_inputs()
     a = ds.normalize_adjacency(ds.karate_club().adj).toarray()
     np.testing.assert_allclose(_np(model.adj), a, rtol=1e-6)
-    h = np.maximum(a @ _np(x) @ _np(model.lin1.weight).T + _np(model.b1), 0)
-    gold = _softmax(a @ h @ _np(model.lin2.weight).T + _np(model.b2))
+    l0, l1 = model.layers
+    h = np.maximum(a @ _np(x) @ _np(l0.lin.weight).T + _np(l0.bias), 0)
+    gold = _softmax(a @ h @ _np(l1.lin.weight).T + _np(l1.bias))
     out = model(x)
     assert out.shape == (34, 2)
     np.testing.assert_allclose(_np(out), gold, rtol=1e-4, atol=1e-6)
@@ -54,11 +56,12 @@ def test_graphsage_matches_numpy():
     x = torch.from_numpy(g.features.toarray())
     a = ds.mean_adjacency(g.adj).toarray()
 
-    def layer(h, s, n):
+    def layer(h, sage):
+        s, n = sage.self_lin, sage.neigh_lin
         return h @ _np(s.weight).T + _np(s.bias) + (a @ h) @ _np(n.weight).T
 
-    h = np.maximum(layer(_np(x), model.self1, model.neigh1), 0)
-    np.testing.assert_allclose(_np(model(x)), layer(h, model.self2, model.neigh2),
+    h = np.maximum(layer(_np(x), model.layers[0]), 0)
+    np.testing.assert_allclose(_np(model(x)), layer(h, model.layers[1]),
                                rtol=1e-4, atol=1e-5)
 
 
@@ -74,7 +77,7 @@ def test_autoencoder_sparsity_and_result(sparsity, method, four, seed):
     (x,) = model.example_inputs(seed)
     h = _np(x)
     for i, w in enumerate(model.weights()):
-        h = h @ _np(w).T + _np(getattr(model, f"b{i}")).T
+        h = h @ _np(w).T + _np(model.layers[i].bias)
         h = np.maximum(h, 0) if i < 2 else h
     out = model(x)
     assert out.shape == (3, dims[-1] if four else dims[0])
@@ -103,9 +106,9 @@ def test_bigbird_attention_matches_dense_masked_attention(causal):
     def proj(lin, v):
         return v @ _np(lin.weight).T + _np(lin.bias)
 
-    s = proj(model.q, xn) @ proj(model.k, xn).T / np.sqrt(8)
+    s = proj(model.qkv.q, xn) @ proj(model.qkv.k, xn).T / np.sqrt(8)
     p = _softmax(np.where(allowed, s, -np.inf))
-    gold = proj(model.out, p @ proj(model.v, xn))
+    gold = proj(model.out, p @ proj(model.qkv.v, xn))
     np.testing.assert_allclose(_np(model(x)), gold, rtol=1e-4, atol=1e-5)
 
 
@@ -117,18 +120,24 @@ def test_gpt_layer_matches_numpy():
         return (v - v.mean(1, keepdims=True)) / np.sqrt(v.var(1, keepdims=True) + 1e-5)
 
     xn = _np(x)
-    h = xn + _np(model.attn(torch.from_numpy(ln(xn)).float()))
-    f1 = np.maximum(ln(h) @ _np(model.fc1.weight).T + _np(model.fc1.bias), 0)
-    gold = h + f1 @ _np(model.fc2.weight).T + _np(model.fc2.bias)
+    attn, mlp = model.attention.attn, model.mlp
+    h = xn + _np(attn(torch.from_numpy(ln(xn)).float()))
+    f1 = np.maximum(ln(h) @ _np(mlp.fc1.weight).T + _np(mlp.fc1.bias), 0)
+    gold = h + f1 @ _np(mlp.fc2.weight).T + _np(mlp.fc2.bias)
     np.testing.assert_allclose(_np(model(x)), gold, rtol=1e-4, atol=1e-4)
-    assert model.attn.mask.dtype == torch.bool
-    assert model.attn.mask.diagonal().all()
+    assert attn.mask.dtype == torch.bool
+    assert attn.mask.diagonal().all()
+    assert not attn.mask.triu(1).any()  # causal
 
 
 def test_configs_and_determinism():
     a, b = M.GCN.from_config("small", seed=5), M.GCN.from_config("small", seed=5)
     torch.testing.assert_close(a(*a.example_inputs()), b(*b.example_inputs()))
     assert M.csr_sparsity(a.adj) > 0.8
+    assert a.data is not None and a.data.adj.shape == a.adj.shape
+    (x,) = a.example_inputs(seed=1)
+    assert x.shape == a.data.features.shape
+    assert abs(float((x != 0).float().mean()) - 0.1) < 0.02   # the data set's density
     with pytest.raises(KeyError, match="no configuration 'huge'"):
         M.GCN.from_config("huge")
     assert set(M.GCN.default_config) >= {"small", "cora"}
