@@ -95,10 +95,12 @@ class _Complement:
 
 @dataclass(frozen=True)
 class _Masked:
-    """``masked_fill(~P, -inf)``: ``values`` (= x·P) restricted to the stored entries of P."""
+    """``masked_fill(~P, -inf)``: ``values`` (= x·P) restricted to the stored entries of P;
+    ``scores`` is x itself, which softmax exponentiates under P when x is dense there."""
 
     values: _View
     pattern: _View
+    scores: _View
 
 
 @dataclass(frozen=True)
@@ -406,6 +408,12 @@ class _Translator:
             body, fmt = f"exp({xs} - {m.access(keep)})", "dense"
             if masked:  # exactly zero off the pattern, stored like it
                 pat = self.fit(x.pattern, view.shape)
+                scores = self.fit(x.scores, view.shape)
+                sd = d - (view.rank - scores.rank)  # the softmax dim in x (< 0: broadcast)
+                if sd < 0 or not self.is_compressed(scores, sd):
+                    # P·exp(x − max) rather than exp(x·P − max): the shift then subtracts
+                    # from a dense operand, which lowers even when P is compressed
+                    body = f"exp({self.operand(scores, idx)} - {m.access(keep)})"
                 body = f"{self.operand(pat, idx)} * {body}"
                 fmt = self.layout_of(pat, view.rank)
         else:
@@ -475,7 +483,7 @@ class _Translator:
         fmt = self.layout_of(mask.pattern, x.rank) if value == -math.inf else None
         z = self.elementwise(self.node.name, lambda a, b: f"{a} * {b}", x, mask.pattern,
                              fmt=fmt)
-        return z if value == 0 else _Masked(z, mask.pattern)
+        return z if value == 0 else _Masked(z, mask.pattern, x)
 
     def complement(self, x: Any, other: Any = None) -> _Complement | _View:
         if isinstance(x, _Complement):
