@@ -103,6 +103,9 @@ class _Model(nn.Module):
     ``torch.export.export``), deterministic by seed."""
 
     default_config: ClassVar[dict[str, dict[str, Any]]] = {}
+    #: storage formats to pass to ``from_torch`` for the sparse form of the model
+    #: (tensors the frontend cannot see as sparse, e.g. a bool attention mask)
+    sparse_formats: ClassVar[dict[str, str]] = {}
 
     @classmethod
     def config(cls, name: str = "small") -> dict[str, Any]:
@@ -364,6 +367,8 @@ class BigBirdAttention(_Model):
                       "n_global": 2},
     }
 
+    sparse_formats: ClassVar[dict[str, str]] = {"mask": "csr"}
+
     def __init__(self, seq_len: int, d_model: int, block: int, *, n_random: int = 1,
                  window: int = 3, n_global: int = 1, causal: bool = False, seed: int = 0):
         super().__init__()
@@ -428,6 +433,8 @@ class GPTDecoderLayer(_Model):
         "small": {"seq_len": 32, "d_model": 16, "d_ff": 64, "block": 4},
         "gpt3-small": {"seq_len": 1024, "d_model": 768, "d_ff": 3072, "block": 16},
     }
+
+    sparse_formats: ClassVar[dict[str, str]] = {"attention_attn_mask": "csr"}
 
     def __init__(self, seq_len: int, d_model: int, d_ff: int, block: int, *,
                  n_random: int = 1, window: int = 3, n_global: int = 1, seed: int = 0):

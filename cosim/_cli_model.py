@@ -68,7 +68,7 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
     model = cls.from_config(args.config, seed=args.seed).eval()
     example = model.example_inputs(seed=args.seed)
     t0 = time.perf_counter()
-    program = from_torch(model, example)
+    program = from_torch(model, example, formats=model.sparse_formats)
     export_s = time.perf_counter() - t0
     if args.program:
         print(program)
