@@ -71,6 +71,9 @@ class ModelRun:
     backend: str
     outputs: dict[str, np.ndarray]
     regions: list[RegionRun] = field(default_factory=list)
+    #: every tensor in memory at the end (inputs, weights, materialised results), so a
+    #: single kernel can be re-run or co-simulated on exactly what it read
+    memory: dict[str, FiberTree] = field(default_factory=dict)
 
     @property
     def cycles(self) -> int:
@@ -121,6 +124,7 @@ def run_model(compiled: CompiledModel, inputs: Mapping[str, Any], backend: str =
             rr.results[k.target] = res
         run.regions.append(rr)
     run.outputs = {name: memory[name].to_dense() for name in program.outputs}
+    run.memory = memory
     return run
 
 
