@@ -1,30 +1,464 @@
 #!/usr/bin/env python
-"""Compile time of whole programs under each fusion schedule (and, with ``--run``, their
-cycles and bytes moved on the Python model).
+"""The FuseFlow "Measured" list for samfuse's models: compile time, simulated cycles
+under each fusion schedule, and the FLOPs/bytes heuristic's error per region.
 
-Each row is the best of ``--repeat`` runs of ``compiler.compile_model``: fusion, the
-partial order graph, the order search and every kernel's lowering. The programs are
-hand-written einsum programs; models from the torch frontend can be added to
-``PROGRAMS``.
+Three sections, each a Markdown table (``docs/results.md`` holds a full run):
 
-    .venv/bin/python scripts/bench_models.py [--repeat 5] [--run]
+1. **Compile time** of every model (GCN, GraphSAGE, SparseAutoencoder, BigBirdAttention,
+   GPTDecoderLayer) at its evaluation size under ``unfused`` / ``partial``
+   (``Schedule.by_scope``: one region per layer) / ``full`` (``Schedule.fused``): the
+   frontend (torch.export + translation, warm process) separately from
+   ``compiler.compile_model`` (best of ``--repeat``). ``--schedules`` may add
+   ``epilogue`` (:func:`epilogue_schedule`: each contraction fused with its elementwise
+   tail only, nothing inlined into a reduction).
+2. **Simulated cycles**, bytes moved and firings of GCN and GraphSAGE on a Cora-like graph
+   (``ir.datasets.cora_like``; features stored CSR) and of a BigBird attention block, on
+   ``--backend``. Before a schedule runs, the heuristic (``compiler.estimate`` on every
+   kernel graph, fed the numpy oracle's intermediates) predicts its FLOPs and stream
+   tokens; the tokens predict the wall time (one firing per token, within ~20 % on these
+   models), and a schedule predicted over ``--budget`` seconds is reported as skipped.
+3. **Heuristic error** per region: estimated vs measured FLOPs and bytes
+   (``cosim.model_counts``: traced Python runs, so at the small sizes).
+
+``--programs`` adds the compile times of three hand-written einsum programs.
+
+    .venv/bin/python scripts/bench_models.py --backend systemc            # docs/results.md
+    .venv/bin/python scripts/bench_models.py --quick                      # < 1 min, tiny
+    .venv/bin/python scripts/bench_models.py --models gcn --schedules unfused,partial
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
+import re
+import sys
 import time
+import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from compiler import compile_model, einsum_program
-from cosim import run_model
-from ir import Program, Schedule
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from compiler import (  # noqa: E402
+    CompiledModel,
+    compile_model,
+    einsum_program,
+    estimate,
+    evaluate,
+    from_torch,
+    torch_inputs,
+    torch_weights,
+)
+from ir import Program, Schedule  # noqa: E402
+from ir import datasets as ds  # noqa: E402
+
+_ACCESS = re.compile(r"\b\w+\(([\w\s,]*)\)")  # T(i,j), sum(k): parentheses of names only
 
 
-def gcn(n: int = 16, f: int = 8, h: int = 6, c: int = 3) -> Program:
+def _reduces(text: str) -> bool:
+    """Whether an assignment reduces: an index on the right (explicit ``sum(k)`` or
+    implicit) that the target does not have."""
+    lhs, rhs = text.split("=", 1)
+
+    def names(part: str) -> set[str]:
+        return {v.strip() for m in _ACCESS.finditer(part) for v in m.group(1).split(",")
+                if v.strip()}
+
+    return bool(names(rhs) - names(lhs))
+
+
+def epilogue_schedule(program: Program) -> Schedule:
+    """Fuse each statement into the region of the statement it reads when it is
+    elementwise (no reduction), that producer is the region's last statement, of the same
+    rank, and has no other reader. Every contraction keeps its elementwise tail
+    (``A·T + b → relu``), but no producer is ever inlined into a reduction, so nothing is
+    recomputed: the fusion that is always safe in samfuse's one-loop-nest lowering."""
+    readers: dict[str, int] = {}
+    for st in program.statements:
+        for t in set(st.reads):
+            readers[t] = readers.get(t, 0) + 1
+
+    def rank(t: str) -> int:
+        return len(program.tensors[t].shape)
+
+    groups: list[list[str]] = []
+    for st in program.statements:
+        last = groups[-1][-1] if groups else None
+        if (groups and not _reduces(st.text) and last in st.reads
+                and readers.get(last, 0) == 1 and last not in program.outputs
+                and rank(last) == rank(st.target)):
+            groups[-1].append(st.target)
+        else:
+            groups.append([st.target])
+    sched = Schedule.groups(program, groups)
+    sched.name = "epilogue"
+    return sched
+
+
+SCHEDULES: dict[str, Callable[[Program], Schedule]] = {
+    "unfused": Schedule.unfused, "partial": Schedule.by_scope, "full": Schedule.fused,
+    "epilogue": epilogue_schedule}
+MODEL_NAMES = ("gcn", "graphsage", "autoencoder", "bigbird", "gpt")
+SIM_MODELS = ("gcn", "graphsage", "bigbird")
+#: published FuseFlow trend: the fastest schedule per model
+EXPECTED = {"gcn": "partial", "graphsage": "partial", "bigbird": "full",
+            "attn_core": "full"}
+#: compile-time target per model and schedule (seconds)
+COMPILE_TARGET = 0.75
+#: simulation throughput, stream tokens per second (measured here: Python 0.14–0.7 M/s
+#: depending on the graph, SystemC 6.5–8 M/s on one core; one firing per token within
+#: ~20 %) and the fixed cost per kernel (SystemC forks a child)
+RATE = {"python": 5e5, "systemc": 5e6}
+PER_KERNEL = {"python": 0.01, "systemc": 0.5}
+
+
+# -- workloads -------------------------------------------------------------------------------
+
+@dataclass
+class Workload:
+    """A model instance, its example inputs, the formats given to the frontend, and a
+    one-line description of its size; or (``module`` None) a hand-written program and
+    its input tensors in ``args[0]``."""
+
+    name: str
+    module: Any
+    args: tuple[Any, ...]
+    formats: dict[str, str] | None
+    size: str
+    program: Program | None = None
+
+    def bind(self, prog: Program) -> dict[str, Any]:
+        """Every input and weight of ``prog`` by name."""
+        if self.module is None:
+            return dict(self.args[0])
+        return {**torch_weights(self.module, prog), **torch_inputs(prog, self.args)}
+
+
+def _models() -> Any:
+    import compiler.models as models
+    return models
+
+
+def graph_workload(name: str, scale: float = 1.0, seed: int = 0) -> Workload:
+    """GCN or GraphSAGE on a Cora-like graph, hidden 16, 7 outputs; ``scale`` < 1
+    shrinks nodes, edges and features alike (same degree exponent and feature density)."""
+    models = _models()
+    data = ds.cora_like(n_nodes=round(2708 * scale), n_edges=round(5278 * scale),
+                        n_features=round(1433 * scale), seed=seed)
+    hidden, out = 16, 7
+    n_in = data.features.shape[1]
+    density = data.features.nnz / float(np.prod(data.features.shape))
+    cls = models.GCN if name == "gcn" else models.GraphSAGE
+    module = cls(data.adj, n_in, hidden, out, feature_density=density, seed=seed).eval()
+    x = module.example_inputs(seed)
+    size = (f"cora_like {data.n_nodes} nodes, {data.adj.nnz // 2} edges, {n_in} features "
+            f"@ {100 * density:.2f} % (CSR), hidden {hidden}, out {out}")
+    return Workload(name, module, x, {"x": "csr"}, size)
+
+
+def bigbird_workload(seq: int, d_model: int, block: int, seed: int = 0) -> Workload:
+    """One BigBird attention head, mask stored CSR (the SDDMM pattern)."""
+    module = _models().BigBirdAttention(seq, d_model, block, seed=seed).eval()
+    density = module.mask_csr().nnz / float(seq * seq)
+    size = f"seq {seq}, d_model {d_model}, block {block}, mask {100 * density:.1f} % (CSR)"
+    return Workload("bigbird", module, module.example_inputs(seed), {"mask": "csr"}, size)
+
+
+def attention_core_workload(seq: int, d_model: int, block: int, seed: int = 0
+                            ) -> Workload:
+    """The BigBird attention core as a hand-written program, softmax without the max
+    shift (as block-sparse attention accelerators compute it): an SDDMM, exp, row sum,
+    normalisation and the SpMM with V; Q, K, V are inputs. Scopes ``score`` (S, E),
+    ``norm`` (Z) and ``out`` (P, O) make ``partial`` fuse the SDDMM with exp and the
+    normalisation with the SpMM."""
+    mask = ds.bigbird_mask(seq, block, 1, 3, 1, seed)
+    prog = einsum_program(
+        ["S(i,j) = M(i,j) * sum(k) Q(i,k) * K(j,k)", "E(i,j) = M(i,j) * exp(S(i,j))",
+         "Z(i) = sum(j) E(i,j)", "P(i,j) = E(i,j) / Z(i)",
+         "O(i,j) = sum(k) P(i,k) * V(k,j)"],
+        {"M": (seq, seq), "Q": (seq, d_model), "K": (seq, d_model), "V": (seq, d_model)},
+        {"M": "csr", "S": "csr", "E": "csr", "P": "csr"},
+        scopes=["score", "score", "norm", "out", "out"], name="attention_core")
+    rng = np.random.default_rng(seed)
+    scale = d_model ** -0.25  # scores Q·Kᵀ of unit variance
+    inputs = {"M": mask, **{t: (scale * rng.standard_normal((seq, d_model)))
+                            .astype(np.float32) for t in ("Q", "K")},
+              "V": rng.standard_normal((seq, d_model)).astype(np.float32)}
+    density = mask.nnz / float(seq * seq)
+    size = (f"attention core (no max shift), seq {seq}, d {d_model}, block {block}, "
+            f"mask {100 * density:.1f} % (CSR)")
+    return Workload("attn_core", None, (inputs,), None, size, prog)
+
+
+def named_workload(name: str, config: str) -> Workload:
+    """A model at one of its named configurations (``default_config``)."""
+    module = _models().MODELS[name].from_config(config).eval()
+    fmt = {"x": "csr"} if name in ("gcn", "graphsage") else \
+        {"mask": "csr"} if name == "bigbird" else None
+    return Workload(name, module, module.example_inputs(0), fmt, config)
+
+
+COMPILE_CONFIGS = {"gcn": "cora", "graphsage": "cora", "autoencoder": "mnist",
+                   "bigbird": "bigbird16", "gpt": "gpt3-small"}
+
+
+def frontend(w: Workload) -> tuple[Program, float]:
+    """``from_torch`` (export + translation) and its wall time."""
+    start = time.perf_counter()
+    prog = w.program if w.program is not None else \
+        from_torch(w.module, w.args, formats=w.formats)
+    return prog, time.perf_counter() - start
+
+
+# -- section 1: compile time -----------------------------------------------------------------
+
+def compile_section(names: list[str], schedules: list[str], quick: bool, repeat: int
+                    ) -> None:
+    print("## Compile time\n")
+    print(f"Frontend = torch.export + translation (warm process); compile = "
+          f"`compile_model`, best of {repeat}; target < {COMPILE_TARGET * 1e3:.0f} ms.\n")
+    print("| model | config | stmts | frontend ms | schedule | regions | kernels | nodes "
+          "| orders tried | compile ms | < target |")
+    print("|---|---|---:|---:|---|---:|---:|---:|---:|---:|---|")
+    warm = named_workload("gcn", "small")  # pays torch.export's one-off start-up
+    frontend(warm)
+    for name in names:
+        w = named_workload(name, "small" if quick else COMPILE_CONFIGS[name])
+        prog, t_front = frontend(w)
+        for sname in schedules:
+            row = f"| {name} | {w.size} | {len(prog.statements)} | {t_front * 1e3:.0f} "
+            try:
+                best, cm = math.inf, None
+                for _ in range(repeat):
+                    start = time.perf_counter()
+                    cm = compile_model(prog, SCHEDULES[sname](prog))
+                    best = min(best, time.perf_counter() - start)
+            except Exception as exc:  # noqa: BLE001 — reported, not fatal
+                print(_cells(row + f"| {sname} ", f"compile failed: {_short(exc)}", 11))
+                continue
+            assert cm is not None
+            kernels = [k for r in cm.regions for k in r.kernels]
+            nodes = sum(len(k.graph.nodes) for k in kernels)
+            tried = sum(len(k.tried) + 1 for k in kernels)
+            ok = "yes" if best < COMPILE_TARGET else "**no**"
+            print(row + f"| {sname} | {len(cm.regions)} | {len(kernels)} | {nodes} | "
+                  f"{tried} | {best * 1e3:.1f} | {ok} |")
+    print()
+
+
+# -- section 2: simulated cycles -------------------------------------------------------------
+
+@dataclass
+class Prediction:
+    """The heuristic's view of a compiled model before running it."""
+
+    flops: float
+    bytes: float
+    tokens: float
+    kernels: int
+
+    def seconds(self, backend: str, factor: float = 1.0) -> float:
+        return factor * self.tokens / RATE[backend] + self.kernels * PER_KERNEL[backend]
+
+
+def oracle_values(prog: Program, binds: dict[str, Any]) -> dict[str, Any]:
+    """Every tensor of the program (inputs and the numpy oracle's intermediates)."""
+    return {**binds, **evaluate(prog, binds)}
+
+
+def predict(cm: CompiledModel, values: dict[str, Any]) -> Prediction:
+    flops = nbytes = tokens = 0.0
+    n = 0
+    for reg in cm.regions:
+        for k in reg.kernels:
+            est = estimate(k.graph, {t: values[t] for t in k.inputs})
+            flops, nbytes = flops + est.flops, nbytes + est.bytes
+            tokens += sum(est.tokens.values())
+            n += 1
+    return Prediction(flops, nbytes, tokens, n)
+
+
+def simulate_section(workloads: list[Workload], schedules: list[str], backend: str,
+                     budget: float) -> dict[str, dict[str, int]]:
+    from cosim import run_model
+
+    if backend == "systemc":  # a kernel that outruns the budget is killed, not waited on
+        os.environ["SAMFUSE_SYSTEMC_TIMEOUT"] = str(max(60.0, 2 * budget))
+    print("## Simulated cycles\n")
+    print(f"Backend `{backend}`; budget {budget:g} s per schedule (predicted from the "
+          "heuristic's stream tokens at "
+          f"{RATE[backend]:.0e} tokens/s). est. = `compiler.estimate` summed over kernels.\n")
+    for w in workloads:
+        print(f"- {w.name}: {w.size}")
+    print("\n| model | schedule | regions | kernels | nodes | est. FLOPs | est. tokens "
+          "| cycles | bytes moved | firings | wall s | speed-up vs unfused |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    cycles: dict[str, dict[str, int]] = {}
+    runs: list[tuple[str, str, Any]] = []
+    for w in workloads:
+        prog, _ = frontend(w)
+        binds = w.bind(prog)
+        values = oracle_values(prog, binds)
+        cycles[w.name] = {}
+        for sname in schedules:
+            head = f"| {w.name} | {sname} "
+            try:
+                cm = compile_model(prog, SCHEDULES[sname](prog))
+            except Exception as exc:  # noqa: BLE001
+                print(_cells(head, f"compile failed: {_short(exc)}", 12))
+                continue
+            pred = predict(cm, values)
+            nodes = sum(len(k.graph.nodes) for r in cm.regions for k in r.kernels)
+            head += (f"| {len(cm.regions)} | {pred.kernels} | {nodes} | {pred.flops:.3g} | "
+                     f"{pred.tokens:.3g} ")
+            need = pred.seconds(backend)
+            if need > budget:
+                print(_cells(head, f"skipped: predicted {_dur(need)} > budget {budget:g} s", 12))
+                continue
+            try:
+                start = time.perf_counter()
+                run = run_model(cm, binds, backend=backend)
+                wall = time.perf_counter() - start
+            except Exception as exc:  # noqa: BLE001
+                print(_cells(head, f"run failed: {_short(exc)}", 12))
+                continue
+            _check(w, prog, values, run)
+            firings = sum(r.firings for rr in run.regions for r in rr.results.values())
+            cycles[w.name][sname] = run.cycles
+            runs.append((w.name, sname, run))
+            base = cycles[w.name].get("unfused")
+            ratio = f"{base / run.cycles:.2f}×" if base and run.cycles else "–"
+            print(head + f"| {run.cycles:,} | {run.bytes_moved:,} | {firings:,} | "
+                  f"{wall:.1f} | {ratio} |")
+    print()
+    region_table(runs)
+    trend(cycles, schedules)
+    return cycles
+
+
+def region_table(runs: list[tuple[str, str, Any]]) -> None:
+    """Where the cycles go: every region with at least 1 % of its run's cycles."""
+    if not runs:
+        return
+    print("Regions with ≥ 1 % of their run's cycles:\n")
+    print("| model | schedule | region | kernels | cycles | % | bytes moved |")
+    print("|---|---|---|---:|---:|---:|---:|")
+    for name, sname, run in runs:
+        for r in run.regions:
+            share = r.cycles / run.cycles if run.cycles else 0.0
+            if share >= 0.01:
+                print(f"| {name} | {sname} | {r.name} | {len(r.results)} | {r.cycles:,} | "
+                      f"{100 * share:.0f} | {r.bytes_moved:,} |")
+    print()
+
+
+def _check(w: Workload, prog: Program, values: dict[str, Any], run: Any) -> None:
+    """The simulated outputs must match the numpy oracle (a benchmark of a wrong
+    result is worthless)."""
+    for name in prog.outputs:
+        got, want = run.outputs[name], np.asarray(values[name])
+        if not np.allclose(got, want, rtol=1e-3, atol=1e-4):
+            err = float(np.max(np.abs(got - want)))
+            raise AssertionError(f"{w.name}: output {name!r} differs from the oracle "
+                                 f"(max abs error {err:.3g})")
+
+
+def trend(cycles: dict[str, dict[str, int]], schedules: list[str]) -> None:
+    print("Trend (published: partial fastest for GCN/GraphSAGE, full fastest for "
+          "BigBird attention):\n")
+    for name, by in cycles.items():
+        if not by:
+            print(f"- {name}: nothing ran")
+            continue
+        best = min(by, key=by.__getitem__)
+        want = EXPECTED.get(name)
+        missing = [s for s in schedules if s not in by]
+        note = f" (not run: {', '.join(missing)})" if missing else ""
+        verdict = "matches" if best == want else "differs from"
+        print(f"- {name}: fastest measured = {best}{note}; {verdict} the published "
+              f"trend ({want} fastest)")
+    print()
+
+
+# -- section 3: heuristic error --------------------------------------------------------------
+
+def heuristic_section(workloads: list[Workload], schedules: list[str], budget: float
+                      ) -> None:
+    from cosim import model_counts
+
+    print("## Heuristic error\n")
+    print("Per region: `compiler.estimate` (given the kernel's actual inputs) vs counts "
+          "from traced Python runs (`cosim.model_counts`); error = |est − meas| / meas.\n")
+    for w in workloads:
+        print(f"- {w.name}: {w.size}")
+    print("\n| model | schedule | region | FLOPs meas. | FLOPs est. | err % | bytes meas. "
+          "| bytes est. | err % |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|")
+    worst: list[tuple[float, str]] = []
+    totals: list[tuple[str, str, list[float], float, str]] = []
+    for w in workloads:
+        prog, _ = frontend(w)
+        binds = w.bind(prog)
+        values = oracle_values(prog, binds)
+        for sname in schedules:
+            head = f"| {w.name} | {sname} "
+            try:
+                cm = compile_model(prog, SCHEDULES[sname](prog))
+            except Exception as exc:  # noqa: BLE001
+                print(_cells(head, f"compile failed: {_short(exc)}", 9))
+                continue
+            need = predict(cm, values).seconds("python", factor=3.0)  # run + traced run
+            if need > budget:
+                print(_cells(head, f"skipped: predicted {_dur(need)} traced > budget "
+                             f"{budget:g} s", 9))
+                continue
+            by_region: dict[str, list[float]] = {}
+            for kc in model_counts(cm, binds):
+                acc = by_region.setdefault(kc.region, [0.0, 0.0, 0.0, 0.0])
+                acc[0] += kc.measured.flops
+                acc[1] += kc.estimate.flops
+                acc[2] += kc.measured.bytes
+                acc[3] += kc.estimate.bytes
+            run_worst = (0.0, "")
+            for region, (fm, fe, bm, be) in by_region.items():
+                ef, eb = _rel(fe, fm), _rel(be, bm)
+                worst.append((max(ef, eb), f"{w.name}/{sname}/{region}"))
+                run_worst = max(run_worst, (max(ef, eb), region))
+                print(head + f"| {region} | {fm:,.0f} | {fe:,.0f} | {100 * ef:.1f} | "
+                      f"{bm:,.0f} | {be:,.0f} | {100 * eb:.1f} |")
+            sums = [sum(v[i] for v in by_region.values()) for i in range(4)]
+            totals.append((w.name, sname, sums, *run_worst))
+    print()
+    if totals:
+        print("Per model and schedule (sums over regions):\n")
+        print("| model | schedule | FLOPs meas. | FLOPs est. | err % | bytes meas. "
+              "| bytes est. | err % | worst region (err %) |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+        for name, sname, (fm, fe, bm, be), err, region in totals:
+            print(f"| {name} | {sname} | {fm:,.0f} | {fe:,.0f} | {100 * _rel(fe, fm):.1f} "
+                  f"| {bm:,.0f} | {be:,.0f} | {100 * _rel(be, bm):.1f} | {region} "
+                  f"({100 * err:.1f}) |")
+        print()
+    if worst:
+        errs = sorted(e for e, _ in worst)
+        top = max(worst)
+        print(f"{len(worst)} regions: median error {100 * errs[len(errs) // 2]:.1f} %, "
+              f"worst {100 * top[0]:.1f} % ({top[1]}).\n")
+
+
+def _rel(est: float, meas: float) -> float:
+    return 0.0 if est == meas else abs(est - meas) / meas if meas else math.inf
+
+
+# -- hand-written programs (compile time of einsum-text programs) ----------------------------
+
+def _gcn_text(n: int = 16, f: int = 8, h: int = 6, c: int = 3) -> Program:
     """Two GCN layers: relu(A (X W1) + b1), then A (H1 W2)."""
     return einsum_program(
         ["T1(i,j) = X(i,k) * W1(k,j)", "T2(i,j) = A(i,k) * T1(k,j)",
@@ -34,7 +468,7 @@ def gcn(n: int = 16, f: int = 8, h: int = 6, c: int = 3) -> Program:
         scopes=["layer0"] * 3 + ["layer1"] * 2, name="gcn")
 
 
-def spmm_chain(n: int = 16) -> Program:
+def _spmm_chain(n: int = 16) -> Program:
     """Three sparse matmuls in a row: ((A B) C) D."""
     return einsum_program(
         ["T1(i,j) = A(i,k) * B(k,j)", "T2(i,j) = T1(i,k) * C(k,j)",
@@ -43,22 +477,20 @@ def spmm_chain(n: int = 16) -> Program:
         {"A": "csr", "B": "csr", "C": "csr"}, scopes=["a", "a", "b"], name="spmm_chain")
 
 
-def nested(n: int = 16) -> Program:
+def _nested(n: int = 16) -> Program:
     """The nested matmul A (B C)."""
     return einsum_program(["T(i,j) = B(i,k) * C(k,j)", "Y(i,j) = A(i,l) * T(l,j)"],
                           {"A": (n, n), "B": (n, n), "C": (n, 4)}, {"A": "csr", "B": "csr"},
                           name="nested")
 
 
-PROGRAMS: dict[str, Callable[[], Program]] = {"gcn": gcn, "spmm_chain": spmm_chain,
-                                              "nested": nested}
-SCHEDULES: dict[str, Callable[[Program], Schedule]] = {
-    "unfused": Schedule.unfused, "by_scope": Schedule.by_scope, "fused": Schedule.fused}
+PROGRAMS: dict[str, Callable[[], Program]] = {"gcn": _gcn_text, "spmm_chain": _spmm_chain,
+                                              "nested": _nested}
 
 
-def inputs_for(p: Program, seed: int = 0) -> dict[str, object]:
+def _program_inputs(p: Program, seed: int = 0) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
-    out: dict[str, object] = {}
+    out: dict[str, Any] = {}
     for name in p.inputs:
         decl = p.tensors[name]
         if decl.format == "csr":
@@ -69,29 +501,161 @@ def inputs_for(p: Program, seed: int = 0) -> dict[str, object]:
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--run", action="store_true", help="also simulate (Python model)")
-    args = ap.parse_args()
-    head = f"{'program':<12}{'schedule':<10}{'kernels':>8}{'orders':>8}{'compile ms':>12}"
-    print(head + (f"{'cycles':>10}{'bytes':>10}" if args.run else ""))
+def programs_section(schedules: list[str], repeat: int) -> None:
+    from cosim import run_model
+
+    print("## Hand-written programs\n")
+    print("| program | schedule | kernels | orders tried | compile ms | cycles (python) "
+          "| bytes moved |")
+    print("|---|---|---:|---:|---:|---:|---:|")
     for pname, build in PROGRAMS.items():
         p = build()
-        for sname, make in SCHEDULES.items():
-            best, cm = float("inf"), None
-            for _ in range(args.repeat):
+        for sname in schedules:
+            best, cm = math.inf, None
+            for _ in range(repeat):
                 start = time.perf_counter()
-                cm = compile_model(p, make(p))
+                cm = compile_model(p, SCHEDULES[sname](p))
                 best = min(best, time.perf_counter() - start)
             assert cm is not None
             kernels = [k for r in cm.regions for k in r.kernels]
             tried = sum(len(k.tried) + 1 for k in kernels)
-            row = f"{pname:<12}{sname:<10}{len(kernels):>8}{tried:>8}{best * 1e3:>12.1f}"
-            if args.run:
-                run = run_model(cm, inputs_for(p))
-                row += f"{run.cycles:>10}{run.bytes_moved:>10}"
-            print(row)
+            run = run_model(cm, _program_inputs(p))
+            print(f"| {pname} | {sname} | {len(kernels)} | {tried} | {best * 1e3:.1f} | "
+                  f"{run.cycles:,} | {run.bytes_moved:,} |")
+    print()
+
+
+# -- driver ----------------------------------------------------------------------------------
+
+def _cells(head: str, text: str, columns: int) -> str:
+    """A table row: ``head`` (its cells), then ``text`` in the next cell, padded to
+    ``columns`` cells."""
+    used = head.count("|")
+    return head + f"| {text} |" + " |" * max(0, columns - used - 1)
+
+
+def _short(exc: BaseException, n: int = 90) -> str:
+    text = " ".join(str(exc).split()).replace("|", "/")
+    return f"{type(exc).__name__}: {text[:n]}{'…' if len(text) > n else ''}"
+
+
+def _dur(seconds: float) -> str:
+    if seconds < 600:
+        return f"{seconds:.0f} s"
+    if seconds < 86400 * 3:
+        return f"{seconds / 3600:.1f} h"
+    if seconds < 86400 * 730:
+        return f"{seconds / 86400:.0f} days"
+    return f"{seconds / 86400 / 365:.2g} years"
+
+
+def _list(text: str, known: tuple[str, ...] | list[str], what: str) -> list[str]:
+    items = [s.strip() for s in text.split(",") if s.strip()]
+    bad = [s for s in items if s not in known]
+    if bad:
+        raise SystemExit(f"unknown {what} {bad}; expected a comma-separated subset of "
+                         f"{', '.join(known)}")
+    return items
+
+
+def _bigbird_size(text: str) -> tuple[int, int, int]:
+    try:
+        seq, d, block = (int(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--bigbird {text!r}: expected SEQ,D_MODEL,BLOCK "
+                                         "(e.g. 256,64,16)") from None
+    return seq, d, block
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true",
+                    help="tiny sizes (the models' 'small' configs), Python model; < 1 min")
+    ap.add_argument("--models", default=",".join(MODEL_NAMES),
+                    help=f"comma-separated subset of {', '.join(MODEL_NAMES)}")
+    ap.add_argument("--schedules", default="unfused,partial,full",
+                    help="comma-separated subset of unfused, partial, full, epilogue "
+                         "(default: the first three)")
+    ap.add_argument("--backend", default="python", choices=sorted(RATE),
+                    help="simulator for section 2 (section 3 always traces on Python)")
+    ap.add_argument("--budget", type=float, default=None,
+                    help="seconds per schedule run; predicted-longer runs are skipped "
+                         "(default 300, --quick 5)")
+    ap.add_argument("--heuristic-budget", type=float, default=None,
+                    help="seconds per traced run in section 3 (default 120, --quick 5)")
+    ap.add_argument("--cora-scale", type=float, default=1.0,
+                    help="shrink the Cora-like graph (nodes, edges, features) by this "
+                         "factor (default 1: full Cora size)")
+    ap.add_argument("--bigbird", type=_bigbird_size, default=(256, 64, 16),
+                    metavar="SEQ,D,BLOCK", help="BigBird block size for section 2 "
+                    "(default 256,64,16)")
+    ap.add_argument("--sections", default="compile,cycles,heuristic",
+                    help="comma-separated subset of compile, cycles, heuristic")
+    ap.add_argument("--repeat", type=int, default=None,
+                    help="compile_model repeats (best of; default 3, --quick 1)")
+    ap.add_argument("--programs", action="store_true",
+                    help="also the hand-written einsum programs")
+    args = ap.parse_args(argv)
+    args.models = _list(args.models, MODEL_NAMES, "models")
+    args.schedules = _list(args.schedules, tuple(SCHEDULES), "schedules")
+    args.sections = _list(args.sections, ("compile", "cycles", "heuristic"), "sections")
+    if not 0.0 < args.cora_scale <= 1.0:
+        ap.error(f"--cora-scale {args.cora_scale!r}: expected a factor in (0, 1]")
+    if args.budget is None:
+        args.budget = 5.0 if args.quick else 300.0
+    if args.heuristic_budget is None:
+        args.heuristic_budget = 5.0 if args.quick else 120.0
+    if args.repeat is None:
+        args.repeat = 1 if args.quick else 3
+    return args
+
+
+def _build(builders: list[tuple[Callable[..., Workload], tuple[Any, ...]]]
+           ) -> list[Workload]:
+    """Build workloads; one that fails (a model whose constructor changed, say) is
+    reported and left out instead of ending the run."""
+    out = []
+    for make, args in builders:
+        try:
+            out.append(make(*args))
+        except Exception as exc:  # noqa: BLE001
+            print(f"(workload {make.__name__}{args!r} could not be built: {_short(exc)})\n")
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    warnings.filterwarnings("ignore", message=".*[Ss]parse CSR tensor support is in beta")
+    start = time.perf_counter()
+    print(f"# samfuse model benchmarks ({'quick' if args.quick else 'full'}; "
+          f"{os.cpu_count()} cores)\n")
+    if "compile" in args.sections:
+        compile_section(args.models, args.schedules, args.quick, args.repeat)
+    small = _build([(named_workload, (n, "small")) for n in SIM_MODELS
+                    if n in args.models])
+    core = [(attention_core_workload, (32, 16, 4))] if "bigbird" in args.models else []
+    if "cycles" in args.sections:
+        if args.quick:
+            sim = small + _build(core)
+        else:
+            builders = [(graph_workload, (n, args.cora_scale))
+                        for n in ("gcn", "graphsage") if n in args.models]
+            if "bigbird" in args.models:
+                builders += [(bigbird_workload, args.bigbird),
+                             (attention_core_workload, args.bigbird)]
+            sim = _build(builders)
+        simulate_section(sim, args.schedules, "python" if args.quick else args.backend,
+                         args.budget)
+    if "heuristic" in args.sections:
+        # --quick: the graph models share their kernels, so GCN stands for both
+        heur = [w for w in small if not args.quick or w.name == "gcn"] + _build(core)
+        if "autoencoder" in args.models:
+            heur += _build([(named_workload, ("autoencoder", "small"))])
+        heuristic_section(heur, args.schedules, args.heuristic_budget)
+    if args.programs:
+        programs_section(args.schedules, args.repeat)
+    print(f"Total wall time {time.perf_counter() - start:.0f} s.")
 
 
 if __name__ == "__main__":
