@@ -11,21 +11,25 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from ir import examples
+from ir import Graph, examples
 from sim_models.python import simulate
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_workload_args(ap: argparse.ArgumentParser) -> None:
+    """The SpMM workload's options, shared with scripts/bench_systemc.py."""
     ap.add_argument("--n", type=int, default=2000)
     ap.add_argument("--density", type=float, default=0.01)
     ap.add_argument("--cols", type=int, default=16)
     ap.add_argument("--order", choices=["ikj", "ijk"], default="ikj")
-    args = ap.parse_args()
+
+
+def spmm_workload(args: argparse.Namespace) -> tuple[Graph, dict[str, Any]]:
+    """The seeded SpMM graph and inputs; prints a one-line description."""
     rng = np.random.default_rng(0)
     B = sp.random(args.n, args.n, args.density, format="csr", dtype=np.float32,
                   random_state=rng)
@@ -34,15 +38,23 @@ def main() -> None:
         graph = examples.spmm_ikj(args.n, args.n, args.cols, "dc", "dd")
     else:
         graph = examples.spmm_ijk(args.n, args.n, args.cols, "dc")
-    gold = B @ C
     print(f"SpMM {args.order}: B {args.n}x{args.n} nnz={B.nnz} ({args.density:.2%}), "
           f"C {args.n}x{args.cols} dense; {len(graph.nodes)} nodes, {len(graph.edges)} edges")
+    return graph, {"B": B, "C": C}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_workload_args(ap)
+    args = ap.parse_args()
+    graph, inputs = spmm_workload(args)
+    gold = inputs["B"] @ inputs["C"]
     print(f"{'mode':<22}{'cycles':>12}{'firings':>12}{'wall s':>9}{'firings/s':>13}"
           f"{'cycles/s':>12}")
     for label, kw in [("timed", {}), ("timed + trace", {"trace": True}),
                       ("functional (untimed)", {"functional": True})]:
         t0 = time.perf_counter()
-        res = simulate(graph, {"B": B, "C": C}, **kw)
+        res = simulate(graph, inputs, **kw)
         wall = time.perf_counter() - t0
         np.testing.assert_allclose(res.dense("X"), gold, rtol=1e-4, atol=1e-4)
         cyc = res.cycles

@@ -18,10 +18,9 @@ import sys
 import time
 
 import numpy as np
-import scipy.sparse as sp
+from bench_sim import add_workload_args, spmm_workload
 
 from cosim import SystemCBackend
-from ir import examples
 from sim_models.python import simulate
 
 
@@ -32,25 +31,12 @@ def _row(label: str, cycles: int, firings: int, wall: float) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--n", type=int, default=2000)
-    ap.add_argument("--density", type=float, default=0.01)
-    ap.add_argument("--cols", type=int, default=16)
-    ap.add_argument("--order", choices=["ikj", "ijk"], default="ikj")
+    add_workload_args(ap)
     ap.add_argument("--per-module", action="store_true",
                     help="one SC_METHOD per primitive instead of one per clock edge")
     ap.add_argument("--skip-python", action="store_true", help="SystemC only")
     args = ap.parse_args()
-    rng = np.random.default_rng(0)
-    B = sp.random(args.n, args.n, args.density, format="csr", dtype=np.float32,
-                  random_state=rng)
-    C = rng.random((args.n, args.cols), dtype=np.float32)
-    if args.order == "ikj":
-        graph = examples.spmm_ikj(args.n, args.n, args.cols, "dc", "dd")
-    else:
-        graph = examples.spmm_ijk(args.n, args.n, args.cols, "dc")
-    inputs = {"B": B, "C": C}
-    print(f"SpMM {args.order}: B {args.n}x{args.n} nnz={B.nnz} ({args.density:.2%}), "
-          f"C {args.n}x{args.cols} dense; {len(graph.nodes)} nodes, {len(graph.edges)} edges")
+    graph, inputs = spmm_workload(args)
 
     backend = SystemCBackend(per_module_processes=args.per_module)
     t0 = time.perf_counter()
@@ -61,7 +47,7 @@ def main() -> int:
     sc = backend.run(graph, inputs)  # warm: what every further run in this process costs
     sc_wall = time.perf_counter() - t0
     t = backend.last_timings
-    np.testing.assert_allclose(sc.dense("X"), B @ C, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(sc.dense("X"), inputs["B"] @ inputs["C"], rtol=1e-4, atol=1e-4)
     assert first.cycles == sc.cycles
 
     print(f"{'backend':<26}{'cycles':>12}{'firings':>13}{'wall s':>9}{'firings/s':>13}"
