@@ -146,6 +146,22 @@ class _GraphModel(_Model):
         model.data = graph
         return model
 
+    def _stack(self, adj: Any, layer: type[nn.Module], widths: tuple[int, ...],
+               feature_density: float, seed: int) -> None:
+        """The (normalised) adjacency buffer and ``layers``: one ``layer`` per pair of
+        consecutive ``widths``, relu after every one but the last."""
+        self.register_buffer("adj", to_torch_csr(adj))
+        self.in_features, self.feature_density = widths[0], feature_density
+        gen = torch.Generator().manual_seed(seed)
+        last = len(widths) - 2
+        self.layers = nn.ModuleList([layer(widths[n], widths[n + 1], gen, relu=n < last)
+                                     for n in range(last + 1)])
+
+    def _propagate(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            x = layer(self.adj, x)
+        return x
+
     def example_inputs(self, seed: int = 0) -> tuple[torch.Tensor, ...]:
         return (_graph_features(self.adj.shape[0], self.in_features, self.feature_density,
                                 seed),)
@@ -189,18 +205,11 @@ class GCN(_GraphModel):
     def __init__(self, adj: Any, in_features: int, hidden: int, classes: int, *,
                  normalize: bool = True, feature_density: float = 1.0, seed: int = 0):
         super().__init__()
-        a = ds.normalize_adjacency(adj) if normalize else adj
-        self.register_buffer("adj", to_torch_csr(a))
-        self.in_features, self.feature_density = in_features, feature_density
-        gen = torch.Generator().manual_seed(seed)
-        self.layers = nn.ModuleList([GCNLayer(in_features, hidden, gen, relu=True),
-                                     GCNLayer(hidden, classes, gen, relu=False)])
+        self._stack(ds.normalize_adjacency(adj) if normalize else adj, GCNLayer,
+                    (in_features, hidden, classes), feature_density, seed)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = x
-        for layer in self.layers:
-            h = layer(self.adj, h)
-        return torch.softmax(h, dim=1)
+        return torch.softmax(self._propagate(x), dim=1)
 
 
 class SAGELayer(nn.Module):
@@ -242,18 +251,11 @@ class GraphSAGE(_GraphModel):
     def __init__(self, adj: Any, in_features: int, hidden: int, out_features: int, *,
                  normalize: bool = True, feature_density: float = 1.0, seed: int = 0):
         super().__init__()
-        self.register_buffer("adj", to_torch_csr(ds.mean_adjacency(adj) if normalize
-                                                 else adj))
-        self.in_features, self.feature_density = in_features, feature_density
-        gen = torch.Generator().manual_seed(seed)
-        self.layers = nn.ModuleList([SAGELayer(in_features, hidden, gen, relu=True),
-                                     SAGELayer(hidden, out_features, gen, relu=False)])
+        self._stack(ds.mean_adjacency(adj) if normalize else adj, SAGELayer,
+                    (in_features, hidden, out_features), feature_density, seed)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = x
-        for layer in self.layers:
-            h = layer(self.adj, h)
-        return h
+        return self._propagate(x)
 
 
 class SparseLinear(nn.Module):
