@@ -98,6 +98,11 @@ def _waves() -> bool:
     return os.environ.get("SAMFUSE_WAVES", "") not in ("", "0")
 
 
+def _not_a_cache_hit(record: Any) -> bool:
+    """The runner warns on every cached build; that is the normal case here, not news."""
+    return not str(record.msg).startswith("Skipping compilation")
+
+
 def _build(netlist: Netlist, sim: str, waves: bool) -> tuple[Any, Path]:
     """Build ``netlist`` under ``sim`` once per content hash; returns (runner, build dir)."""
     from cocotb_tools.runner import get_runner
@@ -112,6 +117,7 @@ def _build(netlist: Netlist, sim: str, waves: bool) -> tuple[Any, Path]:
     build_dir.mkdir(parents=True, exist_ok=True)
     top_file = build_dir / f"{netlist.top}.sv"
     runner = get_runner(sim)
+    runner.log.addFilter(_not_a_cache_hit)
     args = (["-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "0", "--x-initial", "0"]
             if sim == "verilator" else [])
     with open(build_dir / ".lock", "w") as lock:
