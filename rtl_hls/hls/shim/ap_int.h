@@ -43,47 +43,60 @@ class RangeRef {
     int hi_, lo_;
 };
 
-}  // namespace samfuse_shim
-
+// The word, its width mask and bit access: what ap_uint and ap_int share.
 template <int N>
-class ap_uint {
+class Bits {
   public:
-    ap_uint() : v_(0) {}
-    ap_uint(uint64_t v) : v_(v & M) {}                   // NOLINT: implicit, like Xilinx's
-    ap_uint(int64_t v) : v_(static_cast<uint64_t>(v) & M) {}
-    ap_uint(unsigned v) : v_(v & M) {}
-    ap_uint(int v) : v_(static_cast<uint64_t>(static_cast<int64_t>(v)) & M) {}
-    ap_uint(unsigned long long v) : v_(static_cast<uint64_t>(v) & M) {}
-    ap_uint(long long v) : v_(static_cast<uint64_t>(v) & M) {}
-    template <int K>
-    ap_uint(const ap_uint<K>& o) : v_(o.to_uint64() & M) {}
-
-    operator uint64_t() const { return v_; }
     uint64_t to_uint64() const { return v_; }
-    unsigned to_uint() const { return static_cast<unsigned>(v_); }
-    int to_int() const { return static_cast<int>(v_); }
     int length() const { return N; }
 
-    samfuse_shim::RangeRef range(int hi, int lo) { return samfuse_shim::RangeRef(v_, M, hi, lo); }
+    RangeRef range(int hi, int lo) { return RangeRef(v_, M, hi, lo); }
     uint64_t range(int hi, int lo) const {
-        return samfuse_shim::RangeRef(const_cast<uint64_t&>(v_), M, hi, lo).get();
+        return RangeRef(const_cast<uint64_t&>(v_), M, hi, lo).get();
     }
-    samfuse_shim::RangeRef operator[](int i) { return range(i, i); }
+    RangeRef operator[](int i) { return range(i, i); }
     bool operator[](int i) const { return (v_ >> i) & 1; }
 
-  private:
-    static constexpr uint64_t M = samfuse_shim::Mask<N>::value;
+  protected:
+    static constexpr uint64_t M = Mask<N>::value;
+    explicit Bits(uint64_t v) : v_(v & M) {}
     uint64_t v_;
 };
 
+}  // namespace samfuse_shim
+
 template <int N>
-class ap_int {
+class ap_uint : public samfuse_shim::Bits<N> {
+    using Base = samfuse_shim::Bits<N>;
+    using Base::v_;
+
   public:
-    ap_int() : v_(0) {}
-    ap_int(int64_t v) : v_(static_cast<uint64_t>(v) & M) {}  // NOLINT: implicit, like Xilinx's
-    ap_int(int v) : v_(static_cast<uint64_t>(static_cast<int64_t>(v)) & M) {}
-    ap_int(long long v) : v_(static_cast<uint64_t>(v) & M) {}
-    ap_int(unsigned v) : v_(v & M) {}
+    ap_uint() : Base(0) {}
+    ap_uint(uint64_t v) : Base(v) {}                   // NOLINT: implicit, like Xilinx's
+    ap_uint(int64_t v) : Base(static_cast<uint64_t>(v)) {}
+    ap_uint(unsigned v) : Base(v) {}
+    ap_uint(int v) : Base(static_cast<uint64_t>(static_cast<int64_t>(v))) {}
+    ap_uint(unsigned long long v) : Base(static_cast<uint64_t>(v)) {}
+    ap_uint(long long v) : Base(static_cast<uint64_t>(v)) {}
+    template <int K>
+    ap_uint(const ap_uint<K>& o) : Base(o.to_uint64()) {}
+
+    operator uint64_t() const { return v_; }
+    unsigned to_uint() const { return static_cast<unsigned>(v_); }
+    int to_int() const { return static_cast<int>(v_); }
+};
+
+template <int N>
+class ap_int : public samfuse_shim::Bits<N> {
+    using Base = samfuse_shim::Bits<N>;
+    using Base::v_;
+
+  public:
+    ap_int() : Base(0) {}
+    ap_int(int64_t v) : Base(static_cast<uint64_t>(v)) {}  // NOLINT: implicit, like Xilinx's
+    ap_int(int v) : Base(static_cast<uint64_t>(static_cast<int64_t>(v))) {}
+    ap_int(long long v) : Base(static_cast<uint64_t>(v)) {}
+    ap_int(unsigned v) : Base(v) {}
 
     // sign-extended value
     operator int64_t() const { return to_int64(); }
@@ -93,19 +106,6 @@ class ap_int {
         return static_cast<int64_t>((v_ ^ sign) - sign);
     }
     int to_int() const { return static_cast<int>(to_int64()); }
-    uint64_t to_uint64() const { return v_; }
-    int length() const { return N; }
-
-    samfuse_shim::RangeRef range(int hi, int lo) { return samfuse_shim::RangeRef(v_, M, hi, lo); }
-    uint64_t range(int hi, int lo) const {
-        return samfuse_shim::RangeRef(const_cast<uint64_t&>(v_), M, hi, lo).get();
-    }
-    samfuse_shim::RangeRef operator[](int i) { return range(i, i); }
-    bool operator[](int i) const { return (v_ >> i) & 1; }
-
-  private:
-    static constexpr uint64_t M = samfuse_shim::Mask<N>::value;
-    uint64_t v_;
 };
 
 #endif  // SAMFUSE_SHIM_AP_INT_H
