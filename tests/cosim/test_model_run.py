@@ -32,6 +32,16 @@ def rand(rng, shape, density=1.0):
     return np.where(rng.random(shape) < density, vals, 0).astype(np.float32)
 
 
+def _sparse_chain(seed: int):
+    """``Y = A·(B·C)`` with A, B in CSR, and seeded inputs."""
+    rng = np.random.default_rng(seed)
+    p = einsum_program(["T(i,j) = B(i,k) * C(k,j)", "Y(i,j) = A(i,l) * T(l,j)"],
+                       {"A": (4, 4), "B": (4, 5), "C": (5, 3)}, {"A": "csr", "B": "csr"})
+    inputs = {"A": rand(rng, (4, 4), 0.5), "B": rand(rng, (4, 5), 0.5),
+              "C": rand(rng, (5, 3))}
+    return p, inputs
+
+
 def schedules(p):
     """Unfused, by scope, every 2-statement prefix group, fully fused."""
     targets = [s.target for s in p.statements]
@@ -107,11 +117,7 @@ def test_spmm_chain_with_two_outputs_recomputes():
 
 
 def test_cycles_add_up_and_match_the_kernel_graphs():
-    rng = np.random.default_rng(7)
-    p = einsum_program(["T(i,j) = B(i,k) * C(k,j)", "Y(i,j) = A(i,l) * T(l,j)"],
-                       {"A": (4, 4), "B": (4, 5), "C": (5, 3)}, {"A": "csr", "B": "csr"})
-    inputs = {"A": rand(rng, (4, 4), 0.5), "B": rand(rng, (4, 5), 0.5),
-              "C": rand(rng, (5, 3))}
+    p, inputs = _sparse_chain(seed=7)
     for sched in (Schedule.unfused(p), Schedule.fused(p)):
         cm = compile_model(p, sched)
         run = run_model(cm, inputs)
@@ -251,11 +257,7 @@ def test_random_chains_match_numpy_under_every_schedule(chain, seed, density, sp
 @pytest.mark.skipif(SystemCBackend.unavailable() is not None,
                     reason=str(SystemCBackend.unavailable()))
 def test_systemc_backend_agrees_region_by_region():
-    rng = np.random.default_rng(11)
-    p = einsum_program(["T(i,j) = B(i,k) * C(k,j)", "Y(i,j) = A(i,l) * T(l,j)"],
-                       {"A": (4, 4), "B": (4, 5), "C": (5, 3)}, {"A": "csr", "B": "csr"})
-    inputs = {"A": rand(rng, (4, 4), 0.5), "B": rand(rng, (4, 5), 0.5),
-              "C": rand(rng, (5, 3))}
+    p, inputs = _sparse_chain(seed=11)
     for sched in (Schedule.unfused(p), Schedule.fused(p)):
         cm = compile_model(p, sched)
         py, sc = run_model(cm, inputs), run_model(cm, inputs, backend="systemc")
