@@ -206,8 +206,14 @@ class _Walker:
         return {"repsig": _Stream(self._in(node, "crd").levels)}
 
     def _op_repeat(self, node: Node) -> dict[str, _Stream]:
-        return {"ref": _Stream(self._in(node, "repsig").levels,
-                               self._in(node, "ref_in").real)}
+        """``repeat`` and ``broadcast``: the repeat signal's shape; the repeated input's
+        ``real`` (1 for values). Ports come from the catalogue: (ref_in | val_in, repsig)
+        → (ref | val)."""
+        (data, _), (out,) = node.primitive.inputs, node.primitive.outputs
+        return {out.name: _Stream(self._in(node, "repsig").levels,
+                                  self._in(node, data.name).real)}
+
+    _op_broadcast = _op_repeat
 
     def _join(self, node: Node, union: bool) -> dict[str, _Stream]:
         a, b = self._in(node, "crd_a"), self._in(node, "crd_b")

@@ -32,10 +32,10 @@ __all__ = ["MODEL_CLASSES", "NetPlan", "RawNet", "RawNode", "RawEdge", "RawError
 #: catalogue primitive -> C++ class in namespace samfuse (sim_models/systemc)
 MODEL_CLASSES: dict[str, str] = {
     "root": "Root", "scan_compressed": "ScanCompressed", "scan_dense": "ScanDense",
-    "repsig": "RepSig", "repeat": "Repeat", "array": "Array", "intersect": "Intersect",
-    "union": "Union", "alu": "Alu", "unary": "Unary", "reduce": "Reduce", "spacc": "SpAcc",
-    "spacc2": "SpAcc2", "crddrop": "CrdDrop", "crdhold": "CrdHold", "level_writer": "LevelWriter",
-    "value_writer": "ValueWriter",
+    "repsig": "RepSig", "repeat": "Repeat", "broadcast": "Broadcast", "array": "Array",
+    "intersect": "Intersect", "union": "Union", "alu": "Alu", "unary": "Unary",
+    "reduce": "Reduce", "spacc": "SpAcc", "spacc2": "SpAcc2", "crddrop": "CrdDrop",
+    "crdhold": "CrdHold", "level_writer": "LevelWriter", "value_writer": "ValueWriter",
 }
 STATUS = {1: "done", 2: "deadlock", 3: "error", 4: "limit"}
 _BINARY = {"add": 0, "sub": 1, "mul": 2, "div": 3, "max": 4, "min": 5}
@@ -299,7 +299,8 @@ def _warm_graphs() -> list[tuple[Graph, dict[str, Any]]]:
     return [(g.build(), {"A": eye}), (examples.spmv(3, 3), {"B": eye, "c": eye[0]}),
             (examples.spmm_ikj(3, 3, 3), {"B": eye, "C": eye}),
             (examples.spmm_kij(3, 3, 3), {"B": eye, "C": eye}),
-            (examples.elementwise(3, 3, "add"), {"A": eye, "B": eye})]
+            (examples.elementwise(3, 3, "add"), {"A": eye, "B": eye}),
+            (examples.row_scale(3, 3), {"A": eye})]
 
 
 def prepare() -> Any:

@@ -101,6 +101,9 @@ _ENTRIES = [
               _ports("crd:crd"), _ports("repsig:repsig")),
     Primitive("repeat", "repeater: repeats each input ref once per R of its fiber",
               _ports("ref_in:ref", "repsig:repsig"), _ports("ref:ref")),
+    Primitive("broadcast", "value broadcaster: repeats each input value once per R of its "
+              "fiber (a hoisted reduction's result over the indices it does not depend on)",
+              _ports("val_in:val", "repsig:repsig"), _ports("val:val")),
     Primitive("intersect", "coordinate intersecter of two (crd, ref) streams",
               _ports("crd_a:crd", "ref_a:ref", "crd_b:crd", "ref_b:ref"),
               _ports("crd:crd", "ref_a:ref", "ref_b:ref")),

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from ._graph import Graph, GraphBuilder
 
-__all__ = ["spmv", "spmm_ijk", "spmm_ikj", "spmm_kij", "sddmm", "elementwise", "ttv", "KERNELS"]
+__all__ = ["spmv", "spmm_ijk", "spmm_ikj", "spmm_kij", "sddmm", "elementwise", "ttv",
+           "row_scale", "KERNELS"]
 
 
 def spmv(m: int, n: int, b_fmt: str = "dc", depth: int | None = 2,
@@ -299,10 +300,45 @@ def ttv(m: int, n: int, p: int, b_fmt: str = "dcc", depth: int | None = 2,
     return g.build(kernel="ttv")
 
 
+def row_scale(m: int, n: int, a_fmt: str = "dc", depth: int | None = 2,
+              dtype: str = "float32") -> Graph:
+    """X(i,j) = A(i,j) * s(i) with s(i) = sum_j' A(i,j'): factored iteration.
+
+    The row sum is computed once per row by a reducer over one scan of A's j level, then
+    a ``broadcast`` repeats it over the j crds of a second scan of that level, where it
+    meets A's values again. (One scan feeding both would deadlock on rows longer than the
+    FIFOs: the multiplier would hold the row's values until the row sum is known.)
+    """
+    g = GraphBuilder("row_scale", dtype, depth)
+    g.tensor("A", (m, n), a_fmt)
+    g.tensor("X", (m, n), a_fmt, role="output")
+    g.node("root", "root")
+    g.node("Ai", "scan_" + _kind(a_fmt, 0), tensor="A", level=0)
+    g.node("Aj_sum", "scan_" + _kind(a_fmt, 1), tensor="A", level=1)
+    g.node("Av_sum", "array", tensor="A")
+    g.node("rowsum", "reduce", op="sum")
+    g.node("Aj", "scan_" + _kind(a_fmt, 1), tensor="A", level=1)
+    g.node("Av", "array", tensor="A")
+    g.node("rs_j", "repsig")
+    g.node("bc_j", "broadcast")
+    g.node("mul", "alu", op="mul")
+    g.node("Xi", "level_writer", tensor="X", level=0)
+    g.node("Xj", "level_writer", tensor="X", level=1)
+    g.node("Xv", "value_writer", tensor="X")
+    for s, d in [("root.ref", "Ai.ref_in"), ("Ai.ref", "Aj_sum.ref_in"),
+                 ("Aj_sum.ref", "Av_sum.ref"), ("Av_sum.val", "rowsum.val_in"),
+                 ("Ai.ref", "rowsum.outer"), ("Ai.ref", "Aj.ref_in"), ("Ai.crd", "Xi.crd"),
+                 ("Aj.crd", "rs_j.crd"), ("Aj.crd", "Xj.crd"), ("rowsum.val", "bc_j.val_in"),
+                 ("rs_j.repsig", "bc_j.repsig"), ("Aj.ref", "Av.ref"), ("Av.val", "mul.a"),
+                 ("bc_j.val", "mul.b"), ("mul.val", "Xv.val")]:
+        g.edge(s, d)
+    return g.build(kernel="row_scale")
+
+
 def _kind(fmt: str, level: int) -> str:
     letters = fmt.split(":")[0]
     return "dense" if letters[level] == "d" else "compressed"
 
 
 KERNELS = {"spmv": spmv, "spmm_ijk": spmm_ijk, "spmm_ikj": spmm_ikj, "spmm_kij": spmm_kij,
-           "sddmm": sddmm, "elementwise": elementwise, "ttv": ttv}
+           "sddmm": sddmm, "elementwise": elementwise, "ttv": ttv, "row_scale": row_scale}

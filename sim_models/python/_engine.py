@@ -20,15 +20,15 @@ from ._channel import Channel, Fanout, NullChannel
 from ._compute import Alu, Reduce, SpAcc, SpAcc2, Unary
 from ._crd import CrdDrop, CrdHold
 from ._join import Intersect, Union
-from ._scan import Array, Repeat, RepSig, Root, ScanCompressed, ScanDense
+from ._scan import Array, Broadcast, Repeat, RepSig, Root, ScanCompressed, ScanDense
 from ._writers import LevelWriter, ValueWriter
 
 __all__ = ["ACTORS", "simulate", "SimResult", "NodeStats", "DeadlockError", "SimulationError",
            "InputError", "bind_inputs", "decode_levels"]
 
 ACTORS: dict[str, type[Actor]] = {cls.op: cls for cls in (
-    Root, ScanCompressed, ScanDense, RepSig, Repeat, Array, Intersect, Union, Alu, Unary,
-    Reduce, SpAcc, SpAcc2, CrdDrop, CrdHold, LevelWriter, ValueWriter)}
+    Root, ScanCompressed, ScanDense, RepSig, Repeat, Broadcast, Array, Intersect, Union, Alu,
+    Unary, Reduce, SpAcc, SpAcc2, CrdDrop, CrdHold, LevelWriter, ValueWriter)}
 
 
 class SimulationError(RuntimeError):

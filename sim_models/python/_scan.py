@@ -1,4 +1,5 @@
-"""Stream sources and reference transformers: root, level scanners, repeat, value array."""
+"""Stream sources and reference transformers: root, level scanners, repeat (and its value
+form, broadcast), value array."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from ir import DONE, EMPTY, REPEAT, Stop, stop
 
 from ._actor import Actor
 
-__all__ = ["Root", "ScanCompressed", "ScanDense", "RepSig", "Repeat", "Array"]
+__all__ = ["Root", "ScanCompressed", "ScanDense", "RepSig", "Repeat", "Broadcast", "Array"]
 
 _IDLE, _IN_FIBER, _END = 0, 1, 2
 
@@ -209,17 +210,23 @@ class Repeat(Actor):
 
     The ref input holds one ref per fiber of the repsig stream, so its head tells whether a
     repsig stop closes a fiber (head is a ref: pop it) or an empty parent (head is a stop).
+    :class:`Broadcast` is the same actor on a value stream (ports and payload types are
+    class attributes).
     """
 
     op = "repeat"
+    in_port, out_port = "ref_in", "ref"
+    #: payload types of a data token on ``in_port`` (``N`` is always accepted)
+    data_types: tuple[type, ...] = (int,)
 
     def __init__(self, node, inputs, outputs, ctx):
         super().__init__(node, inputs, outputs, ctx)
-        self.ref, self.sig, self.out = inputs["ref_in"], inputs["repsig"], outputs["ref"]
+        self.ref, self.sig = inputs[self.in_port], inputs["repsig"]
+        self.out = outputs[self.out_port]
         self.skip = -1  # level of an input stop merged into the last emitted stop
 
     def run(self):
-        ref, sig, out = self.ref, self.sig, self.out
+        ref, sig, out, data_types = self.ref, self.sig, self.out, self.data_types
         while True:
             rt = ref.ready()
             if rt < 0:
@@ -227,8 +234,8 @@ class Repeat(Actor):
             r = ref.peek()
             if self.skip >= 0:
                 if r != stop(self.skip):
-                    raise self.error(f"expected S{self.skip} on ref_in after a merged stop, "
-                                     f"got {r!r}")
+                    raise self.error(f"expected S{self.skip} on {self.in_port} after a "
+                                     f"merged stop, got {r!r}")
                 ref.pop(self.fire_at(rt, 0))
                 self.skip = -1
                 continue
@@ -244,26 +251,38 @@ class Repeat(Actor):
             ft = self.fire_at(rt, st)
             sig.pop(ft)
             if s is REPEAT:
-                if r.__class__ is not int and r is not EMPTY:
-                    raise self.error(f"repeat signal R but ref_in holds {r!r}")
+                if r.__class__ not in data_types and r is not EMPTY:
+                    raise self.error(f"repeat signal R but {self.in_port} holds {r!r}")
                 out.push(r, ft)
             elif s.__class__ is Stop:
                 ref.pop(ft)
                 out.push(s, ft)
                 if r.__class__ is Stop:  # an empty parent: no fiber was open
                     if r.level != s.level - 1:
-                        raise self.error(f"repsig {s!r} against ref_in {r!r}")
+                        raise self.error(f"repsig {s!r} against {self.in_port} {r!r}")
                 elif s.level > 0:
                     self.skip = s.level - 1
             elif s is DONE:
                 if r is not DONE:
-                    raise self.error(f"repsig D but ref_in holds {r!r}")
+                    raise self.error(f"repsig D but {self.in_port} holds {r!r}")
                 ref.pop(ft)
                 out.push(DONE, ft)
                 self.finish(ft)
                 return None
             else:
                 raise self.error(f"unexpected token {s!r} on repsig")
+
+
+class Broadcast(Repeat):
+    """Repeats the current value once per ``R``: :class:`Repeat` on a value stream.
+
+    It feeds a value computed once per outer coordinate (a hoisted reduction's result)
+    into a deeper loop over indices that value does not depend on.
+    """
+
+    op = "broadcast"
+    in_port, out_port = "val_in", "val"
+    data_types = (float, int)
 
 
 class Array(Actor):

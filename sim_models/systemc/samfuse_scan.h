@@ -1,5 +1,6 @@
 // samfuse SystemC models: stream sources and reference transformers
-// (root, level scanners, repeat-signal generator, repeater, value array).
+// (root, level scanners, repeat-signal generator, repeater and value broadcaster, value
+// array).
 // Behaviour: sim_models/python/_scan.py; firing rules: docs/primitives.md.
 #ifndef SAMFUSE_SCAN_H
 #define SAMFUSE_SCAN_H
@@ -194,12 +195,13 @@ class RepSig : public Primitive {
 
 // Repeats the current ref once per R; a repsig stop ends its fiber. ref_in holds one ref
 // per fiber of the repsig stream, so its head tells whether a repsig stop closes a fiber
-// (a ref: pop it) or an empty parent (a stop).
+// (a ref: pop it) or an empty parent (a stop). Broadcast (below) is the same module on a
+// value stream: the op name, the repeated port's name and its token kind are arguments.
 class Repeat : public Primitive {
  public:
   static const char* inputs() { return "ref_in,repsig"; }
   static const char* outputs() { return "ref"; }
-  explicit Repeat(const std::string& id) : Primitive(id, "repeat", 2, 1) {}
+  explicit Repeat(const std::string& id) : Repeat(id, "repeat", "ref_in", KIND_CRD) {}
 
   bool eval(cycle_t now) override {
     Fifo &ref = *in_[0], &sig = *in_[1];
@@ -207,8 +209,9 @@ class Repeat : public Primitive {
     tok_t r = ref.peek();
     if (skip_ >= 0) {
       if (r != stop_tok(std::uint32_t(skip_)))
-        fail("expected S" + std::to_string(skip_) + " on ref_in after a merged stop, got {0}",
-             r, KIND_CRD);
+        fail("expected S" + std::to_string(skip_) + " on " + port_ +
+                 " after a merged stop, got {0}",
+             r, kind_);
       fire(now);
       ref.pop();
       skip_ = -1;
@@ -220,19 +223,20 @@ class Repeat : public Primitive {
     fire(now);
     sig.pop();
     if (is_data(s)) {  // R
-      if (!is_data(r) && !is_empty(r)) fail("repeat signal R but ref_in holds {0}", r, KIND_CRD);
+      if (!is_data(r) && !is_empty(r))
+        fail("repeat signal R but " + port_ + " holds {0}", r, kind_);
       out_[0].push(r, now);
     } else if (is_stop(s)) {
       ref.pop();
       out_[0].push(s, now);
       if (is_stop(r)) {  // an empty parent: no fiber was open
         if (payload(r) + 1 != payload(s))
-          fail("repsig {0} against ref_in {1}", s, KIND_REPSIG, r, KIND_CRD);
+          fail("repsig {0} against " + port_ + " {1}", s, KIND_REPSIG, r, kind_);
       } else if (payload(s) > 0) {
         skip_ = int(payload(s)) - 1;
       }
     } else if (is_done(s)) {
-      if (!is_done(r)) fail("repsig D but ref_in holds {0}", r, KIND_CRD);
+      if (!is_done(r)) fail("repsig D but " + port_ + " holds {0}", r, kind_);
       ref.pop();
       out_[0].push(DONE_TOK, now);
       finish(now);
@@ -242,8 +246,24 @@ class Repeat : public Primitive {
     return true;
   }
 
+ protected:
+  // op: catalogue name; port: the repeated input (for messages); kind: its token kind
+  Repeat(const std::string& id, const char* op, const char* port, TokenKind kind)
+      : Primitive(id, op, 2, 1), port_(port), kind_(kind) {}
+
  private:
   int skip_ = -1;  // level of an input stop merged into the last emitted stop
+  std::string port_;
+  TokenKind kind_;
+};
+
+// Repeats the current value once per R: Repeat on a value stream (val_in, repsig -> val).
+// It feeds a value computed once per outer coordinate into a deeper loop.
+class Broadcast : public Repeat {
+ public:
+  static const char* inputs() { return "val_in,repsig"; }
+  static const char* outputs() { return "val"; }
+  explicit Broadcast(const std::string& id) : Repeat(id, "broadcast", "val_in", KIND_VAL) {}
 };
 
 // Value array: val = vals[ref]; N loads as 0; stops and D pass through.

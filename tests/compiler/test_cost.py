@@ -124,6 +124,21 @@ def test_estimate_reports_edge_tokens():
     assert sum(1 for t in result.trace.edges[edge].tokens if isinstance(t, float)) == b.nnz
 
 
+def test_broadcast_takes_the_repeat_signals_shape():
+    """row_scale on a full 5x6 matrix: 5 row sums broadcast to 30 values; the reducer and
+    the multiplier do 30 FLOPs each. Dense input: the estimate is exact."""
+    g = examples.row_scale(5, 6, "dc")
+    a = np.full((5, 6), 2.0, np.float32)
+    est = estimate(g, {"A": a})
+    assert est.tokens["rowsum.val->bc_j.val_in"] == pytest.approx(5)
+    assert est.tokens["bc_j.val->mul.b"] == pytest.approx(30)
+    assert est.flops == pytest.approx(60)
+    counts, _ = measure(g, {"A": a})
+    assert counts.flops == 60
+    assert relative_errors(est, counts) == pytest.approx(
+        {k: 0.0 for k in relative_errors(est, counts)})
+
+
 @pytest.mark.parametrize("name", ["gcn", "autoencoder"])
 def test_model_kernels_within_tolerance(name):
     """Every kernel of a compiled evaluation model (frontend → unfused schedule)."""

@@ -38,7 +38,8 @@ DTYPE = st.sampled_from(["float32", "int32"])
 SEED = st.integers(0, 2**16)
 SETTINGS = settings(max_examples=20, deadline=None)
 #: example kernels with a parity test below (a new example must get one)
-COVERED_KERNELS = {"spmv", "spmm_ijk", "spmm_ikj", "spmm_kij", "sddmm", "elementwise", "ttv"}
+COVERED_KERNELS = {"spmv", "spmm_ijk", "spmm_ikj", "spmm_kij", "sddmm", "elementwise", "ttv",
+                   "row_scale"}
 
 
 @pytest.fixture(scope="module")
@@ -164,6 +165,37 @@ def test_elementwise_parity(systemc, m, n, d, op, af, bf, of, dtype, seed):
 def test_ttv_parity(systemc, m, n, p, d, fmt, dtype, seed):
     inputs = {"B": _rand(seed, (m, n, p), d, dtype), "c": _rand(seed + 1, (p,), 1.0, dtype)}
     _check(systemc, examples.ttv(m, n, p, fmt, dtype=dtype), inputs)
+
+
+def _row_scale_reference(A: np.ndarray) -> np.ndarray:
+    """A(i,j) * sum_j' A(i,j'), summed left to right in the graph's arithmetic: float32
+    rounding after every add, int32 wrapping."""
+    if A.dtype == np.float32:
+        rowsum = np.cumsum(A, axis=1, dtype=np.float32)[:, -1:]
+        return A * rowsum
+
+    def wrap(x: np.ndarray) -> np.ndarray:
+        return (x + 2**31) % 2**32 - 2**31
+
+    rowsum = wrap(A.astype(np.int64).sum(axis=1, keepdims=True))
+    return wrap(A.astype(np.int64) * rowsum).astype(np.int32)
+
+
+@SETTINGS
+@given(m=DIM, n=DIM, d=DENSITY, fmt=MATRIX_FMT, dtype=DTYPE, seed=SEED)
+def test_row_scale_broadcast_parity(systemc, m, n, d, fmt, dtype, seed):
+    """A reduce's row sum broadcast over the row's j crds (factored iteration): parity at
+    every depth (depth 1 mostly deadlocks, like spmv, with the same report) and the
+    numpy result."""
+    A = _rand(seed, (m, n), d, dtype)
+    graph = examples.row_scale(m, n, fmt, dtype=dtype)
+    _check(systemc, graph, {"A": A})
+    got = systemc.run(graph, {"A": A}).dense("X")
+    want = _row_scale_reference(A)
+    if dtype == "float32":
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=0)
+    else:
+        np.testing.assert_array_equal(got, want)
 
 
 def test_all_empty_and_fully_dense_operands(systemc):
@@ -349,6 +381,36 @@ def test_stream_errors_give_the_python_message(systemc):
         systemc.run(g, inputs)
     assert str(sc.value) == str(py.value)
     assert "misaligned operands: a holds 1.5 while b holds D" in str(sc.value)
+
+
+def test_broadcast_stream_errors_give_the_python_message(systemc):
+    """A broadcast fed one value per element instead of one per row: repsig
+    R R S0 R R S1 D consumes val_in 1.5 (S0), 1.5 (S1), S0 (the merged stop), so at D it
+    finds a value (formatted as one). Unbounded FIFOs: it would deadlock first, since it
+    holds its val_in back row by row."""
+    g = GraphBuilder("misnested_broadcast", depth=None)
+    g.tensor("A", (2, 2), "dd")
+    g.tensor("X", (2, 2), "dd", role="output")
+    for nid, op, kw in [("r", "root", {}), ("Ai", "scan_dense", {"tensor": "A", "level": 0}),
+                        ("Aj", "scan_dense", {"tensor": "A", "level": 1}),
+                        ("Av", "array", {"tensor": "A"}), ("rs", "repsig", {}),
+                        ("bc", "broadcast", {}),
+                        ("Xi", "level_writer", {"tensor": "X", "level": 0}),
+                        ("Xj", "level_writer", {"tensor": "X", "level": 1}),
+                        ("Xv", "value_writer", {"tensor": "X"})]:
+        g.node(nid, op, **kw)
+    for s, d in [("r.ref", "Ai.ref_in"), ("Ai.ref", "Aj.ref_in"), ("Ai.crd", "Xi.crd"),
+                 ("Aj.crd", "Xj.crd"), ("Aj.crd", "rs.crd"), ("Aj.ref", "Av.ref"),
+                 ("Av.val", "bc.val_in"), ("rs.repsig", "bc.repsig"), ("bc.val", "Xv.val")]:
+        g.edge(s, d)
+    graph, inputs = g.build(), {"A": np.full((2, 2), 1.5, np.float32)}
+    with pytest.raises(SimulationError) as py:
+        simulate(graph, inputs)
+    with pytest.raises(SimulationError) as sc:
+        systemc.run(graph, inputs)
+    assert str(sc.value) == str(py.value)
+    assert "node 'bc'" in str(sc.value)
+    assert str(sc.value).endswith(": repsig D but val_in holds 1.5")
 
 
 def test_input_errors_are_raised_before_forking(systemc):

@@ -100,6 +100,10 @@ CASES = {
     "elementwise_mul": (_elementwise("mul"), {"A": ((5, 6), None), "B": ((5, 6), None)}),
     "elementwise_div": (_elementwise("div"), {"A": ((5, 6), None), "B": ((5, 6), None)}),
     "unaries": (_unary_graph, {"A": ((4, 5), None)}),
+    # broadcast of a row sum (an all-empty "cc" matrix gives broadcast an empty parent)
+    "row_scale": (lambda dt: examples.row_scale(5, 6, dtype=dt), {"A": ((5, 6), None)}),
+    "row_scale_cc": (lambda dt: examples.row_scale(5, 6, "cc", dtype=dt),
+                     {"A": ((5, 6), None)}),
     "scaled": (_compiled("X(i,j) = 2 * B(i,k) * C(k,j) - E(i,j) * F(i,j) / 2",
                          {"B": "csr", "C": "csr", "E": "csr", "F": "csr", "X": "dc"},
                          {"B": (4, 5), "C": (5, 3), "E": (4, 3), "F": (4, 3)}),

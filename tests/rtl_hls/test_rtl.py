@@ -44,13 +44,16 @@ def _case(kernel: str, dtype: str, seed: int = 1):
     if kernel in ("spmm_ijk", "spmm_ikj", "spmm_kij"):
         g = getattr(examples, kernel)(5, 6, 4, dtype=dtype)
         return g, {"B": _matrix(rng, (5, 6), 0.4, dtype), "C": _matrix(rng, (6, 4), 0.5, dtype)}
+    if kernel == "row_scale":  # broadcast; an empty row gives it an empty fiber
+        return (examples.row_scale(5, 6, dtype=dtype),
+                {"A": _matrix(rng, (5, 6), 0.15, dtype)})
     op = kernel.split("_")[1]
     g = examples.elementwise(5, 6, op=op, dtype=dtype)
     return g, {"A": _matrix(rng, (5, 6), 0.35, dtype), "B": _matrix(rng, (5, 6), 0.35, dtype)}
 
 
 KERNELS = ["spmv", "spmm_ijk", "spmm_ikj", "spmm_kij", "elementwise_add",
-           "elementwise_mul"]
+           "elementwise_mul", "row_scale"]
 
 
 def test_every_catalogue_primitive_has_an_rtl_module():

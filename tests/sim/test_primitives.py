@@ -72,6 +72,40 @@ def test_repeater_merges_nested_stops_and_empty_parents():
     assert rep.tokens["ref"] == [10, 10, S0, 11, S1, S2, D]
 
 
+def test_broadcast_repeats_float_values_like_repeat_repeats_refs():
+    run = run_primitive("broadcast", {"val_in": [1.5, D], "repsig": [R, R, R, S0, D]})
+    assert run.tokens["val"] == [1.5, 1.5, 1.5, S0, D]
+    assert run.cycles["val"] == [0, 1, 2, 3, 4]  # one per cycle, like repeat
+
+
+def test_broadcast_merges_nested_stops_and_empty_parents():
+    # one value per level-0 fiber: fibers [x x] [y] in one parent, then an empty parent
+    # (its S1 on val_in stands for the fiber-less parent, as a reducer emits it)
+    run = run_primitive("broadcast", {"val_in": [1.5, -2.25, S0, S1, D],
+                                      "repsig": [R, R, S0, R, S1, S2, D]})
+    assert run.tokens["val"] == [1.5, 1.5, S0, -2.25, S1, S2, D]
+    # an empty fiber (repsig S0 at once) pops its value and emits only the stop; N repeats
+    run = run_primitive("broadcast", {"val_in": [0.5, N, 4.0, S0, D],
+                                      "repsig": [S0, R, R, S0, R, S1, D]})
+    assert run.tokens["val"] == [S0, N, N, S0, 4.0, S1, D]
+    # the example of docs/primitives.md
+    run = run_primitive("broadcast", {"val_in": [4.0, 0.5, S0, D],
+                                      "repsig": [R, R, S0, R, S1, D]})
+    assert run.tokens["val"] == [4.0, 4.0, S0, 0.5, S1, D]
+
+
+def test_broadcast_of_int32_values():
+    big = 2**31 - 1
+    run = run_primitive("broadcast", {"val_in": [-7, big, S0, D],
+                                      "repsig": [R, S0, R, R, S1, D]}, dtype="int32")
+    assert run.tokens["val"] == [-7, S0, big, big, S1, D]
+
+
+def test_broadcast_rejects_a_control_token_under_r():
+    with pytest.raises(Exception, match="repeat signal R but val_in holds S0"):
+        run_primitive("broadcast", {"val_in": [S0, D], "repsig": [R, S0, D]})
+
+
 def test_intersect_and_union():
     a = {"crd_a": [0, 2, 3, S0, D], "ref_a": [0, 1, 2, S0, D]}
     b = {"crd_b": [1, 2, 3, 4, S0, D], "ref_b": [5, 6, 7, 8, S0, D]}

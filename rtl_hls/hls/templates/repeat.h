@@ -1,46 +1,57 @@
 // repeat: repeats the current ref once per R; a repsig stop ends its fiber. ref_in holds
 // one ref per repsig fiber, so its head tells whether a repsig stop closes a fiber (a ref:
 // pop it) or an empty parent (a stop). A stop S_k (k>0) that closed a fiber also stands for
-// the S_{k-1} that follows on ref_in, which is then skipped.
+// the S_{k-1} that follows on ref_in, which is then skipped. The token word does not care
+// what the payload means, so broadcast (broadcast.h) runs the same loop on values.
 #ifndef SAMFUSE_REPEAT_H
 #define SAMFUSE_REPEAT_H
 #include "samfuse_hls.h"
 
-template <class RefOut>
-void samfuse_repeat(hls::stream<samfuse::tok_t>& ref_in, hls::stream<samfuse::tok_t>& repsig,
-                    RefOut ref) {
-    using namespace samfuse;
+namespace samfuse {
+// The repeater loop shared by repeat (refs) and broadcast (values): `in` is the repeated
+// stream (ref_in or val_in), `out` its repeated copy.
+template <class Out>
+void repeat_stream(hls::stream<tok_t>& in, hls::stream<tok_t>& repsig, Out& out) {
     Head r_h;
     int skip = -1;
 repeat_loop:
     while (true) {
 #pragma HLS pipeline II = 1
-        tok_t r = r_h.peek(ref_in);
+        tok_t r = r_h.peek(in);
         if (skip >= 0) {
             SAMFUSE_CHECK(is_stop(r) && payload(r) == static_cast<uint32_t>(skip),
-                          "expected the merged stop on ref_in");
+                          "expected the merged stop on the repeated input");
             r_h.pop();
             skip = -1;
             continue;
         }
         tok_t s = repsig.read();
         if (is_data(s)) {
-            SAMFUSE_CHECK(is_data(r) || is_empty(r), "repeat signal R but ref_in holds a control token");
-            ref.write(r);
+            SAMFUSE_CHECK(is_data(r) || is_empty(r),
+                          "repeat signal R but the repeated input holds a control token");
+            out.write(r);
         } else if (is_stop(s)) {
             r_h.pop();
-            ref.write(s);
+            out.write(s);
             if (is_stop(r)) {
-                SAMFUSE_CHECK(payload(r) + 1 == payload(s), "repsig stop against ref_in stop");
+                SAMFUSE_CHECK(payload(r) + 1 == payload(s),
+                              "repsig stop against a repeated-input stop");
             } else if (payload(s) > 0) {
                 skip = payload(s) - 1;
             }
         } else {
-            SAMFUSE_CHECK(is_done(s) && is_done(r), "repsig D but ref_in is not done");
+            SAMFUSE_CHECK(is_done(s) && is_done(r), "repsig D but the repeated input is not done");
             r_h.pop();
-            ref.write(done_tok());
+            out.write(done_tok());
             break;
         }
     }
+}
+}  // namespace samfuse
+
+template <class RefOut>
+void samfuse_repeat(hls::stream<samfuse::tok_t>& ref_in, hls::stream<samfuse::tok_t>& repsig,
+                    RefOut ref) {
+    samfuse::repeat_stream(ref_in, repsig, ref);
 }
 #endif

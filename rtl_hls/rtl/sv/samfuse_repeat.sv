@@ -1,5 +1,6 @@
 // repeat: repeats the head ref once per R; a repsig stop S_k pops the ref and passes S_k,
 // and (k>0, a fiber was open) arms `skip` to drop the merged S_{k-1} that follows on ref_in.
+// The payload is never inspected: samfuse_broadcast reuses this module on value streams.
 module samfuse_repeat (
     input  logic        ap_clk,
     input  logic        ap_rst,

@@ -1,0 +1,14 @@
+// broadcast: repeats the current value once per R (val_in, repsig -> val), with exactly the
+// firing rules of repeat: the repeater loop of repeat.h on a value stream. It feeds a
+// value computed once per outer coordinate (a hoisted reduction's result) into a deeper
+// loop.
+#ifndef SAMFUSE_BROADCAST_H
+#define SAMFUSE_BROADCAST_H
+#include "repeat.h"
+
+template <class ValOut>
+void samfuse_broadcast(hls::stream<samfuse::tok_t>& val_in, hls::stream<samfuse::tok_t>& repsig,
+                       ValOut val) {
+    samfuse::repeat_stream(val_in, repsig, val);
+}
+#endif

@@ -1,0 +1,30 @@
+// broadcast: repeats the head value once per R (val_in, repsig -> val). The firing rules
+// are repeat's and the token word is payload-agnostic, so this is samfuse_repeat with its
+// ports renamed: no logic of its own, identical timing.
+module samfuse_broadcast (
+    input  logic        ap_clk,
+    input  logic        ap_rst,
+    input  logic [33:0] val_in_dout,
+    input  logic        val_in_empty_n,
+    output logic        val_in_read,
+    input  logic [33:0] repsig_dout,
+    input  logic        repsig_empty_n,
+    output logic        repsig_read,
+    output logic [33:0] val_din,
+    input  logic        val_full_n,
+    output logic        val_write
+);
+  samfuse_repeat u_repeat (
+      .ap_clk(ap_clk),
+      .ap_rst(ap_rst),
+      .ref_in_dout(val_in_dout),
+      .ref_in_empty_n(val_in_empty_n),
+      .ref_in_read(val_in_read),
+      .repsig_dout(repsig_dout),
+      .repsig_empty_n(repsig_empty_n),
+      .repsig_read(repsig_read),
+      .ref_din(val_din),
+      .ref_full_n(val_full_n),
+      .ref_write(val_write)
+  );
+endmodule
