@@ -11,6 +11,7 @@ from ._compile import compile_expression, parse_order
 from ._cost import Estimate, TensorStats, estimate
 from ._errors import CompileError, LoweringError, ParseError
 from ._evaluate import evaluate
+from ._factor import Factoring, factor
 from ._fusion import FusedExpression, FusionError, format_assignment, fuse_region, region_exports
 from ._model import CompiledModel, CompiledRegion, Kernel, compile_model, einsum_program
 from ._normalize import Normalized, normalize
@@ -34,7 +35,7 @@ __all__ = [
     # torch frontend (loaded on first use: it imports torch) and the numpy oracle
     "from_torch", "torch_weights", "torch_inputs", "to_array", "FrontendError", "evaluate",
     # cost heuristic (FLOPs/bytes from shapes and densities)
-    "estimate", "Estimate", "TensorStats",
+    "estimate", "Estimate", "TensorStats", "factor", "Factoring",
     # errors
     "CompileError", "ParseError", "LoweringError", "FusionError", "OrderError",
 ]

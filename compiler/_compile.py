@@ -9,6 +9,7 @@ from ir import Format, Graph, GraphError
 
 from ._ast import Assignment
 from ._errors import LoweringError
+from ._factor import Factorer
 from ._layout import Layout, index_sizes, layouts, parse_formats, transposes_needed
 from ._lower import Lowered, lower_order
 from ._normalize import Normalized, normalize
@@ -106,7 +107,8 @@ def _layouts(norm: Normalized, fmts: Mapping[str, Format], idx_sizes: Mapping[st
 def _search(norm: Normalized, fmts: Mapping[str, Format], idx_sizes: Mapping[str, int],
             transpose: bool, dtype: str, depth: int | None, name: str
             ) -> tuple[list[str], dict[str, Layout], Lowered]:
-    """Pick an order: output as requested, fewest input transposes, the smallest
+    """Pick an order: output as requested, fewest input transposes, the fewest points
+    computed under factored iteration (``Factorer.cost``), the smallest
     accumulator (reduce, then spacc, then spacc2), then closest to the preferred order.
 
     The preferred order lists output indices (in the output's storage order when a
@@ -124,18 +126,21 @@ def _search(norm: Normalized, fmts: Mapping[str, Format], idx_sizes: Mapping[str
     preferred = out_names + rest
     candidates = [list(p) for p in permutations(preferred)] if len(preferred) <= MAX_SEARCH \
         else [preferred]
-    ranked: list[tuple[tuple[bool, int], int, list[str]]] = []
+    ranked: list[tuple[tuple[bool, int], float, int, list[str]]] = []
     transposes = transposes_needed(norm, fmts)
     internal_of = {u: [v for v in norm.indices if norm.user[v] == u] for u in preferred}
+    factorer = Factorer(norm.assignment.rhs, norm.assignment.target.indices)
     for n, cand in enumerate(candidates):
         internal = [v for u in cand for v in internal_of[u]]
-        ranked.append((transposes({v: k for k, v in enumerate(internal)}), n, internal))
-    # the output's requested layout is honoured first: it is what the user reads back
-    ranked.sort(key=lambda r: (r[0], r[1]))
+        ranked.append((transposes({v: k for k, v in enumerate(internal)}),
+                       factorer.cost(internal, idx_sizes), n, internal))
+    # the output's requested layout is honoured first: it is what the user reads back;
+    # then the order whose factored iteration computes the fewest points
+    ranked.sort(key=lambda r: r[:3])
     errors: dict[int, LoweringError] = {}
     best: tuple[list[str], dict[str, Layout], Lowered] | None = None
     best_cost = (False, 0)
-    for cost, n, internal in ranked:
+    for cost, _, n, internal in ranked:
         if best is not None and cost > best_cost:
             break
         try:

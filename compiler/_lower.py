@@ -32,6 +32,7 @@ from ir import GraphBuilder
 
 from ._ast import Access, BinOp, Call, Const, Expr, Neg, Reduction, walk
 from ._errors import LoweringError
+from ._factor import factor
 from ._layout import Layout
 from ._normalize import Normalized
 from ._table import VAL_ROW, Entry, FusionTable
@@ -123,7 +124,10 @@ class _Lowerer:
         self.target = norm.assignment.target
         self.rhs = norm.assignment.rhs
         self.ops: dict[int, _Operand] = {}  # id(Access) -> operand
-        self.context: dict[int, tuple[str, ...]] = {}  # id(node) -> ordered context
+        self._operands: dict[int, list[_Operand]] = {}  # id(node) -> operands under it
+        plan = factor(self.rhs, self.target.indices, order)
+        self.context = plan.context  # id(node) -> the loops it is computed in
+        self.hoisted = plan.hoisted  # id(node) -> the later loops it is broadcast over
         self.owner: dict[str, Reduction] = {}  # reduced index -> its reduction
         self.crd: dict[str, str] = {}
         self.full: dict[str, bool] = {}
@@ -180,7 +184,7 @@ class _Lowerer:
         for lay in self.layouts.values():
             role = "output" if lay.name == self.target.tensor else "input"
             self.b.tensor(lay.name, lay.shape, str(lay.format), role)
-        self.collect(self.rhs, tuple(self.sorted(self.target.indices)))
+        self.collect(self.rhs)
         self.add_view(self.target.tensor, str(self.target))
         for op in self.ops.values():
             row = op.context[0] if op.context else VAL_ROW
@@ -195,39 +199,36 @@ class _Lowerer:
     def sorted(self, idx) -> list[str]:
         return sorted(idx, key=self.pos.__getitem__)
 
-    def collect(self, e: Expr, ctx: tuple[str, ...]) -> None:
-        """Record every node's context and create an operand per access."""
-        self.context[id(e)] = ctx
-        if isinstance(e, Access):
-            fmt = self.layouts[e.tensor].format
+    def collect(self, e: Expr) -> None:
+        """Create an operand per access, iterated over its context in the plan."""
+        for node in walk(e):
+            if isinstance(node, Reduction):
+                for v in node.indices:
+                    self.owner[v] = node
+            if not isinstance(node, Access):
+                continue
+            fmt = self.layouts[node.tensor].format
             taken = {op.id for op in self.ops.values()}
-            oid, n = e.tensor, 1
+            oid, n = node.tensor, 1
             while oid in taken or (n > 1 and oid in self.layouts):
                 n += 1
-                oid = f"{e.tensor}{n}"
-            op = _Operand(oid, e, tuple(e.indices[m] for m in fmt.mode_order), fmt.levels,
-                          ctx)
-            self.ops[id(e)] = op
-            self.add_view(oid, str(e))
-        elif isinstance(e, Neg):
-            self.collect(e.operand, ctx)
-        elif isinstance(e, Call):
-            self.collect(e.arg, ctx)
-        elif isinstance(e, BinOp):
-            self.collect(e.left, ctx)
-            self.collect(e.right, ctx)
-        elif isinstance(e, Reduction):
-            for v in e.indices:
-                self.owner[v] = e
-            self.collect(e.body, tuple(self.sorted(set(ctx) | set(e.indices))))
+                oid = f"{node.tensor}{n}"
+            self.ops[id(node)] = _Operand(oid, node,
+                                          tuple(node.indices[m] for m in fmt.mode_order),
+                                          fmt.levels, self.context[id(node)])
+            self.add_view(oid, str(node))
 
     def operands(self, e: Expr) -> list[_Operand]:
-        return [self.ops[id(n)] for n in walk(e) if isinstance(n, Access)]
+        found = self._operands.get(id(e))
+        if found is None:
+            found = self._operands[id(e)] = [self.ops[id(n)] for n in walk(e)
+                                             if isinstance(n, Access)]
+        return found
 
     # -- iteration: one step per index --------------------------------------------------
     def step(self, v: str) -> None:
         scope = self.owner[v].body if v in self.owner else self.rhs
-        parts = self.operands(scope)
+        parts = [op for op in self.operands(scope) if v in op.context]
         self.check_prefixes(v, parts)
         bundle = self.join(scope, v)
         assert bundle is not _BCAST, f"index {v} is used by no operand of its scope"
@@ -378,6 +379,22 @@ class _Lowerer:
 
     # -- values ---------------------------------------------------------------------------
     def value(self, e: Expr) -> _Val:
+        val = self.compute(e)
+        later = self.hoisted.get(id(e))
+        if not later:
+            return val
+        if val.spacc is not None:
+            raise self.spacc_misuse(val, e)
+        port = val.port
+        assert port is not None, "a hoisted subexpression reads a tensor"
+        for u in later:  # a value per point of the loops before ``u``, repeated over ``u``
+            node = self.node(f"bcast_{self.user(u)}", "broadcast", u, self.first(e))
+            self.b.edge(port, f"{node}.val_in")
+            self.b.edge(self.repsig_of(u, self.crd[u], self.first(e)), f"{node}.repsig")
+            port = f"{node}.val"
+        return _Val(port)
+
+    def compute(self, e: Expr) -> _Val:
         if isinstance(e, Access):
             op = self.ops[id(e)]
             arr = self.node(f"{op.id}_val", "array", VAL_ROW, op.id, tensor=e.tensor)

@@ -16,9 +16,10 @@ from itertools import permutations
 
 from ir import Graph, Program, ProgramError, Region, Schedule, Statement, TensorDecl
 
-from ._ast import accesses
+from ._ast import Assignment, accesses
 from ._compile import compile_expression
 from ._errors import LoweringError
+from ._factor import Factorer
 from ._fusion import FusedExpression, fuse_region
 from ._order import OrderError, OrderGraph, order_graph
 from ._parse import parse
@@ -30,6 +31,9 @@ __all__ = ["CompiledModel", "CompiledRegion", "Kernel", "compile_model", "einsum
 MAX_TRIES = 400
 #: orders beyond the partial order graph's are enumerated up to this many indices
 MAX_RELAXED = 7
+#: valid orders ranked by their factored-iteration cost before the rest are tried in sort
+#: order (costing is linear in the expression, so a few dozen stay cheap)
+RANKED = 48
 
 
 @dataclass
@@ -150,7 +154,9 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
     dtype = program.tensors[fused.target].dtype
     name = f"{program.name}.{reg.name}.{fused.target}"
     tried: list[tuple[list[str], str]] = []
-    for order in _candidates(graph_of, user, reg.transpose):
+    sizes = {v: shapes[a.tensor][m] for a in accesses(fused.assignment.rhs)
+             for m, v in enumerate(a.indices)}
+    for order in _candidates(graph_of, fused.assignment, sizes, user, reg.transpose):
         if len(tried) >= MAX_TRIES:
             break
         try:
@@ -173,13 +179,21 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
                         f"lowered ({len(tried)} tried):\n{shown}{more}")
 
 
-def _candidates(graph: OrderGraph, user: Sequence[str], transpose: bool):
-    """Valid orders in sort order, then (transposes allowed) orders keeping only the
-    user's chain, fewest permuted tensors first."""
+def _candidates(graph: OrderGraph, assign: Assignment, sizes: Mapping[str, int],
+                user: Sequence[str], transpose: bool):
+    """Valid orders: the factored-iteration guesses and the first ``RANKED`` of the sort
+    order, fewest points computed first, then the rest of the sort order; then
+    (transposes allowed) orders keeping only the user's chain, fewest permuted tensors
+    first."""
+    factorer = Factorer(assign.rhs, assign.target.indices)
+    guesses = graph.factored_orders(assign.rhs, assign.target.indices)
+    rest = graph.all_orders(MAX_TRIES).orders
+    ranked = sorted(guesses + rest[:RANKED], key=lambda o: factorer.cost(o, sizes))
     seen = set()
-    for order in graph.all_orders(MAX_TRIES).orders:
-        seen.add(tuple(order))
-        yield order
+    for order in ranked + rest[RANKED:]:
+        if tuple(order) not in seen:
+            seen.add(tuple(order))
+            yield order
     if not transpose or len(graph.indices) > MAX_RELAXED:
         return
     pos = {v: n for n, v in enumerate(user)}

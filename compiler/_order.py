@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 
 from ir import Format, FormatError
 
-from ._ast import Access, Assignment, Reduction, accesses, walk
+from ._ast import Access, Assignment, Expr, Reduction, accesses, walk
 from ._errors import CompileError
+from ._factor import reduction_groups
 from ._parse import parse
 
 __all__ = ["OrderGraph", "OrderError", "Orders", "Conflict", "order_graph", "ORDER_CAP"]
@@ -121,6 +122,40 @@ class OrderGraph:
                     placed.discard(v)
 
         return go()
+
+    def factored_orders(self, rhs: Expr, out: Sequence[str]) -> list[list[str]]:
+        """Valid orders built for factored iteration (``_factor.py``), best guesses first.
+
+        A greedy topological sort that, whenever a reduction's value no longer depends on
+        an unplaced index, places that reduction's loops next (the deepest first, so a
+        max inside a sum's body is hoisted out of the sum): the reduction is then
+        computed once and broadcast instead of recomputed in later loops. Otherwise the
+        variants place the first ``n`` output indices first (``n`` from all of them down
+        to none) and then reduced indices before output ones — which makes a sparse
+        accumulator but hoists more out of the output loops.
+        """
+        owner = {v: g for g in reduction_groups(rhs) for v in g.indices}
+        preds = {v: {a for a, b in self.edges if b == v} for v in self.indices}
+        rank = {v: n for n, v in enumerate(self.indices)}
+        found: list[list[str]] = []
+        for leading in range(len(out), -1, -1):
+            placed: list[str] = []
+            done: set[str] = set()
+            while len(placed) < len(self.indices):
+                free = [v for v in self.indices if v not in done and preds[v] <= done]
+                ready = [(-owner[v].depth, rank[v], v) for v in free
+                         if v in owner and owner[v].free <= done]
+                if ready:
+                    placed.append(min(ready)[2])
+                    done.add(placed[-1])
+                    continue
+                outputs_first = sum(v in out for v in placed) < leading
+                placed.append(min(free, key=lambda v: ((v in out) != outputs_first,
+                                                       rank[v])))
+                done.add(placed[-1])
+            if placed not in found:
+                found.append(placed)
+        return found
 
     def __str__(self) -> str:
         lines = [f"indices {','.join(self.indices)}"]

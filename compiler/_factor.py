@@ -1,0 +1,144 @@
+"""Factored iteration: the loops each subexpression runs in, for one dataflow order.
+
+A single global loop nest computes every subexpression at every point of its context
+(the output's indices plus those of the reductions around it), so a row reduction
+inside a softmax is recomputed at every output coordinate. FuseFlow factors the
+iteration instead: a subexpression that holds a reduction and does not depend on the
+context indices ordered after all of its own loops is computed once, in a loop nest of
+its own, and its value is broadcast over those later indices (``broadcast`` nodes).
+The lowering (``_lower.py``) builds graphs from :func:`factor`; the order searches rank
+candidate orders by :meth:`Factorer.cost` of the same plan, so both read one rule.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from ._ast import Access, BinOp, Call, Expr, Neg, Reduction, free_indices
+
+__all__ = ["Factorer", "Factoring", "factor", "reduction_groups"]
+
+
+@dataclass
+class Factoring:
+    """The iteration plan of an expression for one order."""
+
+    #: id(node) -> the indices the node is computed at, in dataflow order
+    context: dict[int, tuple[str, ...]]
+    #: id(node) -> the later context indices its value is broadcast over
+    hoisted: dict[int, list[str]]
+
+
+class Factorer:
+    """Plans the factored iteration of one expression for any order (cheap per order)."""
+
+    def __init__(self, rhs: Expr, out: Sequence[str]) -> None:
+        self.rhs, self.out = rhs, tuple(out)
+        #: id(node) -> the indices its accesses use, for nodes that hold a reduction
+        self.used: dict[int, frozenset[str]] = {}
+        self._scan(rhs)
+
+    def _scan(self, e: Expr) -> tuple[frozenset[str], bool]:
+        """The indices ``e``'s accesses use and whether it holds a reduction (one pass)."""
+        if isinstance(e, Access):
+            return frozenset(e.indices), False
+        used, reduces = frozenset(), isinstance(e, Reduction)
+        for child in _children(e):
+            u, r = self._scan(child)
+            used, reduces = used | u, reduces or r
+        if reduces:
+            self.used[id(e)] = used
+        return used, reduces
+
+    def _contexts(self, order: Sequence[str]
+                  ) -> Iterator[tuple[Expr, frozenset[str], list[str]]]:
+        """Every node with the loops it is computed in and the later loops it is hoisted
+        out of (those after all of its own loops that it does not use)."""
+        pos = {v: n for n, v in enumerate(order)}
+        stack: list[tuple[Expr, frozenset[str]]] = [(self.rhs, frozenset(self.out))]
+        while stack:
+            e, ctx = stack.pop()
+            used = self.used.get(id(e))
+            later: list[str] = []
+            if used:
+                last = max(pos[v] for v in used)
+                later = sorted((u for u in ctx if u not in used and pos[u] > last),
+                               key=pos.__getitem__)
+                ctx = ctx.difference(later)
+            yield e, ctx, later
+            if isinstance(e, Reduction):  # its body runs in its loops too
+                ctx = ctx.union(e.indices)
+            stack.extend((child, ctx) for child in reversed(_children(e)))
+
+    def plan(self, order: Sequence[str]) -> Factoring:
+        """Each node's loop context (in dataflow order) and what it is hoisted over."""
+        pos = {v: n for n, v in enumerate(order)}
+        plan = Factoring({}, {})
+        ordered: dict[frozenset[str], tuple[str, ...]] = {}
+        for e, ctx, later in self._contexts(order):
+            if ctx not in ordered:
+                ordered[ctx] = tuple(sorted(ctx, key=pos.__getitem__))
+            plan.context[id(e)] = ordered[ctx]
+            if later:
+                plan.hoisted[id(e)] = later
+        return plan
+
+    def cost(self, order: Sequence[str], sizes: Mapping[str, int]) -> float:
+        """Points computed over all nodes of the plan, every level taken dense.
+
+        An upper bound that ignores sparsity; it ranks orders by what factoring saves
+        (recomputation multiplies dimensions, so it dominates), not a cycle estimate.
+        Plain operands are never hoisted: repeating their references costs no more
+        than broadcasting their values.
+        """
+        points: dict[frozenset[str], int] = {}
+        total = 0
+        for _, ctx, _ in self._contexts(order):
+            if ctx not in points:
+                points[ctx] = math.prod(sizes.get(v, 1) for v in ctx)
+            total += points[ctx]
+        return float(total)
+
+
+def factor(rhs: Expr, out: Sequence[str], order: Sequence[str]) -> Factoring:
+    """The factored-iteration plan of ``rhs`` for one ``order``."""
+    return Factorer(rhs, out).plan(order)
+
+
+@dataclass(frozen=True)
+class ReductionGroup:
+    """A reduction's own indices, the indices its value depends on, and its depth."""
+
+    indices: frozenset[str]
+    free: frozenset[str]
+    depth: int
+
+
+def reduction_groups(rhs: Expr) -> list[ReductionGroup]:
+    """Every reduction of ``rhs``, parents before children."""
+    groups: list[ReductionGroup] = []
+
+    def visit(e: Expr, depth: int) -> None:
+        if isinstance(e, Reduction):
+            groups.append(ReductionGroup(frozenset(e.indices), frozenset(free_indices(e)),
+                                         depth))
+            depth += 1
+        for child in _children(e):
+            visit(child, depth)
+
+    visit(rhs, 0)
+    return groups
+
+
+def _children(e: Expr) -> list[Expr]:
+    if isinstance(e, Neg):
+        return [e.operand]
+    if isinstance(e, Call):
+        return [e.arg]
+    if isinstance(e, BinOp):
+        return [e.left, e.right]
+    if isinstance(e, Reduction):
+        return [e.body]
+    return []
