@@ -114,6 +114,11 @@ CASES = {
                     {"B": ((3, 4, 3), None), "C": ((4, 5), 0.8), "D": ((3, 5), 0.8)}),
     "rowmax": (_compiled("x(i) = max(j) B(i,j)", {"B": "csr"}, {"B": (5, 6)}),
                {"B": ((5, 6), None)}),
+    # factored iteration: the row max and the row sum inside it hoisted out of j
+    "hoisted": (_compiled("Y(i,j) = B(i,j) - max(j2) B(i,j2) + sum(k) C(i,k) * d(k)",
+                          {"B": "dense", "C": "csr"}, {"B": (5, 6), "C": (5, 4),
+                                                       "d": (4,)}),
+                {"B": ((5, 6), 1.0), "C": ((5, 4), None), "d": ((4,), 1.0)}),
 }
 
 

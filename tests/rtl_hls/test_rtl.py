@@ -136,6 +136,10 @@ COMPILED = {
               {"B": (5, 6), "C": (5, 3), "D": (3, 6)}, None),
     "elementwise_add": ("X(i,j) = A(i,j) + B(i,j)", {"A": "csr", "B": "csr", "X": "dc"},
                         {"A": (5, 6), "B": (5, 6)}, None),
+    # factored iteration: the row sum is hoisted out of j and broadcast over it
+    "row_scale": ("X(i,j) = A(i,j) * sum(k) B(i,k) * c(k)", {"A": "csr", "B": "csr",
+                                                            "X": "dc"},
+                  {"A": (5, 6), "B": (5, 4), "c": (4,)}, "i,k,j"),
 }
 
 
