@@ -16,7 +16,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from ._ast import Access, BinOp, Call, Expr, Neg, Reduction, free_indices
+from ._ast import Access, BinOp, Call, Expr, Neg, Reduction, free_indices, walk
 
 __all__ = ["Factorer", "Factoring", "factor", "reduction_groups"]
 
@@ -38,11 +38,15 @@ class Factorer:
         self.rhs, self.out = rhs, tuple(out)
         #: id(node) -> the indices its accesses use, for nodes that hold a reduction
         self.used: dict[int, frozenset[str]] = {}
+        self.accesses: set[int] = set()
         self._scan(rhs)
+        #: expression nodes: planning one order visits each once
+        self.size = sum(1 for _ in walk(rhs))
 
     def _scan(self, e: Expr) -> tuple[frozenset[str], bool]:
         """The indices ``e``'s accesses use and whether it holds a reduction (one pass)."""
         if isinstance(e, Access):
+            self.accesses.add(id(e))
             return frozenset(e.indices), False
         used, reduces = frozenset(), isinstance(e, Reduction)
         for child in _children(e):
@@ -84,6 +88,20 @@ class Factorer:
             if later:
                 plan.hoisted[id(e)] = later
         return plan
+
+    def nests(self, order: Sequence[str]) -> bool:
+        """Whether every loop's operands sit at one depth (the same loops above them).
+
+        The lowering rejects an order that fails this ("cannot share the loop"); the
+        order search uses it to skip such orders before building any graph.
+        """
+        above: dict[str, tuple[str, ...]] = {}
+        plan = self.plan(order)
+        for ctx in (plan.context[a] for a in self.accesses):
+            for n, v in enumerate(ctx):
+                if above.setdefault(v, ctx[:n]) != ctx[:n]:
+                    return False
+        return True
 
     def cost(self, order: Sequence[str], sizes: Mapping[str, int]) -> float:
         """Points computed over all nodes of the plan, every level taken dense.

@@ -31,9 +31,10 @@ __all__ = ["CompiledModel", "CompiledRegion", "Kernel", "compile_model", "einsum
 MAX_TRIES = 400
 #: orders beyond the partial order graph's are enumerated up to this many indices
 MAX_RELAXED = 7
-#: valid orders ranked by their factored-iteration cost before the rest are tried in sort
-#: order (costing is linear in the expression, so a few dozen stay cheap)
-RANKED = 48
+#: expression nodes visited to rank orders by their factored-iteration cost (each order
+#: costs one visit per node): ~50 orders of a fused layer, only the guesses of a fully
+#: fused GPT layer; the other valid orders follow in sort order
+RANK_BUDGET = 40_000
 
 
 @dataclass
@@ -181,16 +182,21 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
 
 def _candidates(graph: OrderGraph, assign: Assignment, sizes: Mapping[str, int],
                 user: Sequence[str], transpose: bool):
-    """Valid orders: the factored-iteration guesses and the first ``RANKED`` of the sort
-    order, fewest points computed first, then the rest of the sort order; then
+    """Valid orders: the factored-iteration guesses and the first orders of the sort
+    order (``RANK_BUDGET``), fewest points computed first, then the rest of the sort
+    order; then
     (transposes allowed) orders keeping only the user's chain, fewest permuted tensors
     first."""
     factorer = Factorer(assign.rhs, assign.target.indices)
     guesses = graph.factored_orders(assign.rhs, assign.target.indices)
     rest = graph.all_orders(MAX_TRIES).orders
-    ranked = sorted(guesses + rest[:RANKED], key=lambda o: factorer.cost(o, sizes))
+    extra = max(0, RANK_BUDGET // factorer.size - len(guesses))
+    ranked = sorted(guesses + rest[:extra], key=lambda o: factorer.cost(o, sizes))
+    # orders whose loops cannot be shared go last: the lowering would reject them, but
+    # their reasons still make the error message if nothing else lowers
+    ranked.sort(key=lambda o: not factorer.nests(o))
     seen = set()
-    for order in ranked + rest[RANKED:]:
+    for order in ranked + rest[extra:]:
         if tuple(order) not in seen:
             seen.add(tuple(order))
             yield order
