@@ -32,9 +32,9 @@ MAX_TRIES = 400
 #: orders beyond the partial order graph's are enumerated up to this many indices
 MAX_RELAXED = 7
 #: expression nodes visited to rank orders by their factored-iteration cost (each order
-#: costs one visit per node): ~50 orders of a fused layer, only the guesses of a fully
+#: costs one visit per node): ~40 orders of a fused layer, only the guesses of a fully
 #: fused GPT layer; the other valid orders follow in sort order
-RANK_BUDGET = 40_000
+RANK_BUDGET = 12_000
 
 
 @dataclass
