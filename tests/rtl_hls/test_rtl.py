@@ -174,6 +174,44 @@ def test_whole_graph_trace_matches_python_cycle_for_cycle(kernel, dtype, sim):
     assert not late, f"read cycles differ on {late}"
 
 
+def _long_chain(n: int):
+    """x(i) = neg^n(a(i)): a graph of n + 4 edges, one contract FIFO each."""
+    from ir import GraphBuilder
+
+    g = GraphBuilder(f"chain{n}", "float32", 2)
+    g.tensor("a", (3,), "d")
+    g.tensor("x", (3,), "d", role="output")
+    g.node("root", "root")
+    g.node("ai", "scan_dense", tensor="a", level=0)
+    g.node("av", "array", tensor="a")
+    g.node("xi", "level_writer", tensor="x", level=0)
+    g.node("xv", "value_writer", tensor="x")
+    g.edge("root.ref", "ai.ref_in")
+    g.edge("ai.crd", "xi.crd")
+    g.edge("ai.ref", "av.ref")
+    port = "av.val"
+    for k in range(n):
+        g.node(f"neg{k}", "unary", op="neg")
+        g.edge(port, f"neg{k}.a")
+        port = f"neg{k}.val"
+    g.edge(port, "xv.val")
+    return g.build(kernel=f"chain{n}")
+
+
+@pytest.mark.cosim
+def test_traces_of_a_graph_with_more_fifos_than_open_files():
+    """Every FIFO shares one trace file: with a file per FIFO, Icarus failed past ~1,000
+    edges (the per-layer fused GPT attention graph has 1,146 nodes)."""
+    graph = _long_chain(1100)
+    inputs = {"a": np.array([1.5, -2.0, 0.25], np.float32)}
+    ref = simulate(graph, inputs, trace=True)
+    got = _rtl_traced(graph, inputs, "icarus")
+    assert len(got.trace.edges) == len(graph.edges) > 1100
+    assert got.cycles == ref.cycles
+    assert compare_traces(ref.trace, got.trace) == []
+    np.testing.assert_array_equal(got.dense("x"), inputs["a"])  # an even number of negs
+
+
 @pytest.mark.cosim
 @pytest.mark.parametrize("sim", SIMS)
 def test_changed_expectation_is_a_mismatch_naming_the_edge(sim):

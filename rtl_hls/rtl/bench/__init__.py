@@ -214,7 +214,8 @@ def run_graph(graph: Graph, tensors: Mapping[str, FiberTree], sim: str = "icarus
         res = json.loads((run_dir / "result.json").read_text())
         out = GraphRun(res["cycles"], sim_seconds=res["wall_seconds"])
         if trace:
-            out.edges = {name: _read_fifo_trace(run_dir / f"{sig}.fifotrace")
+            records = _read_fifo_trace(run_dir / "samfuse.fifotrace")
+            out.edges = {name: records.get(sig, EdgeRecord())
                          for name, sig in netlist.edge_signals.items()}
         for node in graph.nodes.values():
             if node.op == "level_writer":
@@ -225,22 +226,24 @@ def run_graph(graph: Graph, tensors: Mapping[str, FiberTree], sim: str = "icarus
     return out
 
 
-def _read_fifo_trace(path: Path) -> EdgeRecord:
-    """Parse one FIFO's ``w <cycle> <hex word>`` / ``r <cycle>`` lines (samfuse_fifo.sv)."""
-    rec = EdgeRecord()
+def _read_fifo_trace(path: Path) -> dict[str, EdgeRecord]:
+    """Parse the FIFOs' ``NAME w <cycle> <hex word>`` / ``NAME r <cycle>`` lines
+    (samfuse_fifo.sv) into one record per FIFO name; a FIFO that saw no token has none."""
     try:
         text = path.read_text()
     except FileNotFoundError:
         raise RuntimeError(f"no FIFO trace {path.name!r}: the simulator did not honour "
                            "+samfuse_trace (is the RTL built without SYNTHESIS?)") from None
+    records: dict[str, EdgeRecord] = {}
     for line in text.splitlines():
         f = line.split()
-        if f[0] == "w":
-            rec.writes.append(int(f[1]))
-            rec.words.append(int(f[2], 16))
+        rec = records.setdefault(f[0], EdgeRecord())
+        if f[1] == "w":
+            rec.writes.append(int(f[2]))
+            rec.words.append(int(f[3], 16))
         else:
-            rec.reads.append(int(f[1]))
-    return rec
+            rec.reads.append(int(f[2]))
+    return records
 
 
 def _read_level_dump(path: Path) -> tuple[list[int], list[tuple[int, int]]]:

@@ -3,9 +3,10 @@
 // in cycle t is visible to the writer from t+1. DEPTH 2 sustains one token per cycle.
 //
 // Simulation only (`ifndef SYNTHESIS`): with the plusarg +samfuse_trace the FIFO records
-// its stream in NAME.fifotrace (working directory), one line per write
-// "w <cycle> <word hex>" and per read "r <cycle>", cycles counted from reset release as
-// in the timing contract. Without the plusarg nothing is opened or written.
+// its stream in samfuse.fifotrace (working directory; one file shared by every FIFO,
+// samfuse_pkg::trace_fd), one line per write "NAME w <cycle> <word hex>" and per read
+// "NAME r <cycle>", cycles counted from reset release as in the timing contract. Without
+// the plusarg nothing is opened or written.
 module samfuse_fifo #(
     parameter int DEPTH = 2,
     parameter int W = 34,
@@ -51,20 +52,22 @@ module samfuse_fifo #(
   end
 
 `ifndef SYNTHESIS
-  int trace_fd = 0;
+  import samfuse_pkg::trace_fd;
   int unsigned trace_cycle;
 
-  initial if ($test$plusargs("samfuse_trace")) trace_fd = $fopen({NAME, ".fifotrace"}, "w");
+  initial
+    if ($test$plusargs("samfuse_trace") && trace_fd == 0)
+      trace_fd = $fopen("samfuse.fifotrace", "w");
 
   always @(posedge ap_clk) begin  // not always_ff: simulation-only tasks inside
     if (ap_rst) trace_cycle <= 0;
     else if (trace_fd != 0) begin
-      if (do_w) $fwrite(trace_fd, "w %0d %h\n", trace_cycle, if_din);
-      if (do_r) $fwrite(trace_fd, "r %0d\n", trace_cycle);
+      if (do_w) $fwrite(trace_fd, "%s w %0d %h\n", NAME, trace_cycle, if_din);
+      if (do_r) $fwrite(trace_fd, "%s r %0d\n", NAME, trace_cycle);
       trace_cycle <= trace_cycle + 1;
     end
   end
 
-  final if (trace_fd != 0) $fclose(trace_fd);
+  final if (trace_fd != 0) $fflush(trace_fd);
 `endif
 endmodule

@@ -20,6 +20,15 @@ package samfuse_pkg;
 
   /* verilator lint_on UNUSEDPARAM */
 
+`ifndef SYNTHESIS
+  // The one stream-trace file of every contract FIFO (+samfuse_trace; samfuse_fifo.sv),
+  // opened by the first FIFO to start: a file per FIFO runs into the simulator's limit on
+  // open files (Icarus fails at ~1,000 edges).
+  /* verilator lint_off UNUSEDSIGNAL */  // read and written only by samfuse_fifo
+  int trace_fd = 0;
+  /* verilator lint_on UNUSEDSIGNAL */
+`endif
+
   function automatic logic [33:0] mk(input logic [1:0] tag, input logic [31:0] payload);
     return {tag, payload};
   endfunction
