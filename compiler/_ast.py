@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Union
 
 __all__ = ["Access", "Const", "Neg", "BinOp", "Reduction", "Call", "Expr", "Assignment",
-           "FUNCTIONS", "walk", "accesses", "free_indices", "index_occurrences"]
+           "FUNCTIONS", "children", "walk", "accesses", "free_indices", "index_occurrences"]
 
 #: elementwise functions of the language: the ``unary`` primitive ops of the same name
 FUNCTIONS = ("relu", "exp", "rsqrt")
@@ -107,20 +107,26 @@ def _wrap(e: Expr) -> str:
     return f"({e})" if isinstance(e, (BinOp, Reduction)) else str(e)
 
 
+def children(e: Expr) -> tuple[Expr, ...]:
+    """The direct subexpressions of ``e``, left to right."""
+    if isinstance(e, Neg):
+        return (e.operand,)
+    if isinstance(e, Call):
+        return (e.arg,)
+    if isinstance(e, BinOp):
+        return (e.left, e.right)
+    if isinstance(e, Reduction):
+        return (e.body,)
+    if isinstance(e, (Access, Const)):
+        return ()
+    raise TypeError(f"not an expression node: {e!r}")
+
+
 def walk(e: Expr) -> Iterator[Expr]:
     """Every node of ``e``, parents before children, left to right."""
     yield e
-    if isinstance(e, Neg):
-        yield from walk(e.operand)
-    elif isinstance(e, Call):
-        yield from walk(e.arg)
-    elif isinstance(e, BinOp):
-        yield from walk(e.left)
-        yield from walk(e.right)
-    elif isinstance(e, Reduction):
-        yield from walk(e.body)
-    elif not isinstance(e, (Access, Const)):
-        raise TypeError(f"not an expression node: {e!r}")
+    for child in children(e):
+        yield from walk(child)
 
 
 def accesses(e: Expr) -> list[Access]:

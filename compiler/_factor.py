@@ -16,7 +16,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from ._ast import Access, BinOp, Call, Expr, Neg, Reduction, free_indices, walk
+from ._ast import Access, Expr, Reduction, children, free_indices
 
 __all__ = ["Factorer", "Factoring", "factor", "reduction_groups"]
 
@@ -39,17 +39,18 @@ class Factorer:
         #: id(node) -> the indices its accesses use, for nodes that hold a reduction
         self.used: dict[int, frozenset[str]] = {}
         self.accesses: set[int] = set()
-        self._scan(rhs)
         #: expression nodes: planning one order visits each once
-        self.size = sum(1 for _ in walk(rhs))
+        self.size = 0
+        self._scan(rhs)
 
     def _scan(self, e: Expr) -> tuple[frozenset[str], bool]:
         """The indices ``e``'s accesses use and whether it holds a reduction (one pass)."""
+        self.size += 1
         if isinstance(e, Access):
             self.accesses.add(id(e))
             return frozenset(e.indices), False
         used, reduces = frozenset(), isinstance(e, Reduction)
-        for child in _children(e):
+        for child in children(e):
             u, r = self._scan(child)
             used, reduces = used | u, reduces or r
         if reduces:
@@ -74,7 +75,7 @@ class Factorer:
             yield e, ctx, later
             if isinstance(e, Reduction):  # its body runs in its loops too
                 ctx = ctx.union(e.indices)
-            stack.extend((child, ctx) for child in reversed(_children(e)))
+            stack.extend((child, ctx) for child in reversed(children(e)))
 
     def plan(self, order: Sequence[str]) -> Factoring:
         """Each node's loop context (in dataflow order) and what it is hoisted over."""
@@ -143,20 +144,9 @@ def reduction_groups(rhs: Expr) -> list[ReductionGroup]:
             groups.append(ReductionGroup(frozenset(e.indices), frozenset(free_indices(e)),
                                          depth))
             depth += 1
-        for child in _children(e):
+        for child in children(e):
             visit(child, depth)
 
     visit(rhs, 0)
     return groups
 
-
-def _children(e: Expr) -> list[Expr]:
-    if isinstance(e, Neg):
-        return [e.operand]
-    if isinstance(e, Call):
-        return [e.arg]
-    if isinstance(e, BinOp):
-        return [e.left, e.right]
-    if isinstance(e, Reduction):
-        return [e.body]
-    return []
