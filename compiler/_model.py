@@ -183,18 +183,17 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
 def _candidates(graph: OrderGraph, assign: Assignment, sizes: Mapping[str, int],
                 user: Sequence[str], transpose: bool):
     """Valid orders: the factored-iteration guesses and the first orders of the sort
-    order (``RANK_BUDGET``), fewest points computed first, then the rest of the sort
-    order; then
-    (transposes allowed) orders keeping only the user's chain, fewest permuted tensors
-    first."""
+    order (``RANK_BUDGET``), those whose loops nest first and among them the fewest
+    points computed first, then the rest of the sort order; then (transposes allowed)
+    orders keeping only the user's chain, fewest permuted tensors first."""
     factorer = Factorer(assign.rhs, assign.target.indices)
     guesses = graph.factored_orders(assign.rhs, assign.target.indices)
     rest = graph.all_orders(MAX_TRIES).orders
     extra = max(0, RANK_BUDGET // factorer.size - len(guesses))
-    ranked = sorted(guesses + rest[:extra], key=lambda o: factorer.cost(o, sizes))
     # orders whose loops cannot be shared go last: the lowering would reject them, but
     # their reasons still make the error message if nothing else lowers
-    ranked.sort(key=lambda o: not factorer.nests(o))
+    ranked = sorted(guesses + rest[:extra],
+                    key=lambda o: (not factorer.nests(o), factorer.cost(o, sizes)))
     seen = set()
     for order in ranked + rest[extra:]:
         if tuple(order) not in seen:

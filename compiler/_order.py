@@ -104,8 +104,11 @@ class OrderGraph:
             out.append(order)
         return Orders(out, len(out), False, cap)
 
+    def _predecessors(self) -> dict[str, set[str]]:
+        return {v: {a for a, b in self.edges if b == v} for v in self.indices}
+
     def _extensions(self) -> Iterator[list[str]]:
-        preds = {v: {a for a, b in self.edges if b == v} for v in self.indices}
+        preds = self._predecessors()
         chosen: list[str] = []
         placed: set[str] = set()
 
@@ -135,7 +138,7 @@ class OrderGraph:
         accumulator but hoists more out of the output loops.
         """
         owner = {v: g for g in reduction_groups(rhs) for v in g.indices}
-        preds = {v: {a for a, b in self.edges if b == v} for v in self.indices}
+        preds = self._predecessors()
         rank = {v: n for n, v in enumerate(self.indices)}
         found: list[list[str]] = []
         for leading in range(len(out), -1, -1):
