@@ -299,43 +299,32 @@ def simulate_section(workloads: list[Workload], schedules: list[str], backend: s
     print("\n| model | schedule | regions | kernels | nodes | est. FLOPs | est. tokens "
           "| cycles | bytes moved | firings | wall s | speed-up vs unfused |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    cycles: dict[str, dict[str, int]] = {}
+    cycles: dict[str, dict[str, int]] = {w.name: {} for w in workloads}
     runs: list[tuple[str, str, Any]] = []
-    for w in workloads:
-        prog, _ = frontend(w)
-        binds = w.bind(prog)
-        values = oracle_values(prog, binds)
-        cycles[w.name] = {}
-        for sname in schedules:
-            head = f"| {w.name} | {sname} "
-            try:
-                cm = compile_model(prog, SCHEDULES[sname](prog))
-            except Exception as exc:  # noqa: BLE001
-                print(_cells(head, f"compile failed: {_short(exc)}", 12))
-                continue
-            pred = predict(cm, values)
-            nodes = sum(len(k.graph.nodes) for r in cm.regions for k in r.kernels)
-            head += (f"| {len(cm.regions)} | {pred.kernels} | {nodes} | {pred.flops:.3g} | "
-                     f"{pred.tokens:.3g} ")
-            need = pred.seconds(backend)
-            if need > budget:
-                print(_cells(head, f"skipped: predicted {_dur(need)} > budget {budget:g} s", 12))
-                continue
-            try:
-                start = time.perf_counter()
-                run = run_model(cm, binds, backend=backend)
-                wall = time.perf_counter() - start
-            except Exception as exc:  # noqa: BLE001
-                print(_cells(head, f"run failed: {_short(exc)}", 12))
-                continue
-            _check(w, prog, values, run)
-            firings = sum(r.firings for rr in run.regions for r in rr.results.values())
-            cycles[w.name][sname] = run.cycles
-            runs.append((w.name, sname, run))
-            base = cycles[w.name].get("unfused")
-            ratio = f"{base / run.cycles:.2f}×" if base and run.cycles else "–"
-            print(head + f"| {run.cycles:,} | {run.bytes_moved:,} | {firings:,} | "
-                  f"{wall:.1f} | {ratio} |")
+    for w, sname, head, (prog, binds, values), cm in _compiled(workloads, schedules, 12):
+        pred = predict(cm, values)
+        nodes = sum(len(k.graph.nodes) for r in cm.regions for k in r.kernels)
+        head += (f"| {len(cm.regions)} | {pred.kernels} | {nodes} | {pred.flops:.3g} | "
+                 f"{pred.tokens:.3g} ")
+        need = pred.seconds(backend)
+        if need > budget:
+            print(_cells(head, f"skipped: predicted {_dur(need)} > budget {budget:g} s", 12))
+            continue
+        try:
+            start = time.perf_counter()
+            run = run_model(cm, binds, backend=backend)
+            wall = time.perf_counter() - start
+        except Exception as exc:  # noqa: BLE001
+            print(_cells(head, f"run failed: {_short(exc)}", 12))
+            continue
+        _check(w, prog, values, run)
+        firings = sum(r.firings for rr in run.regions for r in rr.results.values())
+        cycles[w.name][sname] = run.cycles
+        runs.append((w.name, sname, run))
+        base = cycles[w.name].get("unfused")
+        ratio = f"{base / run.cycles:.2f}×" if base and run.cycles else "–"
+        print(head + f"| {run.cycles:,} | {run.bytes_moved:,} | {firings:,} | "
+              f"{wall:.1f} | {ratio} |")
     print()
     region_table(runs)
     trend(cycles, schedules)
@@ -402,38 +391,28 @@ def heuristic_section(workloads: list[Workload], schedules: list[str], budget: f
     print("|---|---|---|---:|---:|---:|---:|---:|---:|")
     worst: list[tuple[float, str]] = []
     totals: list[tuple[str, str, list[float], float, str]] = []
-    for w in workloads:
-        prog, _ = frontend(w)
-        binds = w.bind(prog)
-        values = oracle_values(prog, binds)
-        for sname in schedules:
-            head = f"| {w.name} | {sname} "
-            try:
-                cm = compile_model(prog, SCHEDULES[sname](prog))
-            except Exception as exc:  # noqa: BLE001
-                print(_cells(head, f"compile failed: {_short(exc)}", 9))
-                continue
-            need = predict(cm, values).seconds("python", factor=3.0)  # run + traced run
-            if need > budget:
-                print(_cells(head, f"skipped: predicted {_dur(need)} traced > budget "
-                             f"{budget:g} s", 9))
-                continue
-            by_region: dict[str, list[float]] = {}
-            for kc in model_counts(cm, binds):
-                acc = by_region.setdefault(kc.region, [0.0, 0.0, 0.0, 0.0])
-                acc[0] += kc.measured.flops
-                acc[1] += kc.estimate.flops
-                acc[2] += kc.measured.bytes
-                acc[3] += kc.estimate.bytes
-            run_worst = (0.0, "")
-            for region, (fm, fe, bm, be) in by_region.items():
-                ef, eb = _rel(fe, fm), _rel(be, bm)
-                worst.append((max(ef, eb), f"{w.name}/{sname}/{region}"))
-                run_worst = max(run_worst, (max(ef, eb), region))
-                print(head + f"| {region} | {fm:,.0f} | {fe:,.0f} | {100 * ef:.1f} | "
-                      f"{bm:,.0f} | {be:,.0f} | {100 * eb:.1f} |")
-            sums = [sum(v[i] for v in by_region.values()) for i in range(4)]
-            totals.append((w.name, sname, sums, *run_worst))
+    for w, sname, head, (_, binds, values), cm in _compiled(workloads, schedules, 9):
+        need = predict(cm, values).seconds("python", factor=3.0)  # run + traced run
+        if need > budget:
+            print(_cells(head, f"skipped: predicted {_dur(need)} traced > budget "
+                         f"{budget:g} s", 9))
+            continue
+        by_region: dict[str, list[float]] = {}
+        for kc in model_counts(cm, binds):
+            acc = by_region.setdefault(kc.region, [0.0, 0.0, 0.0, 0.0])
+            acc[0] += kc.measured.flops
+            acc[1] += kc.estimate.flops
+            acc[2] += kc.measured.bytes
+            acc[3] += kc.estimate.bytes
+        run_worst = (0.0, "")
+        for region, (fm, fe, bm, be) in by_region.items():
+            ef, eb = _rel(fe, fm), _rel(be, bm)
+            worst.append((max(ef, eb), f"{w.name}/{sname}/{region}"))
+            run_worst = max(run_worst, (max(ef, eb), region))
+            print(head + f"| {region} | {fm:,.0f} | {fe:,.0f} | {100 * ef:.1f} | "
+                  f"{bm:,.0f} | {be:,.0f} | {100 * eb:.1f} |")
+        sums = [sum(v[i] for v in by_region.values()) for i in range(4)]
+        totals.append((w.name, sname, sums, *run_worst))
     print()
     if totals:
         print("Per model and schedule (sums over regions):\n")
@@ -526,6 +505,24 @@ def programs_section(schedules: list[str], repeat: int) -> None:
 
 
 # -- driver ----------------------------------------------------------------------------------
+
+def _compiled(workloads: list[Workload], schedules: list[str], columns: int):
+    """Each workload's (program, bound inputs, oracle values) compiled under each
+    schedule, with the row head ``| model | schedule ``; a schedule that fails to compile
+    prints its row (``columns`` cells after the head) and is left out."""
+    for w in workloads:
+        prog, _ = frontend(w)
+        binds = w.bind(prog)
+        data = (prog, binds, oracle_values(prog, binds))
+        for sname in schedules:
+            head = f"| {w.name} | {sname} "
+            try:
+                cm = compile_model(prog, SCHEDULES[sname](prog))
+            except Exception as exc:  # noqa: BLE001
+                print(_cells(head, f"compile failed: {_short(exc)}", columns))
+                continue
+            yield w, sname, head, data, cm
+
 
 def _cells(head: str, text: str, columns: int) -> str:
     """A table row: ``head`` (its cells), then ``text`` in the next cell, padded to
