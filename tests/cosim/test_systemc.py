@@ -218,10 +218,8 @@ def test_compiled_factored_iteration_parity(systemc, name, m, n, d, fmt, seed):
               "C": _rand(seed + 1, (m, 4), d, "float32"),
               "d": _rand(seed + 2, (4,), 1.0, "float32")}
     used = {t: a for t, a in inputs.items() if f"{t}(" in FACTORED[name]}
-    graph = compile_expression(FACTORED[name], {"C": fmt},
-                               {t: a.shape for t, a in used.items()}, name=name) \
-        if "C" in used else compile_expression(FACTORED[name], {},
-                                               {"Z": inputs["Z"].shape}, name=name)
+    graph = compile_expression(FACTORED[name], {"C": fmt} if "C" in used else {},
+                               {t: a.shape for t, a in used.items()}, name=name)
     assert any(node.op == "broadcast" for node in graph.nodes.values())
     _check(systemc, graph, used)
     z = inputs["Z"].astype(np.float64)
