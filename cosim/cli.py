@@ -35,6 +35,7 @@ from sim_models.python import InputError, SimResult, SimulationError, simulate
 
 from ._backend import ToolNotFoundError, backend_names, get_backend
 from ._cli_model import add_model_parser
+from ._cli_study import add_study_parsers
 
 __all__ = ["main", "build_parser", "CliError"]
 
@@ -440,6 +441,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.set_defaults(func=cmd_demo)
 
     add_model_parser(sub, CliError)
+    add_study_parsers(sub, CliError)
     return p
 
 

@@ -1,0 +1,84 @@
+"""``samfuse study`` and ``samfuse plot``: declarative what-if studies and their figures."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+__all__ = ["add_study_parsers"]
+
+
+def add_study_parsers(sub: argparse._SubParsersAction, error: type[Exception]) -> None:
+    """Register ``study`` and ``plot``; ``error`` is the CLI's user-error class."""
+    s = sub.add_parser("study", help="run a declarative what-if study (YAML; "
+                       "see docs/studies.md)")
+    s.add_argument("study", help="study YAML file (e.g. studies/smoke.yaml)")
+    s.add_argument("--out", metavar="DIR", help="results folder (default studies/out/NAME); "
+                   "finished runs are cached there and not run again")
+    s.add_argument("--workers", type=int, default=2, help="parallel runs (default 2)")
+    s.add_argument("--dask", metavar="local|ADDRESS", help="run on Dask: 'local' starts a "
+                   "LocalCluster of --workers processes, tcp://HOST:PORT joins a scheduler")
+    s.add_argument("--csv", action="store_true", help="also write results.csv")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(func=lambda args: cmd_study(args, error))
+
+    p = sub.add_parser("plot", help="draw a figure from a study's results")
+    p.add_argument("results", help="results.parquet/.csv or a study's output folder")
+    p.add_argument("--kind", required=True, help="speedup, orders, heuristic, depth "
+                   "(lanes, block, bandwidth: not built yet)")
+    p.add_argument("-o", "--output", metavar="FILE", help="figure file (.png/.pdf/.svg; "
+                   "no suffix: both PNG and PDF); default <results folder>/<kind>")
+    p.set_defaults(func=lambda args: cmd_plot(args, error))
+
+
+def cmd_study(args: argparse.Namespace, error: type[Exception]) -> int:
+    from ._study_run import run_study
+    from ._study_spec import StudyError, load_study
+
+    path = Path(args.study)
+    if not path.is_file():
+        raise error(f"{args.study}: no such study file")
+    if args.workers < 1:
+        raise error(f"--workers {args.workers}: expected at least 1")
+    try:
+        spec = load_study(path)
+    except StudyError as exc:
+        raise error(f"{args.study}: {exc}") from None
+    out = Path(args.out) if args.out else Path("studies") / "out" / spec.name
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-probe"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise error(f"--out {out}: not a writable folder ({exc.strerror})") from None
+    result = run_study(spec, out, workers=args.workers, dask=args.dask, csv=args.csv,
+                       progress=not args.quiet)
+    failed = result.failed
+    print(f"study {spec.name}: {len(result.rows)} rows from {result.ran + result.cached} "
+          f"runs ({result.ran} run, {result.cached} from the cache) in "
+          f"{result.seconds:.1f} s -> {out / 'results.parquet'}")
+    for row in failed[:10]:
+        why = row.get("error") or ("backends disagree" if row["status"] == "mismatch"
+                                   else "result differs from the numpy/torch reference")
+        print(f"  {row['status']}: {row['workload']} schedule={row['schedule']} "
+              f"order={row['order']} depth={row['depth']} backend={row['backend']}: {why}")
+    if len(failed) > 10:
+        print(f"  ... and {len(failed) - 10} more (see the table's 'status' column)")
+    # an order that does not lower is a finding of the study; anything else is a failure
+    return 1 if any(r["status"] != "compile-error" for r in failed) else 0
+
+
+def cmd_plot(args: argparse.Namespace, error: type[Exception]) -> int:
+    from ._plot import PlotError, plot
+
+    results = Path(args.results)
+    folder = results if results.is_dir() else results.parent
+    out = Path(args.output) if args.output else folder / args.kind
+    try:
+        written = plot(results, args.kind, out)
+    except PlotError as exc:
+        raise error(str(exc)) from None
+    for w in written:
+        print(f"wrote {w}")
+    return 0

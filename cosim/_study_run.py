@@ -1,0 +1,406 @@
+"""Running a study: one cached, atomic result per run, on a process pool or Dask.
+
+A run's result rows (one per backend) are written to ``<out>/runs/<key>.json`` the moment
+it finishes, under a key that hashes the configuration *and* the sources that compute it,
+so a killed study loses nothing finished and a re-run with nothing changed is read back
+from the cache. The collected rows become one columnar table (Parquet; CSV on request).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import functools
+import hashlib
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ._study_spec import RunConfig, StudySpec, Workload
+
+__all__ = ["code_version", "run_config", "run_study", "StudyResult", "estimate_run"]
+
+_ROOT = Path(__file__).resolve().parent.parent
+#: the packages whose sources decide a run's result (the CLI and study code do not)
+_CODE_DIRS = ("ir", "compiler", "sim_models", "rtl_hls", "cosim")
+_CODE_SUFFIXES = {".py", ".h", ".sv", ".cpp", ".in", ".json"}
+_NOT_RESULT_CODE = {"cli.py", "_cli_model.py", "_study_spec.py", "_study_run.py", "_plot.py"}
+
+#: simulated stream tokens per second, for the ETA (measured with scripts/bench_sim.py)
+_TOKEN_RATE = {"python": 5e5, "systemc": 5e6, "rtl": 2e5, "hls": 2e6}
+#: fixed cost of one kernel on a backend (compile, process start), seconds
+_KERNEL_COST = {"python": 0.01, "systemc": 0.5, "rtl": 5.0, "hls": 3.0}
+
+
+@functools.cache
+def code_version() -> str:
+    """Hash of every source file that can change a run's result."""
+    h = hashlib.sha256()
+    for d in _CODE_DIRS:
+        for path in sorted((_ROOT / d).rglob("*")):
+            if path.suffix in _CODE_SUFFIXES and path.name not in _NOT_RESULT_CODE and \
+                    "__pycache__" not in path.parts:
+                h.update(str(path.relative_to(_ROOT)).encode())
+                h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+# -- one run ---------------------------------------------------------------------------
+
+def _random_inputs(w: Workload, graph_inputs: dict[str, tuple[int, ...]],
+                   seed: int) -> dict[str, np.ndarray]:
+    """Seeded small-integer values (exact in float32); sparse-format tensors at the
+    workload's density, dense ones full."""
+    rng = np.random.default_rng(seed)
+    formats = dict(w.formats)
+    out = {}
+    for name, shape in graph_inputs.items():
+        vals = rng.integers(1, 8, size=shape) * rng.choice([-1, 1], size=shape)
+        if any(c in formats.get(name, "") for c in ("c", "csr", "csc", "coo")):
+            vals = vals * (rng.random(shape) < w.density)
+        out[name] = vals.astype(np.float32)
+    return out
+
+
+def _expr_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    from compiler import compile_expression, einsum_program, estimate, evaluate
+
+    from ._compare import compare_backends
+    from ._model_run import storage_bytes
+
+    w = cfg.workload
+    shapes = {k: list(v) for k, v in w.shapes}
+    t0 = time.perf_counter()
+    graph = compile_expression(w.expr, dict(w.formats), shapes, depth=cfg.depth,
+                               order=None if cfg.order == "default" else cfg.order)
+    compile_s = time.perf_counter() - t0
+    ins = {t.name: tuple(t.shape) for t in graph.tensors.values() if t.role == "input"}
+    inputs = _random_inputs(w, ins, cfg.seed)
+    program = einsum_program([w.expr], {k: v for k, v in shapes.items() if k in ins},
+                             dict(w.formats))
+    gold = evaluate(program, inputs)[program.outputs[0]]
+    est = estimate(graph, inputs)
+    report = compare_backends(graph, inputs, list(cfg.backends), trace=True)
+    agree = _verdict(report)
+    rows = []
+    for name, run in report.runs.items():
+        res = run.result
+        correct = None
+        nbytes = None
+        if res is not None and res.outputs:
+            tree = next(iter(res.outputs.values()))
+            correct = bool(np.allclose(tree.to_dense(), gold, rtol=1e-4, atol=1e-4))
+            nbytes = sum(storage_bytes(_tree(graph, t, v)) for t, v in inputs.items()) + \
+                storage_bytes(tree)
+        rows.append({"backend": name, "order_used": ",".join(graph.meta["order"]),
+                     "cycles": res.cycles if res else None,
+                     "firings": res.firings if res and res.nodes else None,
+                     "bytes_moved": nbytes, "correct": correct,
+                     "error": None if run.error is None else _short(run.error),
+                     "wall_seconds": run.wall_seconds})
+    return rows, {"agree": agree, "compile_seconds": compile_s, "est_flops": est.flops,
+                  "est_bytes": est.bytes, "est_tokens": sum(est.tokens.values())}
+
+
+def _tree(graph: Any, name: str, value: np.ndarray) -> Any:
+    from ir import FiberTree
+
+    return FiberTree.from_any(value, graph.tensors[name].format)
+
+
+def _verdict(report: Any) -> bool:
+    """All backends finished and agree on outputs, cycles and traces."""
+    return all(r.error is None and r.result is not None for r in report.runs.values()) \
+        and bool(report.ok)
+
+
+def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    import torch
+
+    from compiler import compile_model, estimate, evaluate, from_torch, torch_inputs, torch_weights
+    from compiler.models import MODELS
+
+    from ._cli_model import SCHEDULES
+    from ._model_run import run_model
+
+    w = cfg.workload
+    model = MODELS[w.model].from_config(w.config, seed=cfg.seed).eval()
+    example = model.example_inputs(seed=cfg.seed)
+    program = from_torch(model, example, formats=model.sparse_formats)
+    t0 = time.perf_counter()
+    compiled = compile_model(program, SCHEDULES[cfg.schedule](program), depth=cfg.depth)
+    compile_s = time.perf_counter() - t0
+    binds = {**torch_weights(model, program), **torch_inputs(program, example)}
+    values = {**binds, **evaluate(program, binds)}
+    flops = nbytes = tokens = 0.0
+    for reg in compiled.regions:
+        for k in reg.kernels:
+            est = estimate(k.graph, {t: values[t] for t in k.inputs})
+            flops, nbytes, tokens = flops + est.flops, nbytes + est.bytes, \
+                tokens + sum(est.tokens.values())
+    with torch.no_grad():
+        want = model(*example)
+    want_np = want.to_dense().numpy() if want.is_sparse else want.numpy()
+    rows, outs = [], []
+    for backend in cfg.backends:
+        t0 = time.perf_counter()
+        try:
+            run = run_model(compiled, binds, backend=backend)
+        except Exception as exc:  # noqa: BLE001 - a failed backend is a result row
+            rows.append({"backend": backend, "order_used": None, "cycles": None,
+                         "firings": None, "bytes_moved": None, "correct": None,
+                         "error": _short(exc), "wall_seconds": time.perf_counter() - t0})
+            outs.append(None)
+            continue
+        got = run.outputs[program.outputs[0]]
+        outs.append((run.cycles, got))
+        rows.append({"backend": backend, "order_used": None, "cycles": run.cycles,
+                     "firings": sum(r.firings for reg in run.regions
+                                    for r in reg.results.values()),
+                     "bytes_moved": run.bytes_moved,
+                     "correct": bool(np.allclose(got, want_np, rtol=1e-4, atol=1e-5)),
+                     "error": None, "wall_seconds": time.perf_counter() - t0})
+    agree = all(o is not None for o in outs) and all(
+        o[0] == outs[0][0] and np.array_equal(o[1], outs[0][1]) for o in outs)
+    return rows, {"agree": agree, "compile_seconds": compile_s, "est_flops": flops,
+                  "est_bytes": nbytes, "est_tokens": tokens}
+
+
+def run_config(cfg: RunConfig) -> list[dict[str, Any]]:
+    """Run one configuration on its backends: one result row per backend.
+
+    Never raises for a failing run: compile errors, backend errors and wrong results are
+    columns of the rows, so a study always finishes with a full table.
+    """
+    base = {"key": cfg.key(code_version()), **_config_columns(cfg)}
+    from compiler import CompileError
+
+    t0 = time.perf_counter()
+    try:
+        rows, shared = (_model_run if cfg.workload.model else _expr_run)(cfg)
+    except Exception as exc:  # noqa: BLE001 - every failure is a row of the table
+        # an order that does not lower is an expected outcome of an order sweep
+        status = "compile-error" if isinstance(exc, CompileError) else "error"
+        err = _short(exc)
+        return [{**base, "backend": b, "status": status, "error": err, "agree": False,
+                 "run_seconds": round(time.perf_counter() - t0, 4)} for b in cfg.backends]
+    out = []
+    for r in rows:
+        status = "error" if r["error"] else "wrong" if r["correct"] is False else \
+            "mismatch" if not shared["agree"] else "ok"
+        out.append({**base, **r, **shared, "status": status,
+                    "run_seconds": round(time.perf_counter() - t0, 4)})
+    return out
+
+
+def _config_columns(cfg: RunConfig) -> dict[str, Any]:
+    w = cfg.workload
+    return {"study": cfg.study, "workload": w.label, "kind": w.kind,
+            "model": w.model, "config": w.config if w.model else None, "expr": w.expr,
+            "density": None if w.model else w.density, "schedule": cfg.schedule,
+            "order": cfg.order, "depth": cfg.depth, "seed": cfg.seed,
+            "backends": ",".join(cfg.backends)}
+
+
+def _short(exc: BaseException, n: int = 300) -> str:
+    text = f"{type(exc).__name__}: {exc}".splitlines()[0]
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def estimate_run(cfg: RunConfig) -> float:
+    """Seconds the run should take, from the heuristic's stream tokens (for the ETA).
+
+    Expressions are compiled and estimated here (milliseconds); a model's size is not
+    known without exporting it, so its runs count as the mean of the study's others.
+    """
+    if cfg.workload.model is not None:
+        return math.nan
+    from compiler import compile_expression, estimate
+
+    w = cfg.workload
+    try:
+        graph = compile_expression(w.expr, dict(w.formats), {k: list(v) for k, v in w.shapes},
+                                   order=None if cfg.order == "default" else cfg.order)
+    except Exception:  # noqa: BLE001 - the run itself will report it
+        return 0.0
+    stats = {t.name: (w.density if dict(w.formats).get(t.name) else 1.0)
+             for t in graph.tensors.values() if t.role == "input"}
+    tokens = sum(estimate(graph, stats).tokens.values())
+    return sum(tokens / _TOKEN_RATE[b] + _KERNEL_COST[b] for b in cfg.backends)
+
+
+# -- the study -------------------------------------------------------------------------
+
+class StudyResult:
+    """The rows of a finished study, and how many runs came from the cache."""
+
+    def __init__(self, rows: list[dict[str, Any]], ran: int, cached: int,
+                 seconds: float) -> None:
+        self.rows, self.ran, self.cached, self.seconds = rows, ran, cached, seconds
+
+    def frame(self) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame(self.rows)
+
+    @property
+    def failed(self) -> list[dict[str, Any]]:
+        return [r for r in self.rows if r["status"] != "ok"]
+
+
+def _write_json_atomic(path: Path, data: Any) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(data, fh, indent=1, default=_json_default)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _json_default(x: Any) -> Any:
+    if isinstance(x, np.generic):
+        return x.item()
+    raise TypeError(f"not JSON-serialisable: {type(x).__name__}")
+
+
+def write_table(rows: list[dict[str, Any]], out: Path, csv: bool = False) -> list[Path]:
+    """``results.parquet`` (and ``results.csv``) in ``out``, each written atomically."""
+    import pandas as pd
+
+    frame = pd.DataFrame(rows)
+    written = []
+    for suffix, writer in (("parquet", frame.to_parquet), ("csv", frame.to_csv)):
+        if suffix == "csv" and not csv:
+            continue
+        target = out / f"results.{suffix}"
+        fd, tmp = tempfile.mkstemp(dir=out, prefix=".tmp-", suffix=f".{suffix}")
+        os.close(fd)
+        try:
+            writer(tmp, index=False)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        written.append(target)
+    return written
+
+
+def _local_pool(workers: int) -> Callable[[list[RunConfig]], Iterator[tuple[RunConfig, Any]]]:
+    def run(todo: list[RunConfig]) -> Iterator[tuple[RunConfig, Any]]:
+        with cf.ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = {pool.submit(run_config, c): c for c in todo}
+            for fut in cf.as_completed(futures):
+                yield futures[fut], fut
+    return run
+
+
+def _dask(address: str, workers: int) -> Callable[[list[RunConfig]],
+                                                   Iterator[tuple[RunConfig, Any]]]:
+    def run(todo: list[RunConfig]) -> Iterator[tuple[RunConfig, Any]]:
+        from distributed import Client, LocalCluster, as_completed
+
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1,
+                               dashboard_address=None) if address == "local" else None
+        with Client(cluster if cluster is not None else address) as client:
+            futures = {client.submit(run_config, c, pure=False): c for c in todo}
+            for fut in as_completed(futures):
+                yield futures[fut], fut
+        if cluster is not None:
+            cluster.close()
+    return run
+
+
+def run_study(spec: StudySpec, out: str | Path, *, workers: int = 2,
+              dask: str | None = None, csv: bool = False,
+              progress: bool = True) -> StudyResult:
+    """Run every configuration of ``spec`` not already cached in ``out``; write the table.
+
+    ``dask`` is ``None`` (a local process pool of ``workers``), ``"local"`` (a Dask
+    ``LocalCluster`` of ``workers`` processes) or a scheduler address (``tcp://host:port``).
+    """
+    start = time.perf_counter()
+    out = Path(out)
+    cache = out / "runs"
+    cache.mkdir(parents=True, exist_ok=True)
+    configs = spec.expand()
+    version = code_version()
+    rows_of: dict[RunConfig, list[dict[str, Any]]] = {}
+    todo = []
+    for c in configs:
+        path = cache / f"{c.key(version)}.json"
+        if path.exists():
+            rows_of[c] = json.loads(path.read_text())
+        else:
+            todo.append(c)
+    cached = len(configs) - len(todo)
+    bar = _Progress(spec.name, todo, cached, enabled=progress)
+    if todo:
+        runner = _dask(dask, workers) if dask else _local_pool(workers)
+        for cfg, fut in runner(todo):
+            try:
+                rows = fut.result()
+            except Exception as exc:  # noqa: BLE001 - a crashed worker is a result too
+                rows = [{"key": cfg.key(version), **_config_columns(cfg), "backend": b,
+                         "status": "error", "error": _short(exc), "agree": False}
+                        for b in cfg.backends]
+            _write_json_atomic(cache / f"{cfg.key(version)}.json", rows)
+            rows_of[cfg] = json.loads(json.dumps(rows, default=_json_default))
+            bar.tick(cfg, rows)
+    bar.close()
+    rows = [r for c in configs for r in rows_of[c]]
+    write_table(rows, out, csv)
+    return StudyResult(rows, len(todo), cached, time.perf_counter() - start)
+
+
+class _Progress:
+    """``study NAME [#####.....] 12/40 runs, 2 failed, 0:31 elapsed, ETA 1:05`` on stderr.
+
+    The ETA spreads the elapsed time over the heuristic's estimate of the work done and
+    left, so one slow run does not skew it the way a run count would."""
+
+    def __init__(self, name: str, todo: Sequence[RunConfig], cached: int,
+                 enabled: bool) -> None:
+        self.name, self.enabled, self.cached = name, enabled and bool(todo), cached
+        self.total, self.done, self.failed = len(todo), 0, 0
+        est = {c: estimate_run(c) for c in todo} if self.enabled else {}
+        known = [v for v in est.values() if not math.isnan(v)]
+        fill = sum(known) / len(known) if known else 1.0
+        self.est = {c: (fill if math.isnan(v) else v) or 1e-3 for c, v in est.items()}
+        self.left = sum(self.est.values())
+        self.work_done = 0.0
+        self.start = time.perf_counter()
+
+    def tick(self, cfg: RunConfig, rows: list[dict[str, Any]]) -> None:
+        self.done += 1
+        self.failed += any(r.get("status") != "ok" for r in rows)
+        if not self.enabled:
+            return
+        self.work_done += self.est[cfg]
+        self.left -= self.est[cfg]
+        elapsed = time.perf_counter() - self.start
+        eta = elapsed / self.work_done * max(self.left, 0.0) if self.work_done else 0.0
+        width = 24
+        fill = round(width * self.done / self.total)
+        print(f"\rstudy {self.name} [{'#' * fill}{'.' * (width - fill)}] "
+              f"{self.done}/{self.total} runs ({self.cached} cached), {self.failed} failed, "
+              f"{_clock(elapsed)} elapsed, ETA {_clock(eta)}", end="", file=sys.stderr,
+              flush=True)
+
+    def close(self) -> None:
+        if self.enabled:
+            print(file=sys.stderr, flush=True)
+
+
+def _clock(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else \
+        f"{s // 60}:{s % 60:02d}"

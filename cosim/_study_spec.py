@@ -1,0 +1,290 @@
+"""Declarative what-if studies: the YAML file, validated, expanded into run configurations.
+
+A study names workloads (bundled models or einsum expressions) and axes (fusion schedule,
+dataflow order, FIFO depth, seed, backends). Every combination is one :class:`RunConfig`,
+a frozen, JSON-able value whose hash names its cache file, so a study can be killed,
+resumed, re-run or farmed out without losing or repeating a finished run. Axes that the
+machine does not model yet are rejected by name rather than silently ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+__all__ = ["StudyError", "StudySpec", "RunConfig", "Workload", "load_study", "AXES",
+           "UNBUILT_AXES", "SAFE_NAME"]
+
+#: names that reach file paths (study names, workload labels): letters, digits, ``._-``
+SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+#: axis -> default value list
+AXES: dict[str, list[Any]] = {
+    "schedule": ["unfused"],
+    "order": ["default"],
+    "depth": [2],
+    "seed": [0],
+    "backends": [["python"]],
+}
+
+#: axes a study may name one day, with what the machine still lacks for them
+UNBUILT_AXES = {
+    "hw": "hardware presets need the memory system, which samfuse does not model yet",
+    "hw_set": "hardware knobs (bandwidth, latency, on-chip capacity) need the memory "
+              "system, which samfuse does not model yet",
+    "par": "parallel lanes (parallelizer/serializer primitives) are not built yet",
+    "partition": "lane partitioning (round-robin/balanced) needs parallel lanes, which "
+                 "are not built yet",
+    "block": "block-sparse values are not built yet",
+}
+
+_SCHEDULES = ("unfused", "partial", "full")
+_BACKENDS = ("python", "systemc", "rtl", "hls")
+
+
+class StudyError(ValueError):
+    """A study file that cannot run: the message names the key and what was expected."""
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A bundled model (``model``/``config``) or one einsum expression (``expr``)."""
+
+    label: str
+    model: str | None = None
+    config: str = "small"
+    expr: str | None = None
+    formats: tuple[tuple[str, str], ...] = ()
+    shapes: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    density: float = 0.1
+
+    @property
+    def kind(self) -> str:
+        return "model" if self.model else "expr"
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """One run of a study: a workload under one value of every axis."""
+
+    study: str
+    workload: Workload
+    schedule: str = "unfused"
+    order: str = "default"
+    depth: int | None = 2
+    seed: int = 0
+    backends: tuple[str, ...] = ("python",)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def key(self, code_version: str) -> str:
+        """Hash of the configuration and the code that computes its result."""
+        payload = json.dumps({"run": self.to_json(), "code": code_version}, sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()[:20]
+
+
+@dataclass
+class StudySpec:
+    name: str
+    workloads: list[Workload]
+    axes: dict[str, list[Any]]
+    mode: str = "product"
+    runs: list[dict[str, Any]] = field(default_factory=list)
+
+    def expand(self) -> list[RunConfig]:
+        """Every run: the cross product of the axes (``mode: product``) or the listed
+        combinations (``mode: list``), for every workload; ``order: all`` on an
+        expression becomes one run per permutation of its indices."""
+        combos = [dict(zip(self.axes, values, strict=True))
+                  for values in itertools.product(*self.axes.values())] \
+            if self.mode == "product" else [{**{a: v[0] for a, v in self.axes.items()}, **r}
+                                            for r in self.runs]
+        out: list[RunConfig] = []
+        for w in self.workloads:
+            for c in combos:
+                if w.label not in c.get("workloads", [w.label]):
+                    continue
+                orders = _all_orders(w) if c["order"] == "all" else [c["order"]]
+                if w.model is not None and orders != ["default"]:
+                    raise StudyError(f"workload {w.label!r}: order {c['order']!r} applies "
+                                     "to expressions; a model's regions choose their own")
+                # one expression is one kernel: the fusion schedule does not apply
+                schedule = c["schedule"] if w.model is not None else "-"
+                for order in orders:
+                    out.append(RunConfig(self.name, w, schedule, str(order), c["depth"],
+                                         int(c["seed"]), tuple(c["backends"])))
+        return list(dict.fromkeys(out))
+
+
+def _all_orders(w: Workload) -> list[str]:
+    if w.expr is None:
+        return ["all"]  # rejected by the caller with the workload's name
+    from compiler import normalize, parse
+
+    norm = normalize(parse(w.expr))
+    names = list(dict.fromkeys(norm.user[v] for v in norm.indices))
+    return [",".join(p) for p in itertools.permutations(names)]
+
+
+def load_study(source: str | Path | Mapping[str, Any]) -> StudySpec:
+    """Read and validate a study (YAML file, YAML text or a mapping)."""
+    if isinstance(source, Mapping):
+        doc: Any = dict(source)
+    else:
+        text = Path(source).read_text() if isinstance(source, Path) or (
+            "\n" not in str(source) and Path(str(source)).exists()) else str(source)
+        try:
+            doc = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise StudyError(f"study is not valid YAML: {exc}") from None
+    if not isinstance(doc, dict):
+        raise StudyError("a study is a YAML mapping with 'name', 'workloads' and 'axes'")
+    unknown = sorted(set(doc) - {"name", "workloads", "axes", "mode", "runs"})
+    if unknown:
+        raise StudyError(f"unknown study key(s) {unknown}; expected name, workloads, axes, "
+                         "mode, runs")
+    name = doc.get("name")
+    if not isinstance(name, str) or not SAFE_NAME.match(name):
+        raise StudyError(f"study name {name!r} must match {SAFE_NAME.pattern} (it names "
+                         "files)")
+    workloads = [_workload(w, n) for n, w in enumerate(_list(doc.get("workloads"),
+                                                             "workloads"))]
+    labels = [w.label for w in workloads]
+    dup = sorted({x for x in labels if labels.count(x) > 1})
+    if dup:
+        raise StudyError(f"workload label(s) {dup} used twice; give each a unique 'label'")
+    axes_doc = doc.get("axes") or {}
+    if not isinstance(axes_doc, dict):
+        raise StudyError("'axes' must be a mapping of axis name -> list of values")
+    for axis in axes_doc:
+        if axis in UNBUILT_AXES:
+            raise StudyError(f"axis {axis!r} is not available: {UNBUILT_AXES[axis]}")
+        if axis not in AXES:
+            raise StudyError(f"unknown axis {axis!r}; known axes: {', '.join(AXES)} "
+                             f"(not yet built: {', '.join(UNBUILT_AXES)})")
+    axes = {a: [_axis_value(a, v) for v in _list(axes_doc.get(a, d), f"axes.{a}")]
+            for a, d in AXES.items()}
+    mode = doc.get("mode", "product")
+    if mode not in ("product", "list"):
+        raise StudyError(f"mode {mode!r}: expected 'product' or 'list'")
+    runs = []
+    if mode == "list":
+        for n, r in enumerate(_list(doc.get("runs"), "runs")):
+            if not isinstance(r, dict) or set(r) - set(AXES) - {"workloads"}:
+                raise StudyError(f"runs[{n}] must map axis names ({', '.join(AXES)}) to "
+                                 f"one value each (and optionally 'workloads': labels), "
+                                 f"got {r!r}")
+            chosen = r.get("workloads", labels)
+            chosen = [chosen] if isinstance(chosen, str) else chosen
+            if not isinstance(chosen, list) or set(chosen) - set(labels):
+                raise StudyError(f"runs[{n}].workloads {chosen!r}: expected labels from "
+                                 f"{labels}")
+            runs.append({**{a: _axis_value(a, v) for a, v in r.items() if a != "workloads"},
+                         "workloads": chosen})
+    elif "runs" in doc:
+        raise StudyError("'runs' lists combinations for 'mode: list'; with 'mode: product' "
+                         "the axes are crossed")
+    spec = StudySpec(name, workloads, axes, mode, runs)
+    spec.expand()  # order: all on a model is an error worth seeing now
+    return spec
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list) or not value:
+        raise StudyError(f"{where} must be a non-empty list")
+    return value
+
+
+def _axis_value(axis: str, v: Any) -> Any:
+    if axis == "schedule":
+        if v not in _SCHEDULES:
+            raise StudyError(f"schedule {v!r}: expected one of {', '.join(_SCHEDULES)}")
+    elif axis == "order":
+        if not isinstance(v, str) or not v:
+            raise StudyError(f"order {v!r}: expected 'default', 'all' or e.g. 'i,k,j'")
+    elif axis == "depth":
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise StudyError(f"depth {v!r}: expected an int >= 1 or null (unbounded)")
+    elif axis == "seed":
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise StudyError(f"seed {v!r}: expected an int >= 0")
+    elif axis == "backends":
+        names = [v] if isinstance(v, str) else v
+        if not isinstance(names, list) or not names or any(b not in _BACKENDS
+                                                             for b in names):
+            raise StudyError(f"backends {v!r}: expected a backend or a list of them from "
+                             f"{', '.join(_BACKENDS)}")
+        return list(names)
+    return v
+
+
+def _workload(w: Any, n: int) -> Workload:
+    if not isinstance(w, dict):
+        raise StudyError(f"workloads[{n}] must be a mapping with 'model' or 'expr'")
+    unknown = sorted(set(w) - {"label", "model", "config", "expr", "formats", "shapes",
+                               "density"})
+    if unknown:
+        raise StudyError(f"workloads[{n}]: unknown key(s) {unknown}")
+    if ("model" in w) == ("expr" in w):
+        raise StudyError(f"workloads[{n}] needs exactly one of 'model' and 'expr'")
+    if "model" in w:
+        from compiler.models import MODELS
+
+        if w["model"] not in MODELS:
+            raise StudyError(f"workloads[{n}]: model {w['model']!r}; bundled models: "
+                             f"{', '.join(sorted(MODELS))}")
+        config = str(w.get("config", "small"))
+        if config not in MODELS[w["model"]].default_config:
+            raise StudyError(f"workloads[{n}]: {w['model']} has no config {config!r}; it "
+                             f"has {', '.join(MODELS[w['model']].default_config)}")
+        label = w.get("label", f"{w['model']}-{w.get('config', 'small')}")
+        wl = Workload(label, model=w["model"], config=str(w.get("config", "small")))
+    else:
+        shapes = w.get("shapes")
+        if not isinstance(shapes, dict) or not all(
+                isinstance(s, list) and s and all(isinstance(d, int) and not isinstance(
+                    d, bool) and d > 0 for d in s) for s in shapes.values()):
+            raise StudyError(f"workloads[{n}]: 'shapes' must map every tensor to a list of "
+                             "positive ints")
+        formats = w.get("formats", {})
+        if not isinstance(formats, dict):
+            raise StudyError(f"workloads[{n}]: 'formats' must map tensors to format specs")
+        density = w.get("density", 0.1)
+        if isinstance(density, bool) or not isinstance(density, int | float) or \
+                not 0 < density <= 1:
+            raise StudyError(f"workloads[{n}]: density {density!r} must be in (0, 1]")
+        label = w.get("label", f"expr{n}")
+        wl = Workload(label, expr=str(w["expr"]),
+                      formats=tuple(sorted((str(k), str(v)) for k, v in formats.items())),
+                      shapes=tuple(sorted((str(k), tuple(v)) for k, v in shapes.items())),
+                      density=float(density))
+        _check_expr(wl, n)
+    if not isinstance(wl.label, str) or not SAFE_NAME.match(wl.label):
+        raise StudyError(f"workloads[{n}]: label {wl.label!r} must match "
+                         f"{SAFE_NAME.pattern}")
+    return wl
+
+
+def _check_expr(w: Workload, n: int) -> None:
+    from compiler import CompileError, compile_expression
+
+    try:
+        compile_expression(w.expr, dict(w.formats), dict(w.shapes))
+    except CompileError as exc:
+        raise StudyError(f"workloads[{n}] ({w.label}): {exc}") from None
+
+
+def config_rows(configs: Sequence[RunConfig]) -> list[dict[str, Any]]:
+    """Flat configuration columns (for tables) of each run."""
+    return [{"study": c.study, "workload": c.workload.label, "kind": c.workload.kind,
+             "schedule": c.schedule, "order": c.order, "depth": c.depth, "seed": c.seed}
+            for c in configs]

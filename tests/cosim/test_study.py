@@ -1,0 +1,150 @@
+"""Studies: expansion, validation, cached/resumable runs, Dask, figures and the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from compiler import compile_expression
+from cosim._study_run import code_version, run_study
+from cosim._study_spec import UNBUILT_AXES, StudyError, load_study
+from sim_models.python import simulate
+
+ROOT = Path(__file__).resolve().parents[2]
+SPMM = {"label": "spmm", "expr": "X(i,j) = A(i,k) * B(k,j)",
+        "formats": {"A": "csr", "B": "csr"}, "shapes": {"A": [8, 7], "B": [7, 5]},
+        "density": 0.4}
+#: columns that measure the machine running the study, not the simulated one
+TIMING = ["wall_seconds", "run_seconds", "compile_seconds"]
+
+
+def _study(**axes) -> dict:
+    return {"name": "t", "workloads": [SPMM], "axes": axes}
+
+
+def test_order_all_expands_to_every_permutation():
+    spec = load_study(_study(order=["all"], depth=[2, None]))
+    runs = spec.expand()
+    assert sorted({r.order for r in runs}) == sorted(
+        ",".join(p) for p in __import__("itertools").permutations("ikj"))
+    assert len(runs) == 12 and {r.depth for r in runs} == {2, None}
+
+
+@pytest.mark.parametrize("axis", sorted(UNBUILT_AXES))
+def test_unbuilt_axes_are_rejected_by_name(axis):
+    with pytest.raises(StudyError, match=f"axis '{axis}' is not available"):
+        load_study(_study(**{axis: [1]}))
+
+
+@pytest.mark.parametrize("doc, match", [
+    ({"name": "../x", "workloads": [SPMM]}, "study name"),
+    ({"name": "/abs", "workloads": [SPMM]}, "study name"),
+    ({"name": "a/b", "workloads": [SPMM]}, "study name"),
+    ({"name": "a\0b", "workloads": [SPMM]}, "study name"),
+    ({"name": "t", "workloads": [{**SPMM, "label": "../w"}]}, "label"),
+    ({"name": "t", "workloads": [SPMM], "axes": {"depth": [True]}}, "depth"),
+    ({"name": "t", "workloads": [SPMM], "axes": {"schedule": ["fast"]}}, "schedule"),
+    ({"name": "t", "workloads": [SPMM], "axes": {"backends": [["nosuch"]]}}, "backends"),
+    ({"name": "t", "workloads": [SPMM], "axes": {"colour": [1]}}, "unknown axis"),
+    ({"name": "t", "workloads": [{**SPMM, "shapes": {"A": [-1, 7], "B": [7, 5]}}]},
+     "positive ints"),
+    ({"name": "t", "workloads": [{"model": "gcn"}], "axes": {"order": ["i,j"]}},
+     "applies to expressions"),
+    ({"name": "t", "workloads": [{"model": "nosuch"}]}, "bundled models"),
+])
+def test_bad_studies_are_rejected_with_a_message(doc, match):
+    with pytest.raises(StudyError, match=match):
+        load_study(doc)
+
+
+def test_study_rows_match_direct_simulation_and_numpy(tmp_path):
+    spec = load_study(_study(order=["all"]))
+    res = run_study(spec, tmp_path, workers=1, progress=False)
+    frame = pd.read_parquet(tmp_path / "results.parquet")
+    assert len(frame) == 6 and res.ran == 6 and res.cached == 0
+    assert set(frame["status"]) == {"ok"} and frame["correct"].all()
+    for row in frame.itertuples():
+        graph = compile_expression(SPMM["expr"], SPMM["formats"], SPMM["shapes"],
+                                   order=row.order)
+        rng = np.random.default_rng(0)  # the study's input recipe, seed 0
+        a = rng.integers(1, 8, size=(8, 7)) * rng.choice([-1, 1], size=(8, 7))
+        a = (a * (rng.random((8, 7)) < 0.4)).astype(np.float32)
+        b = rng.integers(1, 8, size=(7, 5)) * rng.choice([-1, 1], size=(7, 5))
+        b = (b * (rng.random((7, 5)) < 0.4)).astype(np.float32)
+        sim = simulate(graph, {"A": a, "B": b})
+        assert row.cycles == sim.cycles
+        np.testing.assert_array_equal(sim.dense(), a @ b)
+
+
+def test_rerun_comes_from_the_cache_and_a_lost_run_is_redone(tmp_path):
+    spec = load_study(_study(depth=[1, 2, 3]))
+    first = run_study(spec, tmp_path, workers=2, progress=False)
+    again = run_study(spec, tmp_path, workers=2, progress=False)
+    assert (again.ran, again.cached) == (0, 3)
+    assert [{k: v for k, v in r.items() if k not in TIMING} for r in again.rows] == \
+        [{k: v for k, v in r.items() if k not in TIMING} for r in first.rows]
+    victim = sorted((tmp_path / "runs").glob("*.json"))[0]
+    victim.unlink()  # as if the study had been killed before this run finished
+    resumed = run_study(spec, tmp_path, workers=2, progress=False)
+    assert (resumed.ran, resumed.cached) == (1, 2) and victim.exists()
+    assert not list((tmp_path / "runs").glob(".tmp-*"))
+
+
+def test_cache_key_covers_configuration_and_code():
+    a, b = load_study(_study(depth=[2, 4])).expand()
+    assert a.key("v1") != b.key("v1") and a.key("v1") != a.key("v2")
+    assert a.key(code_version()) == a.key(code_version())
+
+
+def test_dask_local_cluster_gives_the_same_rows(tmp_path):
+    spec = load_study(_study(depth=[2, 4]))
+    local = run_study(spec, tmp_path / "pool", workers=2, progress=False)
+    dask = run_study(spec, tmp_path / "dask", workers=2, dask="local", progress=False)
+    strip = [{k: v for k, v in r.items() if k not in TIMING} for r in local.rows]
+    assert strip == [{k: v for k, v in r.items() if k not in TIMING} for r in dask.rows]
+
+
+def test_failing_orders_are_rows_not_crashes(tmp_path):
+    doc = _study(order=["i,k,j", "k,x,j"])
+    run = run_study(load_study(doc), tmp_path, workers=1, progress=False)
+    assert {r["status"] for r in run.rows} == {"ok", "compile-error"}
+    frame = pd.read_parquet(tmp_path / "results.parquet")
+    bad = frame[frame["order"] == "k,x,j"].iloc[0]
+    assert bad["status"] == "compile-error" and "not an index" in bad["error"]
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cosim.cli", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=600,
+                          env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_cli_runs_the_bundled_smoke_study_and_plots_it(tmp_path):
+    out = tmp_path / "smoke"
+    run = _cli("study", str(ROOT / "studies" / "smoke.yaml"), "--out", str(out), "--csv",
+               "--quiet", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    frame = pd.read_csv(out / "results.csv")
+    assert set(frame["status"]) == {"ok"}
+    assert set(frame[frame["kind"] == "model"]["schedule"]) == {"unfused", "partial", "full"}
+    for kind in ("speedup", "orders", "heuristic", "depth"):
+        made = _cli("plot", str(out), "--kind", kind, cwd=tmp_path)
+        assert made.returncode == 0, made.stderr
+        assert (out / f"{kind}.png").read_bytes()[:4] == b"\x89PNG"
+    lanes = _cli("plot", str(out), "--kind", "lanes", cwd=tmp_path)
+    assert lanes.returncode != 0 and "parallel lanes" in lanes.stderr
+    assert "Traceback" not in lanes.stderr
+
+
+def test_cli_rejects_an_unbuilt_axis_in_one_line(tmp_path):
+    study = tmp_path / "s.yaml"
+    study.write_text(json.dumps(_study(par=[{"i": 4}])))
+    run = _cli("study", str(study), "--out", str(tmp_path / "o"), cwd=tmp_path)
+    assert run.returncode != 0 and "axis 'par' is not available" in run.stderr
+    assert "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) == 1
