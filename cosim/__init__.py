@@ -22,6 +22,9 @@ from ._counts import (
 )
 from ._hls import HlsCompileError, HlsCsimBackend, HlsRunError
 from ._model_run import ModelRun, RegionRun, run_model, storage_bytes
+from ._nightly import NightlyResult, run_nightly
+from ._study_run import StudyResult, run_study
+from ._study_spec import StudyError, StudySpec, load_study
 from ._systemc import SystemCBackend, SystemCError, SystemCRun
 
 __all__ = ["Backend", "PythonBackend", "ToolNotFoundError", "register", "get_backend",
@@ -31,6 +34,9 @@ __all__ = ["Backend", "PythonBackend", "ToolNotFoundError", "register", "get_bac
            # measured work (FLOPs, bytes) of a traced run
            "measured_counts", "measure", "Counts", "relative_errors", "heuristic_error_table",
            "model_counts", "KernelCounts",
+           # studies and the nightly regression
+           "load_study", "run_study", "StudySpec", "StudyResult", "StudyError",
+           "run_nightly", "NightlyResult",
            # co-simulation
            "compare_backends", "CosimReport", "BackendRun",
            # SystemC backend

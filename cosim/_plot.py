@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["KINDS", "plot", "PlotError", "load_results"]
+__all__ = ["KINDS", "plot", "plot_to", "PlotError", "load_results"]
 
 
 class PlotError(ValueError):
@@ -119,17 +119,10 @@ KINDS: dict[str, Callable[[Any, Any], None]] = {
 }
 
 
-def plot(results: str | Path | Any, kind: str, out: str | Path) -> list[Path]:
-    """Draw ``kind`` from a results table into ``out`` (its suffix, or PNG and PDF when
-    ``out`` has none); returns the files written."""
+def _figure(frame: Any, kind: str) -> Any:
+    """A drawn matplotlib figure of ``kind`` (the caller closes it)."""
     if kind not in KINDS:
         raise PlotError(f"--kind {kind!r}: expected one of {', '.join(KINDS)}")
-    frame = load_results(results) if isinstance(results, str | Path) else results
-    out = Path(out)
-    suffixes = [out.suffix] if out.suffix else [".png", ".pdf"]
-    for s in suffixes:
-        if s not in (".png", ".pdf", ".svg"):
-            raise PlotError(f"{out}: figures are written as .png, .pdf or .svg")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -139,6 +132,36 @@ def plot(results: str | Path | Any, kind: str, out: str | Path) -> list[Path]:
     try:
         KINDS[kind](frame, ax)
         fig.tight_layout()
+    except BaseException:
+        plt.close(fig)
+        raise
+    return fig
+
+
+def plot_to(frame: Any, kind: str, fh: Any) -> None:
+    """Draw ``kind`` as PNG into an open binary file (for reports that embed figures)."""
+    import matplotlib.pyplot as plt
+
+    fig = _figure(frame, kind)
+    try:
+        fig.savefig(fh, format="png", dpi=100)
+    finally:
+        plt.close(fig)
+
+
+def plot(results: str | Path | Any, kind: str, out: str | Path) -> list[Path]:
+    """Draw ``kind`` from a results table into ``out`` (its suffix, or PNG and PDF when
+    ``out`` has none); returns the files written."""
+    out = Path(out)
+    suffixes = [out.suffix] if out.suffix else [".png", ".pdf"]
+    for s in suffixes:
+        if s not in (".png", ".pdf", ".svg"):
+            raise PlotError(f"{out}: figures are written as .png, .pdf or .svg")
+    frame = load_results(results) if isinstance(results, str | Path) else results
+    import matplotlib.pyplot as plt
+
+    fig = _figure(frame, kind)
+    try:
         written = []
         for s in suffixes:
             target = out.with_suffix(s)

@@ -13,9 +13,7 @@ import functools
 import hashlib
 import json
 import math
-import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -23,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ._files import atomic_path, write_atomic
 from ._study_spec import RunConfig, StudySpec, Workload
 
 __all__ = ["code_version", "run_config", "run_study", "StudyResult", "estimate_run"]
@@ -31,12 +30,13 @@ _ROOT = Path(__file__).resolve().parent.parent
 #: the packages whose sources decide a run's result (the CLI and study code do not)
 _CODE_DIRS = ("ir", "compiler", "sim_models", "rtl_hls", "cosim")
 _CODE_SUFFIXES = {".py", ".h", ".sv", ".cpp", ".in", ".json"}
-_NOT_RESULT_CODE = {"cli.py", "_cli_model.py", "_study_spec.py", "_study_run.py", "_plot.py"}
+_NOT_RESULT_CODE = {"cli.py", "_cli_model.py", "_cli_study.py", "_study_spec.py",
+                    "_study_run.py", "_plot.py", "_nightly.py"}
 
 #: simulated stream tokens per second, for the ETA (measured with scripts/bench_sim.py)
-_TOKEN_RATE = {"python": 5e5, "systemc": 5e6, "rtl": 2e5, "hls": 2e6}
+_TOKEN_RATE = {"python": 5e5, "systemc": 5e6, "rtl": 2e5, "hls-csim": 2e6}
 #: fixed cost of one kernel on a backend (compile, process start), seconds
-_KERNEL_COST = {"python": 0.01, "systemc": 0.5, "rtl": 5.0, "hls": 3.0}
+_KERNEL_COST = {"python": 0.01, "systemc": 0.5, "rtl": 5.0, "hls-csim": 3.0}
 
 
 @functools.cache
@@ -54,10 +54,10 @@ def code_version() -> str:
 
 # -- one run ---------------------------------------------------------------------------
 
-def _random_inputs(w: Workload, graph_inputs: dict[str, tuple[int, ...]],
-                   seed: int) -> dict[str, np.ndarray]:
-    """Seeded small-integer values (exact in float32); sparse-format tensors at the
-    workload's density, dense ones full."""
+def _random_inputs(w: Workload, graph_inputs: dict[str, tuple[int, ...]], seed: int,
+                   dtype: str) -> dict[str, np.ndarray]:
+    """Seeded small non-zero integers (exact in float32 and int32); tensors the
+    workload stores compressed at its density, dense ones full."""
     rng = np.random.default_rng(seed)
     formats = dict(w.formats)
     out = {}
@@ -65,41 +65,59 @@ def _random_inputs(w: Workload, graph_inputs: dict[str, tuple[int, ...]],
         vals = rng.integers(1, 8, size=shape) * rng.choice([-1, 1], size=shape)
         if any(c in formats.get(name, "") for c in ("c", "csr", "csc", "coo")):
             vals = vals * (rng.random(shape) < w.density)
-        out[name] = vals.astype(np.float32)
+        out[name] = vals.astype(np.float32 if dtype == "float32" else np.int32)
     return out
 
 
-def _expr_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from compiler import compile_expression, einsum_program, estimate, evaluate
+def _expr_graph(cfg: RunConfig) -> tuple[Any, dict[str, np.ndarray], np.ndarray]:
+    from compiler import compile_expression, einsum_program, evaluate
+
+    w = cfg.workload
+    shapes = {k: list(v) for k, v in w.shapes}
+    graph = compile_expression(w.expr, dict(w.formats), shapes, depth=cfg.depth,
+                               dtype=cfg.dtype,
+                               order=None if cfg.order == "default" else cfg.order)
+    ins = {t.name: tuple(t.shape) for t in graph.tensors.values() if t.role == "input"}
+    inputs = _random_inputs(w, ins, cfg.seed, cfg.dtype)
+    program = einsum_program([w.expr], {k: v for k, v in shapes.items() if k in ins},
+                             dict(w.formats))
+    return graph, inputs, evaluate(program, inputs)[program.outputs[0]]
+
+
+def _kernel_graph(cfg: RunConfig) -> tuple[Any, dict[str, np.ndarray], np.ndarray]:
+    from ._sweep import SWEEP_KERNELS, kernel_graph
+
+    w = cfg.workload
+    graph, inputs = kernel_graph(w.kernel, w.size, w.density, cfg.depth, cfg.dtype, cfg.seed)
+    gold = SWEEP_KERNELS[w.kernel].reference({k: v.astype(np.float64)
+                                              for k, v in inputs.items()})
+    return graph, inputs, gold
+
+
+def _graph_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """One graph (an expression or an example kernel) on every backend, traces compared,
+    the output checked against numpy."""
+    from compiler import estimate
 
     from ._compare import compare_backends
     from ._model_run import storage_bytes
 
-    w = cfg.workload
-    shapes = {k: list(v) for k, v in w.shapes}
     t0 = time.perf_counter()
-    graph = compile_expression(w.expr, dict(w.formats), shapes, depth=cfg.depth,
-                               order=None if cfg.order == "default" else cfg.order)
+    graph, inputs, gold = (_kernel_graph if cfg.workload.kernel else _expr_graph)(cfg)
     compile_s = time.perf_counter() - t0
-    ins = {t.name: tuple(t.shape) for t in graph.tensors.values() if t.role == "input"}
-    inputs = _random_inputs(w, ins, cfg.seed)
-    program = einsum_program([w.expr], {k: v for k, v in shapes.items() if k in ins},
-                             dict(w.formats))
-    gold = evaluate(program, inputs)[program.outputs[0]]
     est = estimate(graph, inputs)
+    read = sum(storage_bytes(_tree(graph, t, v)) for t, v in inputs.items())
     report = compare_backends(graph, inputs, list(cfg.backends), trace=True)
     agree = _verdict(report)
     rows = []
     for name, run in report.runs.items():
         res = run.result
-        correct = None
-        nbytes = None
+        correct = nbytes = None
         if res is not None and res.outputs:
             tree = next(iter(res.outputs.values()))
             correct = bool(np.allclose(tree.to_dense(), gold, rtol=1e-4, atol=1e-4))
-            nbytes = sum(storage_bytes(_tree(graph, t, v)) for t, v in inputs.items()) + \
-                storage_bytes(tree)
-        rows.append({"backend": name, "order_used": ",".join(graph.meta["order"]),
+            nbytes = read + storage_bytes(tree)
+        rows.append({"backend": name, "order_used": ",".join(graph.meta.get("order", [])),
                      "cycles": res.cycles if res else None,
                      "firings": res.firings if res and res.nodes else None,
                      "bytes_moved": nbytes, "correct": correct,
@@ -184,7 +202,7 @@ def run_config(cfg: RunConfig) -> list[dict[str, Any]]:
 
     t0 = time.perf_counter()
     try:
-        rows, shared = (_model_run if cfg.workload.model else _expr_run)(cfg)
+        rows, shared = (_model_run if cfg.workload.model else _graph_run)(cfg)
     except Exception as exc:  # noqa: BLE001 - every failure is a row of the table
         # an order that does not lower is an expected outcome of an order sweep
         status = "compile-error" if isinstance(exc, CompileError) else "error"
@@ -204,8 +222,9 @@ def _config_columns(cfg: RunConfig) -> dict[str, Any]:
     w = cfg.workload
     return {"study": cfg.study, "workload": w.label, "kind": w.kind,
             "model": w.model, "config": w.config if w.model else None, "expr": w.expr,
+            "kernel": w.kernel, "size": w.size if w.kernel else None,
             "density": None if w.model else w.density, "schedule": cfg.schedule,
-            "order": cfg.order, "depth": cfg.depth, "seed": cfg.seed,
+            "order": cfg.order, "depth": cfg.depth, "seed": cfg.seed, "dtype": cfg.dtype,
             "backends": ",".join(cfg.backends)}
 
 
@@ -217,23 +236,20 @@ def _short(exc: BaseException, n: int = 300) -> str:
 def estimate_run(cfg: RunConfig) -> float:
     """Seconds the run should take, from the heuristic's stream tokens (for the ETA).
 
-    Expressions are compiled and estimated here (milliseconds); a model's size is not
-    known without exporting it, so its runs count as the mean of the study's others.
+    A graph is built and estimated here (milliseconds); a model's size is not known
+    without exporting it, so its runs count as the mean of the study's others (NaN).
     """
     if cfg.workload.model is not None:
         return math.nan
-    from compiler import compile_expression, estimate
+    from compiler import estimate
 
-    w = cfg.workload
     try:
-        graph = compile_expression(w.expr, dict(w.formats), {k: list(v) for k, v in w.shapes},
-                                   order=None if cfg.order == "default" else cfg.order)
+        graph, inputs, _ = (_kernel_graph if cfg.workload.kernel else _expr_graph)(cfg)
     except Exception:  # noqa: BLE001 - the run itself will report it
         return 0.0
-    stats = {t.name: (w.density if dict(w.formats).get(t.name) else 1.0)
-             for t in graph.tensors.values() if t.role == "input"}
-    tokens = sum(estimate(graph, stats).tokens.values())
-    return sum(tokens / _TOKEN_RATE[b] + _KERNEL_COST[b] for b in cfg.backends)
+    tokens = sum(estimate(graph, inputs).tokens.values())
+    return sum(tokens / _TOKEN_RATE.get(b, 1e5) + _KERNEL_COST.get(b, 1.0)
+               for b in cfg.backends)
 
 
 # -- the study -------------------------------------------------------------------------
@@ -255,17 +271,6 @@ class StudyResult:
         return [r for r in self.rows if r["status"] != "ok"]
 
 
-def _write_json_atomic(path: Path, data: Any) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(data, fh, indent=1, default=_json_default)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _json_default(x: Any) -> Any:
     if isinstance(x, np.generic):
         return x.item()
@@ -281,16 +286,9 @@ def write_table(rows: list[dict[str, Any]], out: Path, csv: bool = False) -> lis
     for suffix, writer in (("parquet", frame.to_parquet), ("csv", frame.to_csv)):
         if suffix == "csv" and not csv:
             continue
-        target = out / f"results.{suffix}"
-        fd, tmp = tempfile.mkstemp(dir=out, prefix=".tmp-", suffix=f".{suffix}")
-        os.close(fd)
-        try:
+        with atomic_path(out / f"results.{suffix}") as tmp:
             writer(tmp, index=False)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        written.append(target)
+        written.append(out / f"results.{suffix}")
     return written
 
 
@@ -352,7 +350,8 @@ def run_study(spec: StudySpec, out: str | Path, *, workers: int = 2,
                 rows = [{"key": cfg.key(version), **_config_columns(cfg), "backend": b,
                          "status": "error", "error": _short(exc), "agree": False}
                         for b in cfg.backends]
-            _write_json_atomic(cache / f"{cfg.key(version)}.json", rows)
+            write_atomic(cache / f"{cfg.key(version)}.json",
+                         json.dumps(rows, indent=1, default=_json_default))
             rows_of[cfg] = json.loads(json.dumps(rows, default=_json_default))
             bar.tick(cfg, rows)
     bar.close()

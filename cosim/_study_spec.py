@@ -13,7 +13,7 @@ import hashlib
 import itertools
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ AXES: dict[str, list[Any]] = {
     "order": ["default"],
     "depth": [2],
     "seed": [0],
+    "dtype": ["float32"],
     "backends": [["python"]],
 }
 
@@ -47,7 +48,7 @@ UNBUILT_AXES = {
 }
 
 _SCHEDULES = ("unfused", "partial", "full")
-_BACKENDS = ("python", "systemc", "rtl", "hls")
+_DTYPES = ("float32", "int32")
 
 
 class StudyError(ValueError):
@@ -56,7 +57,8 @@ class StudyError(ValueError):
 
 @dataclass(frozen=True)
 class Workload:
-    """A bundled model (``model``/``config``) or one einsum expression (``expr``)."""
+    """A bundled model (``model``/``config``), one einsum expression (``expr`` with
+    ``formats``/``shapes``) or a hand-built example kernel (``kernel`` at ``size``)."""
 
     label: str
     model: str | None = None
@@ -65,10 +67,12 @@ class Workload:
     formats: tuple[tuple[str, str], ...] = ()
     shapes: tuple[tuple[str, tuple[int, ...]], ...] = ()
     density: float = 0.1
+    kernel: str | None = None
+    size: int = 0
 
     @property
     def kind(self) -> str:
-        return "model" if self.model else "expr"
+        return "model" if self.model else "kernel" if self.kernel else "expr"
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,7 @@ class RunConfig:
     order: str = "default"
     depth: int | None = 2
     seed: int = 0
+    dtype: str = "float32"
     backends: tuple[str, ...] = ("python",)
 
     def to_json(self) -> dict[str, Any]:
@@ -114,14 +119,17 @@ class StudySpec:
                 if w.label not in c.get("workloads", [w.label]):
                     continue
                 orders = _all_orders(w) if c["order"] == "all" else [c["order"]]
-                if w.model is not None and orders != ["default"]:
+                if w.expr is None and orders != ["default"]:
                     raise StudyError(f"workload {w.label!r}: order {c['order']!r} applies "
-                                     "to expressions; a model's regions choose their own")
-                # one expression is one kernel: the fusion schedule does not apply
+                                     f"to expressions; a {w.kind} fixes its own")
+                if w.model is not None and c["dtype"] != "float32":
+                    raise StudyError(f"workload {w.label!r}: models run in float32, not "
+                                     f"{c['dtype']}")
+                # one expression or kernel is one graph: the fusion schedule does not apply
                 schedule = c["schedule"] if w.model is not None else "-"
                 for order in orders:
                     out.append(RunConfig(self.name, w, schedule, str(order), c["depth"],
-                                         int(c["seed"]), tuple(c["backends"])))
+                                         int(c["seed"]), c["dtype"], tuple(c["backends"])))
         return list(dict.fromkeys(out))
 
 
@@ -217,12 +225,17 @@ def _axis_value(axis: str, v: Any) -> Any:
     elif axis == "seed":
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             raise StudyError(f"seed {v!r}: expected an int >= 0")
+    elif axis == "dtype":
+        if v not in _DTYPES:
+            raise StudyError(f"dtype {v!r}: expected one of {', '.join(_DTYPES)}")
     elif axis == "backends":
+        from ._backend import backend_names
+
+        known = backend_names()
         names = [v] if isinstance(v, str) else v
-        if not isinstance(names, list) or not names or any(b not in _BACKENDS
-                                                             for b in names):
+        if not isinstance(names, list) or not names or any(b not in known for b in names):
             raise StudyError(f"backends {v!r}: expected a backend or a list of them from "
-                             f"{', '.join(_BACKENDS)}")
+                             f"{', '.join(known)}")
         return list(names)
     return v
 
@@ -231,12 +244,27 @@ def _workload(w: Any, n: int) -> Workload:
     if not isinstance(w, dict):
         raise StudyError(f"workloads[{n}] must be a mapping with 'model' or 'expr'")
     unknown = sorted(set(w) - {"label", "model", "config", "expr", "formats", "shapes",
-                               "density"})
+                               "density", "kernel", "size"})
     if unknown:
         raise StudyError(f"workloads[{n}]: unknown key(s) {unknown}")
-    if ("model" in w) == ("expr" in w):
-        raise StudyError(f"workloads[{n}] needs exactly one of 'model' and 'expr'")
-    if "model" in w:
+    if sum(k in w for k in ("model", "expr", "kernel")) != 1:
+        raise StudyError(f"workloads[{n}] needs exactly one of 'model', 'expr' and 'kernel'")
+    density = w.get("density", 0.1)
+    if isinstance(density, bool) or not isinstance(density, int | float) or \
+            not 0 <= density <= 1:
+        raise StudyError(f"workloads[{n}]: density {density!r} must be in [0, 1]")
+    if "kernel" in w:
+        from ._sweep import SWEEP_KERNELS
+
+        size = w.get("size")
+        if w["kernel"] not in SWEEP_KERNELS:
+            raise StudyError(f"workloads[{n}]: kernel {w['kernel']!r}; example kernels: "
+                             f"{', '.join(SWEEP_KERNELS)}")
+        if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 4096:
+            raise StudyError(f"workloads[{n}]: size {size!r} must be an int in [1, 4096]")
+        label = w.get("label", f"{w['kernel']}-{size}-{density:g}")
+        wl = Workload(label, kernel=w["kernel"], size=size, density=float(density))
+    elif "model" in w:
         from compiler.models import MODELS
 
         if w["model"] not in MODELS:
@@ -258,10 +286,6 @@ def _workload(w: Any, n: int) -> Workload:
         formats = w.get("formats", {})
         if not isinstance(formats, dict):
             raise StudyError(f"workloads[{n}]: 'formats' must map tensors to format specs")
-        density = w.get("density", 0.1)
-        if isinstance(density, bool) or not isinstance(density, int | float) or \
-                not 0 < density <= 1:
-            raise StudyError(f"workloads[{n}]: density {density!r} must be in (0, 1]")
         label = w.get("label", f"expr{n}")
         wl = Workload(label, expr=str(w["expr"]),
                       formats=tuple(sorted((str(k), str(v)) for k, v in formats.items())),
@@ -281,10 +305,3 @@ def _check_expr(w: Workload, n: int) -> None:
         compile_expression(w.expr, dict(w.formats), dict(w.shapes))
     except CompileError as exc:
         raise StudyError(f"workloads[{n}] ({w.label}): {exc}") from None
-
-
-def config_rows(configs: Sequence[RunConfig]) -> list[dict[str, Any]]:
-    """Flat configuration columns (for tables) of each run."""
-    return [{"study": c.study, "workload": c.workload.label, "kind": c.workload.kind,
-             "schedule": c.schedule, "order": c.order, "depth": c.depth, "seed": c.seed}
-            for c in configs]

@@ -1,44 +1,29 @@
-"""Sweeps: results cached by configuration hash, atomic writes, resume after a kill."""
+"""The sweep kernels: every hand-built graph computes its numpy reference."""
 
 from __future__ import annotations
 
-import concurrent.futures as cf
-import json
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from cosim import _sweep
-from cosim._sweep import Job, job_key, run_sweep
-
-
-def _jobs():
-    return [Job(k, 5, 0.4, 2, "int32", seed=1, backends=("python",)) for k in ("spmv", "mul")]
+from cosim._sweep import SWEEP_KERNELS, kernel_graph
+from sim_models.python import simulate
 
 
-def test_sweep_caches_by_hash_and_resumes(tmp_path, monkeypatch):
-    calls = []
-    real = _sweep.run_job
-
-    def counting(job):
-        calls.append(job.kernel)
-        return real(job)
-
-    monkeypatch.setattr(_sweep, "run_job", counting)
-    with cf.ThreadPoolExecutor(2) as pool:
-        first = run_sweep(_jobs(), tmp_path, executor=pool, progress=False)
-    assert sorted(calls) == ["mul", "spmv"] and all(r["ok"] for r in first)
-    assert {p.stem for p in tmp_path.glob("*.json")} == {job_key(j) for j in _jobs()}
-    # a killed sweep left one result: only the other one runs again
-    (tmp_path / f"{job_key(_jobs()[1])}.json").unlink()
-    calls.clear()
-    with cf.ThreadPoolExecutor(2) as pool:
-        again = run_sweep(_jobs(), tmp_path, executor=pool, progress=False)
-    assert calls == ["mul"]
-    timing_free = [{k: v for k, v in r.items() if k not in ("wall", "seconds")}
-                   for r in (*first, *again)]
-    assert timing_free[:2] == timing_free[2:]
-    assert not list(tmp_path.glob(".tmp-*"))
+@settings(max_examples=25, deadline=None)
+@given(kernel=st.sampled_from(sorted(SWEEP_KERNELS)), size=st.integers(1, 9),
+       density=st.sampled_from([0.0, 0.2, 0.6, 1.0]), depth=st.sampled_from([2, 4, None]),
+       dtype=st.sampled_from(["float32", "int32"]), seed=st.integers(0, 2**16))
+def test_kernel_graph_computes_its_reference(kernel, size, density, depth, dtype, seed):
+    graph, inputs = kernel_graph(kernel, size, density, depth, dtype, seed)
+    want = SWEEP_KERNELS[kernel].reference({k: v.astype(np.int64) for k, v in inputs.items()})
+    got = simulate(graph, inputs).dense()
+    np.testing.assert_array_equal(got, want)
 
 
-def test_job_results_report_cycles_and_agreement(tmp_path):
-    (res,) = run_sweep(_jobs()[:1], tmp_path, executor=cf.ThreadPoolExecutor(1), progress=False)
-    assert res["ok"] and res["cycles"]["python"] > 0
-    assert json.loads((tmp_path / f"{res['key']}.json").read_text()) == res
+def test_inputs_are_seeded_and_respect_density():
+    a = kernel_graph("spmv", 40, 0.1, 2, "float32", 3)[1]
+    b = kernel_graph("spmv", 40, 0.1, 2, "float32", 3)[1]
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    assert 0.03 < np.count_nonzero(a["B"]) / a["B"].size < 0.2
+    assert np.count_nonzero(a["c"]) == a["c"].size
