@@ -58,6 +58,11 @@ def cmd_study(args: argparse.Namespace, error: type[Exception]) -> int:
     print(f"study {spec.name}: {len(result.rows)} rows from {result.ran + result.cached} "
           f"runs ({result.ran} run, {result.cached} from the cache) in "
           f"{result.seconds:.1f} s -> {out / 'results.parquet'}")
+    unlowered = {(r["workload"], r["order"]) for r in failed if r["status"] == "compile-error"}
+    if unlowered:
+        print(f"  {len(unlowered)} configuration(s) did not compile (status compile-error; "
+              "the table's 'error' column says why)")
+    failed = [r for r in failed if r["status"] != "compile-error"]
     for row in failed[:10]:
         why = row.get("error") or ("backends disagree" if row["status"] == "mismatch"
                                    else "result differs from the numpy/torch reference")
@@ -66,7 +71,7 @@ def cmd_study(args: argparse.Namespace, error: type[Exception]) -> int:
     if len(failed) > 10:
         print(f"  ... and {len(failed) - 10} more (see the table's 'status' column)")
     # an order that does not lower is a finding of the study; anything else is a failure
-    return 1 if any(r["status"] != "compile-error" for r in failed) else 0
+    return 1 if failed else 0
 
 
 def cmd_plot(args: argparse.Namespace, error: type[Exception]) -> int:

@@ -71,7 +71,7 @@ def _orders(frame: Any, ax: Any) -> None:
     ax.set_yscale("log")
     ax.set_xlabel("dataflow order (sorted by cycles)")
     ax.set_ylabel("cycles")
-    ax.legend()
+    ax.legend(fontsize="small")
     ax.set_title("Dataflow orders (cf. FuseFlow Fig. 18)")
 
 
@@ -97,7 +97,7 @@ def _depth(frame: Any, ax: Any) -> None:
     ax.set_xscale("log", base=2)
     ax.set_xlabel("FIFO depth")
     ax.set_ylabel("cycles")
-    ax.legend()
+    ax.legend(fontsize="small")
     ax.set_title("FIFO depth")
 
 

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ._files import atomic_path, write_atomic
-from ._study_spec import RunConfig, StudySpec, Workload
+from ._study_spec import RunConfig, StudySpec, Workload, graph_dataset
 
 __all__ = ["code_version", "run_config", "run_study", "StudyResult", "estimate_run"]
 
@@ -59,10 +59,14 @@ def _random_inputs(w: Workload, graph_inputs: dict[str, tuple[int, ...]], seed: 
     """Seeded small non-zero integers (exact in float32 and int32); tensors the
     workload stores compressed at its density, dense ones full."""
     rng = np.random.default_rng(seed)
-    formats = dict(w.formats)
+    formats, data = dict(w.formats), dict(w.datasets)
     out = {}
     for name, shape in graph_inputs.items():
         vals = rng.integers(1, 8, size=shape) * rng.choice([-1, 1], size=shape)
+        if name in data:
+            out[name] = graph_dataset(data[name]).toarray().astype(
+                np.float32 if dtype == "float32" else np.int32)
+            continue
         if any(c in formats.get(name, "") for c in ("c", "csr", "csc", "coo")):
             vals = vals * (rng.random(shape) < w.density)
         out[name] = vals.astype(np.float32 if dtype == "float32" else np.int32)

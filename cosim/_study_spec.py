@@ -69,6 +69,8 @@ class Workload:
     density: float = 0.1
     kernel: str | None = None
     size: int = 0
+    #: tensor -> bundled data set whose adjacency it is (others are random)
+    datasets: tuple[tuple[str, str], ...] = ()
 
     @property
     def kind(self) -> str:
@@ -244,7 +246,7 @@ def _workload(w: Any, n: int) -> Workload:
     if not isinstance(w, dict):
         raise StudyError(f"workloads[{n}] must be a mapping with 'model' or 'expr'")
     unknown = sorted(set(w) - {"label", "model", "config", "expr", "formats", "shapes",
-                               "density", "kernel", "size"})
+                               "density", "kernel", "size", "datasets"})
     if unknown:
         raise StudyError(f"workloads[{n}]: unknown key(s) {unknown}")
     if sum(k in w for k in ("model", "expr", "kernel")) != 1:
@@ -286,16 +288,37 @@ def _workload(w: Any, n: int) -> Workload:
         formats = w.get("formats", {})
         if not isinstance(formats, dict):
             raise StudyError(f"workloads[{n}]: 'formats' must map tensors to format specs")
+        data = w.get("datasets", {})
+        if not isinstance(data, dict) or any(v not in GRAPH_DATASETS for v in data.values()):
+            raise StudyError(f"workloads[{n}]: 'datasets' maps tensors to one of "
+                             f"{', '.join(GRAPH_DATASETS)}")
+        for t, d in data.items():
+            n_nodes = graph_dataset(d).shape[0]
+            if list(shapes.get(t, ())) != [n_nodes, n_nodes]:
+                raise StudyError(f"workloads[{n}]: tensor {t!r} holds the {d} adjacency, "
+                                 f"so its shape must be [{n_nodes}, {n_nodes}]")
         label = w.get("label", f"expr{n}")
         wl = Workload(label, expr=str(w["expr"]),
                       formats=tuple(sorted((str(k), str(v)) for k, v in formats.items())),
                       shapes=tuple(sorted((str(k), tuple(v)) for k, v in shapes.items())),
-                      density=float(density))
+                      density=float(density),
+                      datasets=tuple(sorted((str(k), str(v)) for k, v in data.items())))
         _check_expr(wl, n)
     if not isinstance(wl.label, str) or not SAFE_NAME.match(wl.label):
         raise StudyError(f"workloads[{n}]: label {wl.label!r} must match "
                          f"{SAFE_NAME.pattern}")
     return wl
+
+
+#: data sets an expression's tensor can hold (its adjacency matrix)
+GRAPH_DATASETS = ("karate", "cora")
+
+
+def graph_dataset(name: str) -> Any:
+    """The named data set's adjacency (scipy CSR, 0/1)."""
+    from ir import datasets
+
+    return datasets.karate_club().adj if name == "karate" else datasets.cora_like().adj
 
 
 def _check_expr(w: Workload, n: int) -> None:

@@ -148,3 +148,24 @@ def test_cli_rejects_an_unbuilt_axis_in_one_line(tmp_path):
     run = _cli("study", str(study), "--out", str(tmp_path / "o"), cwd=tmp_path)
     assert run.returncode != 0 and "axis 'par' is not available" in run.stderr
     assert "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) == 1
+
+
+def test_kernel_and_dataset_workloads_check_against_numpy(tmp_path):
+    doc = {"name": "k", "workloads": [
+        {"kernel": "ttv", "size": 4, "density": 0.5},
+        {"label": "karate", "expr": "y(i) = A(i,j) * x(j)", "formats": {"A": "csr"},
+         "shapes": {"A": [34, 34], "x": [34]}, "datasets": {"A": "karate"}}],
+        "axes": {"dtype": ["float32", "int32"]}}
+    res = run_study(load_study(doc), tmp_path, workers=1, progress=False)
+    assert len(res.rows) == 4 and {r["status"] for r in res.rows} == {"ok"}
+    karate = [r for r in res.rows if r["workload"] == "karate"]
+    # 156 directed edges (78 undirected): the SpMV reads every one of them
+    assert all(r["est_flops"] > 0 and r["cycles"] > 156 for r in karate)
+
+
+def test_dataset_shapes_must_match():
+    doc = {"name": "k", "workloads": [
+        {"expr": "y(i) = A(i,j) * x(j)", "formats": {"A": "csr"},
+         "shapes": {"A": [30, 30], "x": [30]}, "datasets": {"A": "karate"}}]}
+    with pytest.raises(StudyError, match=r"shape must be \[34, 34\]"):
+        load_study(doc)
