@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ._files import atomic_path, write_atomic
-from ._study_spec import RunConfig, StudySpec, Workload, graph_dataset
+from ._study_spec import RunConfig, StudySpec, Workload, graph_dataset, schedule_name
 
 __all__ = ["code_version", "run_config", "run_study", "StudyResult", "estimate_run"]
 
@@ -148,6 +148,7 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
 
     from compiler import compile_model, estimate, evaluate, from_torch, torch_inputs, torch_weights
     from compiler.models import MODELS
+    from ir import Schedule
 
     from ._cli_model import SCHEDULES
     from ._model_run import run_model
@@ -157,7 +158,9 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     example = model.example_inputs(seed=cfg.seed)
     program = from_torch(model, example, formats=model.sparse_formats)
     t0 = time.perf_counter()
-    compiled = compile_model(program, SCHEDULES[cfg.schedule](program), depth=cfg.depth)
+    schedule = SCHEDULES[cfg.schedule](program) if cfg.schedule in SCHEDULES else \
+        Schedule.from_dict(json.loads(cfg.schedule))
+    compiled = compile_model(program, schedule, depth=cfg.depth)
     compile_s = time.perf_counter() - t0
     binds = {**torch_weights(model, program), **torch_inputs(program, example)}
     values = {**binds, **evaluate(program, binds)}
@@ -227,7 +230,9 @@ def _config_columns(cfg: RunConfig) -> dict[str, Any]:
     return {"study": cfg.study, "workload": w.label, "kind": w.kind,
             "model": w.model, "config": w.config if w.model else None, "expr": w.expr,
             "kernel": w.kernel, "size": w.size if w.kernel else None,
-            "density": None if w.model else w.density, "schedule": cfg.schedule,
+            "density": None if w.model else w.density,
+            "schedule": schedule_name(cfg.schedule),
+            "schedule_spec": cfg.schedule if cfg.schedule.startswith("{") else None,
             "order": cfg.order, "depth": cfg.depth, "seed": cfg.seed, "dtype": cfg.dtype,
             "backends": ",".join(cfg.backends)}
 

@@ -147,9 +147,12 @@ def _all_orders(w: Workload) -> list[str]:
 
 def load_study(source: str | Path | Mapping[str, Any]) -> StudySpec:
     """Read and validate a study (YAML file, YAML text or a mapping)."""
+    base = Path(".")
     if isinstance(source, Mapping):
         doc: Any = dict(source)
     else:
+        if isinstance(source, Path) or ("\n" not in str(source) and Path(str(source)).exists()):
+            base = Path(source).parent
         text = Path(source).read_text() if isinstance(source, Path) or (
             "\n" not in str(source) and Path(str(source)).exists()) else str(source)
         try:
@@ -181,7 +184,7 @@ def load_study(source: str | Path | Mapping[str, Any]) -> StudySpec:
         if axis not in AXES:
             raise StudyError(f"unknown axis {axis!r}; known axes: {', '.join(AXES)} "
                              f"(not yet built: {', '.join(UNBUILT_AXES)})")
-    axes = {a: [_axis_value(a, v) for v in _list(axes_doc.get(a, d), f"axes.{a}")]
+    axes = {a: [_axis_value(a, v, base) for v in _list(axes_doc.get(a, d), f"axes.{a}")]
             for a, d in AXES.items()}
     mode = doc.get("mode", "product")
     if mode not in ("product", "list"):
@@ -198,7 +201,8 @@ def load_study(source: str | Path | Mapping[str, Any]) -> StudySpec:
             if not isinstance(chosen, list) or set(chosen) - set(labels):
                 raise StudyError(f"runs[{n}].workloads {chosen!r}: expected labels from "
                                  f"{labels}")
-            runs.append({**{a: _axis_value(a, v) for a, v in r.items() if a != "workloads"},
+            runs.append({**{a: _axis_value(a, v, base) for a, v in r.items()
+                            if a != "workloads"},
                          "workloads": chosen})
     elif "runs" in doc:
         raise StudyError("'runs' lists combinations for 'mode: list'; with 'mode: product' "
@@ -208,16 +212,45 @@ def load_study(source: str | Path | Mapping[str, Any]) -> StudySpec:
     return spec
 
 
+def _schedule_value(v: Any, base: Path) -> str:
+    """A named schedule, or a schedule (inline mapping or YAML file) as canonical JSON."""
+    from ir import Schedule, ScheduleError
+
+    if isinstance(v, str) and v in _SCHEDULES:
+        return v
+    try:
+        if isinstance(v, dict):
+            sched = Schedule.from_dict(v)
+        elif isinstance(v, str) and v.endswith((".yaml", ".yml")):
+            path = base / v
+            if not path.is_file():
+                raise StudyError(f"schedule file {v!r} not found (relative to {base})")
+            sched = Schedule.from_yaml(path.read_text())
+        else:
+            raise StudyError(f"schedule {v!r}: expected one of {', '.join(_SCHEDULES)}, a "
+                             "schedule YAML file or an inline schedule mapping")
+    except ScheduleError as exc:
+        raise StudyError(f"schedule {v!r}: {exc}") from None
+    if sched.name in _SCHEDULES or not SAFE_NAME.match(sched.name):
+        raise StudyError(f"schedule name {sched.name!r} must match {SAFE_NAME.pattern} and "
+                         f"differ from {', '.join(_SCHEDULES)}")
+    return json.dumps(sched.to_dict(), sort_keys=True)
+
+
+def schedule_name(value: str) -> str:
+    """What a run's ``schedule`` column shows: the named schedule or the schedule's name."""
+    return value if not value.startswith("{") else json.loads(value)["name"]
+
+
 def _list(value: Any, where: str) -> list[Any]:
     if not isinstance(value, list) or not value:
         raise StudyError(f"{where} must be a non-empty list")
     return value
 
 
-def _axis_value(axis: str, v: Any) -> Any:
+def _axis_value(axis: str, v: Any, base: Path) -> Any:
     if axis == "schedule":
-        if v not in _SCHEDULES:
-            raise StudyError(f"schedule {v!r}: expected one of {', '.join(_SCHEDULES)}")
+        return _schedule_value(v, base)
     elif axis == "order":
         if not isinstance(v, str) or not v:
             raise StudyError(f"order {v!r}: expected 'default', 'all' or e.g. 'i,k,j'")

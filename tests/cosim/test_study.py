@@ -169,3 +169,34 @@ def test_dataset_shapes_must_match():
          "shapes": {"A": [30, 30], "x": [30]}, "datasets": {"A": "karate"}}]}
     with pytest.raises(StudyError, match=r"shape must be \[34, 34\]"):
         load_study(doc)
+
+
+def test_a_schedule_file_runs_like_the_named_schedule_it_spells_out(tmp_path):
+    from compiler import from_torch
+    from compiler.models import MODELS
+    from ir import Schedule
+
+    model = MODELS["gcn"].from_config("tiny")
+    program = from_torch(model, model.example_inputs(), formats=model.sparse_formats)
+    spelled = Schedule.by_scope(program)
+    spelled.name = "per-layer"
+    (tmp_path / "per-layer.yaml").write_text(spelled.to_yaml())
+    (tmp_path / "s.yaml").write_text(
+        "name: s\nworkloads: [{model: gcn, config: tiny}]\n"
+        "axes: {schedule: [partial, per-layer.yaml]}\n")
+    res = run_study(load_study(tmp_path / "s.yaml"), tmp_path / "out", workers=1,
+                    progress=False)
+    by_name = {r["schedule"]: r for r in res.rows}
+    assert set(by_name) == {"partial", "per-layer"}
+    assert by_name["per-layer"]["status"] == "ok" and by_name["per-layer"]["correct"]
+    assert by_name["per-layer"]["cycles"] == by_name["partial"]["cycles"]
+    assert json.loads(by_name["per-layer"]["schedule_spec"])["name"] == "per-layer"
+
+
+def test_a_bad_schedule_is_rejected_at_load(tmp_path):
+    with pytest.raises(StudyError, match="schedule"):
+        load_study({"name": "s", "workloads": [{"model": "gcn"}],
+                    "axes": {"schedule": [{"regions": "nope"}]}})
+    with pytest.raises(StudyError, match="not found"):
+        load_study({"name": "s", "workloads": [{"model": "gcn"}],
+                    "axes": {"schedule": ["missing.yaml"]}})
