@@ -24,7 +24,8 @@ import numpy as np
 from ._files import atomic_path, write_atomic
 from ._study_spec import RunConfig, StudySpec, Workload, graph_dataset, schedule_name
 
-__all__ = ["code_version", "run_config", "run_study", "StudyResult", "estimate_run"]
+__all__ = ["code_version", "run_config", "run_configs", "run_study", "StudyResult",
+           "estimate_run", "write_table"]
 
 _ROOT = Path(__file__).resolve().parent.parent
 #: the packages whose sources decide a run's result (the CLI and study code do not)
@@ -326,30 +327,27 @@ def _dask(address: str, workers: int) -> Callable[[list[RunConfig]],
     return run
 
 
-def run_study(spec: StudySpec, out: str | Path, *, workers: int = 2,
-              dask: str | None = None, csv: bool = False,
-              progress: bool = True) -> StudyResult:
-    """Run every configuration of ``spec`` not already cached in ``out``; write the table.
+def run_configs(configs: Sequence[RunConfig], out: str | Path, *, workers: int = 2,
+                dask: str | None = None, progress: bool = True, label: str = "study"
+                ) -> tuple[dict[RunConfig, list[dict[str, Any]]], int]:
+    """Rows of each configuration, run (in parallel) or read from ``out/runs``; and how
+    many were run. The building block of studies and of the autoscheduler's batches.
 
     ``dask`` is ``None`` (a local process pool of ``workers``), ``"local"`` (a Dask
     ``LocalCluster`` of ``workers`` processes) or a scheduler address (``tcp://host:port``).
     """
-    start = time.perf_counter()
-    out = Path(out)
-    cache = out / "runs"
+    cache = Path(out) / "runs"
     cache.mkdir(parents=True, exist_ok=True)
-    configs = spec.expand()
     version = code_version()
     rows_of: dict[RunConfig, list[dict[str, Any]]] = {}
     todo = []
-    for c in configs:
+    for c in dict.fromkeys(configs):
         path = cache / f"{c.key(version)}.json"
         if path.exists():
             rows_of[c] = json.loads(path.read_text())
         else:
             todo.append(c)
-    cached = len(configs) - len(todo)
-    bar = _Progress(spec.name, todo, cached, enabled=progress)
+    bar = _Progress(label, todo, len(rows_of), enabled=progress)
     if todo:
         runner = _dask(dask, workers) if dask else _local_pool(workers)
         for cfg, fut in runner(todo):
@@ -364,9 +362,21 @@ def run_study(spec: StudySpec, out: str | Path, *, workers: int = 2,
             rows_of[cfg] = json.loads(json.dumps(rows, default=_json_default))
             bar.tick(cfg, rows)
     bar.close()
+    return rows_of, len(todo)
+
+
+def run_study(spec: StudySpec, out: str | Path, *, workers: int = 2,
+              dask: str | None = None, csv: bool = False,
+              progress: bool = True) -> StudyResult:
+    """Run every configuration of ``spec`` not already cached in ``out``; write the table
+    (``results.parquet``, and ``results.csv`` when ``csv``)."""
+    start = time.perf_counter()
+    configs = spec.expand()
+    rows_of, ran = run_configs(configs, out, workers=workers, dask=dask, progress=progress,
+                               label=spec.name)
     rows = [r for c in configs for r in rows_of[c]]
-    write_table(rows, out, csv)
-    return StudyResult(rows, len(todo), cached, time.perf_counter() - start)
+    write_table(rows, Path(out), csv)
+    return StudyResult(rows, ran, len(configs) - ran, time.perf_counter() - start)
 
 
 class _Progress:
