@@ -16,14 +16,16 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ir import Format, FormatError
+from ir import Format, FormatError, Graph
 
 from ._ast import Access, Assignment, Expr, Reduction, accesses, walk
-from ._errors import CompileError
+from ._cost import OrderCost, order_cost
+from ._errors import CompileError, LoweringError
 from ._factor import reduction_groups
 from ._parse import parse
 
-__all__ = ["OrderGraph", "OrderError", "Orders", "Conflict", "order_graph", "ORDER_CAP"]
+__all__ = ["OrderGraph", "OrderError", "Orders", "Conflict", "order_graph", "ORDER_CAP",
+           "OrderSearch", "explain_orders"]
 
 #: default cap on the orders :meth:`OrderGraph.all_orders` enumerates
 ORDER_CAP = 1000
@@ -103,6 +105,10 @@ class OrderGraph:
                 return Orders(out, cap, True, cap)
             out.append(order)
         return Orders(out, len(out), False, cap)
+
+    def orders(self) -> Iterator[list[str]]:
+        """Every valid order, in sort order, lazily."""
+        return self._extensions()
 
     def _predecessors(self) -> dict[str, set[str]]:
         return {v: {a for a, b in self.edges if b == v} for v in self.indices}
@@ -279,3 +285,85 @@ def _find_cycle(nodes: list[str], edges: list[tuple[str, str]]) -> list[str] | N
             if found:
                 return found
     return None
+
+
+# -- the cost-chosen order: candidates, their costs, the explanation ---------------------
+
+@dataclass
+class OrderSearch:
+    """Candidate orders as they are tried: costed (:class:`OrderCost`), rejected by the
+    lowering (its reason) or left uncosted (over the search budget). :meth:`finish`
+    returns the cheapest graph with the whole search in ``graph.meta["order_search"]``.
+
+    An order that writes the output permuted (``out_moved``) only wins when no order
+    writes it as the user asked: the user reads the output back in that format.
+    """
+
+    rows: list[dict] = field(default_factory=list)
+    #: (rank, error): if nothing lowers, the error of the lowest rank is raised
+    errors: list[tuple[int, LoweringError]] = field(default_factory=list)
+    best: tuple[tuple[bool, float, int], Graph] | None = None
+    costed: int = 0
+    skipped: int = 0
+
+    def add(self, order: Sequence[str], graph: Graph, cost: OrderCost,
+            out_moved: bool = False) -> None:
+        self.costed += 1
+        key = (out_moved, cost.total, len(self.rows))
+        self.rows.append({"order": ",".join(order), "cost": cost.total,
+                          "tokens": cost.tokens, "transposes": dict(cost.transposes),
+                          "output_permuted": out_moved})
+        if self.best is None or key < self.best[0]:
+            self.best = (key, graph)
+
+    def reject(self, order: Sequence[str], exc: LoweringError, rank: int | None = None
+               ) -> None:
+        self.errors.append((len(self.rows) if rank is None else rank, exc))
+        self.rows.append({"order": ",".join(order), "invalid": exc.message.splitlines()[0]})
+
+    def skip(self, order: Sequence[str] | None = None) -> None:
+        self.skipped += 1
+
+    def finish(self, space: str) -> Graph:
+        """The cheapest costed graph (or the first rejection, if nothing lowered)."""
+        if self.best is None:
+            raise min(self.errors, key=lambda e: e[0])[1]
+        graph = self.best[1]
+        graph.meta["order_search"] = {"space": space, "chosen": ",".join(
+            graph.meta["order"]), "candidates": self.rows, "not_costed": self.skipped}
+        return graph
+
+
+def explain_orders(graph: Graph, stats: Mapping[str, object] | None = None) -> str:
+    """Every candidate order the compiler weighed for ``graph``, cheapest first, with its
+    estimated cost (``docs/cost.md``) or why the lowering rejected it; the chosen one is
+    marked ``*``. A graph compiled with an explicit order is costed here (``stats`` as
+    for :func:`compiler.order_cost`)."""
+    search = graph.meta.get("order_search")
+    chosen = ",".join(graph.meta.get("order", []))
+    head = f"{graph.name}: {graph.meta.get('expression', '')}"
+    if search is None:
+        cost = order_cost(graph, stats)
+        rows = [{"order": chosen, "cost": cost.total, "tokens": cost.tokens,
+                 "transposes": cost.transposes}]
+        search = {"space": "order given explicitly", "chosen": chosen, "candidates": rows,
+                  "not_costed": 0}
+    cands = search["candidates"]
+    costed = sorted((c for c in cands if "cost" in c),
+                    key=lambda c: (c.get("output_permuted", False), c["cost"]))
+    invalid = [c for c in cands if "invalid" in c]
+    lines = [head, f"  {search['space']}: {len(costed)} costed, {len(invalid)} invalid"
+             + (f", {search['not_costed']} not costed (search budget)"
+                if search["not_costed"] else "")
+             + "; cost = expected stream tokens + re-sorting of transposed sparse inputs"]
+    width = max([len(c["order"]) for c in cands] + [5])
+    for c in costed:
+        mark = "*" if c["order"] == search["chosen"] else " "
+        moved = "".join(f" + transpose {t} " + (f"{v:,.0f}" if v else "free (dense)")
+                        for t, v in c["transposes"].items())
+        note = " (writes the output permuted)" if c.get("output_permuted") else ""
+        lines.append(f"  {mark} {c['order']:<{width}}  cost {c['cost']:>14,.0f}  = tokens "
+                     f"{c['tokens']:,.0f}{moved}{note}")
+    for c in invalid:
+        lines.append(f"    {c['order']:<{width}}  invalid: {c['invalid']}")
+    return "\n".join(lines)
