@@ -9,7 +9,7 @@ from typing import Any
 
 from ir import Format, Graph, GraphError
 
-from ._ast import Assignment
+from ._ast import Assignment, accesses
 from ._cost import order_cost
 from ._errors import LoweringError
 from ._factor import Factorer
@@ -71,6 +71,11 @@ def compile_expression(expr: str | Assignment,
     norm = normalize(assign, reduce)
     fmts = parse_formats(norm, formats or {})
     idx_sizes = index_sizes(norm, shapes or {}, sizes or {})
+    tensors = {a.tensor for a in accesses(norm.assignment.rhs)}
+    unknown = sorted(set(stats or {}) - tensors)
+    if unknown:
+        raise LoweringError(f"stats given for {unknown}, which the expression does not "
+                            f"read; its inputs are {sorted(tensors)}")
     job = _Job(assign, norm, fmts, idx_sizes, transpose, dtype, depth, name or "einsum")
     if order is not None:
         return job.build(parse_order(norm, order))
