@@ -18,7 +18,7 @@ from typing import Any
 from ir import Graph, Program, ProgramError, Region, Schedule, Statement, TensorDecl
 
 from ._ast import Assignment, accesses
-from ._compile import compile_expression, cost_tries
+from ._compile import compile_expression, cost_tries, no_gc_pauses
 from ._cost import TensorStats, as_stats, order_cost
 from ._errors import LoweringError
 from ._factor import Factorer
@@ -132,11 +132,12 @@ def compile_model(program: Program, schedule: Schedule | None = None, *,
     known = {n: as_stats(v, program.tensors[n].shape, formats[n], f"program {program.name!r}",
                          n) for n, v in (stats or {}).items() if n in program.tensors}
     regions = []
-    for reg in schedule.execution_order(program):
-        fused = fuse_region(program, reg.statements)
-        _check_order_names(reg, fused)
-        kernels = [_compile_kernel(program, formats, reg, f, depth, known) for f in fused]
-        regions.append(CompiledRegion(reg.name, list(reg.statements), kernels))
+    with no_gc_pauses():
+        for reg in schedule.execution_order(program):
+            fused = fuse_region(program, reg.statements)
+            _check_order_names(reg, fused)
+            kernels = [_compile_kernel(program, formats, reg, f, depth, known) for f in fused]
+            regions.append(CompiledRegion(reg.name, list(reg.statements), kernels))
     return CompiledModel(program, schedule, regions, depth, formats)
 
 

@@ -144,24 +144,38 @@ class OrderGraph:
         accumulator but hoists more out of the output loops.
         """
         owner = {v: g for g in reduction_groups(rhs) for v in g.indices}
-        preds = self._predecessors()
         rank = {v: n for n, v in enumerate(self.indices)}
+        succ: dict[str, list[str]] = {v: [] for v in self.indices}
+        for a, b in self.edges:
+            succ[a].append(b)
+        outs = set(out)
         found: list[list[str]] = []
         for leading in range(len(out), -1, -1):
+            # the sort is incremental (in-degrees, the set of free indices): fused
+            # layers have hundreds of indices
+            left = {v: 0 for v in self.indices}
+            for _, b in self.edges:
+                left[b] += 1
+            free = {v for v in self.indices if not left[v]}
             placed: list[str] = []
             done: set[str] = set()
-            while len(placed) < len(self.indices):
-                free = [v for v in self.indices if v not in done and preds[v] <= done]
+            n_out = 0
+            while free:
                 ready = [(-owner[v].depth, rank[v], v) for v in free
                          if v in owner and owner[v].free <= done]
                 if ready:
-                    placed.append(min(ready)[2])
-                    done.add(placed[-1])
-                    continue
-                outputs_first = sum(v in out for v in placed) < leading
-                placed.append(min(free, key=lambda v: ((v in out) != outputs_first,
-                                                       rank[v])))
-                done.add(placed[-1])
+                    v = min(ready)[2]
+                else:
+                    outputs_first = n_out < leading
+                    v = min(free, key=lambda v: ((v in outs) != outputs_first, rank[v]))
+                placed.append(v)
+                done.add(v)
+                free.discard(v)
+                n_out += v in outs
+                for w in succ[v]:
+                    left[w] -= 1
+                    if not left[w]:
+                        free.add(w)
             if placed not in found:
                 found.append(placed)
         return found
