@@ -325,7 +325,8 @@ class OrderSearch:
         self.costed += 1
         key = (out_moved, cost.total, len(self.rows))
         self.rows.append({"order": ",".join(order), "cost": cost.total,
-                          "tokens": cost.tokens, "transposes": dict(cost.transposes),
+                          "cycles": cost.cycles, "tokens": cost.tokens,
+                          "transposes": dict(cost.transposes),
                           "output_permuted": out_moved})
         if self.best is None or key < self.best[0]:
             self.best = (key, graph)
@@ -358,8 +359,8 @@ def explain_orders(graph: Graph, stats: Mapping[str, object] | None = None) -> s
     head = f"{graph.name}: {graph.meta.get('expression', '')}"
     if search is None:
         cost = order_cost(graph, stats)
-        rows = [{"order": chosen, "cost": cost.total, "tokens": cost.tokens,
-                 "transposes": cost.transposes}]
+        rows = [{"order": chosen, "cost": cost.total, "cycles": cost.cycles,
+                 "tokens": cost.tokens, "transposes": cost.transposes}]
         search = {"space": "order given explicitly", "chosen": chosen, "candidates": rows,
                   "not_costed": 0}
     cands = search["candidates"]
@@ -369,15 +370,16 @@ def explain_orders(graph: Graph, stats: Mapping[str, object] | None = None) -> s
     lines = [head, f"  {search['space']}: {len(costed)} costed, {len(invalid)} invalid"
              + (f", {search['not_costed']} not costed (search budget)"
                 if search["not_costed"] else "")
-             + "; cost = expected stream tokens + re-sorting of transposed sparse inputs"]
+             + "; cost = expected cycles (busiest node) + re-sorting of transposed sparse "
+             "inputs, in cycles"]
     width = max([len(c["order"]) for c in cands] + [5])
     for c in costed:
         mark = "*" if c["order"] == search["chosen"] else " "
         moved = "".join(f" + transpose {t} " + (f"{v:,.0f}" if v else "free (dense)")
                         for t, v in c["transposes"].items())
         note = " (writes the output permuted)" if c.get("output_permuted") else ""
-        lines.append(f"  {mark} {c['order']:<{width}}  cost {c['cost']:>14,.0f}  = tokens "
-                     f"{c['tokens']:,.0f}{moved}{note}")
+        lines.append(f"  {mark} {c['order']:<{width}}  cost {c['cost']:>12,.0f}  = cycles "
+                     f"{c['cycles']:,.0f}{moved}{note}  ({c['tokens']:,.0f} tokens)")
     for c in invalid:
         lines.append(f"    {c['order']:<{width}}  invalid: {c['invalid']}")
     return "\n".join(lines)

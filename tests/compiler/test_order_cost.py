@@ -37,14 +37,15 @@ CASES = [
     (SPMM, {"A": "csr", "W": "csr"}),
     (SPMM, {"A": "csc", "W": "csr"}),
     (SPMM, {"A": "csr", "X": "dc"}),
+    (SPMM, {}),  # dense: accumulator orders pay the repeat loop (REPEAT_LOOP)
     ("X(i,j) = M(i,j) * A(i,k) * W(k,j)", {"M": "csr"}),
     ("x(i) = A(i,j) * v(j)", {"A": "csr"}),
     ("X(i,j) = A(i,j) + B(i,j)", {"A": "csr", "B": "csc"}),
     ("X(i,j) = A(i,j,k) * v(k)", {"A": "dcc"}),
 ]
 #: the chosen order's simulated cycles are within this factor of the best valid order's
-#: (inputs of at least ~10 entries per fiber; on tiny ones fixed pipeline latencies, which
-#: the token count ignores, dominate: docs/cost.md)
+#: (a few entries per fiber and ≥ ~30 per operand; on tiny inputs fixed pipeline
+#: latencies, which the estimate ignores, dominate: docs/cost.md)
 CYCLE_FACTOR = 1.5
 
 
@@ -129,23 +130,27 @@ def test_chosen_order_has_the_minimum_estimated_cost(expr, fmts, n, m, k, densit
 
 @pytest.mark.parametrize("expr,fmts", CASES)
 @settings(max_examples=3, deadline=None)
-@given(n=st.integers(10, 20), m=st.integers(10, 20), k=st.integers(8, 20),
-       density=st.sampled_from([0.1, 0.3]), seed=st.integers(0, 99))
+@given(n=st.integers(12, 24), m=st.integers(12, 24), k=st.integers(10, 24),
+       density=st.sampled_from([0.2, 0.4]), seed=st.integers(0, 99))
 def test_chosen_order_simulates_near_the_best_and_is_correct(expr, fmts, n, m, k, density,
                                                              seed):
-    """The honest check: the heuristic's pick against the simulator's cycle counts."""
+    """The honest check: the heuristic's pick against the simulator's cycle counts. The
+    simulators bind a transposed input before the run, so each order's simulated cycles
+    get the same priced re-sort the search adds (``transpose_tokens``)."""
     shapes = _shapes(expr, {"i": n, "j": m, "k": k})
     arrays = _inputs(shapes, fmts, density, seed)
     chosen = compile_expression(expr, fmts, shapes, stats=arrays)
-    cycles = {}
-    for o, g in _valid(expr, fmts, shapes).items():
-        if not _out_moved(g):
-            cycles[o] = simulate(g, arrays).cycles
+
+    def simulated(g) -> float:
+        return simulate(g, arrays).cycles + sum(order_cost(g, arrays).transposes.values())
+
+    cycles = {o: simulated(g) for o, g in _valid(expr, fmts, shapes).items()
+              if not _out_moved(g)}
     run = simulate(chosen, arrays)
     (out,) = run.outputs
     np.testing.assert_allclose(run.dense(out), _numpy(expr, arrays), rtol=1e-4, atol=1e-4)
     order = ",".join(chosen.meta["order"])
-    assert run.cycles <= CYCLE_FACTOR * min(cycles.values()), (order, cycles)
+    assert simulated(chosen) <= CYCLE_FACTOR * min(cycles.values()), (order, cycles)
 
 
 def test_gcn_linear_avoids_the_scanned_dense_order():
