@@ -130,6 +130,9 @@ class Estimate:
     words_written: dict[str, float] = field(default_factory=dict)
     #: expected data tokens on each edge
     tokens: dict[str, float] = field(default_factory=dict)
+    #: expected tokens at each node's busiest port (an accumulator: input + drained
+    #: output, which it cannot overlap); :func:`cycle_estimate` reads it
+    busy: dict[str, float] = field(default_factory=dict)
 
     @property
     def bytes(self) -> float:
@@ -150,6 +153,7 @@ class _Walker:
         self.est = Estimate()
         self.writers: dict[tuple[str, int], _Stream] = {}
         self.levels: dict[str, list[tuple[int, float]]] = {}
+        self.drained: dict[str, float] = {}  # accumulator -> expected input values
 
     def run(self) -> Estimate:
         for nid in self.graph.topological_order():
@@ -162,10 +166,17 @@ class _Walker:
                 self.out[(nid, port)] = stream
         self._write_levels()
         est = self.est
+        busy = est.busy
         for e in self.graph.edges:
-            s = self.out.get((e.src_node, e.src.rsplit(".", 1)[1]))
+            src, _, port = e.src.rpartition(".")
+            s = self.out.get((src, port))
             if s is not None:
-                est.tokens[e.name] = s.count * (s.real if e.kind == "ref" else 1.0)
+                t = est.tokens[e.name] = s.count * (s.real if e.kind == "ref" else 1.0)
+                dst = e.dst.rpartition(".")[0]
+                busy[src] = max(busy.get(src, 0.0), t)
+                busy[dst] = max(busy.get(dst, 0.0), t)
+        for nid, drained in self.drained.items():  # an accumulator: input, then drain
+            busy[nid] = drained + self.out[(nid, "val")].count
         est.flops = sum(est.flops_by_node.values())
         est.bytes_read = WORD_BYTES * sum(est.words_read.values())
         est.bytes_written = WORD_BYTES * sum(est.words_written.values())
@@ -250,6 +261,7 @@ class _Walker:
 
     def _op_spacc(self, node: Node) -> dict[str, _Stream]:
         self._flops(node, "val_in")
+        self.drained[node.id] = self._in(node, "val_in").count
         crd = self._in(node, "crd_in")
         (nk, pk), (nj, pj) = crd.inner(2)
         s = _Stream(crd.levels[:-2] + ((nj, _union_of(nk, pk * pj)),))
@@ -257,6 +269,7 @@ class _Walker:
 
     def _op_spacc2(self, node: Node) -> dict[str, _Stream]:
         self._flops(node, "val_in")
+        self.drained[node.id] = self._in(node, "val_in").count
         crd = self._in(node, "crd0_in")
         (nk, pk), (ni, pi), (nj, pj) = crd.inner(3)
         rows = _union_of(nk, pk * pi * _union_of(nj, pj))   # row i has an entry
@@ -361,27 +374,17 @@ def transpose_tokens(stats: TensorStats, fmt: str | Format) -> float:
 #: with the stream the repsig came from): with depth-``d`` FIFOs a repeated stream moves
 #: one token per ``max(1, REPEAT_LOOP / d)`` cycles (measured 3.0, 1.5, 1.05 at d = 2, 4, 8)
 REPEAT_LOOP = 6.0
-_ACCUMULATORS = ("spacc", "spacc2")
 
 
 def cycle_estimate(graph: Graph, est: Estimate) -> float:
-    """Expected cycles of a pipelined graph: its busiest node.
-
-    A node is busy for the largest token count on any of its streams; an accumulator
-    for its input plus its drained output (it accepts nothing while draining); a
-    ``repeat``/``broadcast`` node's count is multiplied by its reconvergent-loop
-    slowdown (:data:`REPEAT_LOOP`).
-    """
+    """Expected cycles of a pipelined graph: its busiest node (:attr:`Estimate.busy`:
+    the largest expected token count on any of its streams; an accumulator's input
+    plus its drained output, since it accepts nothing while draining), a
+    ``repeat``/``broadcast`` node's count multiplied by its reconvergent-loop slowdown
+    (:data:`REPEAT_LOOP`)."""
     busiest = 0.0
-    for nid, node in graph.nodes.items():
-        ins = {p: est.tokens.get(e.name, 0.0) for p, e in graph.in_edges[nid].items()}
-        outs = {p: max(est.tokens.get(e.name, 0.0) for e in es)
-                for p, es in graph.out_edges[nid].items()}
-        if node.op in _ACCUMULATORS:
-            busy = ins.get("val_in", 0.0) + outs.get("val", 0.0)
-        else:
-            busy = max([*ins.values(), *outs.values(), 0.0])
-        if node.op in ("repeat", "broadcast"):
+    for nid, busy in est.busy.items():
+        if graph.nodes[nid].op in ("repeat", "broadcast"):
             depths = [e.depth for es in graph.out_edges[nid].values() for e in es]
             if depths and None not in depths:
                 busy *= max(1.0, REPEAT_LOOP / max(1, min(depths)))

@@ -218,8 +218,7 @@ def _candidates(graph: OrderGraph, assign: Assignment, sizes: Mapping[str, int],
     head = list(islice(rest, extra))
     # orders whose loops cannot be shared go last: the lowering would reject them, but
     # their reasons still make the error message if nothing else lowers
-    ranked = sorted(guesses + head,
-                    key=lambda o: (not factorer.nests(o), factorer.cost(o, sizes)))
+    ranked = sorted(guesses + head, key=lambda o: factorer.rank(o, sizes))
     seen = set()
     for order in chain(ranked, islice(rest, max(0, MAX_TRIES - extra))):
         if tuple(order) not in seen:

@@ -27,6 +27,8 @@ from compiler import (
     order_cost,
 )
 from compiler._cost import transpose_tokens
+from compiler._factor import Factorer
+from compiler._parse import parse
 from ir import Schedule
 from sim_models.python import simulate
 
@@ -215,3 +217,14 @@ def test_compile_model_kernels_take_their_cheapest_order():
     assert order_cost(k.graph, stats).total == pytest.approx(min(costs.values()))
     fused = compile_model(prog, Schedule.fused(prog), stats=stats)
     assert "order_search" in fused.regions[0].kernels[0].graph.meta
+
+
+@settings(max_examples=20, deadline=None)
+@given(data=st.data())
+def test_factorer_rank_is_nests_and_cost_in_one_pass(data):
+    text = "Y(i,j) = relu(sum(k) A(i,k) * sum(l) X(k,l) * W(l,j) + b(j))"
+    assign = parse(text)
+    f = Factorer(assign.rhs, assign.target.indices)
+    order = data.draw(st.permutations(["i", "j", "k", "l"]))
+    sizes = {"i": 5, "j": 3, "k": 7, "l": 2}
+    assert f.rank(order, sizes) == (not f.nests(order), f.cost(order, sizes))
