@@ -58,6 +58,12 @@ class Kernel:
         return [n for n, t in self.graph.tensors.items() if t.role == "input"]
 
     @property
+    def costed(self) -> int:
+        """Candidate orders lowered and costed (``graph.meta["order_search"]``)."""
+        rows = self.graph.meta.get("order_search", {}).get("candidates", [])
+        return sum("cost" in r for r in rows)
+
+    @property
     def outputs(self) -> list[str]:
         return [n for n, t in self.graph.tensors.items() if t.role == "output"]
 
@@ -113,7 +119,7 @@ class CompiledModel:
                              + (f"; transposed {moved}" if moved else "")
                              + f"; {len(k.graph.nodes)} nodes; "
                              f"{k.compile_seconds * 1e3:.1f} ms, "
-                             f"{len(k.tried) + 1} order(s) tried")
+                             f"{k.costed} order(s) costed, {len(k.tried)} rejected")
         return "\n".join(lines)
 
 
