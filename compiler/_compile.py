@@ -6,13 +6,13 @@ import gc
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import permutations
+from itertools import pairwise, permutations
 from typing import Any
 
 from ir import Format, Graph, GraphError
 
 from ._ast import Assignment, accesses
-from ._cost import order_cost
+from ._cost import TensorStats, input_stats, order_cost, transpose_tokens
 from ._errors import LoweringError
 from ._factor import Factorer
 from ._layout import index_sizes, layouts, parse_formats, transposes_needed
@@ -82,7 +82,13 @@ def compile_expression(expr: str | Assignment,
     with no_gc_pauses():
         if order is not None:
             return job.build(parse_order(norm, order))
-        return _search(job, stats or {})
+        known = {}  # measured once (a tensor given as stats), not per candidate
+        for a in accesses(norm.assignment.rhs):
+            fmt = fmts.get(a.tensor) or Format.dense(len(a.indices))
+            known[a.tensor] = input_stats((stats or {}).get(a.tensor),
+                                          tuple(idx_sizes[i] for i in a.indices), fmt,
+                                          "the expression", a.tensor)
+        return _search(job, known)
 
 
 @contextmanager
@@ -163,14 +169,16 @@ def parse_order(norm: Normalized, order: str | Sequence[str]) -> list[str]:
     return [v for p in parts for v in norm.indices if norm.user[v] == p]
 
 
-def _search(job: _Job, stats: Mapping[str, Any]) -> Graph:
+def _search(job: _Job, stats: Mapping[str, TensorStats]) -> Graph:
     """The cheapest candidate order by :func:`order_cost`.
 
     Candidates: every permutation of the indices (up to :data:`MAX_SEARCH` of them,
     else only the preferred order), pre-ranked by (output in its requested layout,
     fewest input transposes, fewest points under factored iteration); the first
-    :func:`cost_tries` that lower are costed (all of them for small kernels). An
-    order that would write the output permuted only wins if none writes it as asked.
+    :func:`cost_tries` that lower are costed (all of them for small kernels); an order
+    whose transposed sparse inputs alone cost as much as the best so far is pruned
+    before lowering. An order that would write the output permuted only wins if none
+    writes it as asked.
     The preferred order lists output indices (in the output's storage order when a
     format is given) and then reduced indices, innermost last.
     """
@@ -196,10 +204,16 @@ def _search(job: _Job, stats: Mapping[str, Any]) -> Graph:
                        factorer.cost(internal, job.idx_sizes), n, internal))
     ranked.sort(key=lambda r: r[:3])
     search, tries = OrderSearch(), cost_tries(factorer.size)
+    resort = _resort_costs(job, stats)
     for (out_moved, _), _, n, internal in ranked:
         order = [norm.user[v] for v in internal]
         if search.costed >= tries:
             search.skip(order)
+            continue
+        pos = {v: k for k, v in enumerate(internal)}
+        bound = sum(cost for levels, cost in resort.values()
+                    if any(pos[a] > pos[b] for a, b in pairwise(levels)))
+        if search.prune(order, bound, out_moved):
             continue
         try:
             graph = job.build(internal)
@@ -208,3 +222,16 @@ def _search(job: _Job, stats: Mapping[str, Any]) -> Graph:
             continue
         search.add(order, graph, order_cost(graph, stats), out_moved)
     return search.finish(f"{len(candidates)} permutation(s) of {len(preferred)} indices")
+
+
+def _resort_costs(job: _Job, stats: Mapping[str, TensorStats]
+                  ) -> dict[str, tuple[tuple[str, ...], float]]:
+    """Every sparse input: its indices in storage order and the cost of re-sorting it
+    (:func:`transpose_tokens`), a lower bound on any order that transposes it."""
+    out = {}
+    for a in accesses(job.norm.assignment.rhs):
+        fmt = job.fmts.get(a.tensor) or Format.dense(len(a.indices))
+        cost = transpose_tokens(stats[a.tensor], fmt)
+        if cost > 0 and a.tensor not in out:
+            out[a.tensor] = (tuple(a.indices[m] for m in fmt.mode_order), cost)
+    return out

@@ -22,7 +22,8 @@ from typing import Any
 from ir import FiberTree, Format, Graph, Node
 
 __all__ = ["TensorStats", "Estimate", "estimate", "WORD_BYTES", "OrderCost", "order_cost",
-           "transpose_tokens", "cycle_estimate", "DEFAULT_DENSITY", "REPEAT_LOOP"]
+           "transpose_tokens", "cycle_estimate", "input_stats", "DEFAULT_DENSITY",
+           "REPEAT_LOOP"]
 
 WORD_BYTES = 4
 
@@ -355,6 +356,16 @@ def as_stats(s: TensorStats | float | Any, shape: tuple[int, ...], fmt: str | Fo
 DEFAULT_DENSITY = 0.1
 
 
+def input_stats(given: TensorStats | float | Any | None, shape: tuple[int, ...],
+                fmt: str | Format, where: str, name: str) -> TensorStats:
+    """:func:`as_stats` of ``given``, or the default for a tensor stored in ``fmt``:
+    density 1 if every level is dense, else :data:`DEFAULT_DENSITY`."""
+    if given is None:
+        f = Format.parse(fmt, len(shape))
+        given = 1.0 if all(f.is_dense(lv) for lv in range(f.ndim)) else DEFAULT_DENSITY
+    return as_stats(given, shape, fmt, where, name)
+
+
 def transpose_tokens(stats: TensorStats, fmt: str | Format) -> float:
     """Cost of a permuted copy of a tensor stored in ``fmt``, in stream tokens.
 
@@ -421,12 +432,8 @@ def order_cost(graph: Graph, stats: Mapping[str, TensorStats | float | Any] | No
         if spec.role != "input":
             continue
         asked = moved.get(name, {}).get("requested", spec.format)
-        given = stats.get(name)
-        if given is None:
-            f = Format.parse(asked, len(spec.shape))
-            dense = all(f.is_dense(lv) for lv in range(f.ndim))
-            given = 1.0 if dense else DEFAULT_DENSITY
-        full[name] = as_stats(given, spec.shape, asked, f"graph {graph.name!r}", name)
+        full[name] = input_stats(stats.get(name), spec.shape, asked, f"graph {graph.name!r}",
+                                 name)
     est = estimate(graph, full)
     return OrderCost(cycle_estimate(graph, est), sum(est.tokens.values()),
                      {t: transpose_tokens(full[t], v["requested"]) for t, v in moved.items()

@@ -19,7 +19,7 @@ from ir import Graph, Program, ProgramError, Region, Schedule, Statement, Tensor
 
 from ._ast import Assignment, accesses
 from ._compile import compile_expression, cost_tries, no_gc_pauses
-from ._cost import TensorStats, as_stats, order_cost
+from ._cost import TensorStats, as_stats, input_stats, order_cost, transpose_tokens
 from ._errors import LoweringError
 from ._factor import Factorer
 from ._fusion import FusedExpression, fuse_region
@@ -172,7 +172,9 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
     tensors = [fused.target, *fused.reads]
     fmts = {t: formats[t] for t in tensors}
     shapes = {t: program.tensors[t].shape for t in tensors}
-    known = {t: stats[t] for t in fused.reads if t in stats}
+    known = {t: input_stats(stats.get(t), shapes[t], fmts[t], f"region {reg.name!r}", t)
+             for t in fused.reads}
+    resort = {t: transpose_tokens(known[t], fmts[t]) for t in fused.reads}
     dtype = program.tensors[fused.target].dtype
     name = f"{program.name}.{reg.name}.{fused.target}"
     tried: list[tuple[list[str], str]] = []
@@ -186,6 +188,8 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
         if search.costed >= budget or len(tried) >= MAX_TRIES:
             search.skip()
             break
+        if search.prune(order, sum(resort[t] for t in graph_of.transposes(order))):
+            continue
         try:
             graph = compile_expression(fused.assignment, fmts, shapes, order=order,
                                        transpose=reg.transpose, depth=depth, dtype=dtype,

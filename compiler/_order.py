@@ -331,6 +331,15 @@ class OrderSearch:
         if self.best is None or key < self.best[0]:
             self.best = (key, graph)
 
+    def prune(self, order: Sequence[str], bound: float, out_moved: bool = False) -> bool:
+        """Skip ``order`` (recording why) when a lower bound on its cost — the re-sorting
+        its transposed sparse inputs need, known before lowering — already reaches the
+        best cost found; returns whether it was pruned."""
+        if self.best is None or (out_moved, bound) < self.best[0][:2]:
+            return False
+        self.rows.append({"order": ",".join(order), "pruned": bound})
+        return True
+
     def reject(self, order: Sequence[str], exc: LoweringError, rank: int | None = None
                ) -> None:
         self.errors.append((len(self.rows) if rank is None else rank, exc))
@@ -367,7 +376,9 @@ def explain_orders(graph: Graph, stats: Mapping[str, object] | None = None) -> s
     costed = sorted((c for c in cands if "cost" in c),
                     key=lambda c: (c.get("output_permuted", False), c["cost"]))
     invalid = [c for c in cands if "invalid" in c]
+    pruned = [c for c in cands if "pruned" in c]
     lines = [head, f"  {search['space']}: {len(costed)} costed, {len(invalid)} invalid"
+             + (f", {len(pruned)} pruned" if pruned else "")
              + (f", {search['not_costed']} not costed (search budget)"
                 if search["not_costed"] else "")
              + "; cost = expected cycles (busiest node) + re-sorting of transposed sparse "
@@ -380,6 +391,10 @@ def explain_orders(graph: Graph, stats: Mapping[str, object] | None = None) -> s
         note = " (writes the output permuted)" if c.get("output_permuted") else ""
         lines.append(f"  {mark} {c['order']:<{width}}  cost {c['cost']:>12,.0f}  = cycles "
                      f"{c['cycles']:,.0f}{moved}{note}  ({c['tokens']:,.0f} tokens)")
+    best = costed[0]["cost"] if costed else 0.0
+    for c in pruned:
+        lines.append(f"    {c['order']:<{width}}  pruned: re-sorting its transposed sparse "
+                     f"inputs alone costs {c['pruned']:,.0f} >= the best {best:,.0f}")
     for c in invalid:
         lines.append(f"    {c['order']:<{width}}  invalid: {c['invalid']}")
     return "\n".join(lines)
