@@ -28,11 +28,14 @@ MAX_SEARCH = 6
 #: at most this many candidate orders are lowered and costed (5! = 120: exhaustive up
 #: to five indices for small expressions)
 COST_TRIES = 120
+#: why an order whose loops cannot be shared (``Factorer.nests``) is not lowered
+SPLIT_LOOPS = ("the operands of one of its loops sit at different loop depths, which "
+               "the lowering rejects (not lowered)")
 #: expression nodes lowered and costed per expression (each costed order lowers the
 #: whole expression once): every candidate of a small kernel, one of a fully fused GPT
 #: layer; the search costs ``COST_BUDGET // size`` orders (at least 1, at most
 #: :data:`COST_TRIES`) in the order of its pre-ranking
-COST_BUDGET = 1_000
+COST_BUDGET = 600
 
 
 def cost_tries(size: int) -> int:
@@ -62,6 +65,34 @@ def compile_expression(expr: str | Assignment,
     unless ``transpose=False``. ``reduce`` is the reduction for implicit (einsum)
     indices.
     """
+    job = prepare(expr, formats, shapes, sizes=sizes, reduce=reduce, dtype=dtype,
+                  depth=depth, transpose=transpose, name=name)
+    norm, fmts, idx_sizes = job.norm, job.fmts, job.idx_sizes
+    tensors = {a.tensor for a in accesses(norm.assignment.rhs)}
+    unknown = sorted(set(stats or {}) - tensors)
+    if unknown:
+        raise LoweringError(f"stats given for {unknown}, which the expression does not "
+                            f"read; its inputs are {sorted(tensors)}")
+    with no_gc_pauses():
+        if order is not None:
+            return job.build(parse_order(norm, order))
+        known = {}  # measured once (a tensor given as stats), not per candidate
+        for a in accesses(norm.assignment.rhs):
+            fmt = fmts.get(a.tensor) or Format.dense(len(a.indices))
+            known[a.tensor] = input_stats((stats or {}).get(a.tensor),
+                                          tuple(idx_sizes[i] for i in a.indices), fmt,
+                                          "the expression", a.tensor)
+        return _search(job, known)
+
+
+def prepare(expr: str | Assignment, formats: Mapping[str, str | Format] | None = None,
+            shapes: Mapping[str, Sequence[int]] | None = None, *,
+            sizes: Mapping[str, int] | None = None, reduce: str = "sum",
+            dtype: str = "float32", depth: int | None = 2, transpose: bool = True,
+            name: str | None = None) -> _Job:
+    """Everything of :func:`compile_expression` that does not depend on the order,
+    checked once: ``prepare(...).build(parse_order(job.norm, order))`` compiles one
+    order (the model compiler costs many orders of one fused expression this way)."""
     assign = parse(expr) if isinstance(expr, str) else expr
     if not isinstance(assign, Assignment):
         raise TypeError(f"expr must be a str or Assignment, got {type(expr).__name__}")
@@ -73,22 +104,7 @@ def compile_expression(expr: str | Assignment,
     norm = normalize(assign, reduce)
     fmts = parse_formats(norm, formats or {})
     idx_sizes = index_sizes(norm, shapes or {}, sizes or {})
-    tensors = {a.tensor for a in accesses(norm.assignment.rhs)}
-    unknown = sorted(set(stats or {}) - tensors)
-    if unknown:
-        raise LoweringError(f"stats given for {unknown}, which the expression does not "
-                            f"read; its inputs are {sorted(tensors)}")
-    job = _Job(assign, norm, fmts, idx_sizes, transpose, dtype, depth, name or "einsum")
-    with no_gc_pauses():
-        if order is not None:
-            return job.build(parse_order(norm, order))
-        known = {}  # measured once (a tensor given as stats), not per candidate
-        for a in accesses(norm.assignment.rhs):
-            fmt = fmts.get(a.tensor) or Format.dense(len(a.indices))
-            known[a.tensor] = input_stats((stats or {}).get(a.tensor),
-                                          tuple(idx_sizes[i] for i in a.indices), fmt,
-                                          "the expression", a.tensor)
-        return _search(job, known)
+    return _Job(assign, norm, fmts, idx_sizes, transpose, dtype, depth, name or "einsum")
 
 
 @contextmanager
@@ -174,8 +190,10 @@ def _search(job: _Job, stats: Mapping[str, TensorStats]) -> Graph:
 
     Candidates: every permutation of the indices (up to :data:`MAX_SEARCH` of them,
     else only the preferred order), pre-ranked by (output in its requested layout,
-    fewest input transposes, fewest points under factored iteration); the first
-    :func:`cost_tries` that lower are costed (all of them for small kernels); an order
+    fewest input transposes, loops that nest, fewest points under factored iteration;
+    an order whose loops do not nest is not lowered once another order has); the first
+    :func:`cost_tries` that lower are costed (all of them for small kernels), trying at
+    most three times as many once one has lowered; an order
     whose transposed sparse inputs alone cost as much as the best so far is pruned
     before lowering. An order that would write the output permuted only wins if none
     writes it as asked.
@@ -201,20 +219,25 @@ def _search(job: _Job, stats: Mapping[str, TensorStats]) -> Graph:
     for n, cand in enumerate(candidates):
         internal = [v for u in cand for v in internal_of[u]]
         ranked.append((transposes({v: k for k, v in enumerate(internal)}),
-                       factorer.cost(internal, job.idx_sizes), n, internal))
+                       factorer.rank(internal, job.idx_sizes), n, internal))
     ranked.sort(key=lambda r: r[:3])
     search, tries = OrderSearch(), cost_tries(factorer.size)
     resort = _resort_costs(job, stats)
-    for (out_moved, _), _, n, internal in ranked:
+    lowered = 0
+    for (out_moved, _), (split, _), n, internal in ranked:
         order = [norm.user[v] for v in internal]
-        if search.costed >= tries:
+        if search.costed >= tries or (search.best is not None and lowered >= 3 * tries):
             search.skip(order)
+            continue
+        if split and search.best is not None:  # the lowering would reject it
+            search.reject(order, LoweringError(SPLIT_LOOPS), n)
             continue
         pos = {v: k for k, v in enumerate(internal)}
         bound = sum(cost for levels, cost in resort.values()
                     if any(pos[a] > pos[b] for a, b in pairwise(levels)))
         if search.prune(order, bound, out_moved):
             continue
+        lowered += 1
         try:
             graph = job.build(internal)
         except LoweringError as exc:

@@ -18,7 +18,7 @@ from typing import Any
 from ir import Graph, Program, ProgramError, Region, Schedule, Statement, TensorDecl
 
 from ._ast import Assignment, accesses
-from ._compile import compile_expression, cost_tries, no_gc_pauses
+from ._compile import cost_tries, no_gc_pauses, parse_order, prepare
 from ._cost import TensorStats, as_stats, input_stats, order_cost, transpose_tokens
 from ._errors import LoweringError
 from ._factor import Factorer
@@ -182,6 +182,8 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
              for m, v in enumerate(a.indices)}
     factorer = Factorer(fused.assignment.rhs, fused.assignment.target.indices)
     budget = cost_tries(factorer.size)
+    job = prepare(fused.assignment, fmts, shapes, transpose=reg.transpose, depth=depth,
+                  dtype=dtype, name=name)
     search = OrderSearch()
     for order in _candidates(graph_of, fused.assignment, sizes, user, reg.transpose,
                              factorer):
@@ -191,9 +193,7 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
         if search.prune(order, sum(resort[t] for t in graph_of.transposes(order))):
             continue
         try:
-            graph = compile_expression(fused.assignment, fmts, shapes, order=order,
-                                       transpose=reg.transpose, depth=depth, dtype=dtype,
-                                       name=name)
+            graph = job.build(parse_order(job.norm, order))
         except LoweringError as exc:
             tried.append((order, exc.message))
             search.reject(order, exc)
