@@ -8,14 +8,14 @@ lowering rules, transposes and limits.
 
 from ._ast import FUNCTIONS, Access, Assignment, BinOp, Call, Const, Expr, Neg, Reduction
 from ._compile import compile_expression, parse_order
-from ._cost import Estimate, TensorStats, estimate
+from ._cost import DEFAULT_DENSITY, Estimate, OrderCost, TensorStats, estimate, order_cost
 from ._errors import CompileError, LoweringError, ParseError
 from ._evaluate import evaluate
 from ._factor import Factoring, factor
 from ._fusion import FusedExpression, FusionError, format_assignment, fuse_region, region_exports
 from ._model import CompiledModel, CompiledRegion, Kernel, compile_model, einsum_program
 from ._normalize import Normalized, normalize
-from ._order import Conflict, OrderError, OrderGraph, Orders, order_graph
+from ._order import Conflict, OrderError, OrderGraph, Orders, explain_orders, order_graph
 from ._parse import parse
 from ._table import Entry, FusionTable, fusion_table
 
@@ -32,6 +32,8 @@ __all__ = [
     "compile_model", "einsum_program", "CompiledModel", "CompiledRegion", "Kernel", "fuse_region",
     "region_exports", "FusedExpression", "format_assignment", "order_graph", "OrderGraph",
     "Orders", "Conflict",
+    # the cost-chosen order: its objective and the candidates weighed
+    "order_cost", "OrderCost", "DEFAULT_DENSITY", "explain_orders",
     # torch frontend (loaded on first use: it imports torch) and the numpy oracle
     "from_torch", "torch_weights", "torch_inputs", "to_array", "FrontendError", "evaluate",
     # cost heuristic (FLOPs/bytes from shapes and densities)

@@ -123,10 +123,13 @@ def children(e: Expr) -> tuple[Expr, ...]:
 
 
 def walk(e: Expr) -> Iterator[Expr]:
-    """Every node of ``e``, parents before children, left to right."""
-    yield e
-    for child in children(e):
-        yield from walk(child)
+    """Every node of ``e``, parents before children, left to right (iteratively: a
+    recursive generator costs the depth per node, and fused layers nest hundreds deep)."""
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(children(node)))
 
 
 def accesses(e: Expr) -> list[Access]:

@@ -2,23 +2,45 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from itertools import permutations
+import gc
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from itertools import pairwise, permutations
+from typing import Any
 
 from ir import Format, Graph, GraphError
 
-from ._ast import Assignment
+from ._ast import Assignment, accesses
+from ._cost import TensorStats, input_stats, order_cost, transpose_tokens
 from ._errors import LoweringError
 from ._factor import Factorer
-from ._layout import Layout, index_sizes, layouts, parse_formats, transposes_needed
-from ._lower import Lowered, lower_order
+from ._layout import index_sizes, layouts, parse_formats, transposes_needed
+from ._lower import lower_order
 from ._normalize import Normalized, normalize
+from ._order import OrderSearch
 from ._parse import parse
 
 __all__ = ["compile_expression", "parse_order"]
 
 #: the default order search enumerates permutations up to this many index variables
 MAX_SEARCH = 6
+#: at most this many candidate orders are lowered and costed (5! = 120: exhaustive up
+#: to five indices for small expressions)
+COST_TRIES = 120
+#: why an order whose loops cannot be shared (``Factorer.nests``) is not lowered
+SPLIT_LOOPS = ("the operands of one of its loops sit at different loop depths, which "
+               "the lowering rejects (not lowered)")
+#: expression nodes lowered and costed per expression (each costed order lowers the
+#: whole expression once): every candidate of a small kernel, one of a fully fused GPT
+#: layer; the search costs ``COST_BUDGET // size`` orders (at least 1, at most
+#: :data:`COST_TRIES`) in the order of its pre-ranking
+COST_BUDGET = 600
+
+
+def cost_tries(size: int) -> int:
+    """How many orders the search lowers and costs for an expression of ``size`` nodes."""
+    return max(1, min(COST_TRIES, COST_BUDGET // max(size, 1)))
 
 
 def compile_expression(expr: str | Assignment,
@@ -27,17 +49,50 @@ def compile_expression(expr: str | Assignment,
                        sizes: Mapping[str, int] | None = None,
                        order: str | Sequence[str] | None = None, reduce: str = "sum",
                        dtype: str = "float32", depth: int | None = 2,
-                       transpose: bool = True, name: str | None = None) -> Graph:
+                       transpose: bool = True, name: str | None = None,
+                       stats: Mapping[str, Any] | None = None) -> Graph:
     """Compile one tensor index expression into a validated SAMML :class:`ir.Graph`.
 
     ``formats`` maps tensor names (inputs and the output) to format specs (``"csr"``,
     ``"dc"``, ``"dc:1,0"``…; default dense). ``shapes`` gives tensor shapes, ``sizes``
     index sizes; together they must fix every index. ``order`` is the dataflow (loop)
-    order, e.g. ``"i,k,j"``; by default the compiler picks a concordant order that needs
-    the fewest transposes and prefers a reducer over a sparse accumulator. Discordant
-    operands are transposed in memory (their graph format is permuted) unless
-    ``transpose=False``. ``reduce`` is the reduction for implicit (einsum) indices.
+    order, e.g. ``"i,k,j"``; by default the compiler lowers the candidate orders and
+    keeps the cheapest by :func:`compiler.order_cost` (``docs/cost.md``), given the
+    inputs' ``stats`` (per tensor: a density, a :class:`TensorStats` or the tensor
+    itself; unknown sparse inputs get :data:`DEFAULT_DENSITY`); the candidates and
+    their costs are in ``graph.meta["order_search"]`` (:func:`compiler.explain_orders`).
+    Discordant operands are transposed in memory (their graph format is permuted)
+    unless ``transpose=False``. ``reduce`` is the reduction for implicit (einsum)
+    indices.
     """
+    job = prepare(expr, formats, shapes, sizes=sizes, reduce=reduce, dtype=dtype,
+                  depth=depth, transpose=transpose, name=name)
+    norm, fmts, idx_sizes = job.norm, job.fmts, job.idx_sizes
+    tensors = {a.tensor for a in accesses(norm.assignment.rhs)}
+    unknown = sorted(set(stats or {}) - tensors)
+    if unknown:
+        raise LoweringError(f"stats given for {unknown}, which the expression does not "
+                            f"read; its inputs are {sorted(tensors)}")
+    with no_gc_pauses():
+        if order is not None:
+            return job.build(parse_order(norm, order))
+        known = {}  # measured once (a tensor given as stats), not per candidate
+        for a in accesses(norm.assignment.rhs):
+            fmt = fmts.get(a.tensor) or Format.dense(len(a.indices))
+            known[a.tensor] = input_stats((stats or {}).get(a.tensor),
+                                          tuple(idx_sizes[i] for i in a.indices), fmt,
+                                          "the expression", a.tensor)
+        return _search(job, known)
+
+
+def prepare(expr: str | Assignment, formats: Mapping[str, str | Format] | None = None,
+            shapes: Mapping[str, Sequence[int]] | None = None, *,
+            sizes: Mapping[str, int] | None = None, reduce: str = "sum",
+            dtype: str = "float32", depth: int | None = 2, transpose: bool = True,
+            name: str | None = None) -> _Job:
+    """Everything of :func:`compile_expression` that does not depend on the order,
+    checked once: ``prepare(...).build(parse_order(job.norm, order))`` compiles one
+    order (the model compiler costs many orders of one fused expression this way)."""
     assign = parse(expr) if isinstance(expr, str) else expr
     if not isinstance(assign, Assignment):
         raise TypeError(f"expr must be a str or Assignment, got {type(expr).__name__}")
@@ -49,28 +104,61 @@ def compile_expression(expr: str | Assignment,
     norm = normalize(assign, reduce)
     fmts = parse_formats(norm, formats or {})
     idx_sizes = index_sizes(norm, shapes or {}, sizes or {})
-    name = name or "einsum"
-    if order is not None:
-        internal = parse_order(norm, order)
-        lays = _layouts(norm, fmts, idx_sizes, internal, transpose)
-        lowered = lower_order(norm, internal, lays, dtype, depth, name)
-    else:
-        internal, lays, lowered = _search(norm, fmts, idx_sizes, transpose, dtype, depth, name)
-    meta = {
-        "kernel": name,
-        "expression": norm.assignment.source or str(assign),
-        "normalized": str(norm.assignment),
-        "order": [norm.user[v] for v in internal],
-        "formats": {t: str(lay.format) for t, lay in lays.items()},
-        "transposed": {t: {"requested": str(lay.requested), "bound": str(lay.format)}
-                       for t, lay in lays.items() if lay.requested is not None},
-        "reductions": lowered.reductions,
-        "fusion_table": lowered.table.to_json(),
-    }
+    return _Job(assign, norm, fmts, idx_sizes, transpose, dtype, depth, name or "einsum")
+
+
+@contextmanager
+def no_gc_pauses() -> Iterator[None]:
+    """Run without cyclic garbage collection (restored after, if it was on).
+
+    Compiling allocates millions of short-lived objects, all freed by reference
+    counting; the collections they trigger rescan the whole heap (torch's, when the
+    frontend is loaded) and took a quarter of a fused GPT layer's compile time.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
     try:
-        return lowered.builder.build(**meta)
-    except GraphError as exc:  # the lowering made an invalid graph: a compiler bug
-        raise AssertionError(f"compiler produced an invalid graph: {exc}") from exc
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+@dataclass(frozen=True)
+class _Job:
+    """Everything but the order: one expression to lower, for any order."""
+
+    assign: Assignment
+    norm: Normalized
+    fmts: Mapping[str, Format]
+    idx_sizes: Mapping[str, int]
+    transpose: bool
+    dtype: str
+    depth: int | None
+    name: str
+
+    def build(self, internal: list[str]) -> Graph:
+        """The graph for one internal order (``LoweringError`` if it cannot lower)."""
+        norm = self.norm
+        position = {v: n for n, v in enumerate(internal)}
+        text = ",".join(norm.user[v] for v in internal)
+        lays = layouts(norm, self.fmts, self.idx_sizes, position, self.transpose, text)
+        lowered = lower_order(norm, internal, lays, self.dtype, self.depth, self.name)
+        meta = {
+            "kernel": self.name,
+            "expression": norm.assignment.source or str(self.assign),
+            "normalized": str(norm.assignment),
+            "order": [norm.user[v] for v in internal],
+            "formats": {t: str(lay.format) for t, lay in lays.items()},
+            "transposed": {t: {"requested": str(lay.requested), "bound": str(lay.format)}
+                           for t, lay in lays.items() if lay.requested is not None},
+            "reductions": lowered.reductions,
+            "fusion_table": lowered.table.to_json(),
+        }
+        try:
+            return lowered.builder.build(**meta)
+        except GraphError as exc:  # the lowering made an invalid graph: a compiler bug
+            raise AssertionError(f"compiler produced an invalid graph: {exc}") from exc
 
 
 def parse_order(norm: Normalized, order: str | Sequence[str]) -> list[str]:
@@ -97,24 +185,22 @@ def parse_order(norm: Normalized, order: str | Sequence[str]) -> list[str]:
     return [v for p in parts for v in norm.indices if norm.user[v] == p]
 
 
-def _layouts(norm: Normalized, fmts: Mapping[str, Format], idx_sizes: Mapping[str, int],
-             internal: list[str], transpose: bool) -> dict[str, Layout]:
-    position = {v: n for n, v in enumerate(internal)}
-    text = ",".join(norm.user[v] for v in internal)
-    return layouts(norm, fmts, idx_sizes, position, transpose, text)
+def _search(job: _Job, stats: Mapping[str, TensorStats]) -> Graph:
+    """The cheapest candidate order by :func:`order_cost`.
 
-
-def _search(norm: Normalized, fmts: Mapping[str, Format], idx_sizes: Mapping[str, int],
-            transpose: bool, dtype: str, depth: int | None, name: str
-            ) -> tuple[list[str], dict[str, Layout], Lowered]:
-    """Pick an order: output as requested, fewest input transposes, the fewest points
-    computed under factored iteration (``Factorer.cost``), the smallest
-    accumulator (reduce, then spacc, then spacc2), then closest to the preferred order.
-
+    Candidates: every permutation of the indices (up to :data:`MAX_SEARCH` of them,
+    else only the preferred order), pre-ranked by (output in its requested layout,
+    fewest input transposes, loops that nest, fewest points under factored iteration;
+    an order whose loops do not nest is not lowered once another order has); the first
+    :func:`cost_tries` that lower are costed (all of them for small kernels), trying at
+    most three times as many once one has lowered; an order
+    whose transposed sparse inputs alone cost as much as the best so far is pruned
+    before lowering. An order that would write the output permuted only wins if none
+    writes it as asked.
     The preferred order lists output indices (in the output's storage order when a
-    format is given) and then reduced indices, innermost last — the order in which
-    every reduction is a plain reducer.
+    format is given) and then reduced indices, innermost last.
     """
+    norm, fmts = job.norm, job.fmts
     target = norm.assignment.target
     out_fmt = fmts.get(target.tensor)
     out_names = [target.indices[m] for m in out_fmt.mode_order] if out_fmt else \
@@ -126,33 +212,49 @@ def _search(norm: Normalized, fmts: Mapping[str, Format], idx_sizes: Mapping[str
     preferred = out_names + rest
     candidates = [list(p) for p in permutations(preferred)] if len(preferred) <= MAX_SEARCH \
         else [preferred]
-    ranked: list[tuple[tuple[bool, int], float, int, list[str]]] = []
     transposes = transposes_needed(norm, fmts)
     internal_of = {u: [v for v in norm.indices if norm.user[v] == u] for u in preferred}
     factorer = Factorer(norm.assignment.rhs, norm.assignment.target.indices)
+    ranked = []
     for n, cand in enumerate(candidates):
         internal = [v for u in cand for v in internal_of[u]]
         ranked.append((transposes({v: k for k, v in enumerate(internal)}),
-                       factorer.cost(internal, idx_sizes), n, internal))
-    # the output's requested layout is honoured first: it is what the user reads back;
-    # then the order whose factored iteration computes the fewest points
+                       factorer.rank(internal, job.idx_sizes), n, internal))
     ranked.sort(key=lambda r: r[:3])
-    errors: dict[int, LoweringError] = {}
-    best: tuple[list[str], dict[str, Layout], Lowered] | None = None
-    best_cost = (False, 0)
-    for cost, _, n, internal in ranked:
-        if best is not None and cost > best_cost:
-            break
-        try:
-            lays = _layouts(norm, fmts, idx_sizes, internal, transpose)
-            lowered = lower_order(norm, internal, lays, dtype, depth, name)
-        except LoweringError as exc:
-            errors[n] = exc
+    search, tries = OrderSearch(), cost_tries(factorer.size)
+    resort = _resort_costs(job, stats)
+    lowered = 0
+    for (out_moved, _), (split, _), n, internal in ranked:
+        order = [norm.user[v] for v in internal]
+        if search.costed >= tries or (search.best is not None and lowered >= 3 * tries):
+            search.skip(order)
             continue
-        if best is None or lowered.accumulator < best[2].accumulator:
-            best, best_cost = (internal, lays, lowered), cost
-            if not lowered.accumulator:
-                break
-    if best is None:
-        raise errors[min(errors)]
-    return best
+        if split and search.best is not None:  # the lowering would reject it
+            search.reject(order, LoweringError(SPLIT_LOOPS), n)
+            continue
+        pos = {v: k for k, v in enumerate(internal)}
+        bound = sum(cost for levels, cost in resort.values()
+                    if any(pos[a] > pos[b] for a, b in pairwise(levels)))
+        if search.prune(order, bound, out_moved):
+            continue
+        lowered += 1
+        try:
+            graph = job.build(internal)
+        except LoweringError as exc:
+            search.reject(order, exc, n)
+            continue
+        search.add(order, graph, order_cost(graph, stats), out_moved)
+    return search.finish(f"{len(candidates)} permutation(s) of {len(preferred)} indices")
+
+
+def _resort_costs(job: _Job, stats: Mapping[str, TensorStats]
+                  ) -> dict[str, tuple[tuple[str, ...], float]]:
+    """Every sparse input: its indices in storage order and the cost of re-sorting it
+    (:func:`transpose_tokens`), a lower bound on any order that transposes it."""
+    out = {}
+    for a in accesses(job.norm.assignment.rhs):
+        fmt = job.fmts.get(a.tensor) or Format.dense(len(a.indices))
+        cost = transpose_tokens(stats[a.tensor], fmt)
+        if cost > 0 and a.tensor not in out:
+            out[a.tensor] = (tuple(a.indices[m] for m in fmt.mode_order), cost)
+    return out

@@ -21,7 +21,9 @@ from typing import Any
 
 from ir import FiberTree, Format, Graph, Node
 
-__all__ = ["TensorStats", "Estimate", "estimate", "WORD_BYTES"]
+__all__ = ["TensorStats", "Estimate", "estimate", "WORD_BYTES", "OrderCost", "order_cost",
+           "transpose_tokens", "cycle_estimate", "input_stats", "DEFAULT_DENSITY",
+           "REPEAT_LOOP"]
 
 WORD_BYTES = 4
 
@@ -129,6 +131,9 @@ class Estimate:
     words_written: dict[str, float] = field(default_factory=dict)
     #: expected data tokens on each edge
     tokens: dict[str, float] = field(default_factory=dict)
+    #: expected tokens at each node's busiest port (an accumulator: input + drained
+    #: output, which it cannot overlap); :func:`cycle_estimate` reads it
+    busy: dict[str, float] = field(default_factory=dict)
 
     @property
     def bytes(self) -> float:
@@ -148,6 +153,8 @@ class _Walker:
         self.out: dict[tuple[str, str], _Stream] = {}
         self.est = Estimate()
         self.writers: dict[tuple[str, int], _Stream] = {}
+        self.levels: dict[str, list[tuple[int, float]]] = {}
+        self.drained: dict[str, float] = {}  # accumulator -> expected input values
 
     def run(self) -> Estimate:
         for nid in self.graph.topological_order():
@@ -160,10 +167,17 @@ class _Walker:
                 self.out[(nid, port)] = stream
         self._write_levels()
         est = self.est
+        busy = est.busy
         for e in self.graph.edges:
-            s = self.out.get((e.src_node, e.src.rsplit(".", 1)[1]))
+            src, _, port = e.src.rpartition(".")
+            s = self.out.get((src, port))
             if s is not None:
-                est.tokens[e.name] = s.count * (s.real if e.kind == "ref" else 1.0)
+                t = est.tokens[e.name] = s.count * (s.real if e.kind == "ref" else 1.0)
+                dst = e.dst.rpartition(".")[0]
+                busy[src] = max(busy.get(src, 0.0), t)
+                busy[dst] = max(busy.get(dst, 0.0), t)
+        for nid, drained in self.drained.items():  # an accumulator: input, then drain
+            busy[nid] = drained + self.out[(nid, "val")].count
         est.flops = sum(est.flops_by_node.values())
         est.bytes_read = WORD_BYTES * sum(est.words_read.values())
         est.bytes_written = WORD_BYTES * sum(est.words_written.values())
@@ -190,7 +204,9 @@ class _Walker:
     def _scan(self, node: Node, compressed: bool) -> dict[str, _Stream]:
         ref = self._in(node, "ref_in")
         name, level = node.params["tensor"], node.params["level"]
-        size, dens = self.stats[name].levels(self.graph.tensors[name].format)[level]
+        if name not in self.levels:  # once per tensor: scanners of a fused layer are many
+            self.levels[name] = self.stats[name].levels(self.graph.tensors[name].format)
+        size, dens = self.levels[name][level]
         s = _Stream(ref.levels + ((size, (dens if compressed else 1.0) * ref.real),))
         if compressed:
             self._read(name, 2 * ref.count * ref.real + s.count)
@@ -246,6 +262,7 @@ class _Walker:
 
     def _op_spacc(self, node: Node) -> dict[str, _Stream]:
         self._flops(node, "val_in")
+        self.drained[node.id] = self._in(node, "val_in").count
         crd = self._in(node, "crd_in")
         (nk, pk), (nj, pj) = crd.inner(2)
         s = _Stream(crd.levels[:-2] + ((nj, _union_of(nk, pk * pj)),))
@@ -253,6 +270,7 @@ class _Walker:
 
     def _op_spacc2(self, node: Node) -> dict[str, _Stream]:
         self._flops(node, "val_in")
+        self.drained[node.id] = self._in(node, "val_in").count
         crd = self._in(node, "crd0_in")
         (nk, pk), (ni, pi), (nj, pj) = crd.inner(3)
         rows = _union_of(nk, pk * pi * _union_of(nj, pj))   # row i has an entry
@@ -313,15 +331,110 @@ def estimate(graph: Graph, stats: Mapping[str, TensorStats | float | Any]) -> Es
     if missing:
         raise ValueError(f"estimate: no statistics for input tensor(s) {missing} of graph "
                          f"{graph.name!r}; give a TensorStats, a density or a tensor")
-    resolved: dict[str, TensorStats] = {}
-    for name, spec in inputs.items():
-        s = stats[name]
-        if isinstance(s, int | float) and not isinstance(s, bool):
-            s = TensorStats(spec.shape, float(s))
-        elif not isinstance(s, TensorStats):
-            s = TensorStats.from_tensor(s, spec.format)
-        if tuple(s.shape) != tuple(spec.shape):
-            raise ValueError(f"estimate: tensor {name!r} has shape {s.shape} but graph "
-                             f"{graph.name!r} expects {tuple(spec.shape)}")
-        resolved[name] = s
+    resolved = {name: as_stats(stats[name], spec.shape, spec.format, f"graph {graph.name!r}",
+                               name) for name, spec in inputs.items()}
     return _Walker(graph, resolved).run()
+
+
+def as_stats(s: TensorStats | float | Any, shape: tuple[int, ...], fmt: str | Format,
+             where: str, name: str) -> TensorStats:
+    """A :class:`TensorStats` from a TensorStats, a density or a tensor (measured in
+    ``fmt``), checked against ``shape``."""
+    if isinstance(s, int | float) and not isinstance(s, bool):
+        s = TensorStats(shape, float(s))
+    elif not isinstance(s, TensorStats):
+        s = TensorStats.from_tensor(s, fmt)
+    if tuple(s.shape) != tuple(shape):
+        raise ValueError(f"estimate: tensor {name!r} has shape {s.shape} but {where} "
+                         f"expects {tuple(shape)}")
+    return s
+
+
+# -- order costs: the objective of the compiler's order search -----------------------------
+
+#: density assumed for an input stored with a compressed level when no statistics are given
+DEFAULT_DENSITY = 0.1
+
+
+def input_stats(given: TensorStats | float | Any | None, shape: tuple[int, ...],
+                fmt: str | Format, where: str, name: str) -> TensorStats:
+    """:func:`as_stats` of ``given``, or the default for a tensor stored in ``fmt``:
+    density 1 if every level is dense, else :data:`DEFAULT_DENSITY`."""
+    if given is None:
+        f = Format.parse(fmt, len(shape))
+        given = 1.0 if all(f.is_dense(lv) for lv in range(f.ndim)) else DEFAULT_DENSITY
+    return as_stats(given, shape, fmt, where, name)
+
+
+def transpose_tokens(stats: TensorStats, fmt: str | Format) -> float:
+    """Cost of a permuted copy of a tensor stored in ``fmt``, in stream tokens.
+
+    A dense tensor is addressed, not scanned: its transpose is a different address
+    order and costs nothing. A tensor with a compressed level must have its ``n``
+    stored entries re-sorted: read once, ``⌈log₂ n⌉`` merge passes, written once, one
+    entry per cycle each: ``n · (⌈log₂ n⌉ + 2)``.
+    """
+    f = Format.parse(fmt, len(stats.shape))
+    if all(f.is_dense(lv) for lv in range(f.ndim)):
+        return 0.0
+    n = math.prod(size * dens for size, dens in stats.levels(f))
+    return n * (math.ceil(math.log2(n)) + 2) if n > 1 else 2.0 * n
+
+
+#: cycles a token takes around a repeater's reconvergent loop (repsig → repeat → the join
+#: with the stream the repsig came from): with depth-``d`` FIFOs a repeated stream moves
+#: one token per ``max(1, REPEAT_LOOP / d)`` cycles (measured 3.0, 1.5, 1.05 at d = 2, 4, 8)
+REPEAT_LOOP = 6.0
+
+
+def cycle_estimate(graph: Graph, est: Estimate) -> float:
+    """Expected cycles of a pipelined graph: its busiest node (:attr:`Estimate.busy`:
+    the largest expected token count on any of its streams; an accumulator's input
+    plus its drained output, since it accepts nothing while draining), a
+    ``repeat``/``broadcast`` node's count multiplied by its reconvergent-loop slowdown
+    (:data:`REPEAT_LOOP`)."""
+    busiest = 0.0
+    for nid, busy in est.busy.items():
+        if graph.nodes[nid].op in ("repeat", "broadcast"):
+            depths = [e.depth for es in graph.out_edges[nid].values() for e in es]
+            if depths and None not in depths:
+                busy *= max(1.0, REPEAT_LOOP / max(1, min(depths)))
+        busiest = max(busiest, busy)
+    return busiest
+
+
+@dataclass(frozen=True)
+class OrderCost:
+    """What one dataflow order costs, in cycles: the graph's expected cycles
+    (:func:`cycle_estimate`) plus the re-sorting of the sparse inputs the order needs
+    transposed (:func:`transpose_tokens`: one entry per cycle per pass). ``tokens``
+    (all expected data tokens) is reported alongside."""
+
+    cycles: float
+    tokens: float
+    transposes: dict[str, float]
+
+    @property
+    def total(self) -> float:
+        return self.cycles + sum(self.transposes.values())
+
+
+def order_cost(graph: Graph, stats: Mapping[str, TensorStats | float | Any] | None = None
+               ) -> OrderCost:
+    """The :class:`OrderCost` of a compiled graph. Inputs without statistics are dense
+    (density 1) when the user stored them dense and :data:`DEFAULT_DENSITY` otherwise;
+    a transposed input is priced in the format the user asked for
+    (``graph.meta["transposed"]``)."""
+    stats = stats or {}
+    moved = graph.meta.get("transposed", {})
+    full: dict[str, TensorStats] = {}
+    for name, spec in graph.tensors.items():
+        if spec.role != "input":
+            continue
+        asked = moved.get(name, {}).get("requested", spec.format)
+        full[name] = input_stats(stats.get(name), spec.shape, asked, f"graph {graph.name!r}",
+                                 name)
+    est = estimate(graph, full)
+    return OrderCost(cycle_estimate(graph, est), sum(est.tokens.values()),
+                     {t: transpose_tokens(full[t], v["requested"]) for t, v in moved.items()
+                      if t in full})

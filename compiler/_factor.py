@@ -121,6 +121,27 @@ class Factorer:
         return float(total)
 
 
+    def rank(self, order: Sequence[str], sizes: Mapping[str, int]) -> tuple[bool, float]:
+        """``(not nests(order), cost(order, sizes))`` in one pass over the plan: the
+        order searches sort candidates by it."""
+        pos = {v: n for n, v in enumerate(order)}
+        points: dict[frozenset[str], int] = {}
+        ordered: dict[frozenset[str], tuple[str, ...]] = {}
+        above: dict[str, tuple[str, ...]] = {}
+        total, nests = 0, True
+        for e, ctx, _ in self._contexts(order):
+            if ctx not in points:
+                points[ctx] = math.prod(sizes.get(v, 1) for v in ctx)
+            total += points[ctx]
+            if nests and id(e) in self.accesses:
+                if ctx not in ordered:
+                    ordered[ctx] = tuple(sorted(ctx, key=pos.__getitem__))
+                loops = ordered[ctx]
+                nests = all(above.setdefault(v, loops[:n]) == loops[:n]
+                            for n, v in enumerate(loops))
+        return not nests, float(total)
+
+
 def factor(rhs: Expr, out: Sequence[str], order: Sequence[str]) -> Factoring:
     """The factored-iteration plan of ``rhs`` for one ``order``."""
     return Factorer(rhs, out).plan(order)

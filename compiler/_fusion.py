@@ -13,8 +13,9 @@ orders against their index names.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields, is_dataclass, replace
+from functools import cache
 
 from ir import Program
 
@@ -70,12 +71,20 @@ def format_assignment(assign: Assignment) -> str:
     parenthesised unless it ends its product chain. Should the minimal text ever read
     back differently, the fully parenthesised form is returned instead.
     """
+    return _reparsed(assign).source
+
+
+def _reparsed(assign: Assignment) -> Assignment:
+    """:func:`format_assignment`'s text parsed back (the check parses it anyway, so the
+    fusion pass reuses the tree instead of parsing a fused layer's text twice)."""
     text = f"{assign.target} = {_fmt(assign.rhs, 0, True)}"
     try:
-        same = _uncolumned(parse(text).rhs) == _uncolumned(assign.rhs)
+        back = parse(text)
+        if _uncolumned(back.rhs) == _uncolumned(assign.rhs):
+            return back
     except CompileError:
-        same = False
-    return text if same else str(assign)
+        pass
+    return parse(str(assign))
 
 
 #: binding strength of each node class; a child weaker than its context is parenthesised
@@ -111,7 +120,7 @@ def _fmt(e: Expr, need: int, tail: bool) -> str:
 
 def _uncolumned(e: Expr) -> Expr:
     """``e`` with every source column zeroed, to compare trees parsed from two texts."""
-    e = replace(e, col=0) if "col" in {f.name for f in fields(e)} else e
+    e = replace(e, col=0) if getattr(e, "col", 0) else e
     return _map_children(e, _uncolumned)
 
 
@@ -142,8 +151,7 @@ def fuse_region(program: Program, targets: Sequence[str]) -> list[FusedExpressio
         consumer = _explicit(program, t)
         inliner = _Inliner(internal, _names(consumer))
         rhs = inliner.expr(consumer.rhs)
-        text = format_assignment(Assignment(consumer.target, rhs))
-        fused = parse(text)
+        fused = _reparsed(Assignment(consumer.target, rhs))
         used = [s for s in inside if s == t or s in inliner.inlined]
         out.append(FusedExpression(t, fused, tuple(used), tuple(inliner.inlined)))
     return out
@@ -221,20 +229,24 @@ def _substitute(e: Expr, env: dict[str, str]) -> Expr:
     return _map_children(e, lambda c: _substitute(c, env))
 
 
-def _children(e: Expr) -> list[tuple[str, Expr]]:
-    """Sub-expressions of any node class (generic, so new node types need no case)."""
-    if not is_dataclass(e):
-        raise TypeError(f"not an expression node: {e!r}")
-    return [(f.name, v) for f in fields(e)
-            if is_dataclass(v := getattr(e, f.name)) and not isinstance(v, type)]
+@cache
+def _child_fields(cls: type) -> tuple[str, ...]:
+    """The fields of an expression node class that hold subexpressions (generic, so new
+    node types need no case; cached per class: the fusion pass maps thousands of nodes)."""
+    if not is_dataclass(cls):
+        raise TypeError(f"not an expression node class: {cls!r}")
+    return tuple(f.name for f in fields(cls) if f.type == "Expr")
 
 
 def _map_children(e: Expr, fn) -> Expr:
-    kids = _children(e)
-    return replace(e, **{name: fn(v) for name, v in kids}) if kids else e
+    names = _child_fields(type(e))
+    return replace(e, **{n: fn(getattr(e, n)) for n in names}) if names else e
 
 
-def _walk(e: Expr):
-    yield e
-    for _, c in _children(e):
-        yield from _walk(c)
+def _walk(e: Expr) -> Iterator[Expr]:
+    """Every node, parents first (iterative: fused expressions nest hundreds deep)."""
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(getattr(node, n) for n in reversed(_child_fields(type(node))))

@@ -10,18 +10,20 @@ connect through tensors materialised in memory in their declared (or scheduled) 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import permutations
+from itertools import chain, islice, permutations
+from typing import Any
 
 from ir import Graph, Program, ProgramError, Region, Schedule, Statement, TensorDecl
 
 from ._ast import Assignment, accesses
-from ._compile import compile_expression
+from ._compile import cost_tries, no_gc_pauses, parse_order, prepare
+from ._cost import TensorStats, as_stats, input_stats, order_cost, transpose_tokens
 from ._errors import LoweringError
 from ._factor import Factorer
 from ._fusion import FusedExpression, fuse_region
-from ._order import OrderError, OrderGraph, order_graph
+from ._order import OrderError, OrderGraph, OrderSearch, order_graph
 from ._parse import parse
 
 __all__ = ["CompiledModel", "CompiledRegion", "Kernel", "compile_model", "einsum_program",
@@ -54,6 +56,12 @@ class Kernel:
     @property
     def inputs(self) -> list[str]:
         return [n for n, t in self.graph.tensors.items() if t.role == "input"]
+
+    @property
+    def costed(self) -> int:
+        """Candidate orders lowered and costed (``graph.meta["order_search"]``)."""
+        rows = self.graph.meta.get("order_search", {}).get("candidates", [])
+        return sum("cost" in r for r in rows)
 
     @property
     def outputs(self) -> list[str]:
@@ -111,22 +119,31 @@ class CompiledModel:
                              + (f"; transposed {moved}" if moved else "")
                              + f"; {len(k.graph.nodes)} nodes; "
                              f"{k.compile_seconds * 1e3:.1f} ms, "
-                             f"{len(k.tried) + 1} order(s) tried")
+                             f"{k.costed} order(s) costed, {len(k.tried)} rejected")
         return "\n".join(lines)
 
 
 def compile_model(program: Program, schedule: Schedule | None = None, *,
-                  depth: int | None = 2) -> CompiledModel:
-    """Compile ``program`` region by region (default schedule: unfused)."""
+                  depth: int | None = 2, stats: Mapping[str, Any] | None = None
+                  ) -> CompiledModel:
+    """Compile ``program`` region by region (default schedule: unfused).
+
+    Each kernel's order is the cheapest candidate by :func:`compiler.order_cost`, given
+    ``stats`` (per tensor: a density, a :class:`TensorStats` or the tensor itself, e.g.
+    the bound inputs and weights; tensors without stats: dense if stored dense, else
+    :data:`compiler.DEFAULT_DENSITY`)."""
     schedule = schedule if schedule is not None else Schedule.unfused(program)
     schedule.validate(program)
     formats = {n: schedule.formats.get(n, t.format) for n, t in program.tensors.items()}
+    known = {n: as_stats(v, program.tensors[n].shape, formats[n], f"program {program.name!r}",
+                         n) for n, v in (stats or {}).items() if n in program.tensors}
     regions = []
-    for reg in schedule.execution_order(program):
-        fused = fuse_region(program, reg.statements)
-        _check_order_names(reg, fused)
-        kernels = [_compile_kernel(program, formats, reg, f, depth) for f in fused]
-        regions.append(CompiledRegion(reg.name, list(reg.statements), kernels))
+    with no_gc_pauses():
+        for reg in schedule.execution_order(program):
+            fused = fuse_region(program, reg.statements)
+            _check_order_names(reg, fused)
+            kernels = [_compile_kernel(program, formats, reg, f, depth, known) for f in fused]
+            regions.append(CompiledRegion(reg.name, list(reg.statements), kernels))
     return CompiledModel(program, schedule, regions, depth, formats)
 
 
@@ -143,7 +160,10 @@ def _check_order_names(reg: Region, fused: list[FusedExpression]) -> None:
 
 
 def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
-                    fused: FusedExpression, depth: int | None) -> Kernel:
+                    fused: FusedExpression, depth: int | None,
+                    stats: Mapping[str, TensorStats]) -> Kernel:
+    """The cheapest of the first candidate orders that lower (as many as the search
+    budget affords for the expression's size: :func:`compiler._compile.cost_tries`)."""
     start = time.perf_counter()
     names = fused.index_names()
     user = [n for n in reg.order or () if n in names]
@@ -152,24 +172,39 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
     tensors = [fused.target, *fused.reads]
     fmts = {t: formats[t] for t in tensors}
     shapes = {t: program.tensors[t].shape for t in tensors}
+    known = {t: input_stats(stats.get(t), shapes[t], fmts[t], f"region {reg.name!r}", t)
+             for t in fused.reads}
+    resort = {t: transpose_tokens(known[t], fmts[t]) for t in fused.reads}
     dtype = program.tensors[fused.target].dtype
     name = f"{program.name}.{reg.name}.{fused.target}"
     tried: list[tuple[list[str], str]] = []
     sizes = {v: shapes[a.tensor][m] for a in accesses(fused.assignment.rhs)
              for m, v in enumerate(a.indices)}
-    for order in _candidates(graph_of, fused.assignment, sizes, user, reg.transpose):
-        if len(tried) >= MAX_TRIES:
+    factorer = Factorer(fused.assignment.rhs, fused.assignment.target.indices)
+    budget = cost_tries(factorer.size)
+    job = prepare(fused.assignment, fmts, shapes, transpose=reg.transpose, depth=depth,
+                  dtype=dtype, name=name)
+    search = OrderSearch()
+    for order in _candidates(graph_of, fused.assignment, sizes, user, reg.transpose,
+                             factorer):
+        if search.costed >= budget or len(tried) >= MAX_TRIES:
+            search.skip()
             break
+        if search.prune(order, sum(resort[t] for t in graph_of.transposes(order))):
+            continue
         try:
-            graph = compile_expression(fused.assignment, fmts, shapes, order=order,
-                                       transpose=reg.transpose, depth=depth, dtype=dtype,
-                                       name=name)
+            graph = job.build(parse_order(job.norm, order))
         except LoweringError as exc:
             tried.append((order, exc.message))
+            search.reject(order, exc)
             continue
+        search.add(order, graph, order_cost(graph, known))
+    if search.best is not None:
+        graph = search.finish(f"region {reg.name}: candidates of the partial order graph"
+                              + ("" if search.skipped else " (all)"))
         graph.meta["region"] = reg.name
         graph.meta["inlined"] = list(fused.inlined)
-        return Kernel(fused.target, fused.text, order, graph, graph_of,
+        return Kernel(fused.target, fused.text, list(graph.meta["order"]), graph, graph_of,
                       dict(graph.meta["transposed"]), fused.inlined, tried,
                       time.perf_counter() - start)
     shown = "\n".join(f"  {','.join(o)}: {why.splitlines()[0]}" for o, why in tried[:5])
@@ -181,21 +216,21 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
 
 
 def _candidates(graph: OrderGraph, assign: Assignment, sizes: Mapping[str, int],
-                user: Sequence[str], transpose: bool):
+                user: Sequence[str], transpose: bool, factorer: Factorer
+                ) -> Iterator[list[str]]:
     """Valid orders: the factored-iteration guesses and the first orders of the sort
     order (``RANK_BUDGET``), those whose loops nest first and among them the fewest
     points computed first, then the rest of the sort order; then (transposes allowed)
     orders keeping only the user's chain, fewest permuted tensors first."""
-    factorer = Factorer(assign.rhs, assign.target.indices)
     guesses = graph.factored_orders(assign.rhs, assign.target.indices)
-    rest = graph.all_orders(MAX_TRIES).orders
+    rest = graph.orders()  # lazily: a fused layer has astronomically many
     extra = max(0, RANK_BUDGET // factorer.size - len(guesses))
+    head = list(islice(rest, extra))
     # orders whose loops cannot be shared go last: the lowering would reject them, but
     # their reasons still make the error message if nothing else lowers
-    ranked = sorted(guesses + rest[:extra],
-                    key=lambda o: (not factorer.nests(o), factorer.cost(o, sizes)))
+    ranked = sorted(guesses + head, key=lambda o: factorer.rank(o, sizes))
     seen = set()
-    for order in ranked + rest[extra:]:
+    for order in chain(ranked, islice(rest, max(0, MAX_TRIES - extra))):
         if tuple(order) not in seen:
             seen.add(tuple(order))
             yield order

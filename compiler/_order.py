@@ -16,14 +16,16 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ir import Format, FormatError
+from ir import Format, FormatError, Graph
 
 from ._ast import Access, Assignment, Expr, Reduction, accesses, walk
-from ._errors import CompileError
+from ._cost import OrderCost, order_cost
+from ._errors import CompileError, LoweringError
 from ._factor import reduction_groups
 from ._parse import parse
 
-__all__ = ["OrderGraph", "OrderError", "Orders", "Conflict", "order_graph", "ORDER_CAP"]
+__all__ = ["OrderGraph", "OrderError", "Orders", "Conflict", "order_graph", "ORDER_CAP",
+           "OrderSearch", "explain_orders"]
 
 #: default cap on the orders :meth:`OrderGraph.all_orders` enumerates
 ORDER_CAP = 1000
@@ -104,6 +106,10 @@ class OrderGraph:
             out.append(order)
         return Orders(out, len(out), False, cap)
 
+    def orders(self) -> Iterator[list[str]]:
+        """Every valid order, in sort order, lazily."""
+        return self._extensions()
+
     def _predecessors(self) -> dict[str, set[str]]:
         return {v: {a for a, b in self.edges if b == v} for v in self.indices}
 
@@ -138,24 +144,38 @@ class OrderGraph:
         accumulator but hoists more out of the output loops.
         """
         owner = {v: g for g in reduction_groups(rhs) for v in g.indices}
-        preds = self._predecessors()
         rank = {v: n for n, v in enumerate(self.indices)}
+        succ: dict[str, list[str]] = {v: [] for v in self.indices}
+        for a, b in self.edges:
+            succ[a].append(b)
+        outs = set(out)
         found: list[list[str]] = []
         for leading in range(len(out), -1, -1):
+            # the sort is incremental (in-degrees, the set of free indices): fused
+            # layers have hundreds of indices
+            left = {v: 0 for v in self.indices}
+            for _, b in self.edges:
+                left[b] += 1
+            free = {v for v in self.indices if not left[v]}
             placed: list[str] = []
             done: set[str] = set()
-            while len(placed) < len(self.indices):
-                free = [v for v in self.indices if v not in done and preds[v] <= done]
+            n_out = 0
+            while free:
                 ready = [(-owner[v].depth, rank[v], v) for v in free
                          if v in owner and owner[v].free <= done]
                 if ready:
-                    placed.append(min(ready)[2])
-                    done.add(placed[-1])
-                    continue
-                outputs_first = sum(v in out for v in placed) < leading
-                placed.append(min(free, key=lambda v: ((v in out) != outputs_first,
-                                                       rank[v])))
-                done.add(placed[-1])
+                    v = min(ready)[2]
+                else:
+                    outputs_first = n_out < leading
+                    v = min(free, key=lambda v: ((v in outs) != outputs_first, rank[v]))
+                placed.append(v)
+                done.add(v)
+                free.discard(v)
+                n_out += v in outs
+                for w in succ[v]:
+                    left[w] -= 1
+                    if not left[w]:
+                        free.add(w)
             if placed not in found:
                 found.append(placed)
         return found
@@ -279,3 +299,102 @@ def _find_cycle(nodes: list[str], edges: list[tuple[str, str]]) -> list[str] | N
             if found:
                 return found
     return None
+
+
+# -- the cost-chosen order: candidates, their costs, the explanation ---------------------
+
+@dataclass
+class OrderSearch:
+    """Candidate orders as they are tried: costed (:class:`OrderCost`), rejected by the
+    lowering (its reason) or left uncosted (over the search budget). :meth:`finish`
+    returns the cheapest graph with the whole search in ``graph.meta["order_search"]``.
+
+    An order that writes the output permuted (``out_moved``) only wins when no order
+    writes it as the user asked: the user reads the output back in that format.
+    """
+
+    rows: list[dict] = field(default_factory=list)
+    #: (rank, error): if nothing lowers, the error of the lowest rank is raised
+    errors: list[tuple[int, LoweringError]] = field(default_factory=list)
+    best: tuple[tuple[bool, float, int], Graph] | None = None
+    costed: int = 0
+    skipped: int = 0
+
+    def add(self, order: Sequence[str], graph: Graph, cost: OrderCost,
+            out_moved: bool = False) -> None:
+        self.costed += 1
+        key = (out_moved, cost.total, len(self.rows))
+        self.rows.append({"order": ",".join(order), "cost": cost.total,
+                          "cycles": cost.cycles, "tokens": cost.tokens,
+                          "transposes": dict(cost.transposes),
+                          "output_permuted": out_moved})
+        if self.best is None or key < self.best[0]:
+            self.best = (key, graph)
+
+    def prune(self, order: Sequence[str], bound: float, out_moved: bool = False) -> bool:
+        """Skip ``order`` (recording why) when a lower bound on its cost — the re-sorting
+        its transposed sparse inputs need, known before lowering — already reaches the
+        best cost found; returns whether it was pruned."""
+        if self.best is None or (out_moved, bound) < self.best[0][:2]:
+            return False
+        self.rows.append({"order": ",".join(order), "pruned": bound})
+        return True
+
+    def reject(self, order: Sequence[str], exc: LoweringError, rank: int | None = None
+               ) -> None:
+        self.errors.append((len(self.rows) if rank is None else rank, exc))
+        self.rows.append({"order": ",".join(order), "invalid": exc.message.splitlines()[0]})
+
+    def skip(self, order: Sequence[str] | None = None) -> None:
+        self.skipped += 1
+
+    def finish(self, space: str) -> Graph:
+        """The cheapest costed graph (or the first rejection, if nothing lowered)."""
+        if self.best is None:
+            raise min(self.errors, key=lambda e: e[0])[1]
+        graph = self.best[1]
+        graph.meta["order_search"] = {"space": space, "chosen": ",".join(
+            graph.meta["order"]), "candidates": self.rows, "not_costed": self.skipped}
+        return graph
+
+
+def explain_orders(graph: Graph, stats: Mapping[str, object] | None = None) -> str:
+    """Every candidate order the compiler weighed for ``graph``, cheapest first, with its
+    estimated cost (``docs/cost.md``) or why the lowering rejected it; the chosen one is
+    marked ``*``. A graph compiled with an explicit order is costed here (``stats`` as
+    for :func:`compiler.order_cost`)."""
+    search = graph.meta.get("order_search")
+    chosen = ",".join(graph.meta.get("order", []))
+    head = f"{graph.name}: {graph.meta.get('expression', '')}"
+    if search is None:
+        cost = order_cost(graph, stats)
+        rows = [{"order": chosen, "cost": cost.total, "cycles": cost.cycles,
+                 "tokens": cost.tokens, "transposes": cost.transposes}]
+        search = {"space": "order given explicitly", "chosen": chosen, "candidates": rows,
+                  "not_costed": 0}
+    cands = search["candidates"]
+    costed = sorted((c for c in cands if "cost" in c),
+                    key=lambda c: (c.get("output_permuted", False), c["cost"]))
+    invalid = [c for c in cands if "invalid" in c]
+    pruned = [c for c in cands if "pruned" in c]
+    lines = [head, f"  {search['space']}: {len(costed)} costed, {len(invalid)} invalid"
+             + (f", {len(pruned)} pruned" if pruned else "")
+             + (f", {search['not_costed']} not costed (search budget)"
+                if search["not_costed"] else "")
+             + "; cost = expected cycles (busiest node) + re-sorting of transposed sparse "
+             "inputs, in cycles"]
+    width = max([len(c["order"]) for c in cands] + [5])
+    for c in costed:
+        mark = "*" if c["order"] == search["chosen"] else " "
+        moved = "".join(f" + transpose {t} " + (f"{v:,.0f}" if v else "free (dense)")
+                        for t, v in c["transposes"].items())
+        note = " (writes the output permuted)" if c.get("output_permuted") else ""
+        lines.append(f"  {mark} {c['order']:<{width}}  cost {c['cost']:>12,.0f}  = cycles "
+                     f"{c['cycles']:,.0f}{moved}{note}  ({c['tokens']:,.0f} tokens)")
+    best = costed[0]["cost"] if costed else 0.0
+    for c in pruned:
+        lines.append(f"    {c['order']:<{width}}  pruned: re-sorting its transposed sparse "
+                     f"inputs alone costs {c['pruned']:,.0f} >= the best {best:,.0f}")
+    for c in invalid:
+        lines.append(f"    {c['order']:<{width}}  invalid: {c['invalid']}")
+    return "\n".join(lines)

@@ -69,19 +69,22 @@ class FusionTable:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-serialisable form: ``cells[r][c]`` lists ``[node, label, is_ref]``."""
+        """A JSON-serialisable form listing only the non-empty cells (a fused layer's
+        table has hundreds of rows and columns, almost all empty): ``cells`` holds
+        ``[row, column, [[node, label, is_ref], ...]]`` with row and column numbers."""
+        row, col = ({r: n for n, r in enumerate(self.rows)},
+                    {c: n for n, c in enumerate(self.columns)})
         return {"rows": list(self.rows), "columns": list(self.columns),
-                "cells": [[[[e.node, e.label, e.ref] for e in self.cells.get((r, c), [])]
-                           for c in self.columns] for r in self.rows]}
+                "cells": [[row[r], col[c], [[e.node, e.label, e.ref] for e in entries]]
+                          for (r, c), entries in self.cells.items() if entries]}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> FusionTable:
         rows, cols = list(data["rows"]), list(data["columns"])
         table = cls(rows, cols)
-        for r, line in zip(rows, data["cells"], strict=True):
-            for c, entries in zip(cols, line, strict=True):
-                if entries:
-                    table.cells[(r, c)] = [Entry(n, lab, bool(ref)) for n, lab, ref in entries]
+        for r, c, entries in data["cells"]:
+            table.cells[(rows[r], cols[c])] = [Entry(n, lab, bool(ref))
+                                               for n, lab, ref in entries]
         return table
 
     def __str__(self) -> str:

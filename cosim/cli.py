@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from compiler import CompileError, compile_expression, fusion_table
+from compiler import CompileError, compile_expression, explain_orders, fusion_table
 from ir import (
     FiberTree,
     FormatError,
@@ -202,13 +202,16 @@ def cmd_compile(args: argparse.Namespace) -> int:
             raise CliError(f"--size {n}={v}: expected a non-negative integer")
         sizes[n] = int(v)
     depth = args.depth if args.depth != "graph" else 2
+    stats = _densities(args.density)
     graph = compile_expression(args.expr, formats, shapes, sizes=sizes, order=args.order,
                                reduce=args.reduce, dtype=args.dtype, depth=depth,
-                               transpose=not args.no_transpose, name=args.name)
+                               transpose=not args.no_transpose, name=args.name, stats=stats)
+    if args.explain:
+        print(explain_orders(graph, stats))
     if args.table:
         print(fusion_table(graph))
     if args.output is None:
-        if not args.table:
+        if not (args.table or args.explain):
             print(graph.to_json())
         return 0
     graph.to_json(args.output)
@@ -220,6 +223,19 @@ def cmd_compile(args: argparse.Namespace) -> int:
          f"reductions {', '.join(meta['reductions']) or 'none'}",
          f"transposed {moved}")
     return 0
+
+
+def _densities(items: Sequence[str] | None) -> dict[str, float]:
+    """``--density NAME=P`` pairs: the statistics the order search costs orders with."""
+    out = {}
+    for name, text in _pairs(items, "--density", "P").items():
+        try:
+            out[name] = float(text)
+        except ValueError:
+            out[name] = -1.0
+        if not 0.0 <= out[name] <= 1.0:
+            raise CliError(f"--density {name}={text}: expected a fraction in [0, 1]")
+    return out
 
 
 def cmd_sim(args: argparse.Namespace) -> int:
@@ -401,6 +417,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--table", action="store_true",
                    help="print the fusion table (rows: order + val, columns: tensor views, "
                    "cells: the nodes made there) instead of the JSON; -o still writes it")
+    c.add_argument("--explain", action="store_true",
+                   help="list every candidate order with its estimated cost (or why it is "
+                   "invalid), the chosen one marked *, instead of the JSON")
+    c.add_argument("--density", action="append", metavar="NAME=P",
+                   help="expected fraction of non-zeros of a sparse input, for the order "
+                   "search's cost (default 0.1; dense inputs 1)")
     c.set_defaults(func=cmd_compile)
 
     s = sub.add_parser("sim", help="simulate a graph on one backend")

@@ -274,16 +274,18 @@ class GraphBuilder:
         self.edges: list[Edge] = []
         self.tensors: list[TensorSpec] = []
         self._ids: set[str] = set()
+        self._suffix: dict[str, int] = {}  # base id -> last suffix tried (no rescans)
 
     def tensor(self, name: str, shape: tuple[int, ...], fmt: str, role: str = "input") -> str:
         self.tensors.append(TensorSpec(name, tuple(shape), fmt, role))
         return name
 
     def node(self, node_id: str, primitive: str, /, **params: Any) -> str:
-        base, k = node_id, 1
+        base, k = node_id, self._suffix.get(node_id, 1)
         while node_id in self._ids:
             k += 1
             node_id = f"{base}_{k}"
+        self._suffix[base] = k
         self._ids.add(node_id)
         self.nodes.append(Node(node_id, primitive, params))
         return node_id

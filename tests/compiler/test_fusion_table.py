@@ -24,7 +24,8 @@ def _spmm_ikj() -> Graph:
 
 def _gcn() -> Graph:
     return compile_expression(GCN, {"A": "csr", "X": "csr"},
-                              {"A": (6, 6), "X": (6, 5), "W": (5, 4), "b": (4,)})
+                              {"A": (6, 6), "X": (6, 5), "W": (5, 4), "b": (4,)},
+                              order="i,j,k,l")
 
 
 def _check_accounts_for_every_node(graph: Graph) -> FusionTable:
