@@ -51,11 +51,16 @@ class Change:
             return math.inf
         return (self.after - self.before) / self.before
 
-    def __str__(self) -> str:
+    def describe(self) -> str:
+        """The change without the run's name: ``cycles 743.0 -> 801.0 (+7.8%)``."""
         if self.before is None:
-            return f"{self.run}: {self.field} {self.after} (new, no baseline)"
-        return f"{self.run}: {self.field} {self.before} -> {self.after} " \
-            f"({self.relative:+.1%})"
+            return f"{self.field} {self.after} (new, no baseline)"
+        if self.after is None:
+            return f"{self.field} {self.before} -> none"
+        return f"{self.field} {self.before} -> {self.after} ({self.relative:+.1%})"
+
+    def __str__(self) -> str:
+        return f"{self.run}: {self.describe()}"
 
 
 @dataclass
@@ -110,7 +115,7 @@ def _failures(rows: Sequence[dict[str, Any]], changes: Sequence[Change]) -> dict
             status, row.get("error") or str(status))
         why[run_identity(row)] = text
     for ch in changes:
-        why.setdefault(ch.run, str(ch))
+        why[ch.run] = f"{why[ch.run]}; {ch.describe()}" if ch.run in why else ch.describe()
     return why
 
 

@@ -43,8 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     baselines = args.baselines or ROOT / "baselines" / f"{study.stem}.json"
     res = run_nightly(study, args.out, baselines, update=args.update_baselines,
                       tolerance=args.tolerance, workers=args.workers, dask=args.dask)
-    for why in list(res.failures.items())[:20]:
-        print("FAIL", *why, sep="  ")
+    for run, why in list(res.failures.items())[:20]:
+        print(f"FAIL {run}: {why}")
     print(f"{len(res.rows) - len(res.failures)}/{len(res.rows)} runs pass, "
           f"{len(res.changes)} change(s) since the baselines, {len(res.new)} new; "
           f"{res.seconds:.0f} s; reports: {', '.join(str(p) for p in res.reports)}"
