@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import struct
 import subprocess
 import tempfile
 import time
@@ -20,12 +19,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ir import Graph, Trace
+from ir import Graph, Trace, values_from_bits
 from rtl_hls.hls import SHIM_DIR, TEMPLATE_DIR, HlsDesign, generate, write_design, write_inputs
-from sim_models.python import SimResult, SimulationError, bind_inputs
+from sim_models.python import SimResult, SimulationError, bind_inputs, outputs_from_writers
 
 from ._backend import Backend, ToolNotFoundError, register
-from ._rtl import outputs_from_writers
 
 __all__ = ["HlsCsimBackend", "HlsCompileError", "HlsRunError", "hls_cache_dir", "read_writers"]
 
@@ -128,17 +126,18 @@ class HlsCsimBackend(Backend):
             in_dir.mkdir()
             out_dir.mkdir()
             write_inputs(design, tensors, in_dir)
+            sim_start = time.perf_counter()
             out = subprocess.run([str(exe), str(in_dir), str(out_dir), "1" if trace else "0"],
                                  capture_output=True, text=True, check=False)
+            sim_seconds = time.perf_counter() - sim_start
             if out.returncode != 0:
                 raise HlsRunError(f"graph {graph.name!r}: the HLS C-simulation failed "
                                   f"(exit {out.returncode}):\n{_tail(out.stderr, 20)}")
             levels, values = read_writers(design, out_dir)
             res_trace = Trace.read(out_dir / "trace.txt") if trace else None
-        res = SimResult(graph.name, outputs_from_writers(graph, levels, values), None,
-                        trace=res_trace)
-        res.wall_seconds = time.perf_counter() - start
-        return res
+        return SimResult(graph.name, outputs_from_writers(graph, levels, values), None,
+                         trace=res_trace, wall_seconds=time.perf_counter() - start,
+                         sim_seconds=sim_seconds, backend=self.name)
 
 
 def _head(text: str, n: int) -> str:
@@ -158,7 +157,6 @@ def read_writers(design: HlsDesign, directory: Path
     """Each writer's recording from ``writer<k>.txt``: level crds and stops, or values."""
     levels: dict[str, tuple[list[int], list[tuple[int, int]]]] = {}
     values: dict[str, list[Any]] = {}
-    flt = design.graph.dtype == "float32"
     for w in design.writers:
         lines = (directory / f"writer{w.index}.txt").read_text().split("\n")
         if w.op == "level_writer":
@@ -166,7 +164,6 @@ def read_writers(design: HlsDesign, directory: Path
             flat = [int(x) for x in lines[2].split()]
             levels[w.node] = (crd, list(zip(flat[::2], flat[1::2], strict=True)))
         else:
-            words = [int(x) for x in lines[1].split()]
-            values[w.node] = [struct.unpack("<f", struct.pack("<I", x))[0] for x in words] \
-                if flt else [x - (1 << 32) if x >= 1 << 31 else x for x in words]
+            values[w.node] = values_from_bits([int(x) for x in lines[1].split()],
+                                              design.graph.dtype)
     return levels, values

@@ -19,16 +19,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from ir import DONE, EMPTY, REPEAT, EdgeTrace, FiberTree, Format, Graph, StorageError, Trace, stop
+from ir import (
+    EdgeTrace,
+    FiberTree,
+    Graph,
+    StorageError,
+    Trace,
+    decode_token,
+    decode_words,
+    values_from_bits,
+)
 from sim_models.python import (
     DeadlockError,
     NodeStats,
     SimResult,
     SimulationError,
     bind_inputs,
-    decode_levels,
+    deadlock_error,
+    outputs_from_writers,
 )
 
 from ._backend import Backend, register
@@ -110,7 +118,8 @@ class SystemCBackend(Backend):
             "decode": done - received, "clock_cycles": timings["clock_cycles"]}
         for res in results:
             if isinstance(res, SimResult):
-                res.wall_seconds = done - start
+                res.wall_seconds, res.sim_seconds = done - start, timings["simulate"]
+                res.backend = self.name
         return results
 
     # -- the child process ---------------------------------------------------------------
@@ -188,68 +197,32 @@ def _decode(graph: Graph, raw: RawNet) -> SimResult | SimulationError:
 
 
 def _outputs(graph: Graph, raw: RawNet) -> dict[str, FiberTree]:
-    """Output tensors from the writers' records, decoded as the Python model does."""
-    outs: dict[str, FiberTree] = {}
-    val_dtype = np.float32 if graph.dtype == "float32" else np.int32
-    for name, spec in graph.tensors.items():
-        if spec.role != "output":
-            continue
-        levels: dict[int, tuple] = {}
-        vals = None
-        for nid, rec in raw.writers.items():
-            node = graph.nodes[nid]
-            if node.params.get("tensor") != name:
-                continue
-            if node.op == "level_writer":
-                crd, pos, lvl = rec
-                stops = list(zip(pos.tolist(), lvl.tolist(), strict=True))
-                levels[node.params["level"]] = (crd.tolist(), stops)
-            else:
-                vals = rec[0].view(val_dtype)
-        ndim = len(spec.shape)
-        if vals is None or sorted(levels) != list(range(ndim)):
-            raise SimulationError(f"output {name!r} needs a value writer and level writers "
-                                  f"for levels 0..{ndim - 1}; found levels {sorted(levels)}")
-        segs = decode_levels([levels[i] for i in range(ndim)])
-        outs[name] = FiberTree.from_written(spec.shape, Format.parse(spec.format, ndim), segs,
-                                            vals, dtype=graph.dtype)
-    return outs
+    """Output tensors from the writers' records (numpy arrays from the child)."""
+    levels, values = {}, {}
+    for nid, rec in raw.writers.items():
+        if graph.nodes[nid].op == "level_writer":
+            crd, pos, lvl = rec
+            levels[nid] = (crd.tolist(), list(zip(pos.tolist(), lvl.tolist(), strict=True)))
+        else:
+            values[nid] = values_from_bits(rec[0], graph.dtype)
+    return outputs_from_writers(graph, levels, values)
+
+
+#: the child's edge-kind letters (crd/ref, value, repeat signal; blank: an unused slot)
+_KINDS = {"c": "", "v": "val", "r": "repsig"}
 
 
 def _token(word: int, kind: str, dtype: str) -> Any:
     """One hardware word as a Python token; ``kind``: c crd/ref, v value, r repsig."""
-    tag, payload = word >> 32, word & 0xFFFFFFFF
-    if tag == 1:
-        return stop(payload)
-    if tag == 2:
-        return EMPTY
-    if tag == 3:
-        return DONE
-    if kind == "r":
-        return REPEAT
-    if kind == "v":
-        arr = np.array([payload], np.uint32)
-        return float(arr.view(np.float32)[0]) if dtype == "float32" \
-            else int(arr.view(np.int32)[0])
-    return payload
+    numeric = "float" if kind == "v" and dtype == "float32" else "int"
+    return decode_token(word, numeric, _KINDS.get(kind, ""))
 
 
 def _edge_trace(name: str, kind: str, dtype: str, edge: RawEdge) -> EdgeTrace:
-    words = edge.words
-    assert words is not None and edge.cycles is not None and edge.reads is not None
+    assert edge.words is not None and edge.cycles is not None and edge.reads is not None
     numeric = "float" if kind == "val" and dtype == "float32" else "int"
-    low = (words & 0xFFFFFFFF).astype(np.uint32)
-    if kind == "repsig":
-        toks: list = [REPEAT] * len(words)
-    elif kind == "val":
-        toks = low.view(np.float32 if numeric == "float" else np.int32).tolist()
-    else:
-        toks = low.tolist()
-    tags = (words >> 32).astype(np.uint8)
-    for i in np.flatnonzero(tags).tolist():
-        t = int(tags[i])
-        toks[i] = stop(int(low[i])) if t == 1 else EMPTY if t == 2 else DONE
-    return EdgeTrace(name, kind, numeric, toks, edge.cycles.tolist(), edge.reads.tolist())
+    return EdgeTrace(name, kind, numeric, decode_words(edge.words, kind, numeric),
+                     edge.cycles.tolist(), edge.reads.tolist())
 
 
 def _deadlock(raw: RawNet) -> DeadlockError:
@@ -268,17 +241,4 @@ def _deadlock(raw: RawNet) -> DeadlockError:
             other = e.reader
         blocked.append((n.id, n.blocked, why))
         waits_on[n.id] = other
-    return DeadlockError(raw.end_cycle, blocked, _wait_cycle(waits_on))
-
-
-def _wait_cycle(waits_on: dict[str, str]) -> list[str]:
-    """Follow the wait-for graph from each blocked node until a node repeats."""
-    for start in waits_on:
-        seen: list[str] = []
-        n = start
-        while n in waits_on and n not in seen:
-            seen.append(n)
-            n = waits_on[n]
-        if n in seen:
-            return seen[seen.index(n):] + [n]
-    return []
+    return deadlock_error(raw.end_cycle, blocked, waits_on)

@@ -11,7 +11,6 @@ numpy arrays and tuples. Only strings and plain data cross the process boundary.
 from __future__ import annotations
 
 import faulthandler
-import math
 import signal
 import threading
 import time
@@ -20,7 +19,17 @@ from typing import Any
 
 import numpy as np
 
-from ir import CompressedLevel, DenseLevel, FiberTree, Graph, GraphBuilder, Node, examples
+from ir import (
+    CompressedLevel,
+    DenseLevel,
+    FiberTree,
+    Graph,
+    GraphBuilder,
+    Node,
+    examples,
+    f32_bits,
+    int_constant,
+)
 from sim_models.python import InputError, bind_inputs
 
 from ._systemc_load import load
@@ -126,13 +135,10 @@ def _level(node: Node, tensors: dict[str, FiberTree]) -> tuple[FiberTree, int, A
 
 
 def _unary_args(node: Node, fp: bool) -> tuple:
-    """(op, fp, binary32 constant, int(const) mod 2^32, int(const) clamped to +-2^62)."""
-    const = float(node.params["const"])
-    with np.errstate(over="ignore", invalid="ignore"):
-        bits = int(np.array([const], np.float32).view(np.uint32)[0])
-    ic = int(const) if math.isfinite(const) else 0
-    return (_UNARY[node.params["op"]], fp, bits, ic % (1 << 32),
-            max(min(ic, 1 << 62), -(1 << 62)))
+    """(op, fp, binary32 constant bits, int32 constant mod 2^32, int32 constant)."""
+    const = node.params["const"]
+    ic = 0 if fp else int_constant(const, f"node {node.id!r}: constant")
+    return (_UNARY[node.params["op"]], fp, f32_bits(float(const)), ic & 0xFFFFFFFF, ic)
 
 
 def _node_args(node: Node, tensors: dict[str, FiberTree], fp: bool) -> tuple:

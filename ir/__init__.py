@@ -6,16 +6,33 @@ nothing else in samfuse.
 """
 
 from ._catalogue import (
-                         BINARY_OPS,
-                         CATALOGUE,
-                         REDUCE_OPS,
-                         STREAM_KINDS,
-                         UNARY_OPS,
-                         WRITER_PRIMITIVES,
-                         Param,
-                         Port,
-                         Primitive,
-                         primitive,
+                     BINARY_OPS,
+                     CATALOGUE,
+                     REDUCE_OPS,
+                     STREAM_KINDS,
+                     UNARY_OPS,
+                     WRITER_PRIMITIVES,
+                     Param,
+                     Port,
+                     Primitive,
+                     primitive,
+)
+from ._codec import (
+                     INT32_MAX,
+                     INT32_MIN,
+                     TAG_DATA,
+                     TAG_DONE,
+                     TAG_EMPTY,
+                     TAG_STOP,
+                     CodecError,
+                     decode_token,
+                     decode_words,
+                     encode_token,
+                     f32_bits,
+                     int_constant,
+                     unary_constant_bits,
+                     value_bits,
+                     values_from_bits,
 )
 from ._formats import Format, FormatError
 from ._graph import DEFAULT_DEPTH, SCHEMA, Edge, Graph, GraphBuilder, GraphError, Node, TensorSpec
@@ -24,21 +41,21 @@ from ._render import render, to_dot
 from ._schedule import Region, Schedule, ScheduleError
 from ._storage import CompressedLevel, DenseLevel, FiberTree, StorageError
 from ._tokens import (
-                         DONE,
-                         EMPTY,
-                         REPEAT,
-                         Done,
-                         Empty,
-                         Repeat,
-                         Stop,
-                         Token,
-                         is_control,
-                         is_data,
-                         parse_token,
-                         stop,
-                         to_f32,
-                         to_i32,
-                         token_text,
+                     DONE,
+                     EMPTY,
+                     REPEAT,
+                     Done,
+                     Empty,
+                     Repeat,
+                     Stop,
+                     Token,
+                     is_control,
+                     is_data,
+                     parse_token,
+                     stop,
+                     to_f32,
+                     to_i32,
+                     token_text,
 )
 from ._trace import EdgeTrace, Trace, TraceFormatError, TraceMismatch, compare_traces
 
@@ -46,6 +63,10 @@ __all__ = [
     # tokens
     "Stop", "Empty", "Done", "Repeat", "EMPTY", "DONE", "REPEAT", "Token", "stop",
     "is_control", "is_data", "token_text", "parse_token", "to_f32", "to_i32",
+    # the hardware word (tag + 32-bit payload) every bit-level backend uses
+    "TAG_DATA", "TAG_STOP", "TAG_EMPTY", "TAG_DONE", "encode_token", "decode_token",
+    "decode_words", "f32_bits", "value_bits", "values_from_bits", "int_constant",
+    "unary_constant_bits", "CodecError", "INT32_MIN", "INT32_MAX",
     # tensors
     "Format", "FormatError", "FiberTree", "DenseLevel", "CompressedLevel", "StorageError",
     # catalogue

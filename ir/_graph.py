@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ._catalogue import CATALOGUE, Primitive
+from ._codec import CodecError, int_constant
 
 __all__ = ["GraphError", "GraphBuilder", "Node", "Edge", "TensorSpec", "Graph", "SCHEMA",
            "DEFAULT_DEPTH"]
@@ -118,6 +119,11 @@ class Graph:
                 try:
                     params[p.name] = p.check(node.id, params[p.name])
                 except ValueError as exc:
+                    raise GraphError(str(exc)) from None
+            if node.op == "unary" and self.dtype == "int32":
+                try:  # the constant register is 32 bits wide in every backend
+                    int_constant(params["const"], f"node {node.id!r} (unary): constant")
+                except CodecError as exc:
                     raise GraphError(str(exc)) from None
             object.__setattr__(node, "params", params)
 

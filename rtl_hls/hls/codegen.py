@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import re
 import shutil
-import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from ir import CATALOGUE, Edge, FiberTree, Format, Graph, Node
+from ir import CATALOGUE, Edge, FiberTree, Format, Graph, Node, f32_bits, int_constant
 
 __all__ = ["generate", "HlsDesign", "ArrayArg", "WriterArgs", "write_design", "TEMPLATE_DIR",
            "SHIM_DIR", "write_inputs", "UNBOUNDED_DEPTH", "DEFAULT_MEM_DEPTH", "template_path"]
@@ -212,21 +211,6 @@ def _max_dim(graph: Graph) -> int:
     return max([1, *(d for t in graph.tensors.values() for d in t.shape)])
 
 
-def _f32_bits(x: float) -> int:
-    try:
-        return struct.unpack("<I", struct.pack("<f", x))[0]
-    except OverflowError:
-        return 0x7F800000 if x > 0 else 0xFF800000
-
-
-def _iconst(op: str, const: float) -> int:
-    """``int(const)`` as the int32 model uses it, kept within int64 for the C++ literal."""
-    ic = int(const) if const == const and abs(const) != float("inf") else 0
-    if op in ("add_const", "mul_const"):  # results wrap mod 2^32: reduce the constant too
-        return ((ic + 0x80000000) & 0xFFFFFFFF) - 0x80000000
-    return max(min(ic, 1 << 40), -(1 << 40))  # |c| > 2^32 divides any int32 to 0
-
-
 def _call(graph: Graph, node: Node, eid: dict[str, int], inputs: list[ArrayArg],
           writers: list[WriterArgs]) -> str:
     """The C++ statement that runs ``node`` as one dataflow process."""
@@ -251,9 +235,10 @@ def _call(graph: Graph, node: Node, eid: dict[str, int], inputs: list[ArrayArg],
     elif op == "reduce":
         tparams = ["samfuse::OP_ADD" if prm["op"] == "sum" else "samfuse::OP_MAX", flt]
     elif op == "unary":
-        c = float(prm["const"])
-        tparams = [f"samfuse::{_UNOP[prm['op']]}", flt, f"0x{_f32_bits(c):08x}u",
-                   f"INT64_C({_iconst(prm['op'], c)})"]
+        c = prm["const"]
+        ic = 0 if graph.dtype == "float32" else int_constant(c, f"node {node.id!r}: constant")
+        tparams = [f"samfuse::{_UNOP[prm['op']]}", flt, f"0x{f32_bits(float(c)):08x}u",
+                   f"INT64_C({ic})"]
     elif op == "spacc":
         tparams = [f"{_max_dim(graph)}u", flt]
     elif op == "spacc2":

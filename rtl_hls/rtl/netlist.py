@@ -20,12 +20,22 @@ from __future__ import annotations
 
 import math
 import re
-import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ir import BINARY_OPS, CATALOGUE, UNARY_OPS, Edge, FiberTree, Format, Graph, Node
+from ir import (
+    BINARY_OPS,
+    CATALOGUE,
+    UNARY_OPS,
+    Edge,
+    FiberTree,
+    Format,
+    Graph,
+    Node,
+    unary_constant_bits,
+    value_bits,
+)
 
 __all__ = ["generate", "Netlist", "write_memories", "rtl_sources", "module_name",
            "edge_signal", "SV_DIR"]
@@ -62,10 +72,6 @@ def _mem_bounds(graph: Graph, tensor: str) -> tuple[Format, list[int]]:
     return fmt, _level_sizes(tuple(spec.shape), fmt)
 
 
-def _f32_bits(x: float) -> int:
-    return struct.unpack("<I", struct.pack("<f", x))[0]
-
-
 def _params(graph: Graph, node: Node) -> dict[str, str]:
     """SystemVerilog parameter overrides of ``node``'s instance."""
     fp = "1'b1" if graph.dtype == "float32" else "1'b0"
@@ -87,7 +93,7 @@ def _params(graph: Graph, node: Node) -> dict[str, str]:
         return {"FP": fp, "OP": str(BINARY_OPS.index(p["op"]))}
     if op == "unary":
         c = p["const"]
-        bits = _f32_bits(c) if graph.dtype == "float32" else int(c) & 0xFFFFFFFF
+        bits = unary_constant_bits(c, graph.dtype, f"node {node.id!r}: constant")
         return {"FP": fp, "OP": str(UNARY_OPS.index(p["op"])), "CONST": f"32'h{bits:08x}"}
     if op == "reduce":
         return {"FP": fp, "OP": str(BINARY_OPS.index("add" if p["op"] == "sum" else "max"))}
@@ -253,8 +259,7 @@ def write_memories(graph: Graph, tensors: Mapping[str, FiberTree], out_dir: str 
                        [int(x) for x in lvl.crd])
         elif node.op == "array":
             vals = tree.vals
-            words = ([_f32_bits(float(v)) for v in vals] if graph.dtype == "float32"
-                     else [int(v) & 0xFFFFFFFF for v in vals])
+            words = [value_bits(v, graph.dtype) for v in vals.tolist()]
             _write_hex(out / mem_file(name, None, "vals"), words)
 
 

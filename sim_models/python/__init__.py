@@ -5,22 +5,24 @@ tensors, the cycle count, per-node statistics and (optionally) per-edge traces.
 """
 
 from ._actor import StreamError
-from ._engine import (
-                      ACTORS,
-                      DeadlockError,
-                      InputError,
-                      NodeStats,
-                      SimResult,
-                      SimulationError,
-                      bind_inputs,
-                      decode_levels,
-                      simulate,
-)
+from ._engine import ACTORS, bind_inputs, simulate
 from ._harness import PrimitiveRun, run_primitive
+from ._results import (
+                       DeadlockError,
+                       InputError,
+                       NodeStats,
+                       SimResult,
+                       SimulationError,
+                       deadlock_error,
+                       decode_levels,
+                       outputs_from_writers,
+)
 
 __all__ = [
     # running
-    "simulate", "SimResult", "NodeStats", "bind_inputs", "decode_levels",
+    "simulate", "SimResult", "NodeStats", "bind_inputs",
+    # one result path for every backend: writer recordings -> tensors, deadlock reports
+    "decode_levels", "outputs_from_writers", "deadlock_error",
     # errors
     "SimulationError", "DeadlockError", "InputError", "StreamError",
     # registry

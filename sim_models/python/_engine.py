@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from ir import CATALOGUE, EdgeTrace, FiberTree, Format, Graph, Trace
@@ -20,68 +19,25 @@ from ._channel import Channel, Fanout, NullChannel
 from ._compute import Alu, Reduce, SpAcc, SpAcc2, Unary
 from ._crd import CrdDrop, CrdHold
 from ._join import Intersect, Union
+from ._results import (
+    DeadlockError,
+    InputError,
+    NodeStats,
+    SimResult,
+    SimulationError,
+    deadlock_error,
+    decode_levels,
+    outputs_from_writers,
+)
 from ._scan import Array, Broadcast, Repeat, RepSig, Root, ScanCompressed, ScanDense
 from ._writers import LevelWriter, ValueWriter
 
 __all__ = ["ACTORS", "simulate", "SimResult", "NodeStats", "DeadlockError", "SimulationError",
-           "InputError", "bind_inputs", "decode_levels"]
+           "InputError", "bind_inputs", "decode_levels", "outputs_from_writers"]
 
 ACTORS: dict[str, type[Actor]] = {cls.op: cls for cls in (
     Root, ScanCompressed, ScanDense, RepSig, Repeat, Broadcast, Array, Intersect, Union, Alu,
     Unary, Reduce, SpAcc, SpAcc2, CrdDrop, CrdHold, LevelWriter, ValueWriter)}
-
-
-class SimulationError(RuntimeError):
-    """The graph ran but broke a stream rule; the message names node and cycle."""
-
-
-class InputError(ValueError):
-    """Input tensors that do not match the graph (missing, extra, wrong shape)."""
-
-
-class DeadlockError(SimulationError):
-    """No actor can fire and not every writer is done."""
-
-    def __init__(self, cycle: int, blocked: list[tuple[str, str, str]],
-                 wait_cycle: list[str]) -> None:
-        self.cycle, self.blocked, self.wait_cycle = cycle, blocked, wait_cycle
-        lines = [f"deadlock at cycle {cycle}: {len(blocked)} node(s) blocked"]
-        if wait_cycle:
-            lines.append("  wait cycle: " + " -> ".join(wait_cycle))
-        lines += [f"  {node} waits on {edge} ({why})" for node, edge, why in blocked]
-        super().__init__("\n".join(lines))
-
-
-@dataclass
-class NodeStats:
-    op: str
-    fires: int
-    stall_in: int
-    stall_out: int
-    done_cycle: int
-
-
-@dataclass
-class SimResult:
-    """What a run produced: outputs, cycle count, statistics and (optionally) traces."""
-
-    graph: str
-    outputs: dict[str, FiberTree]
-    cycles: int | None
-    nodes: dict[str, NodeStats] = field(default_factory=dict)
-    max_occupancy: dict[str, int] = field(default_factory=dict)
-    trace: Trace | None = None
-    wall_seconds: float = 0.0
-
-    @property
-    def firings(self) -> int:
-        return sum(s.fires for s in self.nodes.values())
-
-    def dense(self, name: str | None = None) -> Any:
-        """An output as a numpy array (the only output if ``name`` is omitted)."""
-        if name is None:
-            (name,) = self.outputs
-        return self.outputs[name].to_dense()
 
 
 class _Context:
@@ -137,54 +93,10 @@ def bind_inputs(graph: Graph, inputs: Mapping[str, Any]) -> dict[str, FiberTree]
     return bound
 
 
-def decode_levels(writers: list[tuple[list[int], list[tuple[int, int]]]]
-                  ) -> list[tuple[list[int], list[int]]]:
-    """(seg, crd) per level from each level writer's crds and recorded stops.
-
-    Level i's stream has one stop event per level-(i-1) crd (closing its fiber) plus one
-    per *empty* level-(i-1) fiber (closing no fiber). Walking the parent's fiber sizes
-    tells which is which, so empty parents and empty children decode unambiguously.
-    """
-    out: list[tuple[list[int], list[int]]] = []
-    parent_sizes = [1]  # the root has one child fiber: level 0's
-    for crd, stops in writers:
-        seg, k = [0], 0
-        for n in parent_sizes:
-            take = n if n else 1
-            events = stops[k:k + take]
-            if len(events) < take:
-                raise SimulationError(f"level writer recorded {len(stops)} stops, fewer than "
-                                      "the parent level's fibers need")
-            k += take
-            if n:
-                seg.extend(pos for pos, _ in events)
-        out.append((seg, crd))
-        parent_sizes = [seg[i + 1] - seg[i] for i in range(len(seg) - 1)]
-    return out
-
-
 def _collect_outputs(graph: Graph, actors: dict[str, Actor]) -> dict[str, FiberTree]:
-    outs: dict[str, FiberTree] = {}
-    for name, spec in graph.tensors.items():
-        if spec.role != "output":
-            continue
-        levels: dict[int, LevelWriter] = {}
-        vals = None
-        for a in actors.values():
-            if a.node.params.get("tensor") != name:
-                continue
-            if isinstance(a, LevelWriter):
-                levels[a.node.params["level"]] = a
-            elif isinstance(a, ValueWriter):
-                vals = a.vals
-        ndim = len(spec.shape)
-        if vals is None or sorted(levels) != list(range(ndim)):
-            raise SimulationError(f"output {name!r} needs a value writer and level writers "
-                                  f"for levels 0..{ndim - 1}; found levels {sorted(levels)}")
-        segs = decode_levels([(levels[i].crd, levels[i].stops) for i in range(ndim)])
-        fmt = Format.parse(spec.format, ndim)
-        outs[name] = FiberTree.from_written(spec.shape, fmt, segs, vals, dtype=graph.dtype)
-    return outs
+    levels = {a.id: (a.crd, a.stops) for a in actors.values() if isinstance(a, LevelWriter)}
+    values = {a.id: a.vals for a in actors.values() if isinstance(a, ValueWriter)}
+    return outputs_from_writers(graph, levels, values)
 
 
 def simulate(graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
@@ -247,7 +159,7 @@ def simulate(graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
             name: EdgeTrace(name, ch.kind, ch.numeric, ch.trace_toks, ch.trace_cycles,
                             ch.trace_reads)
             for name, ch in channels.items()})
-    result.wall_seconds = time.perf_counter() - start
+    result.wall_seconds = result.sim_seconds = time.perf_counter() - start
     return result
 
 
@@ -275,7 +187,6 @@ def drain(work: deque[Actor], wake) -> None:
 
 
 def _deadlock(actors: dict[str, Actor], unfinished: list[Actor]) -> DeadlockError:
-    cycle = max(a.t for a in actors.values())
     blocked = []
     waits_on: dict[str, str] = {}
     for a in unfinished:
@@ -290,18 +201,7 @@ def _deadlock(actors: dict[str, Actor], unfinished: list[Actor]) -> DeadlockErro
             other = ch.reader
         blocked.append((a.id, ch.name, why))
         waits_on[a.id] = other.id
-    # follow the wait-for graph from any blocked node until a node repeats
-    wait_cycle: list[str] = []
-    for start in waits_on:
-        seen: list[str] = []
-        n = start
-        while n in waits_on and n not in seen:
-            seen.append(n)
-            n = waits_on[n]
-        if n in seen:
-            wait_cycle = seen[seen.index(n):] + [n]
-            break
-    return DeadlockError(cycle, blocked, wait_cycle)
+    return deadlock_error(max(a.t for a in actors.values()), blocked, waits_on)
 
 
 assert set(ACTORS) == set(CATALOGUE), "every catalogue primitive needs a Python actor"

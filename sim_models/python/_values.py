@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from ir import int_constant
+
 from ._actor import to_f32, to_i32
 
 __all__ = ["binary_op", "unary_op", "reduce_identity", "zero"]
@@ -88,7 +90,7 @@ def unary_op(op: str, const: float, dtype: str) -> Callable:
             "div_const": lambda x: to_f32(_fdiv(x, c)),
         }
         return table[op]
-    ic = int(const)
+    ic = int_constant(const)
     itable: dict[str, Callable] = {
         "relu": lambda x: x if x > 0 else 0,
         "exp": lambda x: to_i32(int(_fexp(float(x)))) if x < 22 else 0x7FFFFFFF,

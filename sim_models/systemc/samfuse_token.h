@@ -113,8 +113,8 @@ inline std::uint32_t binary_op(int op, bool fp, std::uint32_t a, std::uint32_t b
   }
 }
 
-// Parameters of a unary op: the float32 constant, and for int32 graphs int(const) both
-// modulo 2^32 (add/mul wrap) and clamped to +-2^62 (div truncates, never wraps).
+// Parameters of a unary op: the float32 constant, and for int32 graphs the int32 constant
+// (ir.int_constant) both modulo 2^32 (add/mul wrap) and signed (div truncates).
 struct UnaryConst {
   std::uint32_t f32 = 0;
   std::uint32_t imod = 0;

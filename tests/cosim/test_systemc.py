@@ -278,9 +278,11 @@ def test_unary_and_binary_ops_on_special_values(systemc, dtype):
     a = _F_SPECIAL if dtype == "float32" else _I_SPECIAL
     b = np.roll(a, 3)
     n = len(a)
+    consts = (2.5, -3.0, -1.0, 0.0, 1e39) if dtype == "float32" else \
+        (2, -3, -1, 0, 2**31 - 1, -2**31)
     runs = [(_vector_graph(f"un_{op}", dtype, n, unary=op, const=c), {"a": a})
             for op in CATALOGUE["unary"].param("op").choices
-            for c in ((0.0,) if "const" not in op else (2.5, -3.0, -1.0, 0.0, 1e39))]
+            for c in ((0.0,) if "const" not in op else consts)]
     runs += [(_vector_graph(f"bin_{op}", dtype, n, binary=op), {"a": a, "b": b})
              for op in CATALOGUE["alu"].param("op").choices]
     results = systemc.run_batch([SystemCRun(g, ins, trace=True) for g, ins in runs])

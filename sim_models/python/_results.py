@@ -1,0 +1,152 @@
+"""What a run produces, in one form for every backend: the result, its statistics, the
+errors, and the decoding of writer recordings into output tensors.
+
+Every backend (this model, SystemC, RTL, HLS C-simulation) ends with the same writer
+recordings (level writers: crds and stops; value writers: values) and, when stuck, the
+same facts (which node waits on which edge, and why). Turning those into tensors and
+reports happens here once, so the backends cannot disagree on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ir import FiberTree, Format, Graph, Trace
+
+__all__ = ["SimResult", "NodeStats", "SimulationError", "DeadlockError", "InputError",
+           "deadlock_error", "decode_levels", "outputs_from_writers", "LevelRecord"]
+
+#: a level writer's recording: its crds, and for every stop (crds so far, stop level)
+LevelRecord = tuple[list[int], list[tuple[int, int]]]
+
+
+class SimulationError(RuntimeError):
+    """The graph ran but broke a stream rule; the message names node and cycle."""
+
+
+class InputError(ValueError):
+    """Input tensors that do not match the graph (missing, extra, wrong shape)."""
+
+
+class DeadlockError(SimulationError):
+    """No node can fire and not every writer is done."""
+
+    def __init__(self, cycle: int, blocked: list[tuple[str, str, str]],
+                 wait_cycle: list[str]) -> None:
+        self.cycle, self.blocked, self.wait_cycle = cycle, blocked, wait_cycle
+        lines = [f"deadlock at cycle {cycle}: {len(blocked)} node(s) blocked"]
+        if wait_cycle:
+            lines.append("  wait cycle: " + " -> ".join(wait_cycle))
+        lines += [f"  {node} waits on {edge} ({why})" for node, edge, why in blocked]
+        super().__init__("\n".join(lines))
+
+
+def deadlock_error(cycle: int, blocked: list[tuple[str, str, str]],
+                   waits_on: Mapping[str, str]) -> DeadlockError:
+    """The deadlock report: ``blocked`` (node, edge, why) and the wait-for cycle found by
+    following ``waits_on`` (node → the node it waits for) until a node repeats."""
+    wait_cycle: list[str] = []
+    for start in waits_on:
+        seen: list[str] = []
+        n = start
+        while n in waits_on and n not in seen:
+            seen.append(n)
+            n = waits_on[n]
+        if n in seen:
+            wait_cycle = seen[seen.index(n):] + [n]
+            break
+    return DeadlockError(cycle, blocked, wait_cycle)
+
+
+@dataclass
+class NodeStats:
+    op: str
+    fires: int
+    stall_in: int
+    stall_out: int
+    done_cycle: int
+
+
+@dataclass
+class SimResult:
+    """What a run produced: outputs, cycle count, statistics and (optionally) traces.
+
+    Every backend fills every field it can: ``cycles`` is None only where the backend
+    has no clock (HLS C-simulation); ``nodes`` and ``max_occupancy`` are empty there too.
+    ``wall_seconds`` is the whole run, ``sim_seconds`` the simulator alone (without
+    building or loading it), for simulation-speed figures.
+    """
+
+    graph: str
+    outputs: dict[str, FiberTree]
+    cycles: int | None
+    nodes: dict[str, NodeStats] = field(default_factory=dict)
+    max_occupancy: dict[str, int] = field(default_factory=dict)
+    trace: Trace | None = None
+    wall_seconds: float = 0.0
+    sim_seconds: float = 0.0
+    backend: str = "python"
+
+    @property
+    def firings(self) -> int:
+        return sum(s.fires for s in self.nodes.values())
+
+    def dense(self, name: str | None = None) -> Any:
+        """An output as a numpy array (the only output if ``name`` is omitted)."""
+        if name is None:
+            (name,) = self.outputs
+        return self.outputs[name].to_dense()
+
+
+def decode_levels(writers: list[LevelRecord]) -> list[tuple[list[int], list[int]]]:
+    """(seg, crd) per level from each level writer's crds and recorded stops.
+
+    Level i's stream has one stop event per level-(i-1) crd (closing its fiber) plus one
+    per *empty* level-(i-1) fiber (closing no fiber). Walking the parent's fiber sizes
+    tells which is which, so empty parents and empty children decode unambiguously.
+    """
+    out: list[tuple[list[int], list[int]]] = []
+    parent_sizes = [1]  # the root has one child fiber: level 0's
+    for crd, stops in writers:
+        seg, k = [0], 0
+        for n in parent_sizes:
+            take = n if n else 1
+            events = stops[k:k + take]
+            if len(events) < take:
+                raise SimulationError(f"level writer recorded {len(stops)} stops, fewer than "
+                                      "the parent level's fibers need")
+            k += take
+            if n:
+                seg.extend(pos for pos, _ in events)
+        out.append((seg, crd))
+        parent_sizes = [seg[i + 1] - seg[i] for i in range(len(seg) - 1)]
+    return out
+
+
+def outputs_from_writers(graph: Graph, levels: Mapping[str, LevelRecord],
+                         values: Mapping[str, list[Any]]) -> dict[str, FiberTree]:
+    """Output tensors from the writers' recordings, by writer node id (values already
+    decoded to numbers, e.g. with ``ir.values_from_bits``)."""
+    outs: dict[str, FiberTree] = {}
+    for name, spec in graph.tensors.items():
+        if spec.role != "output":
+            continue
+        lv: dict[int, LevelRecord] = {}
+        vals = None
+        for node in graph.nodes.values():
+            if node.params.get("tensor") != name:
+                continue
+            if node.op == "level_writer" and node.id in levels:
+                lv[node.params["level"]] = levels[node.id]
+            elif node.op == "value_writer" and node.id in values:
+                vals = values[node.id]
+        ndim = len(spec.shape)
+        if vals is None or sorted(lv) != list(range(ndim)):
+            raise SimulationError(f"output {name!r} needs a value writer and level writers "
+                                  f"for levels 0..{ndim - 1}; found levels {sorted(lv)}")
+        segs = decode_levels([lv[i] for i in range(ndim)])
+        fmt = Format.parse(spec.format, ndim)
+        outs[name] = FiberTree.from_written(spec.shape, fmt, segs, vals, dtype=graph.dtype)
+    return outs
