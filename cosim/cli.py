@@ -12,7 +12,7 @@ import argparse
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -278,35 +278,27 @@ def cmd_cosim(args: argparse.Namespace) -> int:
         _backend(name)  # unknown or unavailable backends fail before any run
     graph = _load_graph(args.graph)
     inputs = _load_inputs(graph, args.input)
-    try:
-        from ._compare import compare_backends  # type: ignore[import-not-found]
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("cosim._compare",):
-            raise
-        raise CliError("co-simulation is not available in this build: cosim.compare_backends"
-                       " (cosim/_compare.py) is missing") from None
+    from ._compare import compare_backends
+
     with _progress(f"co-simulating {graph.name!r} on {', '.join(names)}"):
-        report = _call_compare(compare_backends, graph, inputs, names, args)
+        report = compare_backends(graph, inputs, names, depth=args.depth)
     print(report)
-    ok = next((getattr(report, a) for a in ("ok", "agree", "passed") if hasattr(report, a)),
-              True)
-    return 0 if ok else 1
+    if args.trace:
+        for path in _write_traces(report, Path(args.trace)):
+            _say(f"trace      {path}")
+    return 0 if report.ok else 1
 
 
-def _call_compare(fn: Callable[..., Any], graph: Graph, inputs: dict, names: list[str],
-                  args: argparse.Namespace) -> Any:
-    """Pass the options ``compare_backends`` accepts (its signature belongs to cosim)."""
-    import inspect
-
-    params = inspect.signature(fn).parameters
-    kwargs: dict[str, Any] = {}
-    if "depth" in params:
-        kwargs["depth"] = args.depth
-    if "trace_dir" in params and args.trace:
-        kwargs["trace_dir"] = args.trace
-    if "backends" in params:
-        return fn(graph, inputs, backends=names, **kwargs)
-    return fn(graph, inputs, names, **kwargs)
+def _write_traces(report: Any, out_dir: Path) -> list[Path]:
+    """Each backend's stream trace as ``GRAPH.BACKEND.trace`` (failed runs have none)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, run in report.runs.items():
+        if run.result is not None and run.result.trace is not None:
+            path = out_dir / f"{report.graph}.{name}.trace"
+            run.result.trace.write(path)
+            written.append(path)
+    return written
 
 
 def cmd_show(args: argparse.Namespace) -> int:

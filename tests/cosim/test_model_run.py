@@ -9,22 +9,10 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler import CompileError, compile_expression, compile_model, einsum_program
+from compiler import compile_model, einsum_program
 from cosim import SystemCBackend, run_model, storage_bytes
 from ir import FiberTree, Region, Schedule
 from sim_models.python import InputError, simulate
-
-
-def _relu_compiles() -> bool:
-    """relu is being added to the lowering concurrently; its tests run once it works."""
-    try:
-        compile_expression("y(i) = relu(x(i))", shapes={"x": (2,)})
-    except (CompileError, AssertionError):
-        return False
-    return True
-
-
-needs_relu = pytest.mark.skipif(not _relu_compiles(), reason="relu does not lower yet")
 
 
 def rand(rng, shape, density=1.0):
@@ -62,7 +50,6 @@ def check(p, inputs, gold, **kw):
     return runs
 
 
-@needs_relu
 def test_two_layer_gcn_all_schedules():
     rng = np.random.default_rng(1)
     n, f, h, c = 7, 5, 4, 3
@@ -184,7 +171,7 @@ def test_input_errors():
 # -- random chains -------------------------------------------------------------------------
 
 FMT2 = ["dense", "csr", "csc", "dcsr", "dc:1,0"]
-OPS = ["right", "left", "mul", "add", *(["relu"] if _relu_compiles() else [])]
+OPS = ["right", "left", "mul", "add", "relu"]
 
 
 @st.composite
