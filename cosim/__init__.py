@@ -20,9 +20,7 @@ from ._counts import (
                       model_counts,
                       relative_errors,
 )
-from ._hls import HlsCompileError, HlsCsimBackend, HlsRunError
 from ._model_run import ModelRun, RegionRun, run_model, storage_bytes
-from ._systemc import SystemCBackend, SystemCError, SystemCRun
 
 __all__ = ["Backend", "PythonBackend", "ToolNotFoundError", "register", "get_backend",
            "backend_names", "BACKENDS",
@@ -36,4 +34,21 @@ __all__ = ["Backend", "PythonBackend", "ToolNotFoundError", "register", "get_bac
            # SystemC backend
            "SystemCBackend", "SystemCError", "SystemCRun",
            # HLS C-simulation backend
-           "HlsCsimBackend", "HlsCompileError", "HlsRunError"]
+           "HlsCsimBackend", "HlsCompileError", "HlsRunError",
+           # RTL backend (cocotb with Icarus or Verilator)
+           "RtlBackend"]
+
+#: the optional backends, imported on first use: each pulls in its own toolchain glue
+#: (cppyy, the HLS generator, cocotb), which ``import cosim`` must not pay for
+_LAZY = {"SystemCBackend": "_systemc", "SystemCError": "_systemc", "SystemCRun": "_systemc",
+         "HlsCsimBackend": "_hls", "HlsCompileError": "_hls", "HlsRunError": "_hls",
+         "RtlBackend": "_rtl"}
+
+
+def __getattr__(name: str) -> object:
+    """Import an optional backend's module when one of its names is first used."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
