@@ -16,6 +16,7 @@ import numpy as np
 from compiler import compile_model, fusion_table
 from ir import Schedule
 
+from ._files import safe_join, writable_dir, write_atomic
 from ._model_run import run_model
 
 __all__ = ["add_model_parser", "SCHEDULES"]
@@ -61,6 +62,7 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
     from compiler import from_torch, torch_inputs, torch_weights
     from compiler.models import MODELS
 
+    out = writable_dir(args.out, "--out") if args.out else None
     cls = MODELS[args.model]
     if args.config not in cls.default_config:
         raise error(f"--config {args.config!r}: {args.model} has "
@@ -81,12 +83,11 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
         for reg in compiled.regions:
             for k in reg.kernels:
                 print(f"\nfusion table of {reg.name}/{k.target}:\n{fusion_table(k.graph)}")
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
+    if out is not None:
         for reg in compiled.regions:
             for k in reg.kernels:
-                k.graph.to_json(out / f"{reg.name.replace('/', '_')}.{k.target}.json")
+                write_atomic(safe_join(out, f"{reg.name}.{k.target}.json"),
+                             k.graph.to_json() + "\n")
     binds = {**torch_weights(model, program), **torch_inputs(program, example)}
     t0 = time.perf_counter()
     run = run_model(compiled, binds, backend=args.backend)

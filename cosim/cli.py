@@ -21,6 +21,7 @@ import numpy as np
 
 from compiler import CompileError, compile_expression, fusion_table
 from ir import (
+    RENDER_FORMATS,
     FiberTree,
     FormatError,
     Graph,
@@ -35,6 +36,7 @@ from sim_models.python import InputError, SimResult, SimulationError, simulate
 
 from ._backend import ToolNotFoundError, backend_names, get_backend
 from ._cli_model import add_model_parser
+from ._files import atomic_path, safe_join, writable_dir, write_atomic
 
 __all__ = ["main", "build_parser", "CliError"]
 
@@ -172,17 +174,24 @@ def _stats_table(res: SimResult, graph: Graph) -> list[str]:
 
 def _write_outputs(res: SimResult, out_dir: Path) -> list[Path]:
     """Dense outputs (and any that is not a matrix) as .npy, sparse matrices as .mtx."""
-    out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for name, tree in res.outputs.items():
-        if tree.format.all_dense or tree.ndim != 2:
-            path = out_dir / f"{name}.npy"
-            np.save(path, tree.to_dense())
-        else:
-            path = out_dir / f"{name}.mtx"
-            tree.to_mtx(path)
+        dense = tree.format.all_dense or tree.ndim != 2
+        path = safe_join(out_dir, f"{name}.{'npy' if dense else 'mtx'}")
+        with atomic_path(path) as tmp:
+            if dense:
+                np.save(tmp, tree.to_dense())
+            else:
+                tree.to_mtx(tmp)
         written.append(path)
     return written
+
+
+def _write_trace(trace: Any, out_dir: Path, graph: str, backend: str) -> Path:
+    path = safe_join(out_dir, f"{graph}.{backend}.trace")
+    with atomic_path(path) as tmp:
+        trace.write(tmp)
+    return path
 
 
 def _say(*lines: str) -> None:
@@ -228,6 +237,8 @@ def cmd_sim(args: argparse.Namespace) -> int:
         raise CliError(f"--functional runs the Python model only, not {args.backend!r}")
     if args.functional and args.trace:
         raise CliError("--functional runs carry no timing, so --trace is not available")
+    trace_dir = writable_dir(args.trace, "--trace") if args.trace else None
+    out_dir = writable_dir(args.output_dir, "--output-dir") if args.output_dir else None
     with _progress(f"simulating {graph.name!r} on {args.backend}"):
         if args.backend == "python":
             res = simulate(graph, inputs, trace=bool(args.trace), depth=args.depth,
@@ -237,14 +248,11 @@ def cmd_sim(args: argparse.Namespace) -> int:
     _say(*_summary(res, args.backend))
     if args.stats:
         _say("", *_stats_table(res, graph))
-    if args.trace:
-        Path(args.trace).mkdir(parents=True, exist_ok=True)
-        path = Path(args.trace) / f"{graph.name}.{args.backend}.trace"
+    if trace_dir is not None:
         assert res.trace is not None
-        res.trace.write(path)
-        _say(f"trace      {path}")
-    if args.output_dir:
-        for path in _write_outputs(res, Path(args.output_dir)):
+        _say(f"trace      {_write_trace(res.trace, trace_dir, graph.name, args.backend)}")
+    if out_dir is not None:
+        for path in _write_outputs(res, out_dir):
             _say(f"output     {path}")
     else:
         _say("outputs    not written (use --output-dir DIR)")
@@ -278,32 +286,27 @@ def cmd_cosim(args: argparse.Namespace) -> int:
         _backend(name)  # unknown or unavailable backends fail before any run
     graph = _load_graph(args.graph)
     inputs = _load_inputs(graph, args.input)
+    trace_dir = writable_dir(args.trace, "--trace") if args.trace else None
     from ._compare import compare_backends
 
     with _progress(f"co-simulating {graph.name!r} on {', '.join(names)}"):
         report = compare_backends(graph, inputs, names, depth=args.depth)
     print(report)
-    if args.trace:
-        for path in _write_traces(report, Path(args.trace)):
-            _say(f"trace      {path}")
+    if trace_dir is not None:  # each backend's trace (a failed run has none)
+        for name, run in report.runs.items():
+            if run.result is not None and run.result.trace is not None:
+                _say(f"trace      {_write_trace(run.result.trace, trace_dir, graph.name, name)}")
     return 0 if report.ok else 1
 
 
-def _write_traces(report: Any, out_dir: Path) -> list[Path]:
-    """Each backend's stream trace as ``GRAPH.BACKEND.trace`` (failed runs have none)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, run in report.runs.items():
-        if run.result is not None and run.result.trace is not None:
-            path = out_dir / f"{report.graph}.{name}.trace"
-            run.result.trace.write(path)
-            written.append(path)
-    return written
-
-
 def cmd_show(args: argparse.Namespace) -> int:
-    graph = _load_graph(args.graph)
     out = Path(args.output) if args.output else Path(args.graph).with_suffix(".svg")
+    fmt = out.suffix.lstrip(".").lower()
+    if fmt not in RENDER_FORMATS:
+        raise CliError(f"-o {str(out)!r}: unsupported format {fmt or 'without suffix'!r}; "
+                       f"use {', '.join('.' + f for f in RENDER_FORMATS)}")
+    writable_dir(out.parent, "-o")
+    graph = _load_graph(args.graph)
     _render(graph, out)
     ops: dict[str, int] = {}
     for n in graph.nodes.values():
@@ -314,9 +317,9 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def _render(graph: Graph, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        render_graph(graph, path)
+        with atomic_path(path) as tmp:
+            render_graph(graph, tmp)
     except RuntimeError as exc:  # Graphviz's dot is missing
         raise CliError(str(exc)) from None
 
@@ -329,8 +332,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     import networkx as nx
     import scipy.sparse as sp
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    if args.features < 1:
+        raise CliError(f"--features {args.features}: expected a number of columns >= 1")
+    out = writable_dir(args.out, "--out")
     A = sp.csr_array(nx.to_scipy_sparse_array(nx.karate_club_graph(), weight=None,
                                               dtype=np.float32))
     H = np.random.default_rng(args.seed).standard_normal(
@@ -339,7 +343,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     graph = compile_expression(DEMO_EXPR, {"A": "csr"}, {"A": A.shape, "H": H.shape},
                                order=args.order, name="demo_spmm")
     compile_s = time.perf_counter() - t0
-    graph.to_json(out / "graph.json")
+    write_atomic(out / "graph.json", graph.to_json() + "\n")
     with _progress("simulating the demo"):
         res = simulate(graph, {"A": A, "H": H})
     want = A @ H
@@ -355,7 +359,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
          *_summary(res, "python"),
          f"check      {'PASS' if ok else 'FAIL'}: max |X - A@H| = {err:.3g} against scipy "
          "(rtol 1e-4, atol 1e-4)")
-    np.save(out / "X.npy", got)
+    with atomic_path(out / "X.npy") as tmp:
+        np.save(tmp, got)
     try:
         _render(graph, out / "graph.svg")
         _say(f"wrote      {out / 'graph.json'}, {out / 'graph.svg'}, {out / 'X.npy'}")

@@ -1,0 +1,233 @@
+"""Hostile and careless input (issue 10): names that would reach file paths, DOT
+escaping, inconsistent graphs, huge declared sizes, unwritable output folders. Every
+rejection is one line on stderr naming the culprit, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+
+from cosim._files import OutputPathError, atomic_path, safe_join, writable_dir, write_atomic
+from cosim.cli import main
+from ir import Graph, GraphError, Schedule, ScheduleError, to_dot
+
+SPMV = "x(i) = B(i,j) * c(j)"
+NODE_IDS = ["root_B", "root_c", "B_i", "rs_i", "rep_c_i", "B_j", "c_j", "isect_j", "B_val",
+            "c_val", "mul", "red_j", "x_i", "x_val"]
+BAD_NAMES = ["..", "../evil", "/abs", "/tmp/x", "a/b", "a\\b", "a\0b", 'a"b', "", "1up",
+             "a b", "x..y", "a\nb"]
+
+
+@pytest.fixture
+def spmv(tmp_path: Path) -> dict:
+    B = sp.random(6, 5, density=0.4, format="csr", random_state=3, dtype=np.float32)
+    scipy.io.mmwrite(tmp_path / "b.mtx", B)
+    np.save(tmp_path / "c.npy", np.arange(5, dtype=np.float32))
+    graph = tmp_path / "spmv.json"
+    assert main(["compile", SPMV, "--format", "B=csr", "--shape", "B=6x5", "--shape", "c=5",
+                 "-o", str(graph)]) == 0
+    return {"dir": tmp_path, "graph": graph, "json": json.loads(graph.read_text()),
+            "B": B, "inputs": ["--input", f"B={tmp_path / 'b.mtx'}", "--input",
+                               f"c={tmp_path / 'c.npy'}"]}
+
+
+def _one_line_error(capsys) -> str:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("\n") == 1, err
+    assert err.startswith("samfuse: error: ")
+    return err
+
+
+def _rename_node(data: dict, old: str, new: str) -> dict:
+    data = json.loads(json.dumps(data))
+    for n in data["nodes"]:
+        if n["id"] == old:
+            n["id"] = new
+    for e in data["edges"]:
+        for end in ("src", "dst"):
+            node, port = e[end].rsplit(".", 1)
+            if node == old:
+                e[end] = f"{new}.{port}"
+    return data
+
+
+def _rename_tensor(data: dict, old: str, new: str) -> dict:
+    data = json.loads(json.dumps(data))
+    for t in data["tensors"]:
+        if t["name"] == old:
+            t["name"] = new
+    for n in data["nodes"]:
+        if n["params"].get("tensor") == old:
+            n["params"]["tensor"] = new
+    return data
+
+
+# -- names that reach paths ----------------------------------------------------------------
+
+@pytest.mark.parametrize("bad", BAD_NAMES)
+def test_bad_graph_names_are_rejected_on_load(spmv, bad):
+    data = dict(spmv["json"], name=bad)
+    with pytest.raises(GraphError, match="graph name .* is not allowed"):
+        Graph.from_dict(data)
+
+
+@pytest.mark.parametrize("bad", BAD_NAMES)
+def test_bad_node_ids_are_rejected_on_load(spmv, bad):
+    with pytest.raises(GraphError, match="node name .* is not allowed"):
+        Graph.from_dict(_rename_node(spmv["json"], "B_val", bad))
+
+
+@pytest.mark.parametrize("bad", BAD_NAMES)
+def test_bad_tensor_names_are_rejected_on_load(spmv, bad):
+    with pytest.raises(GraphError, match="tensor name .* is not allowed"):
+        Graph.from_dict(_rename_tensor(spmv["json"], "x", bad))
+
+
+def test_good_names_still_load(spmv):
+    data = _rename_tensor(_rename_node(dict(spmv["json"], name="layers.0#2+out"), "mul",
+                                       "_m-1.x"), "x", "out.y")
+    g = Graph.from_dict(data)
+    assert "_m-1.x" in g.nodes and "out.y" in g.tensors
+
+
+@pytest.mark.parametrize("bad", ["../r", "/r", "a/b", "r\0", ".."])
+def test_bad_region_names_are_rejected(bad):
+    with pytest.raises(ScheduleError, match="region name .* is not allowed"):
+        Schedule.from_dict({"regions": [{"name": bad, "statements": ["T"]}]})
+
+
+def test_sim_trace_of_a_hostile_graph_name_cannot_escape(spmv, capsys):
+    """Before names were checked, name '../../escaped' wrote the trace two folders up."""
+    hostile = spmv["dir"] / "hostile.json"
+    hostile.write_text(json.dumps(dict(spmv["json"], name="../../escaped")))
+    traces = spmv["dir"] / "a" / "b" / "traces"
+    assert main(["sim", str(hostile), *spmv["inputs"], "--trace", str(traces)]) == 1
+    assert "graph name '../../escaped' is not allowed" in _one_line_error(capsys)
+    assert not list(spmv["dir"].glob("**/escaped*"))
+
+
+@pytest.mark.parametrize("part", ["..", "../x", "/etc/passwd", "a/b", "a\\b", "a\0b", ""])
+def test_safe_join_refuses_escapes(tmp_path, part):
+    with pytest.raises(OutputPathError, match="refusing to write"):
+        safe_join(tmp_path, part)
+
+
+def test_safe_join_joins_plain_names(tmp_path):
+    assert safe_join(tmp_path, "g.python.trace") == tmp_path / "g.python.trace"
+
+
+# -- Graphviz escaping -----------------------------------------------------------------------
+
+def test_show_of_a_node_id_with_a_quote_is_a_one_line_error(spmv, capsys):
+    bad = spmv["dir"] / "quote.json"
+    bad.write_text(json.dumps(_rename_node(spmv["json"], "mul", 'm"ul')))
+    assert main(["show", str(bad), "-o", str(spmv["dir"] / "q.dot")]) == 1
+    assert "node name 'm\"ul' is not allowed" in _one_line_error(capsys)
+
+
+def test_dot_strings_are_escaped():
+    from ir._render import _q
+
+    assert _q('a"b\\c\nd') == '"a\\"b\\\\c\\nd"'
+
+
+def test_dot_source_quotes_every_name(spmv):
+    g = Graph.from_dict(_rename_node(dict(spmv["json"], name="g-1.x"), "mul", "m-1.x"))
+    dot = to_dot(g)
+    assert dot.startswith('digraph "g-1.x" {')
+    assert '"m-1.x" [label="m-1.x\\n[alu]' in dot
+
+
+# -- output folders and atomic writes ------------------------------------------------------
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write anywhere")
+@pytest.mark.parametrize("option", ["--trace", "--output-dir"])
+def test_sim_checks_its_output_folder_before_running(spmv, capsys, option):
+    locked = spmv["dir"] / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        assert main(["sim", str(spmv["graph"]), *spmv["inputs"], option,
+                     str(locked / "out")]) == 1
+    finally:
+        locked.chmod(0o700)
+    captured = capsys.readouterr()
+    assert "cycles" not in captured.out  # refused before the run
+    assert captured.err.startswith(f"samfuse: error: {option} ") and \
+        "is not a writable folder" in captured.err and "Traceback" not in captured.err
+
+
+def test_an_output_path_that_is_a_file_is_refused_before_running(spmv, capsys):
+    blocker = spmv["dir"] / "file"
+    blocker.write_text("x")
+    assert main(["sim", str(spmv["graph"]), *spmv["inputs"], "--output-dir",
+                 str(blocker)]) == 1
+    captured = capsys.readouterr()
+    assert "cycles" not in captured.out
+    assert "--output-dir" in captured.err and "not a writable folder" in captured.err
+
+
+def test_atomic_path_leaves_the_target_alone_on_failure(tmp_path):
+    target = tmp_path / "X.npy"
+    target.write_text("old")
+    with pytest.raises(RuntimeError), atomic_path(target) as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("interrupted")
+    assert target.read_text() == "old" and os.listdir(tmp_path) == ["X.npy"]
+    write_atomic(target, b"new")
+    assert target.read_bytes() == b"new" and os.listdir(tmp_path) == ["X.npy"]
+    assert writable_dir(tmp_path / "d" / "e", "--out").is_dir()
+
+
+# -- inconsistent graphs ------------------------------------------------------------------
+
+def _set_param(data: dict, node: str, **params) -> dict:
+    data = json.loads(json.dumps(data))
+    next(n for n in data["nodes"] if n["id"] == node)["params"].update(params)
+    return data
+
+
+def test_an_array_reading_another_tensors_refs_is_rejected(spmv):
+    """B_val relabelled to read c: its refs still come from B's scanner."""
+    with pytest.raises(GraphError, match=r"node 'B_val' \(array\) reads tensor 'c' but its "
+                       r"refs come from level 1 of 'B' \(B_j.ref\); expected level 0 of 'c'"):
+        Graph.from_dict(_set_param(spmv["json"], "B_val", tensor="c"))
+
+
+def test_a_scanner_skipping_a_level_is_rejected(spmv):
+    with pytest.raises(GraphError, match=r"node 'B_j' \(scan_compressed\) reads tensor 'B' "
+                       r"but its refs come from level 0 of 'B'"):
+        Graph.from_dict(_set_param(spmv["json"], "B_j", level=0))
+    with pytest.raises(GraphError, match="level 2 of tensor 'B', which has 2 level"):
+        Graph.from_dict(_set_param(spmv["json"], "B_j", level=2))
+
+
+def test_a_level_written_twice_is_rejected(spmv):
+    data = _set_param(spmv["json"], "x_i", level=0)
+    data["nodes"].append({"id": "x_i2", "op": "level_writer",
+                          "params": {"tensor": "x", "level": 0}})
+    data["edges"].append({"src": "isect_j.crd", "dst": "x_i2.crd"})
+    with pytest.raises(GraphError, match="nodes 'x_i' and 'x_i2' both write level 0"):
+        Graph.from_dict(data)
+
+
+@pytest.mark.parametrize("shape", [[-1, 5], [0, 5], [6, True], [6, 2.5], ["6", 5], "65"])
+def test_shapes_must_be_positive_ints(spmv, shape):
+    data = json.loads(json.dumps(spmv["json"]))
+    data["tensors"][0]["shape"] = shape
+    with pytest.raises(GraphError, match="tensor 'B': shape .* must be a list of ints >= 1"):
+        Graph.from_dict(data)
+
+
+@pytest.mark.parametrize("depth", [True, False, 0, -2, 1.5, "2"])
+def test_edge_depths_must_be_ints_not_bools(spmv, depth):
+    data = json.loads(json.dumps(spmv["json"]))
+    data["edges"][0]["depth"] = depth
+    with pytest.raises(GraphError, match=r"depth .* must be an int >= 1 or null"):
+        Graph.from_dict(data)
