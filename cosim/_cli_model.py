@@ -16,10 +16,15 @@ import numpy as np
 from compiler import compile_model, fusion_table
 from ir import Schedule
 
+from ._backend import get_backend
 from ._files import safe_join, writable_dir, write_atomic
 from ._model_run import run_model
 
-__all__ = ["add_model_parser", "SCHEDULES"]
+__all__ = ["add_model_parser", "SCHEDULES", "MODEL_NAMES"]
+
+#: the bundled models (``compiler.models.MODELS``), named here so that building the parser
+#: (``samfuse --help``) does not import torch; a test keeps the two in step
+MODEL_NAMES = ("autoencoder", "bigbird", "gcn", "gpt", "graphsage")
 
 #: named schedules: what FuseFlow calls unfused, partially fused (per layer), fully fused
 SCHEDULES = {"unfused": Schedule.unfused, "partial": Schedule.by_scope, "full": Schedule.fused}
@@ -27,11 +32,9 @@ SCHEDULES = {"unfused": Schedule.unfused, "partial": Schedule.by_scope, "full": 
 
 def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) -> None:
     """Register the ``model`` subcommand; ``error`` is the CLI's user-error class."""
-    from compiler.models import MODELS
-
     m = sub.add_parser("model", help="compile and simulate a bundled PyTorch model "
                        "under a fusion schedule")
-    m.add_argument("model", choices=sorted(MODELS), help="bundled model")
+    m.add_argument("model", choices=MODEL_NAMES, help="bundled model")
     m.add_argument("--config", default="small",
                    help="named size of the model (default small; see docs/models.md)")
     m.add_argument("--schedule", default="partial",
@@ -46,23 +49,27 @@ def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) ->
     m.set_defaults(func=lambda args: cmd_model(args, error))
 
 
-def _schedule(text: str, program, error: type[Exception]) -> Schedule:
+def _schedule(text: str, program) -> Schedule:
+    """A named schedule, or a YAML file (checked to exist before the export)."""
     if text in SCHEDULES:
         return SCHEDULES[text](program)
-    path = Path(text)
-    if not path.exists():
-        raise error(f"--schedule {text!r}: expected one of {', '.join(SCHEDULES)} or a "
-                    "YAML file")
-    return Schedule.from_yaml(path.read_text())
+    return Schedule.from_yaml(Path(text).read_text())
 
 
 def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
+    try:  # a bad backend is refused before the slow torch import and export
+        get_backend(args.backend)
+    except KeyError as exc:
+        raise error(str(exc.args[0])) from None
+    if args.schedule not in SCHEDULES and not Path(args.schedule).is_file():
+        raise error(f"--schedule {args.schedule!r}: expected one of {', '.join(SCHEDULES)} "
+                    "or a YAML file")
+    out = writable_dir(args.out, "--out") if args.out else None
     import torch
 
     from compiler import from_torch, torch_inputs, torch_weights
     from compiler.models import MODELS
 
-    out = writable_dir(args.out, "--out") if args.out else None
     cls = MODELS[args.model]
     if args.config not in cls.default_config:
         raise error(f"--config {args.config!r}: {args.model} has "
@@ -74,7 +81,7 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
     export_s = time.perf_counter() - t0
     if args.program:
         print(program)
-    schedule = _schedule(args.schedule, program, error)
+    schedule = _schedule(args.schedule, program)
     compiled = compile_model(program, schedule)
     print(f"exported   {args.model} ({args.config}) to {len(program.statements)} statements "
           f"in {export_s * 1e3:.0f} ms")

@@ -115,8 +115,89 @@ def _load_inputs(graph: Graph, items: Sequence[str] | None) -> dict[str, FiberTr
         path = Path(given[name])
         if not path.is_file():
             raise CliError(f"input {name!r}: no such file {str(path)!r}")
-        out[name] = FiberTree.from_any(path, graph.tensors[name].format, dtype=graph.dtype)
+        spec = graph.tensors[name]
+        _check_size(name, path, spec.shape, spec.format, graph.dtype)
+        try:
+            out[name] = FiberTree.from_any(path, spec.format, dtype=graph.dtype)
+        except (StorageError, FormatError) as exc:
+            text = str(exc)
+            if text.startswith(("cannot read", "tensor file")):
+                raise  # already names the file
+            raise CliError(f"input {name!r} ({str(path)!r}): {text}") from None
     return out
+
+
+def _header(path: Path) -> tuple[tuple[int, ...], int | None] | None:
+    """Shape and stored-entry count from a tensor file's header alone (no data read), or
+    None when the header cannot tell (the full reader then reports the problem)."""
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".mtx":
+            import scipy.io
+
+            rows, cols, entries, fmt, *_ = scipy.io.mminfo(path)
+            return (int(rows), int(cols)), (int(entries) if fmt == "coordinate" else None)
+        if suffix == ".npy":
+            return tuple(np.load(path, mmap_mode="r", allow_pickle=False).shape), None
+    except Exception:  # noqa: BLE001 - malformed headers are the full reader's to report
+        return None
+    return None
+
+
+def _storage_bytes(shape: Sequence[int], fmt: Any, nnz: int | None) -> int:
+    """Bytes the graph's storage format needs for ``shape`` (dense levels multiply the
+    fiber count; compressed ones keep seg and crd arrays of int64), values as 4 bytes."""
+    fibers, total = 1, 0
+    for level, mode in zip(fmt.levels, fmt.mode_order, strict=True):
+        if level == "dense":
+            fibers *= shape[mode]
+        else:
+            total += (fibers + 1) * 8
+            fibers = fibers * shape[mode] if nnz is None else min(fibers * shape[mode], nnz)
+            total += fibers * 8
+    return total + fibers * 4
+
+
+def _check_size(name: str, path: Path, want: tuple[int, ...], fmt_spec: str,
+                dtype: str) -> None:
+    """Refuse, from the file header, an input whose shape differs from the graph's or whose
+    storage would not fit in memory, before anything is allocated."""
+    head = _header(path)
+    if head is None:
+        return
+    shape, nnz = head
+    if shape != tuple(want):
+        raise CliError(f"tensor {name!r}: shape {shape} but the graph expects {tuple(want)} "
+                       f"(header of {str(path)!r})")
+    from ir import Format
+
+    try:
+        fmt = Format.parse(fmt_spec, len(shape))
+    except FormatError:
+        return
+    need = _storage_bytes(shape, fmt, nnz)
+    have = _memory_bytes()
+    if have and need > have:
+        raise CliError(f"input {name!r}: storing {'x'.join(map(str, shape))} as "
+                       f"{fmt.letters} ({dtype}) would allocate {_size(need)}, more than this"
+                       f" machine's {_size(have)} of memory; refusing")
+
+
+def _memory_bytes() -> int:
+    import os
+
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.3g} {unit}"
+        n /= 1024
+    return f"{n:.3g} PiB"
 
 
 @contextmanager

@@ -235,7 +235,8 @@ def test_entry_point_in_a_subprocess(files, tmp_path):
                          cwd=Path(__file__).resolve().parents[2], timeout=120)
     assert bad.returncode == 1
     assert bad.stdout == ""
-    assert bad.stderr == "samfuse: error: tensor 'c': shape (4,) but the graph expects (5,)\n"
+    assert bad.stderr == ("samfuse: error: tensor 'c': shape (4,) but the graph expects "
+                          f"(5,) (header of {str(files['c4'])!r})\n")
 
 
 def test_model_runs_a_bundled_model_under_a_schedule_and_checks_it(tmp_path, capsys):

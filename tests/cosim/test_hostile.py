@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -231,3 +233,110 @@ def test_edge_depths_must_be_ints_not_bools(spmv, depth):
     data["edges"][0]["depth"] = depth
     with pytest.raises(GraphError, match=r"depth .* must be an int >= 1 or null"):
         Graph.from_dict(data)
+
+
+# -- one-line errors instead of tracebacks --------------------------------------------------
+
+def _run(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_model_with_an_unknown_backend_fails_before_importing_torch():
+    got = _run("import sys\nfrom cosim.cli import main\n"
+               "rc = main(['model', 'gcn', '--backend', 'nosuch'])\n"
+               "print(rc, 'torch' in sys.modules)")
+    assert got.stdout.split() == ["1", "False"], got.stderr
+    assert got.stderr.startswith("samfuse: error: unknown backend 'nosuch'; available: ")
+    assert got.stderr.count("\n") == 1
+
+
+def test_model_with_a_missing_schedule_file_fails_before_the_export(tmp_path, capsys):
+    assert main(["model", "gcn", "--schedule", str(tmp_path / "nope.yaml")]) == 1
+    assert "--schedule" in _one_line_error(capsys)
+
+
+def test_cli_import_and_help_stay_free_of_torch_and_the_models():
+    got = _run("import sys\nimport cosim.cli\nfrom cosim.cli import main\n"
+               "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+               "print(sorted(m for m in ('torch', 'compiler.models', 'ir.datasets', "
+               "'scipy.stats') if m in sys.modules))")
+    assert got.stdout.strip().splitlines()[-1] == "[]", got.stdout + got.stderr
+
+
+def test_model_names_match_the_bundled_models():
+    from compiler.models import MODELS
+    from cosim._cli_model import MODEL_NAMES
+
+    assert list(MODEL_NAMES) == sorted(MODELS)
+
+
+def _huge_mtx(path: Path, rows: int, cols: int) -> Path:
+    path.write_text("%%MatrixMarket matrix coordinate real general\n"
+                    f"{rows} {cols} 1\n1 1 1.0\n")
+    return path
+
+
+@pytest.mark.parametrize("fmt, need", [("csr", "7.28 TiB"), ("dense", "PiB")])
+def test_a_huge_declared_matrix_is_refused_before_allocating(tmp_path, capsys, fmt, need):
+    n = 10**12
+    graph = tmp_path / "huge.json"
+    assert main(["compile", SPMV, "--format", f"B={fmt}", "--shape", f"B={n}x{n}",
+                 "--shape", f"c={n}", "-o", str(graph)]) == 0
+    capsys.readouterr()
+    np.save(tmp_path / "c.npy", np.zeros(3, np.float32))
+    huge = _huge_mtx(tmp_path / "huge.mtx", n, n)
+    assert main(["sim", str(graph), "--input", f"B={huge}", "--input",
+                 f"c={tmp_path / 'c.npy'}"]) == 1
+    err = _one_line_error(capsys)
+    assert err.startswith(f"samfuse: error: input 'B': storing {n}x{n} as ")
+    assert need in err and "of memory; refusing" in err
+
+
+def test_a_huge_header_against_a_small_graph_is_a_shape_error(spmv, capsys):
+    huge = _huge_mtx(spmv["dir"] / "huge.mtx", 10**12, 10**12)
+    assert main(["sim", str(spmv["graph"]), "--input", f"B={huge}", "--input",
+                 f"c={spmv['dir'] / 'c.npy'}"]) == 1
+    assert _one_line_error(capsys) == (
+        f"samfuse: error: tensor 'B': shape ({10**12}, {10**12}) but the graph expects "
+        f"(6, 5) (header of {str(huge)!r})\n")
+
+
+def test_a_3d_array_for_a_vector_names_the_tensor(spmv, capsys):
+    np.save(spmv["dir"] / "c3.npy", np.zeros((5, 2, 2), np.float32))
+    assert main(["sim", str(spmv["graph"]), "--input", f"B={spmv['dir'] / 'b.mtx'}",
+                 "--input", f"c={spmv['dir'] / 'c3.npy'}"]) == 1
+    assert _one_line_error(capsys).startswith(
+        "samfuse: error: tensor 'c': shape (5, 2, 2) but the graph expects (5,)")
+
+
+def test_int32_overflow_names_the_tensor(tmp_path, capsys):
+    graph = tmp_path / "g.json"
+    assert main(["compile", SPMV, "--dtype", "int32", "--format", "B=csr", "--shape",
+                 "B=6x5", "--shape", "c=5", "-o", str(graph)]) == 0
+    scipy.io.mmwrite(tmp_path / "b.mtx", sp.csr_array(np.arange(30).reshape(6, 5)))
+    np.save(tmp_path / "c.npy", np.array([3_000_000_000, 1, 2, 3, 4], np.int64))
+    capsys.readouterr()
+    assert main(["sim", str(graph), "--input", f"B={tmp_path / 'b.mtx'}", "--input",
+                 f"c={tmp_path / 'c.npy'}"]) == 1
+    assert _one_line_error(capsys) == (f"samfuse: error: input 'c' "
+                                       f"({str(tmp_path / 'c.npy')!r}): values: values "
+                                       "outside the int32 range\n")
+
+
+@pytest.mark.parametrize("suffix", [".bmp", ".txt", ""])
+def test_show_refuses_unsupported_formats(spmv, capsys, suffix):
+    out = spmv["dir"] / f"g{suffix}"
+    assert main(["show", str(spmv["graph"]), "-o", str(out)]) == 1
+    assert "unsupported format" in _one_line_error(capsys)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("features", ["-1", "0"])
+def test_demo_refuses_a_non_positive_feature_count(tmp_path, capsys, features):
+    assert main(["demo", "--out", str(tmp_path / "d"), "--features", features]) == 1
+    assert _one_line_error(capsys) == (f"samfuse: error: --features {features}: expected a "
+                                       "number of columns >= 1\n")
