@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ._catalogue import CATALOGUE, Primitive
+from ._formats import Format, FormatError
 
 __all__ = ["GraphError", "GraphBuilder", "Node", "Edge", "TensorSpec", "Graph", "SCHEMA",
            "DEFAULT_DEPTH", "NAME_PATTERN", "check_name"]
@@ -217,8 +218,9 @@ class Graph:
     def _validate_chains(self) -> None:
         """Each scanner / array / writer chain stays in one tensor's level structure: the
         scanner of level L of T gets its refs from root (L = 0) or T's level L-1 scanner,
-        an array of T from T's innermost scanner, levels exist, and no output level or
-        value array is written twice."""
+        an array of T from T's innermost scanner (or another tensor's scanner that numbers
+        the fibers alike: all-dense levels of equal sizes), levels exist, and no output
+        level or value array is written twice."""
         written: dict[tuple[str, int | None], str] = {}
         for node in self.nodes.values():
             name = node.params.get("tensor")
@@ -243,13 +245,30 @@ class Graph:
             got = (origin.params.get("tensor"), origin.params.get("level", -1))
             if origin.op == "root":
                 got = (name, -1)
-            if got != (name, want):
+            if got != (name, want) and not (got[1] == want and
+                                            self._same_positions(name, got[0], want)):
                 expect = "the root" if want < 0 else f"level {want} of {name!r}"
                 found = "the root" if origin.op == "root" else \
                     f"level {got[1]} of {got[0]!r}" if origin.primitive.reads_tensor else \
                     f"a ref cycle through {origin.id!r}"
                 raise GraphError(f"node {node.id!r} ({node.op}) reads tensor {name!r} but "
                                  f"its refs come from {found} ({end}); expected {expect}")
+
+    def _same_positions(self, a: str, b: object, level: int) -> bool:
+        """Tensors ``a`` and ``b`` number the fibers of storage level ``level`` alike: every
+        level up to it is dense with equal sizes, so one scanner's refs index both (two
+        dense vectors sharing one scan_dense)."""
+        if b not in self.tensors:
+            return False
+        sa, sb = self.tensors[a], self.tensors[str(b)]
+        try:
+            fa = Format.parse(sa.format, len(sa.shape))
+            fb = Format.parse(sb.format, len(sb.shape))
+        except FormatError:
+            return False
+        return all(fa.levels[k] == fb.levels[k] == "dense" and
+                   sa.shape[fa.mode_order[k]] == sb.shape[fb.mode_order[k]]
+                   for k in range(level + 1))
 
     # -- queries ------------------------------------------------------------------------
     def topological_order(self) -> list[str]:

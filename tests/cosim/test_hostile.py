@@ -340,3 +340,79 @@ def test_demo_refuses_a_non_positive_feature_count(tmp_path, capsys, features):
     assert main(["demo", "--out", str(tmp_path / "d"), "--features", features]) == 1
     assert _one_line_error(capsys) == (f"samfuse: error: --features {features}: expected a "
                                        "number of columns >= 1\n")
+
+
+# -- SystemC: deep FIFOs and crash reports --------------------------------------------------
+
+@pytest.fixture(scope="module")
+def systemc():
+    from cosim import SystemCBackend
+
+    reason = SystemCBackend.unavailable()
+    if reason:
+        pytest.skip(reason)
+    return SystemCBackend()
+
+
+def test_systemc_fifo_depth_is_a_bound_not_an_allocation(systemc):
+    """A declared depth of 2^40 tokens allocated 2^40 slots up front (8 TiB) and failed."""
+    from ir import examples
+    from sim_models.python import simulate
+
+    graph = examples.spmv(3, 4)
+    inputs = {"B": np.eye(3, 4, dtype=np.float32), "c": np.arange(4, dtype=np.float32)}
+    want = simulate(graph, inputs, depth=2**40)
+    got = systemc.run(graph, inputs, depth=2**40)
+    assert got.cycles == want.cycles
+    np.testing.assert_array_equal(got.dense("x"), want.dense("x"))
+
+
+def test_a_systemc_crash_report_goes_to_a_named_file(systemc, monkeypatch):
+    import re
+
+    import cppyy
+
+    import cosim._systemc_child as child
+    from cosim import SystemCError
+    from ir import examples
+
+    child.prepare()  # warm up in this process before _elaborate is made to crash
+    cppyy.cppdef("namespace samfuse_hostile { void crash() { *(volatile int*)nullptr = 1; } }")
+    monkeypatch.setattr(child, "_elaborate", lambda *a: cppyy.gbl.samfuse_hostile.crash())
+    with pytest.raises(SystemCError) as info:
+        systemc.run(examples.spmv(2, 2), {"B": np.eye(2, dtype=np.float32),
+                                          "c": np.ones(2, np.float32)})
+    text = str(info.value)
+    assert "\n" not in text and "SIGSEGV" in text, text
+    report = Path(re.search(r"crash report in (\S+)$", text).group(1))
+    try:
+        assert "Fatal Python error" in report.read_text()
+    finally:
+        report.unlink()
+
+
+def test_dense_tensors_of_one_shape_may_share_a_scanner():
+    """Refs of a dense level are positions, the same for every dense tensor of that size."""
+    from ir import GraphBuilder
+
+    def vec_add(b_fmt: str, b_len: int) -> Graph:
+        g = GraphBuilder("add")
+        g.tensor("a", (4,), "d")
+        g.tensor("b", (b_len,), b_fmt)
+        g.tensor("x", (4,), "d", role="output")
+        for nid, op, kw in [("r", "root", {}), ("ai", "scan_dense", {"tensor": "a", "level": 0}),
+                            ("av", "array", {"tensor": "a"}), ("bv", "array", {"tensor": "b"}),
+                            ("f", "alu", {"op": "add"}),
+                            ("xi", "level_writer", {"tensor": "x", "level": 0}),
+                            ("xv", "value_writer", {"tensor": "x"})]:
+            g.node(nid, op, **kw)
+        for s, d in [("r.ref", "ai.ref_in"), ("ai.crd", "xi.crd"), ("ai.ref", "av.ref"),
+                     ("ai.ref", "bv.ref"), ("av.val", "f.a"), ("bv.val", "f.b"),
+                     ("f.val", "xv.val")]:
+            g.edge(s, d)
+        return g.build()
+
+    assert "bv" in vec_add("d", 4).nodes
+    for fmt, n in [("d", 5), ("c", 4)]:
+        with pytest.raises(GraphError, match="node 'bv' .array. reads tensor 'b' but its refs"):
+            vec_add(fmt, n)
