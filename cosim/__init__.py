@@ -2,30 +2,38 @@
 run/sweep runners and the ``samfuse`` command line. Sits on top of every other package."""
 
 from ._backend import (
-                       BACKENDS,
-                       Backend,
-                       PythonBackend,
-                       ToolNotFoundError,
-                       backend_names,
-                       get_backend,
-                       register,
+    BACKENDS,
+    Backend,
+    PythonBackend,
+    ToolNotFoundError,
+    backend_names,
+    get_backend,
+    register,
 )
 from ._compare import BackendRun, CosimReport, compare_backends
 from ._counts import (
-                      Counts,
-                      KernelCounts,
-                      heuristic_error_table,
-                      measure,
-                      measured_counts,
-                      model_counts,
-                      relative_errors,
+    Counts,
+    KernelCounts,
+    heuristic_error_table,
+    measure,
+    measured_counts,
+    model_counts,
+    relative_errors,
 )
-from ._model_run import ModelRun, RegionRun, run_model, storage_bytes
+from ._model_run import (
+    ModelRun,
+    RegionProgress,
+    RegionRun,
+    region_weights,
+    run_model,
+    storage_bytes,
+)
 
 __all__ = ["Backend", "PythonBackend", "ToolNotFoundError", "register", "get_backend",
            "backend_names", "BACKENDS",
            # whole models, region by region
-           "run_model", "ModelRun", "RegionRun", "storage_bytes",
+           "run_model", "ModelRun", "RegionRun", "storage_bytes", "RegionProgress",
+           "region_weights",
            # measured work (FLOPs, bytes) of a traced run
            "measured_counts", "measure", "Counts", "relative_errors", "heuristic_error_table",
            "model_counts", "KernelCounts",

@@ -8,6 +8,7 @@ torch.export → einsum program → schedule (unfused / partial / full, or the u
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
@@ -97,7 +98,8 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
                              k.graph.to_json() + "\n")
     binds = {**torch_weights(model, program), **torch_inputs(program, example)}
     t0 = time.perf_counter()
-    run = run_model(compiled, binds, backend=args.backend)
+    run = run_model(compiled, binds, backend=args.backend,
+                    progress=lambda p: print(f"samfuse: {p}", file=sys.stderr, flush=True))
     wall = time.perf_counter() - t0
     print(run)
     with torch.no_grad():

@@ -243,9 +243,14 @@ def test_model_runs_a_bundled_model_under_a_schedule_and_checks_it(tmp_path, cap
     sched = tmp_path / "s.yaml"
     assert main(["model", "autoencoder", "--schedule", "unfused", "--out",
                  str(tmp_path / "g")]) == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     assert "check      PASS" in out and "region" in out
     assert list((tmp_path / "g").glob("*.json"))
+    progress = [ln for ln in captured.err.splitlines() if ln.startswith("samfuse: region ")]
+    assert progress and progress[-1].startswith(f"samfuse: region {len(progress)}/"
+                                                f"{len(progress)} ")
+    assert all(" on python: " in ln and " s left)" in ln for ln in progress)
     sched.write_text("regions: 3\n")
     assert main(["model", "autoencoder", "--schedule", str(sched)]) == 1
     assert _error(capsys).count("\n") == 1

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler import compile_model, einsum_program
-from cosim import SystemCBackend, run_model, storage_bytes
+from cosim import RegionProgress, SystemCBackend, region_weights, run_model, storage_bytes
 from ir import FiberTree, Region, Schedule
 from sim_models.python import InputError, simulate
 
@@ -296,3 +296,24 @@ def test_yaml_schedule_with_formats_and_no_transposes():
     dense_h1 = 4 * 6 * 3
     assert run.regions[0].bytes_written["H1"] == 4 * (7 + 2 * 6 * 3)  # CSR of a full H1
     assert run.regions[0].bytes_written["H1"] > dense_h1
+
+
+def test_progress_reports_every_region_with_the_time_left():
+    p, inputs = _sparse_chain(0)
+    compiled = compile_model(p, Schedule.unfused(p))
+    seen: list[RegionProgress] = []
+    run_model(compiled, inputs, progress=seen.append)
+    assert [e.index for e in seen] == [1, 2] and {e.count for e in seen} == {2}
+    assert [e.region for e in seen] == [r.name for r in compiled.regions]
+    assert seen[0].elapsed <= seen[1].elapsed and seen[-1].remaining == 0.0
+    assert seen[0].remaining is not None and seen[0].remaining > 0
+    assert str(seen[0]).startswith(f"region 1/2 {seen[0].region} on python: ")
+
+
+def test_region_weights_follow_the_cost_heuristic():
+    """A kernel over a 40x40 dense operand is estimated as more work than over 4x4."""
+    small, big = (einsum_program(["y(i) = A(i,j) * x(j)"], {"A": (n, n), "x": (n,)}, {})
+                  for n in (4, 40))
+    w_small = region_weights(compile_model(small, Schedule.fused(small)), {})
+    w_big = region_weights(compile_model(big, Schedule.fused(big)), {})
+    assert len(w_small) == 1 and w_big[0] > 10 * w_small[0]
