@@ -8,6 +8,7 @@ torch.export → einsum program → schedule (unfused / partial / full, or the u
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
@@ -16,9 +17,15 @@ import numpy as np
 from compiler import compile_model, fusion_table
 from ir import Schedule
 
+from ._backend import get_backend
+from ._files import safe_join, writable_dir, write_atomic
 from ._model_run import run_model
 
-__all__ = ["add_model_parser", "SCHEDULES"]
+__all__ = ["add_model_parser", "SCHEDULES", "MODEL_NAMES"]
+
+#: the bundled models (``compiler.models.MODELS``), named here so that building the parser
+#: (``samfuse --help``) does not import torch; a test keeps the two in step
+MODEL_NAMES = ("autoencoder", "bigbird", "gcn", "gpt", "graphsage")
 
 #: named schedules: what FuseFlow calls unfused, partially fused (per layer), fully fused
 SCHEDULES = {"unfused": Schedule.unfused, "partial": Schedule.by_scope, "full": Schedule.fused}
@@ -26,11 +33,9 @@ SCHEDULES = {"unfused": Schedule.unfused, "partial": Schedule.by_scope, "full": 
 
 def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) -> None:
     """Register the ``model`` subcommand; ``error`` is the CLI's user-error class."""
-    from compiler.models import MODELS
-
     m = sub.add_parser("model", help="compile and simulate a bundled PyTorch model "
                        "under a fusion schedule")
-    m.add_argument("model", choices=sorted(MODELS), help="bundled model")
+    m.add_argument("model", choices=MODEL_NAMES, help="bundled model")
     m.add_argument("--config", default="small",
                    help="named size of the model (default small; see docs/models.md)")
     m.add_argument("--schedule", default="partial",
@@ -45,17 +50,22 @@ def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) ->
     m.set_defaults(func=lambda args: cmd_model(args, error))
 
 
-def _schedule(text: str, program, error: type[Exception]) -> Schedule:
+def _schedule(text: str, program) -> Schedule:
+    """A named schedule, or a YAML file (checked to exist before the export)."""
     if text in SCHEDULES:
         return SCHEDULES[text](program)
-    path = Path(text)
-    if not path.exists():
-        raise error(f"--schedule {text!r}: expected one of {', '.join(SCHEDULES)} or a "
-                    "YAML file")
-    return Schedule.from_yaml(path.read_text())
+    return Schedule.from_yaml(Path(text).read_text())
 
 
 def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
+    try:  # a bad backend is refused before the slow torch import and export
+        get_backend(args.backend)
+    except KeyError as exc:
+        raise error(str(exc.args[0])) from None
+    if args.schedule not in SCHEDULES and not Path(args.schedule).is_file():
+        raise error(f"--schedule {args.schedule!r}: expected one of {', '.join(SCHEDULES)} "
+                    "or a YAML file")
+    out = writable_dir(args.out, "--out") if args.out else None
     import torch
 
     from compiler import from_torch, torch_inputs, torch_weights
@@ -72,7 +82,7 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
     export_s = time.perf_counter() - t0
     if args.program:
         print(program)
-    schedule = _schedule(args.schedule, program, error)
+    schedule = _schedule(args.schedule, program)
     compiled = compile_model(program, schedule)
     print(f"exported   {args.model} ({args.config}) to {len(program.statements)} statements "
           f"in {export_s * 1e3:.0f} ms")
@@ -81,15 +91,15 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
         for reg in compiled.regions:
             for k in reg.kernels:
                 print(f"\nfusion table of {reg.name}/{k.target}:\n{fusion_table(k.graph)}")
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
+    if out is not None:
         for reg in compiled.regions:
             for k in reg.kernels:
-                k.graph.to_json(out / f"{reg.name.replace('/', '_')}.{k.target}.json")
+                write_atomic(safe_join(out, f"{reg.name}.{k.target}.json"),
+                             k.graph.to_json() + "\n")
     binds = {**torch_weights(model, program), **torch_inputs(program, example)}
     t0 = time.perf_counter()
-    run = run_model(compiled, binds, backend=args.backend)
+    run = run_model(compiled, binds, backend=args.backend,
+                    progress=lambda p: print(f"samfuse: {p}", file=sys.stderr, flush=True))
     wall = time.perf_counter() - t0
     print(run)
     with torch.no_grad():

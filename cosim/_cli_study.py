@@ -32,6 +32,7 @@ def add_study_parsers(sub: argparse._SubParsersAction, error: type[Exception]) -
 
 
 def cmd_study(args: argparse.Namespace, error: type[Exception]) -> int:
+    from ._files import OutputPathError, writable_dir
     from ._study_run import run_study
     from ._study_spec import StudyError, load_study
 
@@ -44,14 +45,10 @@ def cmd_study(args: argparse.Namespace, error: type[Exception]) -> int:
         spec = load_study(path)
     except StudyError as exc:
         raise error(f"{args.study}: {exc}") from None
-    out = Path(args.out) if args.out else Path("studies") / "out" / spec.name
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / ".write-probe"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as exc:
-        raise error(f"--out {out}: not a writable folder ({exc.strerror})") from None
+        out = writable_dir(args.out or Path("studies") / "out" / spec.name, "--out")
+    except OutputPathError as exc:
+        raise error(str(exc)) from None
     result = run_study(spec, out, workers=args.workers, dask=args.dask, csv=args.csv,
                        progress=not args.quiet)
     failed = result.failed

@@ -4,7 +4,8 @@ The first backend named is the reference. For every other backend the report giv
 edge, the first differing token or cycle (``ir.compare_traces``), the cycle counts side
 by side, and whether the output tensors agree (float32: ``np.allclose`` with
 ``rtol=1e-5``; int32: exact). A backend that raises (deadlock, stream error) is reported
-with its message; two backends agree on a failure when the messages are equal.
+with its message; two backends' outputs agree on a failure when the messages are equal,
+but a report with any failed backend is never ``ok``.
 """
 
 from __future__ import annotations
@@ -57,7 +58,11 @@ class CosimReport:
 
     @property
     def ok(self) -> bool:
-        """Every backend agrees with the reference on outputs, cycles and traces."""
+        """Every backend ran to completion and agrees with the reference on outputs,
+        cycles and traces. A failure is never agreement, even when every backend fails the
+        same way (all-deadlock would otherwise compare ``None`` cycles equal)."""
+        if any(r.error is not None or r.result is None for r in self.runs.values()):
+            return False
         ref = self.cycles[self.reference]
         return all(self.outputs_agree.values()) and \
             not any(self.mismatches.values()) and \

@@ -13,7 +13,8 @@ store nothing but their size). A tensor read by two kernels counts twice.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +26,8 @@ from sim_models.python import InputError, NodeStats, SimResult, bind_inputs
 
 from ._backend import get_backend
 
-__all__ = ["ModelRun", "RegionRun", "run_model", "storage_bytes", "BYTES_PER_ENTRY"]
+__all__ = ["ModelRun", "RegionRun", "RegionProgress", "run_model", "region_weights",
+           "storage_bytes", "BYTES_PER_ENTRY"]
 
 #: bytes per stored seg, crd or value entry (32-bit words, as in the hardware)
 BYTES_PER_ENTRY = 4
@@ -102,15 +104,58 @@ class ModelRun:
         return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class RegionProgress:
+    """A region just finished: how long it took, the run so far, and the time left as
+    estimated from the cost heuristic's work of the regions still to run."""
+
+    index: int  # 1-based
+    count: int
+    region: str
+    backend: str
+    seconds: float
+    elapsed: float
+    remaining: float | None
+
+    def __str__(self) -> str:
+        left = "" if self.remaining is None else f", ~{self.remaining:.1f} s left"
+        return (f"region {self.index}/{self.count} {self.region} on {self.backend}: "
+                f"{self.seconds:.2f} s (elapsed {self.elapsed:.1f} s{left})")
+
+
+def region_weights(compiled: CompiledModel, known: Mapping[str, Any]) -> list[float]:
+    """Expected work of each region: the tokens ``compiler.estimate`` expects on its
+    kernels' edges, from the statistics of the tensors in ``known`` (intermediates not yet
+    computed count as dense). Only the ratios matter (they split the time left)."""
+    from compiler import estimate
+
+    weights = []
+    for reg in compiled.regions:
+        work = 0.0
+        for k in reg.kernels:
+            stats = {t: known.get(t, 1.0) for t in k.inputs}
+            try:
+                work += sum(estimate(k.graph, stats).tokens.values())
+            except (ValueError, KeyError, ZeroDivisionError):  # no estimate: count it as 1
+                work += 1.0
+        weights.append(max(work, 1.0))
+    return weights
+
+
 def run_model(compiled: CompiledModel, inputs: Mapping[str, Any], backend: str = "python",
-              depth: int | None | str = "graph") -> ModelRun:
+              depth: int | None | str = "graph",
+              progress: Callable[[RegionProgress], None] | None = None) -> ModelRun:
     """Run every region in order on ``backend``; ``depth`` overrides every FIFO depth
-    (``None`` = unbounded) unless it is ``"graph"`` (the depth compiled in)."""
+    (``None`` = unbounded) unless it is ``"graph"`` (the depth compiled in).
+    ``progress`` is called after each region (``samfuse model`` prints it on stderr)."""
     program = compiled.program
     memory = _load_inputs(compiled, inputs)
     runner = get_backend(backend)
     run = ModelRun(program.name, compiled.schedule.name, backend, {})
-    for reg in compiled.regions:
+    weights = region_weights(compiled, memory) if progress else []
+    start = time.perf_counter()
+    for n, reg in enumerate(compiled.regions):
+        reg_start = time.perf_counter()
         rr = RegionRun(reg.name, {}, {}, {})
         for k in reg.kernels:
             bound = bind_inputs(k.graph, {t: memory[t] for t in k.inputs})
@@ -123,6 +168,12 @@ def run_model(compiled: CompiledModel, inputs: Mapping[str, Any], backend: str =
                                                   dtype=k.graph.dtype)
             rr.results[k.target] = res
         run.regions.append(rr)
+        if progress is not None:
+            now = time.perf_counter()
+            done, left = sum(weights[:n + 1]), sum(weights[n + 1:])
+            progress(RegionProgress(n + 1, len(compiled.regions), reg.name, backend,
+                                    now - reg_start, now - start,
+                                    (now - start) * left / done if done else None))
     run.outputs = {name: memory[name].to_dense() for name in program.outputs}
     run.memory = memory
     return run

@@ -13,6 +13,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -126,10 +127,20 @@ class SystemCBackend(Backend):
     def _fork(self, plans: list[NetPlan]) -> tuple[list[RawNet], dict[str, float]]:
         ctx = multiprocessing.get_context("fork")
         recv, send = ctx.Pipe(duplex=False)
+        fd, crash_log = tempfile.mkstemp(prefix="samfuse-systemc-crash-", suffix=".txt")
+        os.close(fd)
         proc = ctx.Process(target=child_main, args=(send, plans, self.per_module_processes,
-                                                    self.vcd), daemon=True)
+                                                    self.vcd, crash_log), daemon=True)
         proc.start()
         send.close()
+        try:
+            return self._receive(proc, recv, crash_log)
+        finally:
+            if Path(crash_log).exists() and Path(crash_log).stat().st_size == 0:
+                Path(crash_log).unlink()
+
+    def _receive(self, proc: Any, recv: Any, crash_log: str
+                 ) -> tuple[list[RawNet], dict[str, float]]:
         try:
             if not recv.poll(self.timeout):
                 proc.kill()
@@ -140,8 +151,11 @@ class SystemCBackend(Backend):
             msg = recv.recv()
         except EOFError:
             proc.join()
+            report = Path(crash_log)
+            where = f"; crash report in {report}" if report.exists() and \
+                report.stat().st_size else ""
             raise SystemCError(f"the SystemC child process died without a result "
-                               f"({_exit_text(proc.exitcode)})") from None
+                               f"({_exit_text(proc.exitcode)}){where}") from None
         finally:
             recv.close()
         proc.join()

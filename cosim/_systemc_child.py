@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import faulthandler
 import signal
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -343,18 +344,31 @@ class SystemCRunError(RuntimeError):
 _IMMORTAL: list = []
 
 
-def _die_on_crash() -> None:
+def _die_on_crash(crash_log: str | None) -> None:
     """Let a C++ crash kill the child at once with its signal (the parent reports it):
-    cppyy's own handlers would run gdb for a stack trace and exit with a made-up code."""
+    cppyy's own handlers would run gdb for a stack trace and exit with a made-up code.
+    faulthandler's "Fatal Python error" dump goes to ``crash_log`` (which the parent's
+    one-line error names), not over the user's terminal."""
     for sig in (signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL, signal.SIGABRT):
         signal.signal(sig, signal.SIG_DFL)
-    faulthandler.enable()  # prints the Python stack, then dies by the same signal
+    # prints the Python stack, then dies by the same signal; the file stays open until then
+    out = open(crash_log, "w") if crash_log else sys.stderr  # noqa: SIM115
+    _CRASH_FILE.append(out)
+    # disable first: enable() on an already enabled faulthandler (pytest enables it) only
+    # swaps the file and would not reinstall the handlers that SIG_DFL just replaced
+    faulthandler.disable()
+    faulthandler.enable(file=out)
 
 
-def child_main(conn: Any, plans: list[NetPlan], per_module: bool, vcd: str | None) -> None:
+#: the child's open crash-report file (kept referenced: faulthandler holds only its fd)
+_CRASH_FILE: list = []
+
+
+def child_main(conn: Any, plans: list[NetPlan], per_module: bool, vcd: str | None,
+               crash_log: str | None = None) -> None:
     """Entry point of the forked child: run, then send back data or an error string."""
     entered = time.perf_counter()
-    _die_on_crash()
+    _die_on_crash(crash_log)
     try:
         raws, timings = run_plans(plans, per_module=per_module, vcd=vcd, keep=_IMMORTAL)
         timings["entered"] = entered

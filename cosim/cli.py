@@ -12,7 +12,7 @@ import argparse
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ import numpy as np
 
 from compiler import CompileError, compile_expression, explain_orders, fusion_table
 from ir import (
+    RENDER_FORMATS,
     FiberTree,
     FormatError,
     Graph,
@@ -36,6 +37,7 @@ from sim_models.python import InputError, SimResult, SimulationError, simulate
 from ._backend import ToolNotFoundError, backend_names, get_backend
 from ._cli_model import add_model_parser
 from ._cli_study import add_study_parsers
+from ._files import atomic_path, safe_join, writable_dir, write_atomic
 
 __all__ = ["main", "build_parser", "CliError"]
 
@@ -114,8 +116,89 @@ def _load_inputs(graph: Graph, items: Sequence[str] | None) -> dict[str, FiberTr
         path = Path(given[name])
         if not path.is_file():
             raise CliError(f"input {name!r}: no such file {str(path)!r}")
-        out[name] = FiberTree.from_any(path, graph.tensors[name].format, dtype=graph.dtype)
+        spec = graph.tensors[name]
+        _check_size(name, path, spec.shape, spec.format, graph.dtype)
+        try:
+            out[name] = FiberTree.from_any(path, spec.format, dtype=graph.dtype)
+        except (StorageError, FormatError) as exc:
+            text = str(exc)
+            if text.startswith(("cannot read", "tensor file")):
+                raise  # already names the file
+            raise CliError(f"input {name!r} ({str(path)!r}): {text}") from None
     return out
+
+
+def _header(path: Path) -> tuple[tuple[int, ...], int | None] | None:
+    """Shape and stored-entry count from a tensor file's header alone (no data read), or
+    None when the header cannot tell (the full reader then reports the problem)."""
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".mtx":
+            import scipy.io
+
+            rows, cols, entries, fmt, *_ = scipy.io.mminfo(path)
+            return (int(rows), int(cols)), (int(entries) if fmt == "coordinate" else None)
+        if suffix == ".npy":
+            return tuple(np.load(path, mmap_mode="r", allow_pickle=False).shape), None
+    except Exception:  # noqa: BLE001 - malformed headers are the full reader's to report
+        return None
+    return None
+
+
+def _storage_bytes(shape: Sequence[int], fmt: Any, nnz: int | None) -> int:
+    """Bytes the graph's storage format needs for ``shape`` (dense levels multiply the
+    fiber count; compressed ones keep seg and crd arrays of int64), values as 4 bytes."""
+    fibers, total = 1, 0
+    for level, mode in zip(fmt.levels, fmt.mode_order, strict=True):
+        if level == "dense":
+            fibers *= shape[mode]
+        else:
+            total += (fibers + 1) * 8
+            fibers = fibers * shape[mode] if nnz is None else min(fibers * shape[mode], nnz)
+            total += fibers * 8
+    return total + fibers * 4
+
+
+def _check_size(name: str, path: Path, want: tuple[int, ...], fmt_spec: str,
+                dtype: str) -> None:
+    """Refuse, from the file header, an input whose shape differs from the graph's or whose
+    storage would not fit in memory, before anything is allocated."""
+    head = _header(path)
+    if head is None:
+        return
+    shape, nnz = head
+    if shape != tuple(want):
+        raise CliError(f"tensor {name!r}: shape {shape} but the graph expects {tuple(want)} "
+                       f"(header of {str(path)!r})")
+    from ir import Format
+
+    try:
+        fmt = Format.parse(fmt_spec, len(shape))
+    except FormatError:
+        return
+    need = _storage_bytes(shape, fmt, nnz)
+    have = _memory_bytes()
+    if have and need > have:
+        raise CliError(f"input {name!r}: storing {'x'.join(map(str, shape))} as "
+                       f"{fmt.letters} ({dtype}) would allocate {_size(need)}, more than this"
+                       f" machine's {_size(have)} of memory; refusing")
+
+
+def _memory_bytes() -> int:
+    import os
+
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.3g} {unit}"
+        n /= 1024
+    return f"{n:.3g} PiB"
 
 
 @contextmanager
@@ -173,17 +256,24 @@ def _stats_table(res: SimResult, graph: Graph) -> list[str]:
 
 def _write_outputs(res: SimResult, out_dir: Path) -> list[Path]:
     """Dense outputs (and any that is not a matrix) as .npy, sparse matrices as .mtx."""
-    out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for name, tree in res.outputs.items():
-        if tree.format.all_dense or tree.ndim != 2:
-            path = out_dir / f"{name}.npy"
-            np.save(path, tree.to_dense())
-        else:
-            path = out_dir / f"{name}.mtx"
-            tree.to_mtx(path)
+        dense = tree.format.all_dense or tree.ndim != 2
+        path = safe_join(out_dir, f"{name}.{'npy' if dense else 'mtx'}")
+        with atomic_path(path) as tmp:
+            if dense:
+                np.save(tmp, tree.to_dense())
+            else:
+                tree.to_mtx(tmp)
         written.append(path)
     return written
+
+
+def _write_trace(trace: Any, out_dir: Path, graph: str, backend: str) -> Path:
+    path = safe_join(out_dir, f"{graph}.{backend}.trace")
+    with atomic_path(path) as tmp:
+        trace.write(tmp)
+    return path
 
 
 def _say(*lines: str) -> None:
@@ -245,6 +335,8 @@ def cmd_sim(args: argparse.Namespace) -> int:
         raise CliError(f"--functional runs the Python model only, not {args.backend!r}")
     if args.functional and args.trace:
         raise CliError("--functional runs carry no timing, so --trace is not available")
+    trace_dir = writable_dir(args.trace, "--trace") if args.trace else None
+    out_dir = writable_dir(args.output_dir, "--output-dir") if args.output_dir else None
     with _progress(f"simulating {graph.name!r} on {args.backend}"):
         if args.backend == "python":
             res = simulate(graph, inputs, trace=bool(args.trace), depth=args.depth,
@@ -254,14 +346,11 @@ def cmd_sim(args: argparse.Namespace) -> int:
     _say(*_summary(res, args.backend))
     if args.stats:
         _say("", *_stats_table(res, graph))
-    if args.trace:
-        Path(args.trace).mkdir(parents=True, exist_ok=True)
-        path = Path(args.trace) / f"{graph.name}.{args.backend}.trace"
+    if trace_dir is not None:
         assert res.trace is not None
-        res.trace.write(path)
-        _say(f"trace      {path}")
-    if args.output_dir:
-        for path in _write_outputs(res, Path(args.output_dir)):
+        _say(f"trace      {_write_trace(res.trace, trace_dir, graph.name, args.backend)}")
+    if out_dir is not None:
+        for path in _write_outputs(res, out_dir):
             _say(f"output     {path}")
     else:
         _say("outputs    not written (use --output-dir DIR)")
@@ -295,40 +384,27 @@ def cmd_cosim(args: argparse.Namespace) -> int:
         _backend(name)  # unknown or unavailable backends fail before any run
     graph = _load_graph(args.graph)
     inputs = _load_inputs(graph, args.input)
-    try:
-        from ._compare import compare_backends  # type: ignore[import-not-found]
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("cosim._compare",):
-            raise
-        raise CliError("co-simulation is not available in this build: cosim.compare_backends"
-                       " (cosim/_compare.py) is missing") from None
+    trace_dir = writable_dir(args.trace, "--trace") if args.trace else None
+    from ._compare import compare_backends
+
     with _progress(f"co-simulating {graph.name!r} on {', '.join(names)}"):
-        report = _call_compare(compare_backends, graph, inputs, names, args)
+        report = compare_backends(graph, inputs, names, depth=args.depth)
     print(report)
-    ok = next((getattr(report, a) for a in ("ok", "agree", "passed") if hasattr(report, a)),
-              True)
-    return 0 if ok else 1
-
-
-def _call_compare(fn: Callable[..., Any], graph: Graph, inputs: dict, names: list[str],
-                  args: argparse.Namespace) -> Any:
-    """Pass the options ``compare_backends`` accepts (its signature belongs to cosim)."""
-    import inspect
-
-    params = inspect.signature(fn).parameters
-    kwargs: dict[str, Any] = {}
-    if "depth" in params:
-        kwargs["depth"] = args.depth
-    if "trace_dir" in params and args.trace:
-        kwargs["trace_dir"] = args.trace
-    if "backends" in params:
-        return fn(graph, inputs, backends=names, **kwargs)
-    return fn(graph, inputs, names, **kwargs)
+    if trace_dir is not None:  # each backend's trace (a failed run has none)
+        for name, run in report.runs.items():
+            if run.result is not None and run.result.trace is not None:
+                _say(f"trace      {_write_trace(run.result.trace, trace_dir, graph.name, name)}")
+    return 0 if report.ok else 1
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    graph = _load_graph(args.graph)
     out = Path(args.output) if args.output else Path(args.graph).with_suffix(".svg")
+    fmt = out.suffix.lstrip(".").lower()
+    if fmt not in RENDER_FORMATS:
+        raise CliError(f"-o {str(out)!r}: unsupported format {fmt or 'without suffix'!r}; "
+                       f"use {', '.join('.' + f for f in RENDER_FORMATS)}")
+    writable_dir(out.parent, "-o")
+    graph = _load_graph(args.graph)
     _render(graph, out)
     ops: dict[str, int] = {}
     for n in graph.nodes.values():
@@ -339,9 +415,9 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def _render(graph: Graph, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        render_graph(graph, path)
+        with atomic_path(path) as tmp:
+            render_graph(graph, tmp)
     except RuntimeError as exc:  # Graphviz's dot is missing
         raise CliError(str(exc)) from None
 
@@ -354,8 +430,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     import networkx as nx
     import scipy.sparse as sp
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    if args.features < 1:
+        raise CliError(f"--features {args.features}: expected a number of columns >= 1")
+    out = writable_dir(args.out, "--out")
     A = sp.csr_array(nx.to_scipy_sparse_array(nx.karate_club_graph(), weight=None,
                                               dtype=np.float32))
     H = np.random.default_rng(args.seed).standard_normal(
@@ -364,7 +441,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     graph = compile_expression(DEMO_EXPR, {"A": "csr"}, {"A": A.shape, "H": H.shape},
                                order=args.order, name="demo_spmm")
     compile_s = time.perf_counter() - t0
-    graph.to_json(out / "graph.json")
+    write_atomic(out / "graph.json", graph.to_json() + "\n")
     with _progress("simulating the demo"):
         res = simulate(graph, {"A": A, "H": H})
     want = A @ H
@@ -380,7 +457,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
          *_summary(res, "python"),
          f"check      {'PASS' if ok else 'FAIL'}: max |X - A@H| = {err:.3g} against scipy "
          "(rtol 1e-4, atol 1e-4)")
-    np.save(out / "X.npy", got)
+    with atomic_path(out / "X.npy") as tmp:
+        np.save(tmp, got)
     try:
         _render(graph, out / "graph.svg")
         _say(f"wrote      {out / 'graph.json'}, {out / 'graph.svg'}, {out / 'X.npy'}")

@@ -35,9 +35,20 @@ from ._codec import (
                      values_from_bits,
 )
 from ._formats import Format, FormatError
-from ._graph import DEFAULT_DEPTH, SCHEMA, Edge, Graph, GraphBuilder, GraphError, Node, TensorSpec
+from ._graph import (
+    DEFAULT_DEPTH,
+    NAME_PATTERN,
+    SCHEMA,
+    Edge,
+    Graph,
+    GraphBuilder,
+    GraphError,
+    Node,
+    TensorSpec,
+    check_name,
+)
 from ._program import TENSOR_ROLES, Program, ProgramError, Statement, TensorDecl
-from ._render import render, to_dot
+from ._render import RENDER_FORMATS, render, to_dot
 from ._schedule import Region, Schedule, ScheduleError
 from ._storage import CompressedLevel, DenseLevel, FiberTree, StorageError
 from ._tokens import (
@@ -74,7 +85,7 @@ __all__ = [
     "UNARY_OPS", "REDUCE_OPS", "WRITER_PRIMITIVES",
     # graphs
     "Graph", "GraphBuilder", "Node", "Edge", "TensorSpec", "GraphError", "SCHEMA",
-    "DEFAULT_DEPTH", "render", "to_dot",
+    "DEFAULT_DEPTH", "render", "to_dot", "RENDER_FORMATS", "NAME_PATTERN", "check_name",
     # programs
     "Program", "Statement", "TensorDecl", "ProgramError", "TENSOR_ROLES",
     # schedules

@@ -7,6 +7,7 @@ it. JSON is the interchange format (``schema`` versioned); :func:`render` draws 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,9 +15,10 @@ from typing import Any
 
 from ._catalogue import CATALOGUE, Primitive
 from ._codec import CodecError, int_constant
+from ._formats import Format, FormatError
 
 __all__ = ["GraphError", "GraphBuilder", "Node", "Edge", "TensorSpec", "Graph", "SCHEMA",
-           "DEFAULT_DEPTH"]
+           "DEFAULT_DEPTH", "NAME_PATTERN", "check_name"]
 
 SCHEMA = "samfuse-graph/1"
 DEFAULT_DEPTH = 2
@@ -25,6 +27,21 @@ DTYPES = ("float32", "int32")
 
 class GraphError(ValueError):
     """A malformed graph: the message names the node, port or edge at fault."""
+
+
+#: graph, tensor, node and region names become parts of file names (traces, outputs,
+#: kernel JSON), so they are restricted to one portable set (docs/graph-json.md): a
+#: letter or ``_``, then letters, digits and ``_ . - # +``; never ``..``; at most 200
+NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_.#+-]{0,199}")
+
+
+def check_name(kind: str, name: object, error: type[Exception] = GraphError) -> str:
+    """``name`` if it is in :data:`NAME_PATTERN`, else ``error`` naming ``kind``."""
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name) or ".." in name:
+        raise error(f"{kind} name {name!r} is not allowed: a name starts with a letter or "
+                    "'_' and has at most 200 letters, digits, '_', '.', '-', '#', '+' "
+                    "(never '..')")
+    return name
 
 
 @dataclass(frozen=True)
@@ -76,14 +93,21 @@ class Graph:
     def __init__(self, name: str, nodes: Iterable[Node], edges: Iterable[Edge],
                  tensors: Iterable[TensorSpec] = (), dtype: str = "float32",
                  meta: dict[str, Any] | None = None) -> None:
-        self.name = name
+        self.name = check_name("graph", name)
         self.dtype = dtype
         self.nodes: dict[str, Node] = {}
         for node in nodes:
+            check_name("node", node.id)
             if node.id in self.nodes:
                 raise GraphError(f"duplicate node id {node.id!r}")
             self.nodes[node.id] = node
-        self.tensors: dict[str, TensorSpec] = {t.name: t for t in tensors}
+        self.tensors: dict[str, TensorSpec] = {}
+        for t in tensors:
+            check_name("tensor", t.name)
+            if any(isinstance(d, bool) or not isinstance(d, int) or d < 1 for d in t.shape):
+                raise GraphError(f"tensor {t.name!r}: shape {list(t.shape)} must be a list "
+                                 "of ints >= 1")
+            self.tensors[t.name] = t
         self.meta = dict(meta or {})
         self.edges: list[Edge] = []
         self._validate_nodes()
@@ -95,6 +119,7 @@ class Graph:
         for e in self.edges:
             self.out_edges[e.src_node].setdefault(e.src.rsplit(".", 1)[1], []).append(e)
             self.in_edges[e.dst_node][e.dst.rsplit(".", 1)[1]] = e
+        self._validate_chains()
 
     # -- validation ---------------------------------------------------------------------
     def _validate_nodes(self) -> None:
@@ -150,7 +175,8 @@ class Graph:
             if src_kind != dst_kind:
                 raise GraphError(f"edge {e.name}: stream kind mismatch, {e.src} is {src_kind}"
                                  f" but {e.dst} expects {dst_kind}")
-            if e.depth is not None and (not isinstance(e.depth, int) or e.depth < 1):
+            if e.depth is not None and (isinstance(e.depth, bool)
+                                        or not isinstance(e.depth, int) or e.depth < 1):
                 raise GraphError(f"edge {e.name}: depth {e.depth!r} must be an int >= 1 "
                                  "or null (unbounded)")
             if e.dst in drivers:
@@ -181,6 +207,74 @@ class Graph:
             if spec.role != want:
                 raise GraphError(f"node {node.id!r} ({node.op}) uses tensor {name!r} as an "
                                  f"{want}, but it is declared as an {spec.role}")
+
+    def _ref_origin(self, node_id: str, port: str) -> tuple[str, Node]:
+        """The root or scanner whose ref stream reaches input ``node_id.port``, through
+        repeaters and the ref outputs of intersecters and unioners."""
+        seen = set()
+        edge = self.in_edges[node_id][port]
+        while True:
+            src, out = edge.src_node, edge.src.rsplit(".", 1)[1]
+            node = self.nodes[src]
+            if node.op in ("root", "scan_dense", "scan_compressed") or src in seen:
+                return edge.src, node
+            seen.add(src)
+            edge = self.in_edges[src]["ref_in" if node.op == "repeat" else out]
+
+    def _validate_chains(self) -> None:
+        """Each scanner / array / writer chain stays in one tensor's level structure: the
+        scanner of level L of T gets its refs from root (L = 0) or T's level L-1 scanner,
+        an array of T from T's innermost scanner (or another tensor's scanner that numbers
+        the fibers alike: all-dense levels of equal sizes), levels exist, and no output
+        level or value array is written twice."""
+        written: dict[tuple[str, int | None], str] = {}
+        for node in self.nodes.values():
+            name = node.params.get("tensor")
+            if name is None:
+                continue
+            ndim = len(self.tensors[name].shape)
+            level = node.params.get("level")
+            if level is not None and level >= ndim:
+                raise GraphError(f"node {node.id!r} ({node.op}): level {level} of tensor "
+                                 f"{name!r}, which has {ndim} level(s)")
+            if node.primitive.writes_tensor:
+                key = (name, level)
+                if key in written:
+                    what = "values" if level is None else f"level {level}"
+                    raise GraphError(f"nodes {written[key]!r} and {node.id!r} both write "
+                                     f"{what} of tensor {name!r}")
+                written[key] = node.id
+                continue
+            want = (level if level is not None else ndim) - 1
+            port = "ref_in" if level is not None else "ref"
+            end, origin = self._ref_origin(node.id, port)
+            got = (origin.params.get("tensor"), origin.params.get("level", -1))
+            if origin.op == "root":
+                got = (name, -1)
+            if got != (name, want) and not (got[1] == want and
+                                            self._same_positions(name, got[0], want)):
+                expect = "the root" if want < 0 else f"level {want} of {name!r}"
+                found = "the root" if origin.op == "root" else \
+                    f"level {got[1]} of {got[0]!r}" if origin.primitive.reads_tensor else \
+                    f"a ref cycle through {origin.id!r}"
+                raise GraphError(f"node {node.id!r} ({node.op}) reads tensor {name!r} but "
+                                 f"its refs come from {found} ({end}); expected {expect}")
+
+    def _same_positions(self, a: str, b: object, level: int) -> bool:
+        """Tensors ``a`` and ``b`` number the fibers of storage level ``level`` alike: every
+        level up to it is dense with equal sizes, so one scanner's refs index both (two
+        dense vectors sharing one scan_dense)."""
+        if b not in self.tensors:
+            return False
+        sa, sb = self.tensors[a], self.tensors[str(b)]
+        try:
+            fa = Format.parse(sa.format, len(sa.shape))
+            fb = Format.parse(sb.format, len(sb.shape))
+        except FormatError:
+            return False
+        return all(fa.levels[k] == fb.levels[k] == "dense" and
+                   sa.shape[fa.mode_order[k]] == sb.shape[fb.mode_order[k]]
+                   for k in range(level + 1))
 
     # -- queries ------------------------------------------------------------------------
     def topological_order(self) -> list[str]:
@@ -239,7 +333,7 @@ class Graph:
                      for n in data["nodes"]]
             edges = [Edge(str(e["src"]), str(e["dst"]), e.get("depth", default_depth))
                      for e in data["edges"]]
-            tensors = [TensorSpec(str(t["name"]), tuple(int(s) for s in t["shape"]),
+            tensors = [TensorSpec(str(t["name"]), tuple(t["shape"]),
                                   str(t["format"]), str(t.get("role", "input")))
                        for t in data.get("tensors", [])]
         except (KeyError, TypeError, ValueError) as exc:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._formats import Format, FormatError
+from ._graph import check_name
 from ._program import Program
 
 __all__ = ["Region", "Schedule", "ScheduleError", "SCHEDULE_SCHEMA"]
@@ -37,6 +38,7 @@ class Region:
     transpose: bool = True
 
     def __post_init__(self) -> None:
+        check_name("region", self.name, ScheduleError)
         if isinstance(self.statements, str):
             raise ScheduleError(f"region {self.name!r}: statements must be a list of "
                                 f"statement targets, not the string {self.statements!r}")
@@ -289,7 +291,7 @@ def _region_from(data: Any, n: int) -> Region:
     if not isinstance(transpose, bool):
         raise ScheduleError(f"region #{n}: transpose must be true or false, got "
                             f"{transpose!r}")
-    return Region(str(data.get("name", f"r{n}")), stmts, data.get("order"), transpose)
+    return Region(data.get("name", f"r{n}"), stmts, data.get("order"), transpose)
 
 
 def _cycle(nodes: list[str], deps: dict[str, list[str]]) -> list[str]:

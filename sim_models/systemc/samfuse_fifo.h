@@ -19,13 +19,17 @@ namespace samfuse {
 
 class Fifo {
  public:
+  static constexpr std::size_t kInitialCap = 64;
+
   // depth <= 0 means unbounded; `clock` is the current cycle (read cycles in traces).
   Fifo(std::string name, long depth, bool trace, std::vector<Fifo*>* dirty,
        const cycle_t* clock)
       : name_(std::move(name)), depth_(depth), trace_(trace), dirty_list_(dirty),
         clock_(clock) {
+    // Start small and grow on demand (push doubles a full buffer): a declared depth is a
+    // bound on occupancy, not an allocation, so depth 2^40 costs what the run fills.
     std::size_t cap = 4;
-    while (depth > 0 && cap < std::size_t(depth)) cap <<= 1;
+    while (depth > 0 && cap < std::size_t(depth) && cap < kInitialCap) cap <<= 1;
     buf_.resize(cap);
     mask_ = cap - 1;
   }

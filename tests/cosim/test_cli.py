@@ -176,14 +176,46 @@ def test_malformed_expression_shows_the_caret(capsys):
                               "                 ^\n")
 
 
-def test_cosim_without_compare_backends_says_so(files, capsys, monkeypatch):
+def _cosim(files, *extra: str) -> int:
+    return main(["cosim", str(files["graph"]), "--input", f"B={files['b']}", "--input",
+                 f"c={files['c']}", "--backends", "python,python", *extra])
+
+
+def test_cosim_writes_each_backends_trace(files, capsys):
     _compile(files)
-    monkeypatch.setitem(sys.modules, "cosim._compare", None)
-    assert main(["cosim", str(files["graph"]), "--input", f"B={files['b']}", "--input",
-                 f"c={files['c']}", "--backends", "python,python"]) == 1
-    assert _error(capsys) == ("samfuse: error: co-simulation is not available in this "
-                              "build: cosim.compare_backends (cosim/_compare.py) is "
-                              "missing\n")
+    trace_dir = files["dir"] / "cosim-traces"
+    assert _cosim(files, "--trace", str(trace_dir)) == 0
+    assert "all backends agree" in capsys.readouterr().out
+    trace = Trace.read(trace_dir / "einsum.python.trace")
+    assert "red_j.val->x_val.val" in trace.edges
+
+
+def test_cosim_of_a_deadlocking_graph_fails(tmp_path, capsys):
+    """Both backends deadlock the same way: the report must not call that agreement."""
+    from ir import GraphBuilder
+
+    g = GraphBuilder("fork_deadlock", depth=2)
+    g.tensor("A", (1, 8), "dd")
+    g.tensor("X", (1, 8), "dc", role="output")
+    for nid, op, kw in [("r", "root", {}), ("Ai", "scan_dense", {"tensor": "A", "level": 0}),
+                        ("Aj", "scan_dense", {"tensor": "A", "level": 1}),
+                        ("Av", "array", {"tensor": "A"}), ("acc", "spacc", {}),
+                        ("alu", "alu", {"op": "add"}),
+                        ("Xi", "level_writer", {"tensor": "X", "level": 0}),
+                        ("Xj", "level_writer", {"tensor": "X", "level": 1}),
+                        ("Xv", "value_writer", {"tensor": "X"})]:
+        g.node(nid, op, **kw)
+    for s, d in [("r.ref", "Ai.ref_in"), ("Ai.ref", "Aj.ref_in"), ("Ai.crd", "Xi.crd"),
+                 ("Aj.crd", "acc.crd_in"), ("Aj.ref", "Av.ref"), ("Av.val", "acc.val_in"),
+                 ("Av.val", "alu.a"), ("acc.val", "alu.b"), ("acc.crd", "Xj.crd"),
+                 ("alu.val", "Xv.val")]:
+        g.edge(s, d)
+    g.build().to_json(tmp_path / "fork.json")
+    np.save(tmp_path / "a.npy", np.ones((1, 8), np.float32))
+    assert main(["cosim", str(tmp_path / "fork.json"), "--input", f"A={tmp_path / 'a.npy'}",
+                 "--backends", "python,python"]) == 1
+    out = capsys.readouterr().out
+    assert "MISMATCH" in out and "python failed: deadlock" in out
 
 
 def test_usage_errors_exit_2(capsys):
@@ -203,16 +235,22 @@ def test_entry_point_in_a_subprocess(files, tmp_path):
                          cwd=Path(__file__).resolve().parents[2], timeout=120)
     assert bad.returncode == 1
     assert bad.stdout == ""
-    assert bad.stderr == "samfuse: error: tensor 'c': shape (4,) but the graph expects (5,)\n"
+    assert bad.stderr == ("samfuse: error: tensor 'c': shape (4,) but the graph expects "
+                          f"(5,) (header of {str(files['c4'])!r})\n")
 
 
 def test_model_runs_a_bundled_model_under_a_schedule_and_checks_it(tmp_path, capsys):
     sched = tmp_path / "s.yaml"
     assert main(["model", "autoencoder", "--schedule", "unfused", "--out",
                  str(tmp_path / "g")]) == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     assert "check      PASS" in out and "region" in out
     assert list((tmp_path / "g").glob("*.json"))
+    progress = [ln for ln in captured.err.splitlines() if ln.startswith("samfuse: region ")]
+    assert progress and progress[-1].startswith(f"samfuse: region {len(progress)}/"
+                                                f"{len(progress)} ")
+    assert all(" on python: " in ln and " s left)" in ln for ln in progress)
     sched.write_text("regions: 3\n")
     assert main(["model", "autoencoder", "--schedule", str(sched)]) == 1
     assert _error(capsys).count("\n") == 1

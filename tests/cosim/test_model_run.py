@@ -9,22 +9,10 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler import CompileError, compile_expression, compile_model, einsum_program
-from cosim import SystemCBackend, run_model, storage_bytes
+from compiler import compile_model, einsum_program
+from cosim import RegionProgress, SystemCBackend, region_weights, run_model, storage_bytes
 from ir import FiberTree, Region, Schedule
 from sim_models.python import InputError, simulate
-
-
-def _relu_compiles() -> bool:
-    """relu is being added to the lowering concurrently; its tests run once it works."""
-    try:
-        compile_expression("y(i) = relu(x(i))", shapes={"x": (2,)})
-    except (CompileError, AssertionError):
-        return False
-    return True
-
-
-needs_relu = pytest.mark.skipif(not _relu_compiles(), reason="relu does not lower yet")
 
 
 def rand(rng, shape, density=1.0):
@@ -62,7 +50,6 @@ def check(p, inputs, gold, **kw):
     return runs
 
 
-@needs_relu
 def test_two_layer_gcn_all_schedules():
     rng = np.random.default_rng(1)
     n, f, h, c = 7, 5, 4, 3
@@ -184,7 +171,7 @@ def test_input_errors():
 # -- random chains -------------------------------------------------------------------------
 
 FMT2 = ["dense", "csr", "csc", "dcsr", "dc:1,0"]
-OPS = ["right", "left", "mul", "add", *(["relu"] if _relu_compiles() else [])]
+OPS = ["right", "left", "mul", "add", "relu"]
 
 
 @st.composite
@@ -309,3 +296,24 @@ def test_yaml_schedule_with_formats_and_no_transposes():
     dense_h1 = 4 * 6 * 3
     assert run.regions[0].bytes_written["H1"] == 4 * (7 + 2 * 6 * 3)  # CSR of a full H1
     assert run.regions[0].bytes_written["H1"] > dense_h1
+
+
+def test_progress_reports_every_region_with_the_time_left():
+    p, inputs = _sparse_chain(0)
+    compiled = compile_model(p, Schedule.unfused(p))
+    seen: list[RegionProgress] = []
+    run_model(compiled, inputs, progress=seen.append)
+    assert [e.index for e in seen] == [1, 2] and {e.count for e in seen} == {2}
+    assert [e.region for e in seen] == [r.name for r in compiled.regions]
+    assert seen[0].elapsed <= seen[1].elapsed and seen[-1].remaining == 0.0
+    assert seen[0].remaining is not None and seen[0].remaining > 0
+    assert str(seen[0]).startswith(f"region 1/2 {seen[0].region} on python: ")
+
+
+def test_region_weights_follow_the_cost_heuristic():
+    """A kernel over a 40x40 dense operand is estimated as more work than over 4x4."""
+    small, big = (einsum_program(["y(i) = A(i,j) * x(j)"], {"A": (n, n), "x": (n,)}, {})
+                  for n in (4, 40))
+    w_small = region_weights(compile_model(small, Schedule.fused(small)), {})
+    w_big = region_weights(compile_model(big, Schedule.fused(big)), {})
+    assert len(w_small) == 1 and w_big[0] > 10 * w_small[0]

@@ -85,7 +85,7 @@ def test_generated_netlist_is_lint_clean(kernel, tmp_path):
 @pytest.mark.parametrize("dtype", ["int32", "float32"])
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_whole_graph_outputs_and_cycles_match_python(kernel, dtype, sim):
-    from cosim._rtl import RtlBackend
+    from cosim import RtlBackend
 
     graph, inputs = _case(kernel, dtype)
     ref = simulate(graph, inputs)
@@ -154,7 +154,7 @@ def _compiled_case(kernel: str, dtype: str, seed: int = 3):
 
 
 def _rtl_traced(graph, inputs, sim: str):
-    from cosim._rtl import RtlBackend
+    from cosim import RtlBackend
 
     return RtlBackend(_sim(sim)).run(graph, inputs, trace=True)
 
