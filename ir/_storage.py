@@ -39,13 +39,32 @@ class StorageError(ValueError):
 
 @dataclass(frozen=True, eq=False)
 class DenseLevel:
-    """Every coordinate ``0..size-1``; child position = ``parent_pos * size + c``."""
+    """Every coordinate ``0..size-1``; child position = ``parent_pos * size + c``.
+
+    A level answers the questions a scanner or a locate asks of it (how many positions,
+    where a fiber lies, which coordinate a position holds, where a coordinate lives), so
+    no caller has to know which kind of level it holds.
+    """
 
     size: int
 
     def positions(self, parent_positions: int) -> int:
         """Number of positions at this level given the parent level's count."""
         return parent_positions * self.size
+
+    def fiber(self, parent_pos: int) -> tuple[int, int]:
+        """Positions ``[start, end)`` of the fiber under parent position ``parent_pos``."""
+        start = parent_pos * self.size
+        return start, start + self.size
+
+    def crd_at(self, pos: int) -> int:
+        """The coordinate stored at position ``pos``."""
+        return pos % self.size if self.size else 0
+
+    def locate(self, parent_pos: int, crd: int) -> int | None:
+        """Position of coordinate ``crd`` in the fiber of ``parent_pos`` (a dense level
+        holds every coordinate: addressed, never searched); None outside the level."""
+        return parent_pos * self.size + crd if 0 <= crd < self.size else None
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, DenseLevel) and other.size == self.size
@@ -67,6 +86,21 @@ class CompressedLevel:
     def positions(self, parent_positions: int = 0) -> int:
         """Number of positions at this level: one per stored coordinate."""
         return len(self.crd)
+
+    def fiber(self, parent_pos: int) -> tuple[int, int]:
+        """Positions ``[start, end)`` of the fiber under parent position ``parent_pos``."""
+        return int(self.seg[parent_pos]), int(self.seg[parent_pos + 1])
+
+    def crd_at(self, pos: int) -> int:
+        """The coordinate stored at position ``pos``."""
+        return int(self.crd[pos])
+
+    def locate(self, parent_pos: int, crd: int) -> int | None:
+        """Position of coordinate ``crd`` in the fiber of ``parent_pos`` (a binary search of
+        the fiber's sorted coordinates), or None when the fiber does not store it."""
+        start, end = self.fiber(parent_pos)
+        i = start + int(np.searchsorted(self.crd[start:end], crd))
+        return i if i < end and self.crd[i] == crd else None
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, CompressedLevel) and np.array_equal(self.seg, other.seg)

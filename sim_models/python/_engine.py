@@ -55,13 +55,9 @@ class _Context:
                              f"{node.params['tensor']!r}, which has {len(tree.levels)} levels")
         return tree.levels[lvl]
 
-    def parent_positions(self, node) -> int:
-        tree = self.tensors[node.params["tensor"]]
-        n = 1
-        for lvl in tree.levels[: node.params["level"]]:
-            n = n * lvl.size if hasattr(lvl, "size") and not hasattr(lvl, "seg") \
-                else len(lvl.crd)
-        return n
+    def fibers(self, node) -> int:
+        """Fibers of the level ``node`` scans (the positions of the level above it)."""
+        return self.tensors[node.params["tensor"]].num_fibers(node.params["level"])
 
     def values(self, node):
         return self.tensors[node.params["tensor"]].vals.tolist()

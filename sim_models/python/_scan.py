@@ -161,14 +161,14 @@ class ScanDense(_Scanner):
 
     def __init__(self, node, inputs, outputs, ctx):
         super().__init__(node, inputs, outputs, ctx)
-        self.size = ctx.level(node).size
-        self.nfib = ctx.parent_positions(node)
+        self.level = ctx.level(node)
+        self.nfib = ctx.fibers(node)
 
     def fiber(self, ref):
         if not 0 <= ref < self.nfib:
             raise self.error(f"reference {ref} is outside the level's {self.nfib} fibers")
-        self.base = ref * self.size
-        return self.base, self.base + self.size
+        self.base, end = self.level.fiber(ref)
+        return self.base, end
 
     def crd_at(self, p):
         return p - self.base

@@ -484,3 +484,33 @@ def test_from_written_errors():
         FiberTree.from_written((3, 3), "cc", [([0, 2], [0, 2])], [1.0])
     with pytest.raises(StorageError, match="crd is not strictly increasing"):
         FiberTree.from_written((3,), "c", [([0, 2], [2, 0])], [1.0, 2.0])
+
+
+@settings(max_examples=40, deadline=None)
+@given(m=st.integers(1, 7), n=st.integers(1, 7), density=st.floats(0, 1),
+       seed=st.integers(0, 2**16))
+def test_levels_answer_fiber_crd_and_locate_like_scipy(m, n, density, seed):
+    import scipy.sparse as sp
+
+    from ir import CompressedLevel, DenseLevel
+
+    a = sp.random(m, n, density, format="csr", random_state=seed, dtype=np.float32)
+    a.sort_indices()
+    tree = FiberTree.from_scipy(a, "dc")
+    rows, cols = tree.levels
+    assert isinstance(rows, DenseLevel) and isinstance(cols, CompressedLevel)
+    assert tree.num_fibers(1) == m and tree.num_positions(1) == a.nnz
+    for i in range(m):
+        start, end = rows.fiber(0)
+        assert (start, end) == (0, m) and rows.crd_at(i) == i and rows.locate(0, i) == i
+        assert cols.fiber(i) == (a.indptr[i], a.indptr[i + 1])
+        for p in range(*cols.fiber(i)):
+            assert cols.crd_at(p) == a.indices[p]
+        for j in range(n):
+            want = next((p for p in range(a.indptr[i], a.indptr[i + 1])
+                         if a.indices[p] == j), None)
+            assert cols.locate(i, j) == want
+    assert rows.locate(0, m) is None and rows.locate(0, -1) is None
+    dense = FiberTree.from_dense(a.toarray(), "dd")
+    assert dense.levels[1].locate(2, 3) == (2 * n + 3 if n > 3 else None)
+    assert dense.levels[1].fiber(1) == (n, 2 * n)
