@@ -47,13 +47,16 @@ def _case(kernel: str, dtype: str, seed: int = 1):
     if kernel == "row_scale":  # broadcast; an empty row gives it an empty fiber
         return (examples.row_scale(5, 6, dtype=dtype),
                 {"A": _matrix(rng, (5, 6), 0.15, dtype)})
+    if kernel == "masked_dense":  # locate into dense W; an empty row too
+        return (examples.masked_dense(5, 6, dtype=dtype),
+                {"A": _matrix(rng, (5, 6), 0.3, dtype), "W": _matrix(rng, (5, 6), 1.0, dtype)})
     op = kernel.split("_")[1]
     g = examples.elementwise(5, 6, op=op, dtype=dtype)
     return g, {"A": _matrix(rng, (5, 6), 0.35, dtype), "B": _matrix(rng, (5, 6), 0.35, dtype)}
 
 
 KERNELS = ["spmv", "spmm_ijk", "spmm_ikj", "spmm_kij", "elementwise_add",
-           "elementwise_mul", "row_scale"]
+           "elementwise_mul", "row_scale", "masked_dense"]
 
 
 def test_every_catalogue_primitive_has_an_rtl_module():
