@@ -218,6 +218,13 @@ class _Walker:
     def _op_scan_dense(self, node: Node) -> dict[str, _Stream]:
         return self._scan(node, False)
 
+    def _op_locate(self, node: Node) -> dict[str, _Stream]:
+        """One reference per located coordinate: ``crd_in``'s shape, ``ref_in``'s
+        ``real``; nothing is loaded (the position is computed), unlike a scan + intersect
+        whose dense side carries every coordinate of the level."""
+        return {"ref": _Stream(self._in(node, "crd_in").levels,
+                               self._in(node, "ref_in").real)}
+
     def _op_repsig(self, node: Node) -> dict[str, _Stream]:
         return {"repsig": _Stream(self._in(node, "crd").levels)}
 

@@ -3,17 +3,18 @@
 The loop nest is visited index by index in dataflow order (``docs/compiler.md`` states
 the rules with examples). At index ``v`` every operand whose *context* contains ``v``
 takes part: the context of an operand is the output's indices plus the indices of every
-reduction around it. Operands that store ``v`` are scanned and their coordinates joined
-— intersect for ``*`` and ``/``, union for ``+`` and ``-`` — following the expression
-tree; operands that do not store ``v`` are repeated over the joined coordinates
-(broadcast). After the last index each operand's reference stream feeds a value array;
-ALUs combine values bottom-up; a reduction whose index is innermost in its loop nest is a
-``reduce`` node, one directly above the innermost index a ``spacc`` (vector accumulator),
-one directly above the two innermost indices a ``spacc2`` (matrix accumulator). A
-function call (``relu``/``exp``/``rsqrt``) is a ``unary`` node on its argument's value
-stream: it sees only the coordinates its argument is iterated at (its stored entries).
-Writers record the output, with ``crddrop`` in front of compressed output levels whose
-child fibers can come out empty.
+reduction around it. Operands that store ``v`` are scanned and their coordinates joined —
+intersect for ``*`` and ``/``, union for ``+`` and ``-`` — following the expression tree;
+a dense level intersected with a sparser stream is not scanned but *located* (``locate``:
+the sparse crds address it directly); operands that do not store ``v`` are repeated over
+the joined coordinates (broadcast). After the last index each operand's reference stream
+feeds a value array; ALUs combine values bottom-up; a reduction whose index is innermost
+in its loop nest is a ``reduce`` node, one directly above the innermost index a ``spacc``
+(vector accumulator), one directly above the two innermost indices a ``spacc2`` (matrix
+accumulator). A function call (``relu``/``exp``/``rsqrt``) is a ``unary`` node on its
+argument's value stream: it sees only the coordinates its argument is iterated at (its
+stored entries). Writers record the output, with ``crddrop`` in front of compressed
+output levels whose child fibers can come out empty.
 
 Every node is created through :meth:`_Lowerer.node`, which records it in the fusion
 table (``_table.py``) at its index row and tensor-view column.
@@ -63,6 +64,9 @@ class _Bundle:
     crd: str
     refs: dict[str, str]
     full: bool  # every coordinate of the dimension, in every fiber
+    #: a dense level not scanned yet (operand, level): an intersection with a sparser
+    #: stream locates into it instead (``_Lowerer.locate``); anything else scans it
+    dense: tuple[_Operand, int] | None = None
 
 
 _BCAST = None  # an expression that does not depend on the index: present everywhere
@@ -232,6 +236,7 @@ class _Lowerer:
         self.check_prefixes(v, parts)
         bundle = self.join(scope, v)
         assert bundle is not _BCAST, f"index {v} is used by no operand of its scope"
+        bundle = self.scan(bundle, v)
         for op in parts:
             if op.id in bundle.refs:
                 op.ref = bundle.refs[op.id]
@@ -248,12 +253,13 @@ class _Lowerer:
         self.step_refs[v] = {op.id: op.ref for op in parts}
 
     def repsig_of(self, v: str, crd: str, col: str) -> str:
-        """The repeat signal of index ``v`` (made once, in the first repeated column)."""
-        if v not in self.repsig:
+        """The repeat signal of coordinate stream ``crd`` at index ``v`` (made once, in
+        the first column that repeats over it)."""
+        if crd not in self.repsig:
             rs = self.node(f"rs_{self.user(v)}", "repsig", v, col)
             self.b.edge(crd, f"{rs}.crd")
-            self.repsig[v] = f"{rs}.repsig"
-        return self.repsig[v]
+            self.repsig[crd] = f"{rs}.repsig"
+        return self.repsig[crd]
 
     def check_prefixes(self, v: str, parts: list[_Operand]) -> None:
         """Every operand iterated at ``v`` must sit at the same loop depth."""
@@ -287,13 +293,11 @@ class _Lowerer:
             if v not in e.indices:
                 return _BCAST
             assert op.levels[op.next_level] == v, "layouts guarantee concordance"
-            kind = op.kinds[op.next_level]
-            scan = self.node(f"{op.id}_{self.user(v)}", "scan_" + kind, v, op.id,
-                             tensor=e.tensor, level=op.next_level)
+            level = op.next_level
             op.next_level += 1
-            self.b.edge(op.ref, f"{scan}.ref_in")
-            return _Bundle(f"{scan}.crd", {op.id: f"{scan}.ref"},
-                           kind == "dense" and not op.maybe_empty)
+            if op.kinds[level] == "dense" and not op.maybe_empty:
+                return _Bundle("", {}, True, (op, level))  # scanned or located later
+            return self.scan_level(op, level, v)
         if isinstance(e, Const):
             return _BCAST
         if isinstance(e, Neg):
@@ -304,6 +308,7 @@ class _Lowerer:
             inner = self.join(e.body, v)
             if inner is not _BCAST and any(self.pos[r] < self.pos[v] for r in e.indices):
                 # a sparse accumulator emits only the coordinates some reduced fiber had
+                inner = self.scan(inner, v)
                 return _Bundle(inner.crd, inner.refs, False)
             return inner
         assert isinstance(e, BinOp)
@@ -347,8 +352,51 @@ class _Lowerer:
             f"is absent. Store its operands dense in {self.user(v)!r}, or multiply by a "
             "mask instead of adding", bad)
 
+    def scan_level(self, op: _Operand, level: int, v: str) -> _Bundle:
+        """Scan storage level ``level`` of ``op`` from its current reference stream."""
+        kind = op.kinds[level]
+        scan = self.node(f"{op.id}_{self.user(v)}", "scan_" + kind, v, op.id,
+                         tensor=op.access.tensor, level=level)
+        self.b.edge(op.ref, f"{scan}.ref_in")
+        return _Bundle(f"{scan}.crd", {op.id: f"{scan}.ref"},
+                       kind == "dense" and not op.maybe_empty)
+
+    def scan(self, bundle: _Bundle, v: str) -> _Bundle:
+        """The bundle itself, or the scan of its dense level if that is still pending."""
+        return bundle if bundle.dense is None else self.scan_level(*bundle.dense, v)
+
+    def locate(self, dense: _Bundle, sparse: _Bundle, v: str) -> _Bundle:
+        """Intersect a pending dense level with a sparser bundle without scanning it:
+        the dense operand's parent reference is repeated over the sparse coordinates and
+        ``locate`` addresses the level with them (one cycle per sparse coordinate instead
+        of a scan and intersection over every dense one)."""
+        assert dense.dense is not None
+        op, level = dense.dense
+        sig = self.repsig_of(v, sparse.crd, op.id)
+        rep = self.node(f"rep_{op.id}_{self.user(v)}", "repeat", v, op.id)
+        self.b.edge(op.ref, f"{rep}.ref_in")
+        self.b.edge(sig, f"{rep}.repsig")
+        loc = self.node(f"{op.id}_{self.user(v)}", "locate", v, op.id,
+                        tensor=op.access.tensor, level=level)
+        self.b.edge(sparse.crd, f"{loc}.crd_in")
+        self.b.edge(f"{rep}.ref", f"{loc}.ref_in")
+        self.refer(v, op.id, sparse.crd)
+        return _Bundle(sparse.crd, {**sparse.refs, op.id: f"{loc}.ref"}, False)
+
+    def locatable(self, b: _Bundle) -> bool:
+        """A sparser stream that can address a dense level: not full, and its crds carry
+        no ``N`` (an operand scanned from a reference that can be ``N``)."""
+        return b.dense is None and not b.full and \
+            not any(self.op_by_id(oid).maybe_empty for oid in b.refs)
+
     def merge(self, a: _Bundle, b: _Bundle, kind: str, v: str) -> _Bundle:
         """Join two bundles; one joiner per reference pair keeps every ref aligned."""
+        if kind == "intersect":
+            if a.dense is not None and self.locatable(b):
+                return self.locate(a, b, v)
+            if b.dense is not None and self.locatable(a):
+                return self.locate(b, a, v)
+        a, b = self.scan(a, v), self.scan(b, v)
         ra, rb = list(a.refs.items()), list(b.refs.items())
         refs: dict[str, str] = {}
         crd = ""

@@ -45,7 +45,8 @@ MODEL_CLASSES: dict[str, str] = {
     "repsig": "RepSig", "repeat": "Repeat", "broadcast": "Broadcast", "array": "Array",
     "intersect": "Intersect", "union": "Union", "alu": "Alu", "unary": "Unary",
     "reduce": "Reduce", "spacc": "SpAcc", "spacc2": "SpAcc2", "crddrop": "CrdDrop",
-    "crdhold": "CrdHold", "level_writer": "LevelWriter", "value_writer": "ValueWriter",
+    "crdhold": "CrdHold", "locate": "Locate", "level_writer": "LevelWriter",
+    "value_writer": "ValueWriter",
 }
 STATUS = {1: "done", 2: "deadlock", 3: "error", 4: "limit"}
 _BINARY = {"add": 0, "sub": 1, "mul": 2, "div": 3, "max": 4, "min": 5}
@@ -149,7 +150,7 @@ def _node_args(node: Node, tensors: dict[str, FiberTree], fp: bool) -> tuple:
         seg, nseg = _u32(level.seg)
         crd, ncrd = _u32(level.crd)
         return (seg, nseg, crd, ncrd)
-    if op == "scan_dense":
+    if op in ("scan_dense", "locate"):
         tree, lvl, level = _level(node, tensors)
         return (level.size, tree.num_fibers(lvl))
     if op == "array":

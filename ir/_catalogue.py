@@ -97,6 +97,10 @@ _ENTRIES = [
     Primitive("scan_dense", "dense level scanner: crds 0..n-1, refs in_ref*n + crd",
               _ports("ref_in:ref"), _ports("crd:crd", "ref:ref"), (_TENSOR, _LEVEL),
               reads_tensor=True),
+    Primitive("locate", "dense level locator: ref = ref_in*n + crd_in on aligned streams "
+              "(a sparser coordinate stream addresses the dense level, no scan)",
+              _ports("crd_in:crd", "ref_in:ref"), _ports("ref:ref"), (_TENSOR, _LEVEL),
+              reads_tensor=True),
     Primitive("repsig", "repeat-signal generator: R per crd, stops and D pass",
               _ports("crd:crd"), _ports("repsig:repsig")),
     Primitive("repeat", "repeater: repeats each input ref once per R of its fiber",

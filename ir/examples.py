@@ -10,7 +10,7 @@ from __future__ import annotations
 from ._graph import Graph, GraphBuilder
 
 __all__ = ["spmv", "spmm_ijk", "spmm_ikj", "spmm_kij", "sddmm", "elementwise", "ttv",
-           "row_scale", "KERNELS"]
+           "row_scale", "masked_dense", "KERNELS"]
 
 
 def spmv(m: int, n: int, b_fmt: str = "dc", depth: int | None = 2,
@@ -335,10 +335,50 @@ def row_scale(m: int, n: int, a_fmt: str = "dc", depth: int | None = 2,
     return g.build(kernel="row_scale")
 
 
+def masked_dense(m: int, n: int, a_fmt: str = "dc", depth: int | None = 2,
+                 dtype: str = "float32") -> Graph:
+    """X(i,j) = A(i,j) * W(i,j) with W dense: A's coordinates *locate* into W's levels.
+
+    W is never scanned: at each level its parent reference is repeated over A's crds
+    and ``locate`` turns each (crd, parent ref) into W's position, one cycle per stored
+    entry of A instead of one per coordinate of W's dense level.
+    """
+    g = GraphBuilder("masked_dense", dtype, depth)
+    g.tensor("A", (m, n), a_fmt)
+    g.tensor("W", (m, n), "dd")
+    g.tensor("X", (m, n), a_fmt, role="output")
+    g.node("rootA", "root")
+    g.node("rootW", "root")
+    g.node("Ai", "scan_" + _kind(a_fmt, 0), tensor="A", level=0)
+    g.node("Aj", "scan_" + _kind(a_fmt, 1), tensor="A", level=1)
+    for v in "ij":
+        g.node(f"rs_{v}", "repsig")
+        g.node(f"rep_W{v}", "repeat")
+        g.node(f"W{v}", "locate", tensor="W", level="ij".index(v))
+    g.node("Av", "array", tensor="A")
+    g.node("Wv", "array", tensor="W")
+    g.node("mul", "alu", op="mul")
+    g.node("Xi", "level_writer", tensor="X", level=0)
+    g.node("Xj", "level_writer", tensor="X", level=1)
+    g.node("Xv", "value_writer", tensor="X")
+    for s, d in [("rootA.ref", "Ai.ref_in"), ("Ai.ref", "Aj.ref_in"),
+                 ("Ai.crd", "rs_i.crd"), ("rootW.ref", "rep_Wi.ref_in"),
+                 ("rs_i.repsig", "rep_Wi.repsig"), ("Ai.crd", "Wi.crd_in"),
+                 ("rep_Wi.ref", "Wi.ref_in"), ("Aj.crd", "rs_j.crd"),
+                 ("Wi.ref", "rep_Wj.ref_in"), ("rs_j.repsig", "rep_Wj.repsig"),
+                 ("Aj.crd", "Wj.crd_in"), ("rep_Wj.ref", "Wj.ref_in"),
+                 ("Aj.ref", "Av.ref"), ("Wj.ref", "Wv.ref"), ("Av.val", "mul.a"),
+                 ("Wv.val", "mul.b"), ("Ai.crd", "Xi.crd"), ("Aj.crd", "Xj.crd"),
+                 ("mul.val", "Xv.val")]:
+        g.edge(s, d)
+    return g.build(kernel="masked_dense")
+
+
 def _kind(fmt: str, level: int) -> str:
     letters = fmt.split(":")[0]
     return "dense" if letters[level] == "d" else "compressed"
 
 
 KERNELS = {"spmv": spmv, "spmm_ijk": spmm_ijk, "spmm_ikj": spmm_ikj, "spmm_kij": spmm_kij,
-           "sddmm": sddmm, "elementwise": elementwise, "ttv": ttv, "row_scale": row_scale}
+           "sddmm": sddmm, "elementwise": elementwise, "ttv": ttv, "row_scale": row_scale,
+           "masked_dense": masked_dense}

@@ -226,7 +226,7 @@ def _call(graph: Graph, node: Node, eid: dict[str, int], inputs: list[ArrayArg],
     if op == "scan_compressed":
         names = {(a.what, a.level): a.name for a in inputs if a.tensor == prm["tensor"]}
         args += [names[("seg", prm["level"])], names[("crd", prm["level"])]]
-    elif op == "scan_dense":
+    elif op in ("scan_dense", "locate"):
         fmt, shape = _format(graph, prm["tensor"])
         tparams = [f"{shape[fmt.mode_order[prm['level']]]}u"]
     elif op == "array":

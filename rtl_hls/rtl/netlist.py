@@ -76,10 +76,10 @@ def _params(graph: Graph, node: Node) -> dict[str, str]:
     """SystemVerilog parameter overrides of ``node``'s instance."""
     fp = "1'b1" if graph.dtype == "float32" else "1'b0"
     op, p = node.op, node.params
-    if op in ("scan_compressed", "scan_dense"):
+    if op in ("scan_compressed", "scan_dense", "locate"):
         fmt, sizes = _mem_bounds(graph, p["tensor"])
         lvl = p["level"]
-        if op == "scan_dense":
+        if op in ("scan_dense", "locate"):
             return {"SIZE": str(sizes[lvl])}
         parents = math.prod(sizes[:lvl])
         return {"SEG_N": str(parents + 1), "CRD_N": str(max(1, parents * sizes[lvl])),

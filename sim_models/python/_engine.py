@@ -19,6 +19,7 @@ from ._channel import Channel, Fanout, NullChannel
 from ._compute import Alu, Reduce, SpAcc, SpAcc2, Unary
 from ._crd import CrdDrop, CrdHold
 from ._join import Intersect, Union
+from ._locate import Locate
 from ._results import (
     DeadlockError,
     InputError,
@@ -36,8 +37,8 @@ __all__ = ["ACTORS", "simulate", "SimResult", "NodeStats", "DeadlockError", "Sim
            "InputError", "bind_inputs", "decode_levels", "outputs_from_writers"]
 
 ACTORS: dict[str, type[Actor]] = {cls.op: cls for cls in (
-    Root, ScanCompressed, ScanDense, RepSig, Repeat, Broadcast, Array, Intersect, Union, Alu,
-    Unary, Reduce, SpAcc, SpAcc2, CrdDrop, CrdHold, LevelWriter, ValueWriter)}
+    Root, ScanCompressed, ScanDense, RepSig, Repeat, Broadcast, Array, Locate, Intersect, Union,
+    Alu, Unary, Reduce, SpAcc, SpAcc2, CrdDrop, CrdHold, LevelWriter, ValueWriter)}
 
 
 class _Context:

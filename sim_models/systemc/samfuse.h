@@ -8,6 +8,7 @@
 #include "samfuse_primitive.h"
 #include "samfuse_scan.h"
 #include "samfuse_join.h"
+#include "samfuse_locate.h"
 #include "samfuse_compute.h"
 #include "samfuse_crd.h"
 #include "samfuse_writers.h"

@@ -139,6 +139,24 @@ def test_broadcast_takes_the_repeat_signals_shape():
         {k: 0.0 for k in relative_errors(est, counts)})
 
 
+def test_locate_is_priced_per_sparse_coordinate():
+    """The compiled SpMV locates c with B's crds: the located refs (and c's loads) are
+    B's nnz, not B's rows times c's length as a dense scan + intersect would carry."""
+    b = sp.random(30, 20, density=0.1, format="csr", random_state=2, dtype=np.float32)
+    inputs = {"B": b.toarray(), "c": np.ones(20, np.float32)}
+    g = compile_expression("x(i) = B(i,j) * c(j)", {"B": "csr"}, {"B": (30, 20), "c": (20,)})
+    (loc,) = [n for n in g.nodes.values() if n.op == "locate"]
+    edge = next(e.name for e in g.edges if e.src == f"{loc.id}.ref")
+    est = estimate(g, inputs)
+    assert est.tokens[edge] == pytest.approx(b.nnz)
+    counts, result = measure(g, inputs)
+    assert sum(isinstance(t, int) for t in result.trace.edges[edge].tokens) == b.nnz
+    assert est.words_read["c"] == pytest.approx(counts.words_read["c"]) == b.nnz
+    hand = estimate(examples.spmv(30, 20), inputs)  # scan_dense c + intersect
+    assert max(hand.tokens.values()) == pytest.approx(30 * 20)
+    assert max(est.tokens.values()) < 30 * 20 / 4
+
+
 @pytest.mark.parametrize("name", ["gcn", "autoencoder"])
 def test_model_kernels_within_tolerance(name):
     """Every kernel of a compiled evaluation model (frontend → unfused schedule)."""

@@ -55,8 +55,9 @@ def test_spmm_ikj_table_has_the_order_rows_and_one_column_per_view():
     labels = {(r, c): [str(e) for e in table.cell(r, c)] for r in table.rows
               for c in table.columns}
     assert labels["i", "B(i,k)"] == ["root root_B", "scan_dense B_i"]
-    assert labels["k", "B(i,k)"] == ["scan_compressed B_k", "intersect isect_k"]
-    assert labels["k", "C(k,j)"] == ["scan_dense C_k", "→ isect_k"]
+    # C's dense k level is not scanned: B's k crds locate into it
+    assert labels["k", "B(i,k)"] == ["scan_compressed B_k"]
+    assert labels["k", "C(k,j)"] == ["repsig rs_k", "repeat rep_C_k", "locate C_k", "→ B_k"]
     assert labels["j", "C(k,j)"] == ["scan_compressed C_j"]
     assert labels["j", "B(i,k)"] == ["repsig rs_j", "repeat rep_B_j"]
     assert labels["val", "B(i,k)"] == ["array B_val", "alu mul mul", "spacc spacc_k"]

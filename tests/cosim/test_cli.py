@@ -49,7 +49,7 @@ def _error(capsys) -> str:
 def test_compile_writes_a_graph_and_reports_the_order(files, capsys):
     assert _compile(files, "--order", "i,j") == 0
     out = capsys.readouterr().out
-    assert out.splitlines() == [f"wrote {files['graph']}: 14 nodes, 18 edges",
+    assert out.splitlines() == [f"wrote {files['graph']}: 15 nodes, 18 edges",
                                 "order      i,j", "reductions sum(j): reduce",
                                 "transposed none"]
     g = Graph.from_json(files["graph"])

@@ -40,7 +40,7 @@ SEED = st.integers(0, 2**16)
 SETTINGS = settings(max_examples=20, deadline=None)
 #: example kernels with a parity test below (a new example must get one)
 COVERED_KERNELS = {"spmv", "spmm_ijk", "spmm_ikj", "spmm_kij", "sddmm", "elementwise", "ttv",
-                   "row_scale"}
+                   "row_scale", "masked_dense"}
 
 
 @pytest.fixture(scope="module")
@@ -230,6 +230,32 @@ def test_compiled_factored_iteration_parity(systemc, name, m, n, d, fmt, seed):
         want = z - z.max(axis=1, keepdims=True) + (inputs["C"] @ inputs["d"])[:, None]
     np.testing.assert_allclose(simulate(graph, used).dense("Y"), want, rtol=1e-4,
                                atol=1e-4)
+
+
+@SETTINGS
+@given(m=DIM, n=DIM, d=DENSITY, fmt=MATRIX_FMT, dtype=DTYPE, seed=SEED)
+def test_masked_dense_locate_parity(systemc, m, n, d, fmt, dtype, seed):
+    """``locate``: A's crds address dense W at both levels; parity at every depth and the
+    numpy product."""
+    inputs = {"A": _rand(seed, (m, n), d, dtype), "W": _rand(seed + 1, (m, n), 1.0, dtype)}
+    graph = examples.masked_dense(m, n, fmt, dtype=dtype)
+    _check(systemc, graph, inputs)
+    want = (inputs["A"].astype(np.int64) * inputs["W"]).astype(np.int32) \
+        if dtype == "int32" else inputs["A"] * inputs["W"]
+    np.testing.assert_array_equal(systemc.run(graph, inputs).dense("X"), want)
+
+
+def test_locate_stream_errors_give_the_python_message(systemc):
+    """A coordinate beyond W's dense level (W narrower than A) stops both models alike."""
+    graph = examples.masked_dense(2, 3)
+    graph.tensors["W"] = type(graph.tensors["W"])("W", (2, 2), "dd")
+    inputs = {"A": np.eye(2, 3, 1, dtype=np.float32), "W": np.ones((2, 2), np.float32)}
+    with pytest.raises(SimulationError) as py:
+        simulate(graph, inputs)
+    with pytest.raises(SimulationError) as sc:
+        systemc.run(graph, inputs)
+    assert str(sc.value) == str(py.value)
+    assert "coordinate 2 is outside the dense level of size 2" in str(sc.value)
 
 
 def test_all_empty_and_fully_dense_operands(systemc):

@@ -99,6 +99,11 @@ CASES = {
     "elementwise_add_cc": (_elementwise("add", "cc"), {"A": ((5, 6), None), "B": ((5, 6), None)}),
     "elementwise_mul": (_elementwise("mul"), {"A": ((5, 6), None), "B": ((5, 6), None)}),
     "elementwise_div": (_elementwise("div"), {"A": ((5, 6), None), "B": ((5, 6), None)}),
+    # locate: A's crds address dense W at both levels (no scan of W)
+    "masked_dense": (lambda dt: examples.masked_dense(5, 6, dtype=dt),
+                     {"A": ((5, 6), None), "W": ((5, 6), 1.0)}),
+    "masked_dense_cc": (lambda dt: examples.masked_dense(5, 6, "cc", dtype=dt),
+                        {"A": ((5, 6), None), "W": ((5, 6), 1.0)}),
     "unaries": (_unary_graph, {"A": ((4, 5), None)}),
     # broadcast of a row sum (an all-empty "cc" matrix gives broadcast an empty parent)
     "row_scale": (lambda dt: examples.row_scale(5, 6, dtype=dt), {"A": ((5, 6), None)}),

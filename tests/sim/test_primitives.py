@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ir import CATALOGUE, DONE, EMPTY, REPEAT, TensorSpec, stop
 from sim_models.python import ACTORS, run_primitive
@@ -208,3 +211,59 @@ def test_unary_ops():
     assert run.tokens["val"] == [0.5, D]
     run = run_primitive("unary", {"a": [3.0, D]}, params={"op": "mul_const", "const": 2.5})
     assert run.tokens["val"] == [7.5, D]
+
+
+# -- locate: a coordinate stream addresses a dense level --------------------------------
+
+def _locate(crd, ref, shape=(3, 4), **kw):
+    return run_primitive("locate", {"crd_in": crd, "ref_in": ref},
+                         params={"tensor": "W", "level": 1},
+                         tensors={"W": np.ones(shape, np.float32)},
+                         tensor_specs=[TensorSpec("W", shape, "dd")], **kw)
+
+
+def test_locate_refs_are_parent_times_size_plus_crd_one_per_cycle():
+    run = _locate([1, 3, S0, 0, S0, S1, 2, S1, D], [0, 0, S0, 2, S0, S1, 1, S1, D])
+    assert run.tokens["ref"] == [1, 3, S0, 8, S0, S1, 6, S1, D]
+    # latency one, initiation interval one: token n (visible at n) is written at cycle n
+    assert run.cycles["ref"] == list(range(9))
+
+
+def test_locate_passes_n_and_half_rate_at_depth_1():
+    run = _locate([N, 2, S0, D], [1, N, S0, D], depth=1)
+    assert run.tokens["ref"] == [N, N, S0, D]
+    assert run.cycles["ref"] == [0, 2, 4, 6]
+
+
+@pytest.mark.parametrize("crd, ref, what", [
+    ([4, D], [0, D], "coordinate 4 is outside"),
+    ([0, D], [3, D], "reference 3 is outside"),
+    ([0, S0, D], [S0, D], "misaligned"),
+    ([S0, D], [S1, D], "misaligned"),
+])
+def test_locate_rejects_bad_streams(crd, ref, what):
+    with pytest.raises(RuntimeError, match=what):
+        _locate(crd, ref)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 7), st.floats(0.0, 1.0), st.integers(0, 2**31))
+def test_locate_gathers_a_dense_operand_at_a_sparse_pattern(m, n, density, seed):
+    """``X = A .* W`` with A CSR and W dense: W's values at A's pattern, against scipy."""
+    rng = np.random.default_rng(seed)
+    a = sp.random(m, n, density=density, format="csr", random_state=rng, dtype=np.float32)
+    a.sort_indices()
+    w = rng.standard_normal((m, n)).astype(np.float32)
+    crd, ref = [], []
+    for i in range(m):  # A's level-1 crds, and W's level-0 ref i repeated over each fiber
+        cols = a.indices[a.indptr[i]:a.indptr[i + 1]].tolist()
+        crd += cols + [stop(1 if i == m - 1 else 0)]
+        ref += [i] * len(cols) + [stop(1 if i == m - 1 else 0)]
+    run = run_primitive("locate", {"crd_in": crd + [D], "ref_in": ref + [D]},
+                        params={"tensor": "W", "level": 1}, tensors={"W": w},
+                        tensor_specs=[TensorSpec("W", (m, n), "dd")])
+    pos = [t for t in run.tokens["ref"] if isinstance(t, int)]
+    got = a.data * w.ravel()[pos]
+    np.testing.assert_array_equal(got, a.multiply(w).tocsr().data if a.nnz else got[:0])
+    assert [t for t in run.tokens["ref"] if not isinstance(t, int)] == \
+        [t for t in crd if not isinstance(t, int)] + [D]
