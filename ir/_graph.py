@@ -209,21 +209,22 @@ class Graph:
                                  f"{want}, but it is declared as an {spec.role}")
 
     def _ref_origin(self, node_id: str, port: str) -> tuple[str, Node]:
-        """The root or scanner whose ref stream reaches input ``node_id.port``, through
-        repeaters and the ref outputs of intersecters and unioners."""
+        """The root, scanner or locator whose ref stream reaches input ``node_id.port``,
+        through repeaters and the ref outputs of intersecters and unioners."""
         seen = set()
         edge = self.in_edges[node_id][port]
         while True:
             src, out = edge.src_node, edge.src.rsplit(".", 1)[1]
             node = self.nodes[src]
-            if node.op in ("root", "scan_dense", "scan_compressed") or src in seen:
+            if node.op in ("root", "scan_dense", "scan_compressed", "locate") or src in seen:
                 return edge.src, node
             seen.add(src)
             edge = self.in_edges[src]["ref_in" if node.op == "repeat" else out]
 
     def _validate_chains(self) -> None:
         """Each scanner / array / writer chain stays in one tensor's level structure: the
-        scanner of level L of T gets its refs from root (L = 0) or T's level L-1 scanner,
+        scanner (or locator) of level L of T gets its refs from root (L = 0) or T's level
+        L-1 scanner or locator,
         an array of T from T's innermost scanner (or another tensor's scanner that numbers
         the fibers alike: all-dense levels of equal sizes), levels exist, and no output
         level or value array is written twice."""
