@@ -1,7 +1,8 @@
 """samfuse's intermediate representation: the bottom layer every other package uses.
 
 Tokens and their nesting rules, tensor formats and fiber-tree storage, the primitive
-catalogue, SAMML graphs (JSON + Graphviz), einsum programs and stream traces. Depends on
+catalogue, SAMML graphs (JSON + Graphviz), einsum programs, stream traces and the
+simulated hardware (memory system presets, a graph's memory ports). Depends on
 nothing else in samfuse.
 """
 
@@ -36,17 +37,29 @@ from ._codec import (
 )
 from ._formats import Format, FormatError
 from ._graph import (
-    DEFAULT_DEPTH,
-    NAME_PATTERN,
-    SCHEMA,
-    Edge,
-    Graph,
-    GraphBuilder,
-    GraphError,
-    Node,
-    TensorSpec,
-    check_name,
+                     DEFAULT_DEPTH,
+                     NAME_PATTERN,
+                     SCHEMA,
+                     Edge,
+                     Graph,
+                     GraphBuilder,
+                     GraphError,
+                     Node,
+                     TensorSpec,
+                     check_name,
 )
+from ._hw import (
+                     DEFAULT_HW,
+                     HW_KEYS,
+                     HW_PRESETS,
+                     WORD_BYTES,
+                     DramSpec,
+                     Hardware,
+                     HwError,
+                     OnchipSpec,
+                     load_hw,
+)
+from ._memory import MemPortSpec, memory_ports
 from ._program import TENSOR_ROLES, Program, ProgramError, Statement, TensorDecl
 from ._render import RENDER_FORMATS, render, to_dot
 from ._schedule import Region, Schedule, ScheduleError
@@ -71,6 +84,9 @@ from ._tokens import (
 from ._trace import EdgeTrace, Trace, TraceFormatError, TraceMismatch, compare_traces
 
 __all__ = [
+    # the simulated hardware (memory system) and a graph's memory ports
+    "Hardware", "DramSpec", "OnchipSpec", "HwError", "HW_KEYS", "HW_PRESETS", "DEFAULT_HW",
+    "WORD_BYTES", "load_hw", "MemPortSpec", "memory_ports",
     # tokens
     "Stop", "Empty", "Done", "Repeat", "EMPTY", "DONE", "REPEAT", "Token", "stop",
     "is_control", "is_data", "token_text", "parse_token", "to_f32", "to_i32",

@@ -70,6 +70,10 @@ class Primitive:
     reads_tensor: bool = False
     #: writers record the result; their consuming ``D`` ends the run
     writes_tensor: bool = False
+    #: arrays of its tensor level it reads / writes off-chip when memory is modelled, in
+    #: port order (docs/timing.md, "Memory"); a dense level stores none of them
+    mem_reads: tuple[str, ...] = ()
+    mem_writes: tuple[str, ...] = ()
 
     def input(self, name: str) -> Port | None:
         return next((p for p in self.inputs if p.name == name), None)
@@ -93,7 +97,7 @@ _ENTRIES = [
     Primitive("root", "emits the root reference stream 0, D", (), _ports("ref:ref")),
     Primitive("scan_compressed", "compressed level scanner: ref -> (crd, ref) of the fiber",
               _ports("ref_in:ref"), _ports("crd:crd", "ref:ref"), (_TENSOR, _LEVEL),
-              reads_tensor=True),
+              reads_tensor=True, mem_reads=("seg", "crd")),
     Primitive("scan_dense", "dense level scanner: crds 0..n-1, refs in_ref*n + crd",
               _ports("ref_in:ref"), _ports("crd:crd", "ref:ref"), (_TENSOR, _LEVEL),
               reads_tensor=True),
@@ -115,7 +119,8 @@ _ENTRIES = [
               _ports("crd_a:crd", "ref_a:ref", "crd_b:crd", "ref_b:ref"),
               _ports("crd:crd", "ref_a:ref", "ref_b:ref")),
     Primitive("array", "value array: val = vals[ref]; N loads 0",
-              _ports("ref:ref"), _ports("val:val"), (_TENSOR,), reads_tensor=True),
+              _ports("ref:ref"), _ports("val:val"), (_TENSOR,), reads_tensor=True,
+              mem_reads=("vals",)),
     Primitive("alu", "binary elementwise ALU on two aligned value streams",
               _ports("a:val", "b:val"), _ports("val:val"),
               (Param("op", str, choices=BINARY_OPS),)),
@@ -140,9 +145,11 @@ _ENTRIES = [
     Primitive("crdhold", "coordinate hold: repeats each outer crd once per inner crd",
               _ports("outer_in:crd", "inner_in:crd"), _ports("outer:crd", "inner:crd")),
     Primitive("level_writer", "coordinate level writer: appends crds, one seg entry per fiber",
-              _ports("crd:crd"), (), (_TENSOR, _LEVEL), writes_tensor=True),
+              _ports("crd:crd"), (), (_TENSOR, _LEVEL), writes_tensor=True,
+              mem_writes=("crd", "seg")),
     Primitive("value_writer", "value writer: appends values",
-              _ports("val:val"), (), (_TENSOR,), writes_tensor=True),
+              _ports("val:val"), (), (_TENSOR,), writes_tensor=True,
+              mem_writes=("vals",)),
 ]
 
 CATALOGUE: Mapping[str, Primitive] = MappingProxyType({p.name: p for p in _ENTRIES})

@@ -1,0 +1,224 @@
+"""The simulated hardware: one description every backend reads (docs/timing.md, memory).
+
+A :class:`Hardware` is loaded from a bundled preset or a YAML file and adjusted by
+``KEY=VALUE`` overrides; every key is documented once, in :data:`HW_KEYS`, which is what
+``samfuse hw`` prints. ``ideal`` turns the memory system off: exactly the contract (and the
+cycle counts) of a machine whose memory costs nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Hardware", "DramSpec", "OnchipSpec", "HwError", "HW_KEYS", "HW_PRESETS",
+           "DEFAULT_HW", "load_hw", "WORD_BYTES"]
+
+#: every stored word (a seg or crd entry, a value) is 32 bits, as on the token payload
+WORD_BYTES = 4
+
+
+class HwError(ValueError):
+    """A hardware description or override that cannot describe a machine."""
+
+
+@dataclass(frozen=True)
+class DramSpec:
+    """Off-chip memory: ``channels`` independent channels, each a first-come-first-served
+    server of ``bytes_per_cycle`` bytes per clock cycle."""
+
+    enabled: bool = True
+    channels: int = 1
+    bytes_per_cycle: int = 64
+    latency_cycles: int = 1
+    line_bytes: int = 64
+    outstanding: int = 8
+
+
+@dataclass(frozen=True)
+class OnchipSpec:
+    """On-chip buffer capacity shared by the sparse accumulators."""
+
+    bytes: int = 1 << 30
+
+
+@dataclass(frozen=True)
+class Hardware:
+    name: str = "ideal"
+    clock_mhz: float = 1000.0
+    dram: DramSpec = field(default_factory=lambda: DramSpec(enabled=False))
+    onchip: OnchipSpec = field(default_factory=OnchipSpec)
+    source: str = ""
+
+    @property
+    def memory(self) -> bool:
+        """Whether scanners, arrays and writers pay for off-chip accesses."""
+        return self.dram.enabled
+
+    def words_per_line(self) -> int:
+        return self.dram.line_bytes // WORD_BYTES
+
+    def seconds(self, cycles: int) -> float:
+        return cycles / (self.clock_mhz * 1e6)
+
+    def peak_gbps(self) -> float:
+        """Aggregate off-chip bandwidth in GB/s (all channels)."""
+        d = self.dram
+        return d.channels * d.bytes_per_cycle * self.clock_mhz * 1e6 / 1e9
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def with_overrides(self, overrides: list[str] | dict[str, Any]) -> Hardware:
+        """A copy with ``KEY=VALUE`` overrides (``dram.latency_cycles=100``) applied."""
+        pairs = _parse_overrides(overrides)
+        data = self.to_dict()
+        for key, value in pairs:
+            head, _, tail = key.partition(".")
+            if tail:
+                data[head][tail] = value
+            else:
+                data[key] = value
+        return _build(data, f"{self.name} with {', '.join(f'{k}={v}' for k, v in pairs)}")
+
+
+#: key → (type, unit, meaning); the one documentation of every knob
+HW_KEYS: dict[str, tuple[type, str, str]] = {
+    "name": (str, "", "preset or file name, for reports"),
+    "clock_mhz": (float, "MHz", "clock the cycle counts are converted to seconds and GB/s with"),
+    "dram.enabled": (bool, "", "false = ideal memory: scanners, arrays and writers cost no "
+                     "memory cycles (the contract without a memory system)"),
+    "dram.channels": (int, "", "independent off-chip channels (HBM pseudo-channels, DDR "
+                      "channels); memory port k uses channel k mod channels"),
+    "dram.bytes_per_cycle": (int, "B/cycle", "bandwidth of one channel per clock cycle"),
+    "dram.latency_cycles": (int, "cycles", "from a line's transfer to its data being usable "
+                            "(reads) or acknowledged (writes)"),
+    "dram.line_bytes": (int, "B", "request granularity: one request moves one line; a "
+                        "multiple of the 4-byte word"),
+    "dram.outstanding": (int, "lines", "lines a memory port may have requested and not yet "
+                         "consumed (reads: its prefetch window) or not yet acknowledged "
+                         "(writes)"),
+    "onchip.bytes": (int, "B", "on-chip buffer for the sparse accumulators' entries "
+                     "(8 bytes per spacc entry, 12 per spacc2 entry)"),
+    "source": (str, "", "where the numbers come from"),
+}
+
+_PRESET_DIR = Path(__file__).with_name("hw")
+#: the preset models and studies run on unless told otherwise
+DEFAULT_HW = "hbm2-u280"
+
+
+def _presets() -> dict[str, Path]:
+    return {p.stem: p for p in sorted(_PRESET_DIR.glob("*.yaml"))}
+
+
+HW_PRESETS: tuple[str, ...] = tuple(_presets())
+
+
+def load_hw(spec: str | Path | Hardware | None = None,
+            overrides: list[str] | dict[str, Any] | None = None) -> Hardware:
+    """A preset name, a YAML file, or a :class:`Hardware`, with overrides applied.
+
+    ``None`` means ``ideal`` (the contract without memory), which unit tests keep; the CLI
+    and the studies pass :data:`DEFAULT_HW` explicitly.
+    """
+    if isinstance(spec, Hardware):
+        hw = spec
+    else:
+        name = "ideal" if spec is None else str(spec)
+        presets = _presets()
+        path = presets.get(name)
+        if path is None:
+            path = Path(name)
+            if path.suffix not in (".yaml", ".yml") or not path.is_file():
+                raise HwError(f"unknown hardware {name!r}: give a preset "
+                              f"({', '.join(presets)}) or a .yaml file")
+        hw = _load_file(path)
+    return hw.with_overrides(overrides) if overrides else hw
+
+
+def _load_file(path: Path) -> Hardware:
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise HwError(f"{path}: cannot read the hardware description: "
+                      f"{str(exc).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise HwError(f"{path}: a hardware description is a mapping of the keys "
+                      f"{', '.join(HW_KEYS)}")
+    data.setdefault("name", path.stem)
+    return _build(data, str(path))
+
+
+def _build(data: dict[str, Any], where: str) -> Hardware:
+    """Validate every key and value; unknown keys and bad values name the key."""
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict) and key in ("dram", "onchip"):
+            for sub, v in value.items():
+                flat[f"{key}.{sub}"] = v
+        else:
+            flat[key] = value
+    for key in flat:
+        if key not in HW_KEYS:
+            raise HwError(f"{where}: unknown hardware key {key!r}; keys: "
+                          f"{', '.join(HW_KEYS)}")
+    checked = {key: _check(key, value, where) for key, value in flat.items()}
+    dram_keys = {k.split(".", 1)[1]: v for k, v in checked.items() if k.startswith("dram.")}
+    onchip_keys = {k.split(".", 1)[1]: v for k, v in checked.items()
+                   if k.startswith("onchip.")}
+    top = {k: v for k, v in checked.items() if "." not in k}
+    dram = DramSpec(**dram_keys)
+    if dram.line_bytes % 4:
+        raise HwError(f"{where}: dram.line_bytes = {dram.line_bytes} must be a multiple of "
+                      "the 4-byte word")
+    return Hardware(dram=dram, onchip=OnchipSpec(**onchip_keys), **top)
+
+
+def _check(key: str, value: Any, where: str) -> Any:
+    typ = HW_KEYS[key][0]
+    if typ is bool:
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            value = value.lower() == "true"
+        if not isinstance(value, bool):
+            raise HwError(f"{where}: {key} = {value!r} must be true or false")
+        return value
+    if typ is str:
+        if not isinstance(value, str):
+            raise HwError(f"{where}: {key} = {value!r} must be a string")
+        return value
+    if isinstance(value, str):
+        try:
+            value = typ(value)
+        except ValueError:
+            raise HwError(f"{where}: {key} = {value!r} must be a number") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise HwError(f"{where}: {key} = {value!r} must be a number")
+    if typ is int:
+        if value != int(value):
+            raise HwError(f"{where}: {key} = {value!r} must be a whole number")
+        value = int(value)
+    if not value > 0 or value > 1 << 48:
+        raise HwError(f"{where}: {key} = {value!r} must be positive (and below 2^48)")
+    return typ(value)
+
+
+def _parse_overrides(overrides: list[str] | dict[str, Any]) -> list[tuple[str, Any]]:
+    if isinstance(overrides, dict):
+        return list(overrides.items())
+    pairs = []
+    for item in overrides:
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise HwError(f"--hw-set {item!r}: expected KEY=VALUE, e.g. "
+                          "dram.latency_cycles=100")
+        if key not in HW_KEYS:
+            raise HwError(f"--hw-set {item!r}: unknown key {key!r}; keys: "
+                          f"{', '.join(HW_KEYS)}")
+        pairs.append((key, value.strip()))
+    return pairs
