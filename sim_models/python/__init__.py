@@ -10,6 +10,7 @@ from ._harness import PrimitiveRun, run_primitive
 from ._results import (
                        DeadlockError,
                        InputError,
+                       MemRequest,
                        NodeStats,
                        SimResult,
                        SimulationError,
@@ -20,7 +21,7 @@ from ._results import (
 
 __all__ = [
     # running
-    "simulate", "SimResult", "NodeStats", "bind_inputs",
+    "simulate", "SimResult", "NodeStats", "MemRequest", "bind_inputs",
     # one result path for every backend: writer recordings -> tensors, deadlock reports
     "decode_levels", "outputs_from_writers", "deadlock_error",
     # errors

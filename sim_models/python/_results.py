@@ -16,7 +16,8 @@ from typing import Any
 from ir import FiberTree, Format, Graph, Trace
 
 __all__ = ["SimResult", "NodeStats", "SimulationError", "DeadlockError", "InputError",
-           "deadlock_error", "decode_levels", "outputs_from_writers", "LevelRecord"]
+           "deadlock_error", "decode_levels", "outputs_from_writers", "LevelRecord",
+           "MemRequest"]
 
 #: a level writer's recording: its crds, and for every stop (crds so far, stop level)
 LevelRecord = tuple[list[int], list[tuple[int, int]]]
@@ -67,6 +68,22 @@ class NodeStats:
     stall_in: int
     stall_out: int
     done_cycle: int
+    #: memory (docs/timing.md, "Memory"); all zero on ideal hardware
+    stall_mem: int = 0
+    dram_read_bytes: int = 0
+    dram_write_bytes: int = 0
+    mem_requests: int = 0
+
+
+@dataclass(frozen=True)
+class MemRequest:
+    """One burst as the channel saw it: for ``--mem-trace`` and the memory parity tests."""
+
+    cycle: int      # issue cycle
+    port: int       # ir.memory_ports number
+    line: int       # first line (index into the port's array, in lines)
+    lines: int      # burst length in lines
+    write: bool
 
 
 @dataclass
@@ -88,10 +105,31 @@ class SimResult:
     wall_seconds: float = 0.0
     sim_seconds: float = 0.0
     backend: str = "python"
+    #: the hardware it ran on (``ir.Hardware.name``) and, with memory, the bytes each
+    #: channel moved and (when asked for) every burst in issue order
+    hw: str = "ideal"
+    clock_mhz: float = 1000.0
+    channel_bytes: list[int] = field(default_factory=list)
+    mem_requests: list[MemRequest] | None = None
 
     @property
     def firings(self) -> int:
         return sum(s.fires for s in self.nodes.values())
+
+    @property
+    def dram_read_bytes(self) -> int:
+        return sum(s.dram_read_bytes for s in self.nodes.values())
+
+    @property
+    def dram_write_bytes(self) -> int:
+        return sum(s.dram_write_bytes for s in self.nodes.values())
+
+    def achieved_gbps(self) -> float:
+        """Off-chip bytes moved per second at the hardware's clock (0 without cycles)."""
+        if not self.cycles:
+            return 0.0
+        seconds = self.cycles / (self.clock_mhz * 1e6)
+        return (self.dram_read_bytes + self.dram_write_bytes) / seconds / 1e9
 
     def dense(self, name: str | None = None) -> Any:
         """An output as a numpy array (the only output if ``name`` is omitted)."""
