@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ir import Graph
+from ir import Graph, Hardware
 from sim_models.python import SimResult, simulate
 
 __all__ = ["Backend", "PythonBackend", "ToolNotFoundError", "register", "get_backend",
@@ -35,8 +35,13 @@ class Backend(ABC):
 
     @abstractmethod
     def run(self, graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
-            depth: int | None | str = "graph") -> SimResult:
-        """Run ``graph``; ``depth`` overrides every FIFO depth unless it is ``"graph"``."""
+            depth: int | None | str = "graph", hw: Hardware | None = None,
+            mem_trace: bool = False) -> SimResult:
+        """Run ``graph``; ``depth`` overrides every FIFO depth unless it is ``"graph"``.
+
+        ``hw`` is the simulated hardware (``None`` = ``ideal``: no memory system);
+        ``mem_trace`` asks for every memory burst in ``SimResult.mem_requests``.
+        """
 
 
 BACKENDS: dict[str, type[Backend]] = {}
@@ -83,5 +88,5 @@ class PythonBackend(Backend):
 
     name = "python"
 
-    def run(self, graph, inputs, *, trace=False, depth="graph"):
-        return simulate(graph, inputs, trace=trace, depth=depth)
+    def run(self, graph, inputs, *, trace=False, depth="graph", hw=None, mem_trace=False):
+        return simulate(graph, inputs, trace=trace, depth=depth, hw=hw, mem_trace=mem_trace)
