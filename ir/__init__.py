@@ -47,6 +47,7 @@ from ._graph import (
     TensorSpec,
     check_name,
 )
+from ._interop import tensor_file_header
 from ._program import TENSOR_ROLES, Program, ProgramError, Statement, TensorDecl
 from ._render import RENDER_FORMATS, render, to_dot
 from ._schedule import Region, Schedule, ScheduleError
@@ -80,6 +81,7 @@ __all__ = [
     "unary_constant_bits", "CodecError", "INT32_MIN", "INT32_MAX",
     # tensors
     "Format", "FormatError", "FiberTree", "DenseLevel", "CompressedLevel", "StorageError",
+    "tensor_file_header",
     # catalogue
     "CATALOGUE", "Primitive", "Port", "Param", "primitive", "STREAM_KINDS", "BINARY_OPS",
     "UNARY_OPS", "REDUCE_OPS", "WRITER_PRIMITIVES",
