@@ -1,8 +1,12 @@
 """samfuse's intermediate representation: the bottom layer every other package uses.
 
-Tokens and their nesting rules, tensor formats and fiber-tree storage, the primitive
-catalogue, SAMML graphs (JSON + Graphviz), einsum programs and stream traces. Depends on
-nothing else in samfuse.
+Tokens and their nesting rules, the hardware token word (tag + 32-bit payload) that every
+bit-level backend encodes and decodes with, tensor formats and fiber-tree storage with its
+levels, converters between fiber trees and scipy/torch/Matrix Market/.npy files, the
+primitive catalogue, SAMML graphs (JSON + Graphviz), einsum programs and their fusion
+schedules, and stream traces. ``ir.examples`` (hand-built kernel graphs) and
+``ir.datasets`` (synthetic inputs) are submodules imported on demand. Depends on nothing
+else in samfuse; scipy and torch are imported only by the converters that need them.
 """
 
 from ._catalogue import (
