@@ -28,14 +28,12 @@ from ._results import (
     SimResult,
     SimulationError,
     deadlock_error,
-    decode_levels,
     outputs_from_writers,
 )
 from ._scan import Array, Broadcast, Repeat, RepSig, Root, ScanCompressed, ScanDense
 from ._writers import LevelWriter, ValueWriter
 
-__all__ = ["ACTORS", "simulate", "SimResult", "NodeStats", "DeadlockError", "SimulationError",
-           "InputError", "bind_inputs", "decode_levels", "outputs_from_writers"]
+__all__ = ["ACTORS", "simulate", "bind_inputs"]  # results and errors: see _results
 
 ACTORS: dict[str, type[Actor]] = {cls.op: cls for cls in (
     Root, ScanCompressed, ScanDense, RepSig, Repeat, Broadcast, Array, Locate, Intersect, Union,
