@@ -69,8 +69,10 @@ def list_presets() -> list[str]:
 
 def describe_hw(hw: Hardware) -> list[str]:
     """Every key with its value, unit and meaning, after a line with the peak bandwidth."""
-    head = f"{hw.name}: {_bandwidth(hw)}" + (f" at {hw.clock_mhz:g} MHz; peak "
-                                              f"{hw.peak_gbps():.1f} GB/s" if hw.memory else "")
+    d = hw.dram
+    head = f"{hw.name}: " + (f"peak {hw.peak_gbps():.1f} GB/s ({d.channels} channels × "
+                             f"{_channel_gbps(hw):.1f} GB/s at {hw.clock_mhz:g} MHz), latency "
+                             f"{d.latency_cycles} cycles" if hw.memory else "no memory cost")
     items = hw_items(hw)
     key_w = max(len(k) for k in items)
     val_w = max(len(_show(v)) for k, v in items.items() if k != "source")

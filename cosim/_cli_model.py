@@ -121,7 +121,8 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
     print(f"simulated  {run.cycles} cycles, {run.bytes_moved} bytes moved, {wall:.2f} s wall")
     if hw.memory:
         print(f"hw         {hw.name}: {hw.seconds(run.cycles) * 1e6:.3f} µs at "
-              f"{hw.clock_mhz:g} MHz, {run.dram_bytes} B of DRAM traffic")
+              f"{hw.clock_mhz:g} MHz, DRAM {run.dram_read_bytes} B read, "
+              f"{run.dram_write_bytes} B written")
     if traces is not None:
         print(f"mem trace  {traces}/REGION.TENSOR.trace (one per kernel)")
     print(f"check      {'PASS' if ok else 'FAIL'}: max |out - eager| = {err:.3g} "

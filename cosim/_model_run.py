@@ -123,8 +123,16 @@ class ModelRun:
         return {f"{r.name}/{t}": stats for r in self.regions for t, stats in r.nodes.items()}
 
     @property
-    def dram_bytes(self) -> int:
-        return sum(r.dram_read_bytes + r.dram_write_bytes for r in self.regions)
+    def dram_read_bytes(self) -> int:
+        return sum(r.dram_read_bytes for r in self.regions)
+
+    @property
+    def dram_write_bytes(self) -> int:
+        return sum(r.dram_write_bytes for r in self.regions)
+
+    @property
+    def mem_requests(self) -> int:
+        return sum(r.mem_requests for r in self.regions)
 
     def __str__(self) -> str:
         mem = self.hw.memory
