@@ -71,11 +71,13 @@ def stats_table(res: SimResult, graph: Graph, memory: bool = False) -> list[str]
 
 
 def sim_json(res: SimResult, backend: str, hw: Hardware, *, stats: bool,
-             files: dict[str, Any]) -> dict[str, Any]:
+             files: dict[str, Any], hw_set: list[str] | None = None) -> dict[str, Any]:
     """The run as one JSON-able object; ``files`` names what was written (outputs,
-    traces), ``stats`` adds every node's statistics."""
+    traces), ``hw_set`` the overrides applied to ``hw``, ``stats`` adds every node's
+    statistics."""
     doc: dict[str, Any] = {
-        "graph": res.graph, "backend": backend, "hw": hw.name, "clock_mhz": hw.clock_mhz,
+        "graph": res.graph, "backend": backend, "hw": hw.name, "hw_set": hw_set or [],
+        "clock_mhz": hw.clock_mhz,
         "cycles": res.cycles,
         "seconds": None if res.cycles is None else hw.seconds(res.cycles),
         "wall_seconds": res.wall_seconds, "firings": res.firings,

@@ -314,7 +314,8 @@ def cmd_sim(args: argparse.Namespace) -> int:
                                bool(args.mem_trace))
     files = _write_sim_files(args, res, graph, hw, inputs, trace_dir, out_dir)
     if args.json:
-        print(json.dumps(sim_json(res, args.backend, hw, stats=args.stats, files=files)))
+        print(json.dumps(sim_json(res, args.backend, hw, stats=args.stats, files=files,
+                                  hw_set=args.hw_set)))
         return 0
     _say(*summary_lines(res, args.backend), *memory_lines(res, hw))
     if args.stats:
