@@ -52,7 +52,19 @@ from ._graph import (
                      TensorSpec,
                      check_name,
 )
+from ._hw import (
+                     DEFAULT_HW,
+                     HW_KEYS,
+                     HW_PRESETS,
+                     WORD_BYTES,
+                     DramSpec,
+                     Hardware,
+                     HwError,
+                     OnchipSpec,
+                     load_hw,
+)
 from ._interop import tensor_file_header
+from ._memory import MemPortSpec, memory_ports
 from ._program import TENSOR_ROLES, Program, ProgramError, Statement, TensorDecl
 from ._render import RENDER_FORMATS, render, to_dot
 from ._schedule import Region, Schedule, ScheduleError
