@@ -42,7 +42,11 @@ module samfuse_level_writer_core #(
   logic [31:0] ncrd, nstop;
   logic [1:0] tag;
   logic fin, mok, acked;  // D consumed; the firing's writes may go; all acknowledged
-  assign tag = crd_dout[33:32];
+  logic is_crd, is_stop, is_done;  // (port expressions in a generate scope miss package
+  assign tag = crd_dout[33:32];    // constants on Icarus 11, so the head is decoded here)
+  assign is_crd = tag == TAG_DATA;
+  assign is_stop = tag == TAG_STOP;
+  assign is_done = tag == TAG_DONE;
   assign crd_read = !fin && crd_empty_n && mok;
   assign done = fin && acked;
 
@@ -52,15 +56,15 @@ module samfuse_level_writer_core #(
       samfuse_mem_wrport #(
           .K(MEM_K), .WPL(MEM_WPL), .LB(MEM_LB), .B(MEM_B), .LAT(MEM_LAT), .PORT(CRD_PORT)
       ) u_crd (
-          .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .add(tag == TAG_DATA),
-          .flush(tag == TAG_DONE), .ok(cok), .fire(crd_read), .nlines(crd_nlines),
+          .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .add(is_crd),
+          .flush(is_done), .ok(cok), .fire(crd_read), .nlines(crd_nlines),
           .base(crd_base), .acked(cacked)
       );
       samfuse_mem_wrport #(
           .K(MEM_K), .WPL(MEM_WPL), .LB(MEM_LB), .B(MEM_B), .LAT(MEM_LAT), .PORT(SEG_PORT)
       ) u_seg (
-          .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .add(tag == TAG_STOP),
-          .flush(tag == TAG_DONE), .ok(sok), .fire(crd_read), .nlines(seg_nlines),
+          .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .add(is_stop),
+          .flush(is_done), .ok(sok), .fire(crd_read), .nlines(seg_nlines),
           .base(seg_base), .acked(sacked)
       );
       assign mok = cok && sok;

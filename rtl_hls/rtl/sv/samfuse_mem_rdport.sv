@@ -43,6 +43,9 @@ module samfuse_mem_rdport #(
   always @* begin
     lo_n = lo;
     hi_n = hi;
+    l = '0;
+    b0 = '0;
+    b1 = '0;
     f0 = '0;
     nl = '0;
     fresh = '0;
@@ -80,8 +83,8 @@ module samfuse_mem_rdport #(
         ok_now[i] = !fresh[i] && tbl[l%K] <= now;
       end
     end
-    nlines = nl[15:0];
   end
+  assign nlines = nl[15:0];
 
   always @* begin
     for (int i = 0; i < NACC; i++)

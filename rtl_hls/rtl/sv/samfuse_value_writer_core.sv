@@ -33,7 +33,10 @@ module samfuse_value_writer_core #(
   logic [31:0] nval;
   logic [1:0] tag;
   logic fin, mok, acked;  // D consumed; the firing's write may go; all acknowledged
-  assign tag = val_dout[33:32];
+  logic is_val, is_done;  // (port expressions in a generate scope miss package constants
+  assign tag = val_dout[33:32];  // on Icarus 11, so the head is decoded here)
+  assign is_val = tag == TAG_DATA;
+  assign is_done = tag == TAG_DONE;
   assign val_read = !fin && val_empty_n && mok;
   assign done = fin && acked;
 
@@ -42,8 +45,8 @@ module samfuse_value_writer_core #(
       samfuse_mem_wrport #(
           .K(MEM_K), .WPL(MEM_WPL), .LB(MEM_LB), .B(MEM_B), .LAT(MEM_LAT), .PORT(VAL_PORT)
       ) u_vals (
-          .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .add(tag == TAG_DATA),
-          .flush(tag == TAG_DONE), .ok(mok), .fire(val_read), .nlines(vals_nlines),
+          .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .add(is_val),
+          .flush(is_done), .ok(mok), .fire(val_read), .nlines(vals_nlines),
           .base(vals_base), .acked(acked)
       );
     end else begin : g_ideal
