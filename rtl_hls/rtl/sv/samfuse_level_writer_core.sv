@@ -42,17 +42,18 @@ module samfuse_level_writer_core #(
   logic [31:0] ncrd, nstop;
   logic [1:0] tag;
   logic fin, mok, acked;  // D consumed; the firing's writes may go; all acknowledged
-  logic is_crd, is_stop, is_done;  // (port expressions in a generate scope miss package
-  assign tag = crd_dout[33:32];    // constants on Icarus 11, so the head is decoded here)
-  assign is_crd = tag == TAG_DATA;
-  assign is_stop = tag == TAG_STOP;
-  assign is_done = tag == TAG_DONE;
+  assign tag = crd_dout[33:32];
   assign crd_read = !fin && crd_empty_n && mok;
   assign done = fin && acked;
 
   generate
     if (MEM) begin : g_port
       logic cok, sok, cacked, sacked;
+      // (Icarus 11 misses package constants in port expressions inside a generate scope)
+      logic is_crd, is_stop, is_done;
+      assign is_crd = tag == TAG_DATA;
+      assign is_stop = tag == TAG_STOP;
+      assign is_done = tag == TAG_DONE;
       samfuse_mem_wrport #(
           .K(MEM_K), .WPL(MEM_WPL), .LB(MEM_LB), .B(MEM_B), .LAT(MEM_LAT), .PORT(CRD_PORT)
       ) u_crd (

@@ -33,15 +33,16 @@ module samfuse_value_writer_core #(
   logic [31:0] nval;
   logic [1:0] tag;
   logic fin, mok, acked;  // D consumed; the firing's write may go; all acknowledged
-  logic is_val, is_done;  // (port expressions in a generate scope miss package constants
-  assign tag = val_dout[33:32];  // on Icarus 11, so the head is decoded here)
-  assign is_val = tag == TAG_DATA;
-  assign is_done = tag == TAG_DONE;
+  assign tag = val_dout[33:32];
   assign val_read = !fin && val_empty_n && mok;
   assign done = fin && acked;
 
   generate
     if (MEM) begin : g_port
+      // (Icarus 11 misses package constants in port expressions inside a generate scope)
+      logic is_val, is_done;
+      assign is_val = tag == TAG_DATA;
+      assign is_done = tag == TAG_DONE;
       samfuse_mem_wrport #(
           .K(MEM_K), .WPL(MEM_WPL), .LB(MEM_LB), .B(MEM_B), .LAT(MEM_LAT), .PORT(VAL_PORT)
       ) u_vals (
