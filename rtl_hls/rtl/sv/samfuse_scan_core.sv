@@ -193,12 +193,11 @@ module samfuse_scan_core #(
         IDLE:
         if (ref_in_empty_n) begin
           case (tag)
-            TAG_DATA:
-            if (!mok) ;  // waiting for memory
-            else if (fb == fe) begin
+            TAG_DATA:  // (with MEM: once the fiber's seg words and first crd are usable)
+            if (mok && fb == fe) begin
               ref_in_read = 1'b1;
               state_n = FEND;
-            end else if (sp) begin
+            end else if (mok && fb != fe && sp) begin
               ref_in_read = 1'b1;
               emit(mk(TAG_DATA, first_crd), mk(TAG_DATA, fb));
               p_n = fb + 32'd1;
