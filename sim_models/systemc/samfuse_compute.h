@@ -138,6 +138,8 @@ class SpAcc : public Primitive {
   static const char* outputs() { return "crd,val"; }
   SpAcc(const std::string& id, bool fp) : Primitive(id, "spacc", 2, 2), fp_(fp) {}
 
+  std::int64_t max_entries = 0;  // largest accumulator size (the on-chip buffer rule)
+
   bool eval(cycle_t now) override {
     if (drain_pos_ < drain_.size()) {
       if (Fifo* b = space_block()) return wait_out(b);
@@ -201,6 +203,7 @@ class SpAcc : public Primitive {
     if (s < 0) {
       s = std::int64_t(acc_.size());
       acc_.emplace_back(crd, binary_op(OP_ADD, fp_, 0u, val));  // 0 + v, as in Python
+      if (std::int64_t(acc_.size()) > max_entries) max_entries = std::int64_t(acc_.size());
     } else {
       acc_[std::size_t(s)].second = binary_op(OP_ADD, fp_, acc_[std::size_t(s)].second, val);
     }
@@ -236,6 +239,8 @@ class SpAcc2 : public Primitive {
   static const char* outputs() { return "crd1,crd0,val"; }
   SpAcc2(const std::string& id, bool fp) : Primitive(id, "spacc2", 3, 3), fp_(fp) {}
 
+  std::int64_t max_entries = 0;  // largest accumulator size (the on-chip buffer rule)
+
   bool eval(cycle_t now) override {
     if (drain_pos_ < drain_.size()) return drain_step(now);
     Fifo &c1 = *in_[0], &c0 = *in_[1], &vi = *in_[2];
@@ -254,6 +259,7 @@ class SpAcc2 : public Primitive {
         std::map<std::uint32_t, std::uint32_t>& row = acc_[payload(i)];
         auto it = row.find(payload(j));
         std::uint32_t old = it == row.end() ? 0u : it->second;  // 0 + v, as in Python
+        if (it == row.end() && ++entries_ > max_entries) max_entries = entries_;
         row[payload(j)] = binary_op(OP_ADD, fp_, old, payload(v));
       }
       return true;
@@ -321,9 +327,11 @@ class SpAcc2 : public Primitive {
     drain_.push_back(Step{{stop_tok(k - 2), stop_tok(k - 1), stop_tok(k - 1)}, {true, true, true}});
     drain_pos_ = 0;
     acc_.clear();
+    entries_ = 0;
   }
 
   bool fp_;
+  std::int64_t entries_ = 0;  // entries in acc_
   std::map<std::uint32_t, std::map<std::uint32_t, std::uint32_t>> acc_;  // crd1 -> crd0 -> val
   std::vector<Step> drain_;
   std::size_t drain_pos_ = 0;
