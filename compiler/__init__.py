@@ -1,9 +1,16 @@
-"""The samfuse compiler: tensor index expressions → SAMML ``ir.Graph``.
+"""The samfuse compiler: tensor index expressions and PyTorch models → SAMML ``ir.Graph``.
 
 Takes one expression in index notation (``X(i,j) = B(i,k) * C(k,j)``) with storage
 formats, shapes and optionally a dataflow order, and produces a validated graph of SAM
 primitives that any backend can run. ``docs/compiler.md`` documents the syntax, the
 lowering rules, transposes and limits.
+
+Whole models go through more passes: the ``torch.export`` frontend (``from_torch``, loaded
+on first use) turns a module into an einsum ``ir.Program``; ``compile_model`` fuses it
+region by region under an ``ir.Schedule`` into one graph per kernel; a cost heuristic
+(``estimate``, ``order_cost``) picks dataflow orders; ``evaluate`` is the numpy oracle;
+``compiler.models`` holds the bundled models (``docs/frontend.md``, ``docs/fusion.md``,
+``docs/cost.md``).
 """
 
 from ._ast import FUNCTIONS, Access, Assignment, BinOp, Call, Const, Expr, Neg, Reduction

@@ -1,5 +1,12 @@
-"""Co-simulation: the Backend interface and its implementations, trace comparison,
-run/sweep runners and the ``samfuse`` command line. Sits on top of every other package."""
+"""Co-simulation: one graph, many backends, and everything that runs graphs at scale.
+
+The ``Backend`` interface and its four implementations (``python``, ``systemc``, ``rtl``,
+``hls-csim``; the toolchain ones imported on first use), each returning the same
+``sim_models.python.SimResult``; backend comparison by outputs, cycles and traces; whole
+model runs region by region with measured work counts; studies (cached runs on a process
+pool or Dask) and the nightly regression; the ``samfuse`` command line. Sits on top of
+every other package.
+"""
 
 from ._backend import (
     BACKENDS,

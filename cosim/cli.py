@@ -30,6 +30,7 @@ from ir import (
     ScheduleError,
     StorageError,
     TraceFormatError,
+    tensor_file_header,
 )
 from ir import render as render_graph
 from sim_models.python import InputError, SimResult, SimulationError, simulate
@@ -128,23 +129,6 @@ def _load_inputs(graph: Graph, items: Sequence[str] | None) -> dict[str, FiberTr
     return out
 
 
-def _header(path: Path) -> tuple[tuple[int, ...], int | None] | None:
-    """Shape and stored-entry count from a tensor file's header alone (no data read), or
-    None when the header cannot tell (the full reader then reports the problem)."""
-    suffix = path.suffix.lower()
-    try:
-        if suffix == ".mtx":
-            import scipy.io
-
-            rows, cols, entries, fmt, *_ = scipy.io.mminfo(path)
-            return (int(rows), int(cols)), (int(entries) if fmt == "coordinate" else None)
-        if suffix == ".npy":
-            return tuple(np.load(path, mmap_mode="r", allow_pickle=False).shape), None
-    except Exception:  # noqa: BLE001 - malformed headers are the full reader's to report
-        return None
-    return None
-
-
 def _storage_bytes(shape: Sequence[int], fmt: Any, nnz: int | None) -> int:
     """Bytes the graph's storage format needs for ``shape`` (dense levels multiply the
     fiber count; compressed ones keep seg and crd arrays of int64), values as 4 bytes."""
@@ -163,7 +147,7 @@ def _check_size(name: str, path: Path, want: tuple[int, ...], fmt_spec: str,
                 dtype: str) -> None:
     """Refuse, from the file header, an input whose shape differs from the graph's or whose
     storage would not fit in memory, before anything is allocated."""
-    head = _header(path)
+    head = tensor_file_header(path)
     if head is None:
         return
     shape, nnz = head

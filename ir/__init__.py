@@ -1,9 +1,13 @@
 """samfuse's intermediate representation: the bottom layer every other package uses.
 
-Tokens and their nesting rules, tensor formats and fiber-tree storage, the primitive
-catalogue, SAMML graphs (JSON + Graphviz), einsum programs, stream traces and the
-simulated hardware (memory system presets, a graph's memory ports). Depends on
-nothing else in samfuse.
+Tokens and their nesting rules, the hardware token word (tag + 32-bit payload) that every
+bit-level backend encodes and decodes with, tensor formats and fiber-tree storage with its
+levels, converters between fiber trees and scipy/torch/Matrix Market/.npy files, the
+primitive catalogue, SAMML graphs (JSON + Graphviz), einsum programs and their fusion
+schedules, stream traces, and the simulated hardware (memory-system
+presets, a graph's memory ports). ``ir.examples`` (hand-built kernel graphs) and
+``ir.datasets`` (synthetic inputs) are submodules imported on demand. Depends on nothing
+else in samfuse; scipy and torch are imported only by the converters that need them.
 """
 
 from ._catalogue import (
@@ -59,6 +63,7 @@ from ._hw import (
                      OnchipSpec,
                      load_hw,
 )
+from ._interop import tensor_file_header
 from ._memory import MemPortSpec, memory_ports
 from ._program import TENSOR_ROLES, Program, ProgramError, Statement, TensorDecl
 from ._render import RENDER_FORMATS, render, to_dot
@@ -96,6 +101,7 @@ __all__ = [
     "unary_constant_bits", "CodecError", "INT32_MIN", "INT32_MAX",
     # tensors
     "Format", "FormatError", "FiberTree", "DenseLevel", "CompressedLevel", "StorageError",
+    "tensor_file_header",
     # catalogue
     "CATALOGUE", "Primitive", "Port", "Param", "primitive", "STREAM_KINDS", "BINARY_OPS",
     "UNARY_OPS", "REDUCE_OPS", "WRITER_PRIMITIVES",

@@ -12,16 +12,18 @@ indexed by last-level *position*. Positions chain the levels together (SAM paper
 Level 0 has a single parent position, ``0``. A 0-d tensor (scalar) has no levels and one
 value. Constructors are vectorised with numpy: they sort, deduplicate and segment
 10^6-entry tensors without per-element Python loops.
+
+This module holds the tree and its numpy constructors and views (``from_dense``,
+``from_coo``, ``to_dense``, ``to_coo``); the scipy, torch and file converters live in
+:mod:`ir._interop` and are reached through thin ``FiberTree`` methods of the same names.
 """
 
 from __future__ import annotations
 
 import math
 import os
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -381,72 +383,28 @@ class FiberTree:
     @classmethod
     def from_scipy(cls, matrix: Any, fmt: Format | str | None = None,
                    dtype: Any = "float32") -> FiberTree:
-        """A tree from a scipy sparse matrix/array (stored entries kept, duplicates summed);
-        ``fmt`` defaults to CSR."""
-        import scipy.sparse as sp
+        """A tree from a scipy sparse matrix/array (stored entries kept, duplicates
+        summed); ``fmt`` defaults to CSR."""
+        from ._interop import from_scipy
 
-        if not sp.issparse(matrix):
-            raise StorageError(f"from_scipy expects a scipy sparse matrix or array, got "
-                               f"{type(matrix).__name__}")
-        coo = matrix.tocoo()
-        coords = np.asarray(coo.coords) if hasattr(coo, "coords") else \
-            np.asarray([coo.row, coo.col])
-        return cls.from_coo(coords, coo.data, coo.shape, _resolve(fmt, coo.ndim, True),
-                            dtype)
+        return from_scipy(matrix, fmt, dtype)
 
     @classmethod
     def from_torch(cls, tensor: Any, fmt: Format | str | None = None,
                    dtype: Any = "float32") -> FiberTree:
         """A tree from a torch tensor: strided (dense), sparse COO (coalesced), CSR or CSC."""
-        import torch
+        from ._interop import from_torch
 
-        t = tensor.detach().cpu()
-        if t.is_complex():
-            raise StorageError(f"complex torch tensors cannot be stored (dtype {t.dtype})")
-        if t.dtype in (torch.float16, torch.bfloat16):
-            t = t.float()
-        if t.layout == torch.strided:
-            return cls.from_dense(t.numpy(), fmt, dtype)
-        if t.layout in (torch.sparse_bsr, torch.sparse_bsc):
-            t = t.to_sparse_coo()
-        if t.layout == torch.sparse_coo:
-            if t.dense_dim():
-                raise StorageError("hybrid sparse COO tensors (dense_dim > 0) are not "
-                                   "supported; call .to_dense() or .to_sparse(sparse_dim="
-                                   f"{t.dim()}) first")
-            t = t.coalesce()
-            coords, vals = t.indices().numpy(), t.values().numpy()
-        elif t.layout in (torch.sparse_csr, torch.sparse_csc):
-            if t.dim() != 2:
-                raise StorageError(f"batched or hybrid {t.layout} tensors are not supported "
-                                   f"(got {t.dim()}-d)")
-            csr = t.layout == torch.sparse_csr
-            ptr = (t.crow_indices() if csr else t.ccol_indices()).numpy().astype(np.int64)
-            idx = (t.col_indices() if csr else t.row_indices()).numpy().astype(np.int64)
-            outer = np.repeat(np.arange(len(ptr) - 1, dtype=np.int64), np.diff(ptr))
-            coords = np.stack([outer, idx] if csr else [idx, outer])
-            vals = t.values().numpy()
-        else:
-            raise StorageError(f"torch layout {t.layout} is not supported")
-        return cls.from_coo(coords, vals, tuple(t.shape), _resolve(fmt, t.dim(), True),
-                            dtype)
+        return from_torch(tensor, fmt, dtype)
 
     @classmethod
     def from_mtx(cls, path: str | os.PathLike, fmt: Format | str | None = None,
                  dtype: Any = "float32") -> FiberTree:
         """A tree from a Matrix Market file (coordinate or array); ``fmt`` defaults to CSR
         for coordinate files and dense for array files."""
-        import scipy.io
-        import scipy.sparse as sp
+        from ._interop import from_mtx
 
-        try:
-            obj = scipy.io.mmread(os.fspath(path))
-        except Exception as e:  # scipy raises many types for malformed files
-            raise StorageError(f"cannot read Matrix Market file {os.fspath(path)!r}: "
-                               f"{type(e).__name__}: {e}") from e
-        if sp.issparse(obj):
-            return cls.from_scipy(obj, fmt, dtype)
-        return cls.from_dense(np.asarray(obj), fmt, dtype)
+        return from_mtx(path, fmt, dtype)
 
     @classmethod
     def from_written(cls, shape: Sequence[int], fmt: Format | str,
@@ -496,49 +454,9 @@ class FiberTree:
         """A tree from numpy/array-likes, scipy sparse, torch tensors, FiberTrees or a path
         (``.mtx``, ``.npy``, scipy ``.npz``). ``fmt`` defaults to dense for dense inputs and
         CSR (2-d) or all-compressed for sparse ones."""
-        if isinstance(obj, FiberTree):
-            f = _resolve(fmt, obj.ndim, sparse=True) if fmt is not None else obj.format
-            if f == obj.format and obj.vals.dtype == _dtype(dtype):
-                return obj
-            return cls.from_coo(*obj.to_coo(), obj.shape, f, dtype)
-        if isinstance(obj, (str, os.PathLike)):
-            path = Path(obj)
-            suffix = path.suffix.lower()
-            if suffix == ".mtx":
-                return cls.from_mtx(path, fmt, dtype)
-            if suffix == ".npy":
-                try:
-                    arr = np.load(path, allow_pickle=False)
-                except Exception as e:
-                    raise StorageError(f"cannot read .npy file {str(path)!r}: "
-                                       f"{type(e).__name__}: {e}") from e
-                return cls.from_dense(arr, fmt, dtype)
-            if suffix == ".npz":
-                import scipy.sparse as sp
-                try:
-                    mat = sp.load_npz(path)
-                except Exception as e:
-                    raise StorageError(f"cannot read scipy .npz file {str(path)!r}: "
-                                       f"{type(e).__name__}: {e}") from e
-                return cls.from_scipy(mat, fmt, dtype)
-            raise StorageError(f"tensor file {str(path)!r}: unknown suffix {suffix!r}; "
-                               "expected .mtx, .npy or .npz")
-        torch = sys.modules.get("torch")
-        if torch is not None and isinstance(obj, torch.Tensor):
-            return cls.from_torch(obj, fmt, dtype)
-        if "scipy.sparse" in sys.modules:
-            import scipy.sparse as sp
-            if sp.issparse(obj):
-                return cls.from_scipy(obj, fmt, dtype)
-        try:
-            arr = np.asarray(obj)
-        except Exception as e:
-            raise StorageError(f"cannot make a tensor from {type(obj).__name__}: {e}") from e
-        if arr.dtype.kind not in "biuf":
-            raise StorageError(f"cannot make a tensor from {type(obj).__name__} (numpy dtype "
-                               f"{arr.dtype}); expected numbers, a scipy/torch tensor or a "
-                               "path")
-        return cls.from_dense(arr, fmt, dtype)
+        from ._interop import from_any
+
+        return from_any(obj, fmt, dtype)
 
     # -- queries -----------------------------------------------------------------------
 
@@ -568,7 +486,7 @@ class FiberTree:
             n = lvl.positions(n)
         return n
 
-    # -- converters --------------------------------------------------------------------
+    # -- numpy views and outside formats -----------------------------------------------
 
     def _storage_coords(self) -> np.ndarray:
         """Storage-order coordinates ``(ndim, positions)`` of every last-level position."""
@@ -617,53 +535,21 @@ class FiberTree:
 
     def to_scipy(self, kind: str = "csr") -> Any:
         """A 2-d tree as a scipy sparse array (``kind`` "csr", "csc" or "coo")."""
-        import scipy.sparse as sp
+        from ._interop import to_scipy
 
-        if self.ndim != 2:
-            raise StorageError(f"to_scipy needs a 2-d tensor, this one is {self.ndim}-d")
-        if kind not in ("csr", "csc", "coo"):
-            raise StorageError(f"to_scipy kind {kind!r}: expected 'csr', 'csc' or 'coo'")
-        coords, vals = self.to_coo()
-        coo = sp.coo_array((vals, (coords[0], coords[1])), shape=self.shape)
-        return coo if kind == "coo" else coo.asformat(kind)
+        return to_scipy(self, kind)
 
     def to_torch(self, layout: str = "dense") -> Any:
         """The tensor as torch: ``layout`` "dense", "coo" (coalesced), "csr" or "csc"."""
-        import torch
+        from ._interop import to_torch
 
-        if layout == "dense":
-            return torch.from_numpy(self.to_dense())
-        if layout == "coo":
-            coords, vals = self.to_coo()
-            order = np.lexsort(coords[::-1]) if self.ndim else np.arange(len(vals))
-            return torch.sparse_coo_tensor(torch.from_numpy(coords[:, order].copy()),
-                                           torch.from_numpy(vals[order].copy()),
-                                           self.shape, is_coalesced=True,
-                                           check_invariants=False)
-        if layout in ("csr", "csc"):
-            m = self.to_scipy(layout)
-            ptr = torch.from_numpy(m.indptr.astype(np.int64))
-            idx = torch.from_numpy(m.indices.astype(np.int64))
-            vals = torch.from_numpy(np.ascontiguousarray(m.data, dtype=self.vals.dtype))
-            ctor = torch.sparse_csr_tensor if layout == "csr" else torch.sparse_csc_tensor
-            return ctor(ptr, idx, vals, self.shape, check_invariants=False)
-        raise StorageError(f"to_torch layout {layout!r}: expected 'dense', 'coo', 'csr' or "
-                           "'csc'")
+        return to_torch(self, layout)
 
     def to_mtx(self, path: str | os.PathLike) -> None:
         """Write a 2-d tree as a Matrix Market coordinate file (nonzeros only)."""
-        import scipy.io
+        from ._interop import to_mtx
 
-        if self.ndim != 2:
-            raise StorageError(f"Matrix Market files hold 2-d tensors; this one is "
-                               f"{self.ndim}-d")
-        coo = self.to_scipy("coo")
-        field = "integer" if self.vals.dtype.kind == "i" else "real"
-        try:
-            scipy.io.mmwrite(os.fspath(path), coo, field=field)
-        except OSError as e:
-            raise StorageError(f"cannot write Matrix Market file {os.fspath(path)!r}: "
-                               f"{e}") from e
+        to_mtx(self, path)
 
     def astype(self, dtype: Any) -> FiberTree:
         """The same tree with values cast to ``dtype`` (float32/int32)."""

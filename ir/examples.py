@@ -10,7 +10,7 @@ from __future__ import annotations
 from ._graph import Graph, GraphBuilder
 
 __all__ = ["spmv", "spmm_ijk", "spmm_ikj", "spmm_kij", "sddmm", "elementwise", "ttv",
-           "row_scale", "masked_dense", "KERNELS"]
+           "row_scale", "masked_dense", "KERNELS", "reconvergent_fork", "misaligned_alu"]
 
 
 def spmv(m: int, n: int, b_fmt: str = "dc", depth: int | None = 2,
@@ -372,6 +372,67 @@ def masked_dense(m: int, n: int, a_fmt: str = "dc", depth: int | None = 2,
                  ("mul.val", "Xv.val")]:
         g.edge(s, d)
     return g.build(kernel="masked_dense")
+
+
+# -- graphs that fail on purpose: every backend must report them as the Python model does
+
+
+def reconvergent_fork(n: int = 8, depth: int | None = 2, dtype: str = "float32") -> Graph:
+    """A graph that deadlocks on small FIFOs, for checking how every backend reports it.
+
+    A (1 x ``n``, dense) has its values fork to a sparse accumulator and straight into an
+    ALU that also reads the accumulator's output: the direct branch fills its FIFO while
+    the accumulator waits for the end of the row, so the fork's producer blocks: a real
+    buffering deadlock whenever ``depth`` <= ``n``. It is not a kernel and computes
+    nothing: with deeper FIFOs the ALU meets operands of different nesting (the
+    accumulator's output is one level shallower) and the run fails with a stream error.
+    So it is not in :data:`KERNELS`.
+    """
+    g = GraphBuilder("fork_deadlock", dtype, depth)
+    g.tensor("A", (1, n), "dd")
+    g.tensor("X", (1, n), "dc", role="output")
+    for nid, op, kw in [("r", "root", {}), ("Ai", "scan_dense", {"tensor": "A", "level": 0}),
+                        ("Aj", "scan_dense", {"tensor": "A", "level": 1}),
+                        ("Av", "array", {"tensor": "A"}), ("acc", "spacc", {}),
+                        ("alu", "alu", {"op": "add"}),
+                        ("Xi", "level_writer", {"tensor": "X", "level": 0}),
+                        ("Xj", "level_writer", {"tensor": "X", "level": 1}),
+                        ("Xv", "value_writer", {"tensor": "X"})]:
+        g.node(nid, op, **kw)
+    for s, d in [("r.ref", "Ai.ref_in"), ("Ai.ref", "Aj.ref_in"), ("Ai.crd", "Xi.crd"),
+                 ("Aj.crd", "acc.crd_in"), ("Aj.ref", "Av.ref"), ("Av.val", "acc.val_in"),
+                 ("Av.val", "alu.a"), ("acc.val", "alu.b"), ("acc.crd", "Xj.crd"),
+                 ("alu.val", "Xv.val")]:
+        g.edge(s, d)
+    return g.build()
+
+
+def misaligned_alu(m: int = 2, n: int = 2, a_fmt: str = "dd", op: str = "mul",
+                   dtype: str = "float32") -> Graph:
+    """An ALU fed A's values (two levels) and c's (one level): a stream error, not a kernel.
+
+    The operands' stops misalign as soon as A's first row ends, so every run fails with
+    the ALU's "misaligned operands" error. The graph passes load-time validation, so the
+    failure is a run-time report.
+    """
+    g = GraphBuilder("misaligned_alu", dtype)
+    g.tensor("A", (m, n), a_fmt)
+    g.tensor("c", (n,), "d")
+    g.tensor("x", (n,), "d", role="output")
+    for nid, op_, kw in [("ra", "root", {}), ("rc", "root", {}),
+                         ("Ai", "scan_" + _kind(a_fmt, 0), {"tensor": "A", "level": 0}),
+                         ("Aj", "scan_" + _kind(a_fmt, 1), {"tensor": "A", "level": 1}),
+                         ("ci", "scan_dense", {"tensor": "c", "level": 0}),
+                         ("Av", "array", {"tensor": "A"}), ("cv", "array", {"tensor": "c"}),
+                         ("alu", "alu", {"op": op}),
+                         ("xi", "level_writer", {"tensor": "x", "level": 0}),
+                         ("xv", "value_writer", {"tensor": "x"})]:
+        g.node(nid, op_, **kw)
+    for s, d in [("ra.ref", "Ai.ref_in"), ("Ai.ref", "Aj.ref_in"), ("rc.ref", "ci.ref_in"),
+                 ("ci.crd", "xi.crd"), ("Aj.ref", "Av.ref"), ("ci.ref", "cv.ref"),
+                 ("Av.val", "alu.a"), ("cv.val", "alu.b"), ("alu.val", "xv.val")]:
+        g.edge(s, d)
+    return g.build()
 
 
 def _kind(fmt: str, level: int) -> str:

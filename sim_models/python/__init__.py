@@ -2,6 +2,11 @@
 
 Takes an ``ir.Graph`` and input tensors, returns a :class:`SimResult` with the output
 tensors, the cycle count, per-node statistics and (optionally) per-edge traces.
+
+It also holds the one result path of every backend (``_results``): SystemC, RTL and HLS
+C-simulation build their :class:`SimResult` with :func:`outputs_from_writers` (writer
+recordings -> ``ir.FiberTree``) and report a stuck run with :func:`deadlock_error`, so a
+backend differs from this model only in how it runs, never in how it reports.
 """
 
 from ._actor import StreamError

@@ -39,6 +39,7 @@ class Actor:
         self.fires = 0
         self.stall_in = 0       # cycles waiting for an input token
         self.stall_out = 0      # cycles waiting for output space
+        self.stall_mem = 0      # cycles waiting for memory data or a write slot
         self.finished = False
         self.done_cycle = -1
         self.blocked: Channel | None = None
@@ -52,12 +53,16 @@ class Actor:
         self.inputs, self.outputs = inputs, outputs
         self.dtype = ctx.dtype
 
-    def fire_at(self, rt: int, st: int) -> int:
-        """Claim the firing cycle: max(own clock, inputs visible ``rt``, space ``st``)."""
+    def fire_at(self, rt: int, st: int, mt: int = 0) -> int:
+        """Claim the firing cycle: max(own clock, inputs visible ``rt``, memory ready
+        ``mt``, space ``st``), charging the stalls in that order."""
         t = self.t
         ft = t if t >= rt else rt
         if rt > t:
             self.stall_in += rt - t
+        if mt > ft:
+            self.stall_mem += mt - ft
+            ft = mt
         if st > ft:
             self.stall_out += st - ft
             ft = st

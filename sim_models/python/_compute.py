@@ -159,6 +159,7 @@ class SpAcc(Actor):
         self.acc: dict[int, float | int] = {}
         self.drain: list = []
         self.drain_pos = 0
+        self.peak = 0  # most entries held at once (the on-chip buffer rule)
 
     def _space(self):
         st = self.oc.space()
@@ -224,6 +225,8 @@ class SpAcc(Actor):
                 self.finish(ft)
                 return None
             s = stop(c.level - 1)
+            if len(self.acc) > self.peak:
+                self.peak = len(self.acc)
             entries = sorted(self.acc.items())
             self.acc = {}
             entries.append((s, s))
@@ -254,6 +257,7 @@ class SpAcc2(Actor):
         self.acc: dict[int, dict[int, float | int]] = {}
         self.drain: list[tuple] = []
         self.drain_pos = 0
+        self.peak = 0  # most entries held at once (the on-chip buffer rule)
 
     def _space(self, step):
         st = 0
@@ -270,6 +274,9 @@ class SpAcc2(Actor):
     def _steps(self, k: int) -> list[tuple]:
         """The output firings for the accumulated matrix, closed by input stop ``S_k``."""
         steps: list[tuple] = []
+        held = sum(len(row) for row in self.acc.values())
+        if held > self.peak:
+            self.peak = held
         rows = sorted(self.acc.items())
         for r, (i, row) in enumerate(rows):
             for n, (j, v) in enumerate(sorted(row.items())):

@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
-from ir import CATALOGUE, EdgeTrace, FiberTree, Format, Graph, Trace
+from ir import CATALOGUE, EdgeTrace, FiberTree, Format, Graph, Hardware, Trace
 
 from ._actor import Actor, StreamError
 from ._channel import Channel, Fanout, NullChannel
@@ -20,6 +20,7 @@ from ._compute import Alu, Reduce, SpAcc, SpAcc2, Unary
 from ._crd import CrdDrop, CrdHold
 from ._join import Intersect, Union
 from ._locate import Locate
+from ._memory import MemorySystem, ReadPort, WritePort
 from ._results import (
     DeadlockError,
     InputError,
@@ -27,14 +28,12 @@ from ._results import (
     SimResult,
     SimulationError,
     deadlock_error,
-    decode_levels,
     outputs_from_writers,
 )
 from ._scan import Array, Broadcast, Repeat, RepSig, Root, ScanCompressed, ScanDense
 from ._writers import LevelWriter, ValueWriter
 
-__all__ = ["ACTORS", "simulate", "SimResult", "NodeStats", "DeadlockError", "SimulationError",
-           "InputError", "bind_inputs", "decode_levels", "outputs_from_writers"]
+__all__ = ["ACTORS", "simulate", "bind_inputs"]  # results and errors: see _results
 
 ACTORS: dict[str, type[Actor]] = {cls.op: cls for cls in (
     Root, ScanCompressed, ScanDense, RepSig, Repeat, Broadcast, Array, Locate, Intersect, Union,
@@ -47,6 +46,16 @@ class _Context:
     def __init__(self, graph: Graph, tensors: Mapping[str, FiberTree]) -> None:
         self.dtype = graph.dtype
         self.tensors = tensors
+        self.memory: MemorySystem | None = None
+
+    def mem_port(self, actor: Actor, array: str):
+        """The actor's memory port on ``array``, or None (ideal memory, dense level)."""
+        if self.memory is None:
+            return None
+        port = self.memory.port(actor.id, array)
+        if port is not None:
+            port.actor = actor
+        return port
 
     def level(self, node):
         tree = self.tensors[node.params["tensor"]]
@@ -98,11 +107,13 @@ def _collect_outputs(graph: Graph, actors: dict[str, Actor]) -> dict[str, FiberT
 
 def simulate(graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
              stats: bool = True, functional: bool = False,
-             depth: int | None | str = "graph") -> SimResult:
+             depth: int | None | str = "graph", hw: Hardware | None = None,
+             mem_trace: bool = False) -> SimResult:
     """Run ``graph`` on ``inputs`` under the timing contract (see docs/timing.md).
 
     ``depth`` overrides every FIFO depth (``None`` = unbounded); ``functional=True`` skips
     timing (unbounded FIFOs, producers first) and returns the same outputs faster.
+    ``hw`` adds the memory system (``None`` = ideal); ``mem_trace`` logs every burst.
     """
     start = time.perf_counter()
     tensors = bind_inputs(graph, inputs)
@@ -113,6 +124,10 @@ def simulate(graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
         if not actor.queued:
             actor.queued = True
             work.append(actor)
+
+    memory = None
+    if hw is not None and hw.memory and not functional:
+        memory = ctx.memory = MemorySystem(graph, hw, tensors, wake, log=mem_trace)
 
     channels: dict[str, Channel] = {}
     for e in graph.edges:
@@ -134,23 +149,37 @@ def simulate(graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
 
     try:
         drain(work, wake)
+        while memory is not None and memory.pending():
+            memory.advance()
+            drain(work, wake)
     except StreamError as exc:
         raise SimulationError(f"graph {graph.name!r}: {exc}") from None
 
     unfinished = [a for a in actors.values() if not a.finished]
     if unfinished:
         raise _deadlock(actors, unfinished)
+    if hw is not None:
+        check_onchip(graph, actors.values(), hw)
     writers = [a for a in actors.values() if a.node.primitive.writes_tensor]
     cycles = None if functional else max((a.done_cycle for a in writers), default=-1) + 1
+    if memory is not None:
+        cycles = max(cycles, memory.finish())
     result = SimResult(graph.name, _collect_outputs(graph, actors), cycles)
+    if hw is not None:
+        result.hw, result.clock_mhz = hw.name, hw.clock_mhz
     if stats and not functional:
         for ch in channels.values():
             ch.finish_stats()
-        result.nodes = {a.id: NodeStats(a.op, a.fires, a.stall_in, a.stall_out, a.done_cycle)
+        traffic = memory.node_bytes() if memory is not None else {}
+        result.nodes = {a.id: NodeStats(a.op, a.fires, a.stall_in, a.stall_out, a.done_cycle,
+                                        a.stall_mem, *traffic.get(a.id, (0, 0, 0)))
                         for a in actors.values()}
         result.max_occupancy = {name: ch.max_occ for name, ch in channels.items()}
     else:
         result.nodes = {a.id: NodeStats(a.op, a.fires, 0, 0, -1) for a in actors.values()}
+    if memory is not None:
+        result.channel_bytes = [ch.bytes for ch in memory.channels]
+        result.mem_requests = memory.log
     if trace and not functional:
         result.trace = Trace(graph.name, {
             name: EdgeTrace(name, ch.kind, ch.numeric, ch.trace_toks, ch.trace_cycles,
@@ -168,9 +197,13 @@ def drain(work: deque[Actor], wake) -> None:
         ch = actor.run()
         if ch is None:
             continue
-        if ch.__class__ is Fanout:
+        cls = ch.__class__
+        if cls is Fanout:
             ch = ch.blocking
         actor.blocked = ch
+        if cls is ReadPort or cls is WritePort:  # woken when its burst is granted
+            ch.waiting = True
+            continue
         if ch.reader is actor:
             ch.reader_waiting = True
             if ch.ready() >= 0:  # written meanwhile
@@ -181,6 +214,23 @@ def drain(work: deque[Actor], wake) -> None:
             if ch.space() >= 0:
                 ch.writer_waiting = False
                 wake(actor)
+
+
+#: on-chip bytes per accumulator entry (crd + value; spacc2 keeps both crds)
+ENTRY_BYTES = {"spacc": 8, "spacc2": 12}
+
+
+def check_onchip(graph: Graph, actors, hw: Hardware) -> None:
+    """The sparse accumulators' largest contents must fit the on-chip buffer."""
+    held = [(a.id, a.op, a.peak * ENTRY_BYTES[a.op]) for a in actors if a.op in ENTRY_BYTES]
+    total = sum(b for _, _, b in held)
+    if total > hw.onchip.bytes:
+        parts = ", ".join(f"{nid} ({op}) {b} bytes" for nid, op, b in held if b)
+        raise SimulationError(
+            f"graph {graph.name!r}: the sparse accumulators need {total} bytes on chip "
+            f"({parts}) but the buffer holds {hw.onchip.bytes} (onchip.bytes of "
+            f"{hw.name!r}); raise it with --hw-set onchip.bytes=N or choose a schedule or "
+            "order with smaller accumulators")
 
 
 def _deadlock(actors: dict[str, Actor], unfinished: list[Actor]) -> DeadlockError:

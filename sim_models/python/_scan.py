@@ -50,6 +50,34 @@ class _Scanner(Actor):
         self.state = _IDLE
         self.p = self.e = 0
         self.base = 0  # first child position of the current fiber (dense: r * n)
+        # memory (compressed levels only): ports, and the accesses of the pending firing
+        self.sport = self.cport = None
+        self.seg_h: tuple | None = None
+        self.crd_h = None
+        self.mready = 0
+
+    def fiber_memory(self, ref: int, rt: int, p: int, e: int):
+        """Read ``seg[ref]``, ``seg[ref+1]`` and (non-empty fiber) ``crd[p]``; set
+        ``mready``, or return the port to block on. Each access is issued once."""
+        sport, cport = self.sport, self.cport
+        a = self.t if self.t >= rt else rt
+        if self.seg_h is None:
+            self.seg_h = (sport.read(ref, a), sport.read(ref + 1, a))
+        m1 = sport.wait(self.seg_h[0])
+        m2 = sport.wait(self.seg_h[1]) if m1 >= 0 else -1
+        if m2 < 0:
+            return sport
+        ms = m1 if m1 > m2 else m2
+        if p == e:
+            self.mready = ms
+            return None
+        if self.crd_h is None:
+            self.crd_h = cport.read(p, a if a >= ms else ms)
+        mc = cport.wait(self.crd_h)
+        if mc < 0:
+            return cport
+        self.mready = ms if ms > mc else mc
+        return None
 
     def fiber(self, ref: int) -> tuple[int, int]:
         raise NotImplementedError
@@ -58,7 +86,7 @@ class _Scanner(Actor):
         raise NotImplementedError
 
     def run(self):
-        inp, oc, orf = self.inp, self.oc, self.orf
+        inp, oc, orf, cport = self.inp, self.oc, self.orf, self.cport
         while True:
             # every firing except consuming a ref to an empty fiber writes both outputs
             st = oc.space()
@@ -73,7 +101,16 @@ class _Scanner(Actor):
                 if st_block is not None:
                     return st_block
                 p = self.p
-                ft = self.fire_at(0, st)
+                mt = 0
+                if cport is not None:
+                    h = self.crd_h
+                    if h is None:
+                        h = self.crd_h = cport.read(p, self.t)
+                    mt = cport.wait(h)
+                    if mt < 0:
+                        return cport
+                    self.crd_h = None
+                ft = self.fire_at(0, st, mt)
                 oc.push(self.crd_at(p), ft)
                 orf.push(p, ft)
                 p += 1
@@ -89,13 +126,21 @@ class _Scanner(Actor):
             if self.state == _IDLE:
                 if cls is int:
                     p, e = self.fiber(tok)
+                    mt = 0
+                    if self.sport is not None:
+                        blk = self.fiber_memory(tok, rt, p, e)
+                        if blk is not None:
+                            return blk
+                        mt = self.mready
                     if p == e:  # empty fiber: only its stop will be emitted
-                        inp.pop(self.fire_at(rt, 0))
+                        inp.pop(self.fire_at(rt, 0, mt))
+                        self.seg_h = None
                         self.state = _END
                         continue
                     if st_block is not None:
                         return st_block
-                    ft = self.fire_at(rt, st)
+                    ft = self.fire_at(rt, st, mt)
+                    self.seg_h = self.crd_h = None
                     inp.pop(ft)
                     oc.push(self.crd_at(p), ft)
                     orf.push(p, ft)
@@ -146,6 +191,7 @@ class ScanCompressed(_Scanner):
         level = ctx.level(node)
         self.seg, self.crd = level.seg.tolist(), level.crd.tolist()
         self.nfib = len(self.seg) - 1
+        self.sport, self.cport = ctx.mem_port(self, "seg"), ctx.mem_port(self, "crd")
 
     def fiber(self, ref):
         if not 0 <= ref < self.nfib:
@@ -295,9 +341,11 @@ class Array(Actor):
         self.inp, self.out = inputs["ref"], outputs["val"]
         self.vals = ctx.values(node)
         self.zero = 0.0 if self.dtype == "float32" else 0
+        self.port = ctx.mem_port(self, "vals")
+        self.h = None  # the pending firing's memory access
 
     def run(self):
-        inp, out, vals = self.inp, self.out, self.vals
+        inp, out, vals, port = self.inp, self.out, self.vals, self.port
         n = len(vals)
         while True:
             rt = inp.ready()
@@ -306,7 +354,19 @@ class Array(Actor):
             st = out.space()
             if st < 0:
                 return out
-            ft = self.fire_at(rt, st)
+            mt = 0
+            if port is not None and inp.peek().__class__ is int:
+                ref = inp.peek()
+                if ref >= n:
+                    raise self.error(f"reference {ref} is outside the {n} values")
+                h = self.h
+                if h is None:
+                    h = self.h = port.read(ref, self.t if self.t >= rt else rt)
+                mt = port.wait(h)
+                if mt < 0:
+                    return port
+                self.h = None
+            ft = self.fire_at(rt, st, mt)
             tok = inp.pop(ft)
             if tok.__class__ is int:
                 if tok >= n:

@@ -192,25 +192,9 @@ def test_cosim_writes_each_backends_trace(files, capsys):
 
 def test_cosim_of_a_deadlocking_graph_fails(tmp_path, capsys):
     """Both backends deadlock the same way: the report must not call that agreement."""
-    from ir import GraphBuilder
+    from ir import examples
 
-    g = GraphBuilder("fork_deadlock", depth=2)
-    g.tensor("A", (1, 8), "dd")
-    g.tensor("X", (1, 8), "dc", role="output")
-    for nid, op, kw in [("r", "root", {}), ("Ai", "scan_dense", {"tensor": "A", "level": 0}),
-                        ("Aj", "scan_dense", {"tensor": "A", "level": 1}),
-                        ("Av", "array", {"tensor": "A"}), ("acc", "spacc", {}),
-                        ("alu", "alu", {"op": "add"}),
-                        ("Xi", "level_writer", {"tensor": "X", "level": 0}),
-                        ("Xj", "level_writer", {"tensor": "X", "level": 1}),
-                        ("Xv", "value_writer", {"tensor": "X"})]:
-        g.node(nid, op, **kw)
-    for s, d in [("r.ref", "Ai.ref_in"), ("Ai.ref", "Aj.ref_in"), ("Ai.crd", "Xi.crd"),
-                 ("Aj.crd", "acc.crd_in"), ("Aj.ref", "Av.ref"), ("Av.val", "acc.val_in"),
-                 ("Av.val", "alu.a"), ("acc.val", "alu.b"), ("acc.crd", "Xj.crd"),
-                 ("alu.val", "Xv.val")]:
-        g.edge(s, d)
-    g.build().to_json(tmp_path / "fork.json")
+    examples.reconvergent_fork().to_json(tmp_path / "fork.json")
     np.save(tmp_path / "a.npy", np.ones((1, 8), np.float32))
     assert main(["cosim", str(tmp_path / "fork.json"), "--input", f"A={tmp_path / 'a.npy'}",
                  "--backends", "python,python"]) == 1

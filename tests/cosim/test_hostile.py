@@ -214,7 +214,7 @@ def test_a_level_written_twice_is_rejected(spmv):
     data = _set_param(spmv["json"], "x_i", level=0)
     data["nodes"].append({"id": "x_i2", "op": "level_writer",
                           "params": {"tensor": "x", "level": 0}})
-    data["edges"].append({"src": "isect_j.crd", "dst": "x_i2.crd"})
+    data["edges"].append({"src": "B_j.crd", "dst": "x_i2.crd"})
     with pytest.raises(GraphError, match="nodes 'x_i' and 'x_i2' both write level 0"):
         Graph.from_dict(data)
 

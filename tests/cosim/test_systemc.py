@@ -412,30 +412,8 @@ def test_deadlock_gives_the_python_report(systemc, depth):
         in sc.value.blocked
 
 
-def _misaligned_alu():
-    """An ALU fed a 2-level and a 1-level value stream: a stream error naming a float."""
-    g = GraphBuilder("misaligned_alu")
-    g.tensor("A", (2, 2), "dd")
-    g.tensor("c", (2,), "d")
-    g.tensor("x", (2,), "d", role="output")
-    for nid, op, kw in [("ra", "root", {}), ("rc", "root", {}),
-                        ("Ai", "scan_dense", {"tensor": "A", "level": 0}),
-                        ("Aj", "scan_dense", {"tensor": "A", "level": 1}),
-                        ("ci", "scan_dense", {"tensor": "c", "level": 0}),
-                        ("Av", "array", {"tensor": "A"}), ("cv", "array", {"tensor": "c"}),
-                        ("mul", "alu", {"op": "mul"}),
-                        ("xi", "level_writer", {"tensor": "x", "level": 0}),
-                        ("xv", "value_writer", {"tensor": "x"})]:
-        g.node(nid, op, **kw)
-    for s, d in [("ra.ref", "Ai.ref_in"), ("Ai.ref", "Aj.ref_in"), ("rc.ref", "ci.ref_in"),
-                 ("ci.crd", "xi.crd"), ("Aj.ref", "Av.ref"), ("ci.ref", "cv.ref"),
-                 ("Av.val", "mul.a"), ("cv.val", "mul.b"), ("mul.val", "xv.val")]:
-        g.edge(s, d)
-    return g.build()
-
-
 def test_stream_errors_give_the_python_message(systemc):
-    g = _misaligned_alu()
+    g = examples.misaligned_alu()
     inputs = {"A": np.full((2, 2), 1.5, np.float32), "c": np.full(2, 0.1, np.float32)}
     with pytest.raises(SimulationError) as py:
         simulate(g, inputs)

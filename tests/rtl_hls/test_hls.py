@@ -253,27 +253,10 @@ def test_compiler_error_shows_gxx_message(hls, monkeypatch):
 @pytest.mark.cosim
 def test_a_stream_rule_violation_fails_the_run_with_its_message(hls):
     """An ALU fed a matrix and a vector: stops misalign, in the model and in csim alike."""
-    g = GraphBuilder("misaligned")
-    g.tensor("A", (2, 3), "dc")
-    g.tensor("c", (3,), "d")
-    g.tensor("y", (3,), "d", role="output")
-    for nid, op, kw in [("rA", "root", {}), ("rc", "root", {}),
-                        ("Ai", "scan_dense", {"tensor": "A", "level": 0}),
-                        ("Aj", "scan_compressed", {"tensor": "A", "level": 1}),
-                        ("ci", "scan_dense", {"tensor": "c", "level": 0}),
-                        ("Av", "array", {"tensor": "A"}), ("cv", "array", {"tensor": "c"}),
-                        ("add", "alu", {"op": "add"}),
-                        ("yi", "level_writer", {"tensor": "y", "level": 0}),
-                        ("yv", "value_writer", {"tensor": "y"})]:
-        g.node(nid, op, **kw)
-    for s, d in [("rA.ref", "Ai.ref_in"), ("Ai.ref", "Aj.ref_in"), ("Aj.ref", "Av.ref"),
-                 ("rc.ref", "ci.ref_in"), ("ci.ref", "cv.ref"), ("ci.crd", "yi.crd"),
-                 ("Av.val", "add.a"), ("cv.val", "add.b"), ("add.val", "yv.val")]:
-        g.edge(s, d)
-    graph = g.build()
+    graph = examples.misaligned_alu(2, 3, "dc", "add")
     arrays = {"A": np.ones((2, 3), np.float32), "c": np.ones(3, np.float32)}
     with pytest.raises(SimulationError):
         simulate(graph, arrays)
-    with pytest.raises(HlsRunError, match="graph 'misaligned': the HLS C-simulation failed"
+    with pytest.raises(HlsRunError, match="graph 'misaligned_alu': the HLS C-simulation failed"
                                           "(.|\n)*samfuse csim: samfuse_alu: misaligned"):
         hls.run(graph, arrays)

@@ -72,32 +72,9 @@ def test_traces_do_not_depend_on_being_recorded():
     assert a.cycles == b.cycles and a.firings == b.firings
 
 
-def _reconvergent_fork():
-    """Av.val forks to a sparse accumulator and straight into an ALU that also reads the
-    accumulator's output: the direct branch fills its FIFO while the accumulator waits for
-    the end of the row, so the fork's producer blocks — a real buffering deadlock."""
-    g = GraphBuilder("fork_deadlock", depth=2)
-    g.tensor("A", (1, 8), "dd")
-    g.tensor("X", (1, 8), "dc", role="output")
-    for nid, op, kw in [("r", "root", {}), ("Ai", "scan_dense", {"tensor": "A", "level": 0}),
-                        ("Aj", "scan_dense", {"tensor": "A", "level": 1}),
-                        ("Av", "array", {"tensor": "A"}), ("acc", "spacc", {}),
-                        ("alu", "alu", {"op": "add"}),
-                        ("Xi", "level_writer", {"tensor": "X", "level": 0}),
-                        ("Xj", "level_writer", {"tensor": "X", "level": 1}),
-                        ("Xv", "value_writer", {"tensor": "X"})]:
-        g.node(nid, op, **kw)
-    for s, d in [("r.ref", "Ai.ref_in"), ("Ai.ref", "Aj.ref_in"), ("Ai.crd", "Xi.crd"),
-                 ("Aj.crd", "acc.crd_in"), ("Aj.ref", "Av.ref"), ("Av.val", "acc.val_in"),
-                 ("Av.val", "alu.a"), ("acc.val", "alu.b"), ("acc.crd", "Xj.crd"),
-                 ("alu.val", "Xv.val")]:
-        g.edge(s, d)
-    return g.build()
-
-
 def test_deadlock_is_reported_with_cycle_nodes_and_edges():
     with pytest.raises(DeadlockError) as info:
-        simulate(_reconvergent_fork(), {"A": np.ones((1, 8), np.float32)})
+        simulate(examples.reconvergent_fork(), {"A": np.ones((1, 8), np.float32)})
     err = info.value
     text = str(err)
     assert text.startswith(f"deadlock at cycle {err.cycle}")

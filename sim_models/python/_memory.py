@@ -1,0 +1,293 @@
+"""The memory system of docs/timing.md ("Memory") for the event-driven engine.
+
+Actors run ahead on their own clocks, so a channel cannot serve bursts as they are
+issued: an actor that is behind may still issue an earlier one. A burst is therefore only
+*granted* (given its start, end and ready cycles) once no earlier burst can appear on its
+channel: every other port's actor has a horizon past its issue cycle (``_safe``), or the
+whole graph is blocked, in which case the earliest pending burst anywhere is the next one
+(everything that happens later is caused by some grant, and so comes after it).
+
+Actors never wait inside an access: :meth:`ReadPort.read` returns a handle at once
+(issuing bursts as the window rules say) and the actor blocks on the port until the
+handle's burst is granted. Each access is made exactly once, so the window evolves in
+the same order as in a lock-step simulator.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ir import WORD_BYTES, FiberTree, Graph, Hardware, MemPortSpec, memory_ports
+
+from ._results import MemRequest
+
+__all__ = ["MemorySystem", "ReadPort", "WritePort", "Burst", "Handle"]
+
+
+class Burst:
+    """Consecutive lines of one port, issued in one cycle; ``ready`` once granted."""
+
+    __slots__ = ("cycle", "port", "seq", "first", "lines", "ready")
+
+    def __init__(self, cycle: int, port: _Port, seq: int, first: int, lines: int) -> None:
+        self.cycle, self.port, self.seq = cycle, port, seq
+        self.first, self.lines = first, lines
+        self.ready: list[int] | None = None
+
+    def key(self) -> tuple[int, int, int]:
+        return (self.cycle, self.port.spec.no, self.seq)
+
+    def __lt__(self, other: Burst) -> bool:
+        return self.key() < other.key()
+
+
+#: a word's line within a burst: ready cycle = burst.ready[index] once granted
+Handle = tuple[Burst, int]
+
+
+class _Port:
+    """What reads and writes share: the channel, the owner actor and the statistics."""
+
+    def __init__(self, spec: MemPortSpec, system: MemorySystem) -> None:
+        self.spec = spec
+        self.system = system
+        self.channel = system.channels[spec.channel]
+        self.channel.ports.append(self)
+        self.actor: Any = None
+        self.waiting = False          # the actor is blocked on one of this port's bursts
+        self.awaited: Burst | None = None
+        self.pending = 0              # bursts issued and not yet granted
+        self.bursts = 0
+        self.lines = 0
+
+    def issue(self, cycle: int, first: int, lines: int) -> Burst:
+        sys = self.system
+        burst = Burst(cycle, self, sys.next_seq(), first, lines)
+        self.pending += 1
+        self.bursts += 1
+        self.lines += lines
+        heapq.heappush(self.channel.queue, burst)
+        return burst
+
+    def wait(self, handle: Handle) -> int:
+        """Ready cycle of ``handle``, or -1 after marking the actor as blocked on it."""
+        burst, i = handle
+        ready = burst.ready
+        if ready is not None:
+            return ready[i]
+        self.awaited = burst
+        return -1
+
+    def horizon(self) -> tuple[int, int]:
+        """(cycle, port) before which this port cannot issue another burst."""
+        a = self.actor
+        if a.finished:
+            return (1 << 62, 0)
+        t = a.t
+        blocked = a.blocked
+        if blocked is not None and blocked.__class__ in (ReadPort, WritePort) \
+                and blocked.awaited is not None and blocked.awaited.cycle + 1 > t:
+            # an actor waiting for a burst issues nothing before that burst's data
+            t = blocked.awaited.cycle + 1
+        return (t, self.spec.no)
+
+
+class ReadPort(_Port):
+    """A prefetch window of at most ``outstanding`` lines over one stored array."""
+
+    def __init__(self, spec: MemPortSpec, system: MemorySystem, words: int) -> None:
+        super().__init__(spec, system)
+        hw = system.hw
+        self.wpl = hw.words_per_line()
+        self.k = hw.dram.outstanding
+        self.n = -(-words // self.wpl)
+        self.lo = self.hi = 0
+        self.where: dict[int, Handle] = {}
+
+    def read(self, word: int, cycle: int) -> Handle:
+        """Access ``word`` at issue cycle ``cycle``: bursts as the window rules say."""
+        line = word // self.wpl
+        if self.lo <= line < self.hi:
+            if line > self.lo:
+                where = self.where
+                for old in range(self.lo, line):
+                    del where[old]
+                self.lo = line
+                top = min(line + self.k, self.n)
+                if top > self.hi:
+                    self._fetch(cycle, self.hi, top)
+        else:  # a miss: continuing the stream refills the window, a jump fetches one line
+            end = min(line + self.k, self.n) if line == self.hi else line + 1
+            self.where.clear()
+            self.lo = line
+            self._fetch(cycle, line, end)
+        return self.where[line]
+
+    def _fetch(self, cycle: int, first: int, end: int) -> None:
+        burst = self.issue(cycle, first, end - first)
+        for i in range(end - first):
+            self.where[first + i] = (burst, i)
+        self.hi = end
+
+
+class WritePort(_Port):
+    """Write combining: a burst per filled line; ``outstanding`` unacknowledged at most."""
+
+    def __init__(self, spec: MemPortSpec, system: MemorySystem) -> None:
+        super().__init__(spec, system)
+        self.wpl = system.hw.words_per_line()
+        self.k = system.hw.dram.outstanding
+        self.words = 0                # words in the line being filled
+        self.recent: deque[Burst] = deque(maxlen=self.k)
+        self.all: list[Burst] = []
+
+    def slot(self) -> Handle | None:
+        """The write whose acknowledgement the next write must wait for, if any."""
+        if len(self.recent) < self.k:
+            return None
+        return (self.recent[0], 0)
+
+    def fills_line(self) -> bool:
+        """Whether the next word completes a line (its firing issues a write)."""
+        return self.words + 1 == self.wpl
+
+    def partial(self) -> bool:
+        return self.words > 0
+
+    def add_word(self, cycle: int) -> None:
+        self.words += 1
+        if self.words == self.wpl:
+            self.flush(cycle)
+
+    def flush(self, cycle: int) -> None:
+        burst = self.issue(cycle, len(self.all), 1)
+        self.recent.append(burst)
+        self.all.append(burst)
+        self.words = 0
+
+
+class _Channel:
+    __slots__ = ("no", "bpc", "line_bytes", "latency", "free", "queue", "ports", "bytes")
+
+    def __init__(self, no: int, hw: Hardware) -> None:
+        self.no = no
+        self.bpc = hw.dram.bytes_per_cycle
+        self.line_bytes = hw.dram.line_bytes
+        self.latency = hw.dram.latency_cycles
+        self.free = 0
+        self.queue: list[Burst] = []
+        self.ports: list[_Port] = []
+        self.bytes = 0
+
+    def safe(self, burst: Burst) -> bool:
+        """No other port of this channel can still issue a burst that goes first."""
+        key = (burst.cycle, burst.port.spec.no)
+        for port in self.ports:
+            if port is not burst.port and not port.pending and port.horizon() <= key:
+                return False
+        return True
+
+    def grant(self, burst: Burst) -> None:
+        b, lb, free = self.bpc, self.line_bytes, self.free
+        start0 = burst.cycle * b
+        ready = []
+        for _ in range(burst.lines):
+            start = start0 if start0 > free else free
+            free = start + lb
+            ready.append(-(-free // b) + self.latency)
+        self.free = free
+        self.bytes += lb * burst.lines
+        burst.ready = ready
+
+
+class MemorySystem:
+    """The channels and ports of one run; :meth:`advance` grants what is safe."""
+
+    def __init__(self, graph: Graph, hw: Hardware, tensors: Mapping[str, FiberTree],
+                 wake: Callable[[Any], None], log: bool = False) -> None:
+        self.hw = hw
+        self.wake = wake
+        self.channels = [_Channel(c, hw) for c in range(hw.dram.channels)]
+        self.ports: dict[tuple[str, str], _Port] = {}
+        self.log: list[MemRequest] | None = [] if log else None
+        self._seq = 0
+        for spec in memory_ports(graph, hw):
+            if spec.write:
+                port: _Port = WritePort(spec, self)
+            else:
+                port = ReadPort(spec, self, _words(tensors[spec.tensor], spec))
+            self.ports[(spec.node, spec.array)] = port
+
+    def port(self, node: str, array: str) -> Any:
+        """The node's port on ``array`` (None when the array is not off-chip)."""
+        return self.ports.get((node, array))
+
+    def next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def pending(self) -> bool:
+        return any(ch.queue for ch in self.channels)
+
+    def advance(self) -> None:
+        """Grant every safe burst; if none is, the earliest pending one (the graph is
+        blocked, so nothing can issue before it)."""
+        granted = False
+        for ch in self.channels:
+            q = ch.queue
+            while q and ch.safe(q[0]):
+                self._grant(ch, heapq.heappop(q))
+                granted = True
+        if not granted:
+            ch = min((c for c in self.channels if c.queue), key=lambda c: c.queue[0].key())
+            self._grant(ch, heapq.heappop(ch.queue))
+
+    def _grant(self, ch: _Channel, burst: Burst) -> None:
+        ch.grant(burst)
+        port = burst.port
+        port.pending -= 1
+        if self.log is not None:
+            self.log.append(MemRequest(burst.cycle, port.spec.no, burst.first, burst.lines,
+                                       port.spec.write))
+        if port.waiting and port.awaited is burst:
+            port.waiting = False
+            port.awaited = None
+            self.wake(port.actor)
+
+    def finish(self) -> int:
+        """Grant what is left (the last writes); the largest write acknowledgement."""
+        while self.pending():
+            self.advance()
+        last = 0
+        for port in self.ports.values():
+            if isinstance(port, WritePort) and port.all:
+                # one channel serves a port first come, first served: its last write is
+                # acknowledged last
+                last = max(last, port.all[-1].ready[0])
+        if self.log is not None:
+            self.log.sort(key=lambda r: (r.cycle, r.port))
+        return last
+
+    def node_bytes(self) -> dict[str, tuple[int, int, int]]:
+        """Per node: (read bytes, write bytes, bursts)."""
+        out: dict[str, list[int]] = {}
+        lb = self.hw.dram.line_bytes
+        for (node, _), port in self.ports.items():
+            acc = out.setdefault(node, [0, 0, 0])
+            acc[1 if port.spec.write else 0] += port.lines * lb
+            acc[2] += port.bursts
+        return {n: (r, w, b) for n, (r, w, b) in out.items()}
+
+
+def _words(tree: FiberTree, spec: MemPortSpec) -> int:
+    """Length in words of the array a read port streams."""
+    if spec.array == "vals":
+        return len(tree.vals)
+    level = tree.levels[spec.level]
+    return len(level.seg if spec.array == "seg" else level.crd)
+
+
+assert WORD_BYTES == 4
