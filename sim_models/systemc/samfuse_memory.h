@@ -8,9 +8,10 @@
 // plus at least one cycle of latency), so no primitive could use it in cycle a anyway: it
 // learns the ready cycle through a "need" register the commit raises.
 //
-// Read ports keep a prefetch window of at most K lines (a miss restarts it, a hit beyond
-// its first line slides and tops it up); write ports combine words into lines and allow
-// K unacknowledged line writes.
+// Read ports keep a prefetch window of at most K lines (a hit beyond its first line slides
+// and tops it up; a miss restarts it: K lines when the access continues the stream, one
+// line on a jump); write ports combine words into lines and allow K unacknowledged line
+// writes.
 #ifndef SAMFUSE_MEMORY_H
 #define SAMFUSE_MEMORY_H
 
@@ -45,8 +46,7 @@ struct MemChannel {
 
 // The burst log (mem_trace): one entry per burst, in service order = (issue cycle, port).
 struct MemLog {
-  std::vector<std::int64_t> cycle, port, line, lines;
-  std::vector<std::uint8_t> write;
+  std::vector<std::int64_t> cycle, port, line, lines, write;
 };
 
 class MemSystem;
@@ -163,10 +163,10 @@ class MemReadPort : public MemPort {
         std::int64_t top = std::min(lo_ + K_, n_);
         if (top > hi_) request(hi_, top);
       }
-    } else {
+    } else {  // a miss: continuing the stream refills the window, a jump fetches one line
+      std::int64_t end = l == hi_ ? std::min(l + K_, n_) : l + 1;
       lo_ = l;
-      hi_ = l;
-      request(l, std::min(l + K_, n_));
+      request(l, end);
     }
     Slot& s = ring_[std::size_t(l % K_)];
     if (s.ready == PENDING) {

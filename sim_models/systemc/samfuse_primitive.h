@@ -81,6 +81,8 @@ class Primitive : private ScopedModuleName, public sc_core::sc_module {
   virtual bool eval(cycle_t now) = 0;
   // Short state description for deadlock reports.
   virtual std::string describe_state() const { return ""; }
+  // Most entries an accumulator held at once (the on-chip buffer rule); 0 for others.
+  virtual std::int64_t peak_entries() const { return 0; }
 
   void attach(NetState* net) {
     net_ = net;

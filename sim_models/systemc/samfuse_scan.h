@@ -307,7 +307,12 @@ class Array : public Primitive {
     Fifo& inp = *in_[0];
     if (!inp.visible()) return wait_in(&inp);
     MemReadPort* vals = read_port(0);
-    if (vals && is_data(inp.peek()) && payload(inp.peek()) < vals_.size()) {
+    if (vals && is_data(inp.peek())) {
+      if (payload(inp.peek()) >= vals_.size()) {  // no word to read: fail before firing
+        if (Fifo* b = out_[0].blocked()) return wait_out(b);
+        fail("reference " + std::to_string(payload(inp.peek())) + " is outside the " +
+             std::to_string(vals_.size()) + " values");
+      }
       if (!issued_) {  // vals[r], once per ref, as soon as the ref is visible
         need_ = 0;
         vals->read(payload(inp.peek()), now, &need_);

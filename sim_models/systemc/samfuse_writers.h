@@ -66,8 +66,8 @@ class ValueWriter : public Primitive {
     Fifo& inp = *in_[0];
     if (!inp.visible()) return wait_in(&inp);
     tok_t tok = inp.peek();
-    if (MemWritePort* w = write_port(0)) {
-      bool writes = (is_data(tok) && w->append_writes()) || (is_done(tok) && w->flush_writes());
+    if (MemWritePort* w = write_port(0)) {  // stops write nothing; D flushes
+      bool writes = !is_stop(tok) && (is_done(tok) ? w->flush_writes() : w->append_writes());
       if (writes && !w->slot_free(now)) return wait_mem();
     }
     fire(now);
