@@ -92,31 +92,20 @@ def _out_of_order(grants: list[tuple[int, int, int]]) -> bool:
 
 
 def _python(graph, inputs, depth, hw):
-    """The Python result, and whether it broke the channels' first-come-first-served
-    order: a scanner IN_FIBER or an array blocked on output space issues its access only
-    once space appears, after the engine may have granted later bursts (reported to the
-    model's owner; SystemC follows the contract there, see the xfail test below)."""
+    """The Python result; its channels must serve bursts in (issue cycle, port) order,
+    which the engine's grants after the fact have to get right."""
     with _grant_order() as grants:
         try:
             res = simulate(graph, inputs, trace=True, depth=depth, hw=hw, mem_trace=True)
         except SimulationError as exc:
             res = exc
-    return res, _out_of_order(grants)
+    assert not _out_of_order(grants), f"{graph.name}: the Python model granted out of order"
+    return res
 
 
 def _assert_same(graph, inputs, depth, hw, sc) -> None:
-    py, python_broke_fcfs = _python(graph, inputs, depth, hw)
-    where = f"{graph.name} (depth={depth}, hw={hw.name if hw else None})"
-    try:
-        _assert_equal(py, sc, where)
-    except AssertionError:
-        if not python_broke_fcfs:
-            raise
-        PYTHON_FCFS_DIVERGENCES.append(where)
-
-
-#: runs whose Python result broke first-come-first-served and differed from SystemC
-PYTHON_FCFS_DIVERGENCES: list[str] = []
+    py = _python(graph, inputs, depth, hw)
+    _assert_equal(py, sc, f"{graph.name} (depth={depth}, hw={hw.name if hw else None})")
 
 
 def _assert_equal(py, sc, where: str) -> None:
@@ -163,8 +152,9 @@ def _sparse_x_case():
     return _spmv(25, 60, "c"), {"A": a, "x": x}
 
 
-#: where the Python model grants a later burst first (see the xfail test below)
-PYTHON_FCFS_BUG = (2, REGIMES["line64-k2"])
+#: a case where a blocked-graph grant once served a younger burst first in the Python
+#: model (a scanner blocked on output space issued its access late)
+FCFS_CASE = (2, REGIMES["line64-k2"])
 
 
 def test_spmv_sparse_x(systemc):
@@ -173,26 +163,15 @@ def test_spmv_sparse_x(systemc):
     _check(systemc, g, inputs, _regimes(DEPTHS))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Python model: a scanner IN_FIBER (and an array) blocked on output space issues its "
-    "memory access only once space appears, so the engine's forced grant serves x_j's "
-    "crd burst (cycle 2465, port 3) on channel 1 before A_j's (cycle 2462, port 1); the "
-    "contract serves (issue cycle, port) first come first served"))
-def test_spmv_sparse_x_python_grant_order(systemc):
-    g, inputs = _sparse_x_case()
-    depth, hw = PYTHON_FCFS_BUG
-    sc = systemc.run(g, inputs, trace=True, depth=depth, hw=hw, mem_trace=True)
-    py, _ = _python(g, inputs, depth, hw)
-    _assert_equal(py, sc, "spmv sparse x, line64-k2")
-
-
-def test_channels_serve_bursts_in_issue_order(systemc):
-    """The case above from the contract alone: on channel 1 (B = 16, 64-byte lines, latency
-    48), A_j's line issued at 2462 occupies byte-time [2462*16, 2466*16), so x_j's line 1
+@pytest.mark.parametrize("backend", ["python", "systemc"])
+def test_channels_serve_bursts_in_issue_order(systemc, backend):
+    """A case from the contract alone: on channel 1 (B = 16, 64-byte lines, latency 48),
+    A_j's line issued at 2462 occupies byte-time [2462*16, 2466*16), so x_j's line 1
     issued at 2465 ends at 2470*16 and is ready at 2518: crd position 16 goes out then."""
     g, inputs = _sparse_x_case()
-    depth, hw = PYTHON_FCFS_BUG
-    res = systemc.run(g, inputs, trace=True, depth=depth, hw=hw, mem_trace=True)
+    depth, hw = FCFS_CASE
+    run = systemc.run if backend == "systemc" else simulate
+    res = run(g, inputs, trace=True, depth=depth, hw=hw, mem_trace=True)
     ch1 = [r for r in res.mem_requests if r.port % hw.dram.channels == 1]
     assert (2462, 1, 11, 1, False) in [(r.cycle, r.port, r.line, r.lines, r.write) for r in ch1]
     assert (2465, 3, 1, 1, False) in [(r.cycle, r.port, r.line, r.lines, r.write) for r in ch1]
