@@ -75,11 +75,10 @@ def test_memory_matches_python_on_verilator(case):
 
 
 @pytest.mark.cosim
-@pytest.mark.xfail(strict=True, reason="the Python model grants a later burst first: a "
-                   "scanner blocked on output space issues its IN_FIBER crd read (at its "
-                   "own next cycle) only once space appears, after the channel's "
-                   "blocked-graph fallback already granted a burst issued later")
 def test_memory_fcfs_when_a_scanner_waits_for_space():
+    """A scanner blocked on output space still reads its IN_FIBER crd at its own next
+    cycle, ahead of a burst another port issues later (the case that once made the Python
+    model grant out of order)."""
     _check_against_python("sddmm", ["dram.line_bytes=4", "dram.outstanding=3",
                                     "dram.channels=2", "dram.bytes_per_cycle=2"], "icarus")
 
