@@ -20,8 +20,6 @@ from cosim.cli import main
 from ir import Graph, GraphError, Schedule, ScheduleError, to_dot
 
 SPMV = "x(i) = B(i,j) * c(j)"
-NODE_IDS = ["root_B", "root_c", "B_i", "rs_i", "rep_c_i", "B_j", "c_j", "isect_j", "B_val",
-            "c_val", "mul", "red_j", "x_i", "x_val"]
 BAD_NAMES = ["..", "../evil", "/abs", "/tmp/x", "a/b", "a\\b", "a\0b", 'a"b', "", "1up",
              "a b", "x..y", "a\nb"]
 
@@ -214,7 +212,7 @@ def test_a_level_written_twice_is_rejected(spmv):
     data = _set_param(spmv["json"], "x_i", level=0)
     data["nodes"].append({"id": "x_i2", "op": "level_writer",
                           "params": {"tensor": "x", "level": 0}})
-    data["edges"].append({"src": "isect_j.crd", "dst": "x_i2.crd"})
+    data["edges"].append({"src": "B_i.crd", "dst": "x_i2.crd"})
     with pytest.raises(GraphError, match="nodes 'x_i' and 'x_i2' both write level 0"):
         Graph.from_dict(data)
 
@@ -232,6 +230,95 @@ def test_edge_depths_must_be_ints_not_bools(spmv, depth):
     data = json.loads(json.dumps(spmv["json"]))
     data["edges"][0]["depth"] = depth
     with pytest.raises(GraphError, match=r"depth .* must be an int >= 1 or null"):
+        Graph.from_dict(data)
+
+
+def _set_tensor(data: dict, name: str, **fields) -> dict:
+    data = json.loads(json.dumps(data))
+    next(t for t in data["tensors"] if t["name"] == name).update(fields)
+    return data
+
+
+@pytest.mark.parametrize("tensor, fmt, match", [
+    ("B", "zz", r"tensor 'B': format 'zz' for a 2-d tensor"),
+    ("B", "d", r"tensor 'B': format 'd' for a 2-d tensor: expected 2 level"),
+    ("x", "csr", r"tensor 'x': format 'csr'"),
+    ("B", ["d", "c"], r"tensor 'B': format \['d', 'c'\] must be a string, not a list")])
+def test_formats_are_checked_on_load(spmv, tensor, fmt, match):
+    """A bad format used to load and fail at run time (FormatError from the first backend),
+    or be coerced by str() into "['d', 'c']"."""
+    with pytest.raises(GraphError, match=match):
+        Graph.from_dict(_set_tensor(spmv["json"], tensor, format=fmt))
+
+
+@pytest.mark.parametrize("tensor, fmt, node, kind", [
+    ("B", "dd", "B_j", "scan_compressed needs a compressed level"),
+    ("B", "cc", "B_i", "scan_dense needs a dense level"),
+    ("c", "c", "c_j", "locate needs a dense level")])
+def test_a_level_reader_of_the_wrong_kind_is_rejected(spmv, tensor, fmt, node, kind):
+    """Found by fuzzing: these loaded and then died in the Python model with
+    AttributeError ('DenseLevel' object has no attribute 'seg')."""
+    with pytest.raises(GraphError, match=rf"node '{node}' \(\w+\) reads level \d of tensor "
+                       rf"'{tensor}', which is \w+ in format '{fmt}'; {kind}"):
+        Graph.from_dict(_set_tensor(spmv["json"], tensor, format=fmt))
+
+
+@pytest.mark.parametrize("where, value, match", [
+    ("name", True, r"graph: name True must be a string, not a boolean"),
+    ("dtype", None, r"graph: dtype None must be a string, not null"),
+    ("meta", 3, r"graph meta 3 must be a JSON object"),
+    ("nodes", {"a": 1}, r"graph 'nodes' must be a JSON list, got an object"),
+    ("edges", None, r"graph 'edges' must be a JSON list, got null"),
+    ("extra", 1, r"graph: unknown key\(s\) \['extra'\]")])
+def test_graph_fields_are_type_checked_not_coerced(spmv, where, value, match):
+    """Found by fuzzing: name true loaded as the graph "True", meta 3 was a TypeError."""
+    data = json.loads(json.dumps(spmv["json"]))
+    data[where] = value
+    with pytest.raises(GraphError, match=match):
+        Graph.from_dict(data)
+
+
+@pytest.mark.parametrize("part, key, value, match", [
+    ("nodes", "id", 5, r"nodes\[0\]: id 5 must be a string, not a number"),
+    ("nodes", "params", [1], r"node 'root_B': params \[1\] must be a JSON object"),
+    ("nodes", "op", None, r"nodes\[0\]: op None must be a string"),
+    ("edges", "dpeth", 1, r"edges\[0\]: unknown key\(s\) \['dpeth'\]"),
+    ("edges", "src", ["a"], r"edges\[0\]: src \['a'\] must be a string"),
+    ("tensors", "role", "inout", r"tensor 'B': role 'inout' is not one of input, output"),
+    ("tensors", "name", None, r"tensors\[0\]: name None must be a string")])
+def test_entries_are_type_checked(spmv, part, key, value, match):
+    data = json.loads(json.dumps(spmv["json"]))
+    data[part][0][key] = value
+    with pytest.raises(GraphError, match=match):
+        Graph.from_dict(data)
+
+
+def test_entries_must_be_objects_with_their_keys(spmv):
+    data = json.loads(json.dumps(spmv["json"]))
+    data["edges"][0] = "root_B.ref->B_i.ref_in"
+    with pytest.raises(GraphError, match=r"edges\[0\] must be a JSON object, got a string"):
+        Graph.from_dict(data)
+    del data["edges"][0]
+    del data["nodes"][0]["op"]
+    with pytest.raises(GraphError, match=r"nodes\[0\]: missing key\(s\) \['op'\]"):
+        Graph.from_dict(data)
+
+
+def test_a_tensor_declared_twice_is_rejected(spmv):
+    """The second declaration used to replace the first silently."""
+    data = json.loads(json.dumps(spmv["json"]))
+    data["tensors"].append(dict(data["tensors"][0], shape=[7, 5]))
+    with pytest.raises(GraphError, match="tensor 'B' is declared twice"):
+        Graph.from_dict(data)
+
+
+def test_a_cycle_is_rejected_on_load(spmv):
+    """docs/graph-json.md promises it; cycles used to load and fail in the first run."""
+    data = json.loads(json.dumps(spmv["json"]))
+    edge = next(e for e in data["edges"] if e["dst"] == "mul.a")
+    edge["src"] = "red_j.val"
+    data["edges"] = [e for e in data["edges"] if e["src"] != "B_val.val"]
+    with pytest.raises(GraphError, match="graph has a cycle through"):
         Graph.from_dict(data)
 
 
@@ -340,6 +427,16 @@ def test_demo_refuses_a_non_positive_feature_count(tmp_path, capsys, features):
     assert main(["demo", "--out", str(tmp_path / "d"), "--features", features]) == 1
     assert _one_line_error(capsys) == (f"samfuse: error: --features {features}: expected a "
                                        "number of columns >= 1\n")
+
+
+@pytest.mark.parametrize("argv", [["demo", "--seed", "-1"], ["model", "gcn", "--seed", "-3"],
+                                  ["demo", "--seed", "x"]])
+def test_a_negative_seed_is_a_usage_error(tmp_path, capsys, argv):
+    """Found by fuzzing: demo --seed -1 ended in numpy's ValueError traceback."""
+    assert main([*argv, *(["--out", str(tmp_path / "d")] if argv[0] == "demo" else [])]) == 2
+    err = capsys.readouterr().err
+    assert f"argument --seed: seed {argv[-1]!r}: expected an integer >= 0" in err
+    assert not (tmp_path / "d").exists()
 
 
 # -- SystemC: deep FIFOs and crash reports --------------------------------------------------
