@@ -35,7 +35,7 @@ from ir import render as render_graph
 from sim_models.python import InputError, SimResult, SimulationError, simulate
 
 from ._backend import ToolNotFoundError, backend_names, get_backend
-from ._cli_model import add_model_parser
+from ._cli_model import add_model_parser, seed_arg
 from ._cli_study import add_study_parsers
 from ._files import atomic_path, safe_join, writable_dir, write_atomic
 
@@ -536,7 +536,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--out", default="samfuse-demo", help="output directory "
                    "(default ./samfuse-demo)")
     d.add_argument("--features", type=int, default=16, help="columns of H (default 16)")
-    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--seed", type=seed_arg, default=0, help="seed of H (an int >= 0)")
     d.add_argument("--order", help="dataflow order (default: chosen by the compiler)")
     d.set_defaults(func=cmd_demo)
 
