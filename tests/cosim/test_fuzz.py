@@ -33,7 +33,7 @@ from sim_models.python import SimulationError, simulate
 
 SPMV = "x(i) = B(i,j) * c(j)"
 ROOT = Path(__file__).resolve().parents[2]
-SETTINGS = settings(max_examples=1500, deadline=None,
+SETTINGS = settings(max_examples=1000, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 B = sp.random(6, 5, density=0.4, format="csr", random_state=3, dtype=np.float32).toarray()
@@ -216,7 +216,7 @@ def test_graph_mutations_load_and_run_or_fail_cleanly(draw):
     _outcome(data)  # any other exception fails the test
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(draw=st.data())
 def test_meaning_preserving_mutations_run_to_the_same_result(draw):
     data = copy.deepcopy(BASE)
@@ -318,7 +318,7 @@ def _git_status() -> str:
                           capture_output=True, text=True, check=True).stdout
 
 
-@settings(max_examples=500, deadline=None,
+@settings(max_examples=300, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(argv=argvs())
 def test_cli_arguments_exit_cleanly(sandbox, monkeypatch, capsys, argv):

@@ -173,6 +173,28 @@ def test_an_output_path_that_is_a_file_is_refused_before_running(spmv, capsys):
     assert "--output-dir" in captured.err and "not a writable folder" in captured.err
 
 
+@pytest.mark.parametrize("command", ["cosim", "show", "demo", "model", "study"])
+def test_every_output_folder_is_checked_before_its_run(spmv, capsys, command):
+    """The other writers of the issue's finding: a run must not end in a lost result."""
+    blocked = spmv["dir"] / "file" / "out"
+    (spmv["dir"] / "file").write_text("x")
+    study = spmv["dir"] / "s.yaml"
+    study.write_text(json.dumps({"name": "t", "workloads": [
+        {"expr": SPMV, "formats": {"B": "csr"}, "shapes": {"B": [6, 5], "c": [5]}}]}))
+    argv, option = {
+        "cosim": ([str(spmv["graph"]), *spmv["inputs"], "--backends", "python,python",
+                   "--trace", str(blocked)], "--trace"),
+        "show": ([str(spmv["graph"]), "-o", str(blocked / "g.svg")], "-o"),
+        "demo": (["--out", str(blocked)], "--out"),
+        "model": (["gcn", "--out", str(blocked)], "--out"),
+        "study": ([str(study), "--out", str(blocked)], "--out")}[command]
+    assert main([command, *argv]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""  # refused before anything ran
+    assert captured.err.startswith(f"samfuse: error: {option} ")
+    assert captured.err.count("\n") == 1 and "not a writable folder" in captured.err
+
+
 def test_atomic_path_leaves_the_target_alone_on_failure(tmp_path):
     target = tmp_path / "X.npy"
     target.write_text("old")
@@ -322,6 +344,24 @@ def test_a_cycle_is_rejected_on_load(spmv):
         Graph.from_dict(data)
 
 
+def test_cosim_fails_when_every_backend_errors(spmv, capsys, monkeypatch):
+    """Like all-deadlock (test_cli): backends failing alike must not read as agreement."""
+    from cosim import BACKENDS, PythonBackend
+    from sim_models.python import SimulationError
+
+    class Broken(PythonBackend):
+        name = "broken"
+
+        def run(self, graph, inputs, *, trace=False, depth="graph"):
+            raise SimulationError(f"graph {graph.name!r}: node 'mul' at cycle 3: boom")
+
+    monkeypatch.setitem(BACKENDS, "broken", Broken)
+    assert main(["cosim", str(spmv["graph"]), *spmv["inputs"], "--backends",
+                 "broken,broken"]) == 1
+    out = capsys.readouterr().out
+    assert "MISMATCH" in out and "broken failed: graph 'einsum': node 'mul'" in out
+
+
 # -- one-line errors instead of tracebacks --------------------------------------------------
 
 def _run(code: str) -> subprocess.CompletedProcess:
@@ -352,6 +392,18 @@ def test_cli_import_and_help_stay_free_of_torch_and_the_models():
                "print(sorted(m for m in ('torch', 'compiler.models', 'ir.datasets', "
                "'scipy.stats') if m in sys.modules))")
     assert got.stdout.strip().splitlines()[-1] == "[]", got.stdout + got.stderr
+
+
+def test_sim_of_a_small_graph_stays_free_of_torch_scipy_and_plotting(spmv):
+    """Start-up of ``samfuse sim`` on .npy inputs: numpy and the project only (scipy comes
+    in for .mtx files, torch for ``model``, matplotlib for ``plot``)."""
+    np.save(spmv["dir"] / "b.npy", spmv["B"].toarray())
+    got = _run("import sys\nfrom cosim.cli import main\n"
+               f"rc = main(['sim', {str(spmv['graph'])!r}, '--input', "
+               f"'B={spmv['dir'] / 'b.npy'}', '--input', 'c={spmv['dir'] / 'c.npy'}'])\n"
+               "print(rc, sorted(m for m in ('torch', 'scipy', 'matplotlib', 'networkx', "
+               "'pandas', 'pyarrow', 'cppyy', 'cocotb') if m in sys.modules))")
+    assert got.stdout.strip().splitlines()[-1] == "0 []", got.stdout + got.stderr
 
 
 def test_model_names_match_the_bundled_models():
