@@ -89,6 +89,17 @@ def test_bad_tensor_names_are_rejected_on_load(spmv, bad):
         Graph.from_dict(_rename_tensor(spmv["json"], "x", bad))
 
 
+@pytest.mark.parametrize("bad", ["../g", " 1b", "a/b", ""])
+def test_compile_name_is_checked_as_a_user_error(tmp_path, capsys, bad):
+    """Found by fuzzing: compile --name ' 1b' was the compiler's AssertionError ("compiler
+    produced an invalid graph"), a traceback, instead of a one-line error."""
+    out = tmp_path / "g.json"
+    assert main(["compile", SPMV, "--shape", "B=6x5", "--shape", "c=5", "--name", bad,
+                 "-o", str(out)]) == 1
+    assert f"graph name {bad!r} is not allowed" in _one_line_error(capsys)
+    assert not out.exists()
+
+
 def test_good_names_still_load(spmv):
     data = _rename_tensor(_rename_node(dict(spmv["json"], name="layers.0#2+out"), "mul",
                                        "_m-1.x"), "x", "out.y")
