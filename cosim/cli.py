@@ -30,6 +30,7 @@ from ir import (
     ScheduleError,
     StorageError,
     TraceFormatError,
+    check_fits,
 )
 from ir import render as render_graph
 from sim_models.python import InputError, SimResult, SimulationError, simulate
@@ -145,20 +146,6 @@ def _header(path: Path) -> tuple[tuple[int, ...], int | None] | None:
     return None
 
 
-def _storage_bytes(shape: Sequence[int], fmt: Any, nnz: int | None) -> int:
-    """Bytes the graph's storage format needs for ``shape`` (dense levels multiply the
-    fiber count; compressed ones keep seg and crd arrays of int64), values as 4 bytes."""
-    fibers, total = 1, 0
-    for level, mode in zip(fmt.levels, fmt.mode_order, strict=True):
-        if level == "dense":
-            fibers *= shape[mode]
-        else:
-            total += (fibers + 1) * 8
-            fibers = fibers * shape[mode] if nnz is None else min(fibers * shape[mode], nnz)
-            total += fibers * 8
-    return total + fibers * 4
-
-
 def _check_size(name: str, path: Path, want: tuple[int, ...], fmt_spec: str,
                 dtype: str) -> None:
     """Refuse, from the file header, an input whose shape differs from the graph's or whose
@@ -176,29 +163,10 @@ def _check_size(name: str, path: Path, want: tuple[int, ...], fmt_spec: str,
         fmt = Format.parse(fmt_spec, len(shape))
     except FormatError:
         return
-    need = _storage_bytes(shape, fmt, nnz)
-    have = _memory_bytes()
-    if have and need > have:
-        raise CliError(f"input {name!r}: storing {'x'.join(map(str, shape))} as "
-                       f"{fmt.letters} ({dtype}) would allocate {_size(need)}, more than this"
-                       f" machine's {_size(have)} of memory; refusing")
-
-
-def _memory_bytes() -> int:
-    import os
-
     try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return 0
-
-
-def _size(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if n < 1024 or unit == "PiB":
-            return f"{n:.3g} {unit}"
-        n /= 1024
-    return f"{n:.3g} PiB"
+        check_fits(f"input {name!r}", shape, fmt, dtype, nnz)
+    except StorageError as exc:
+        raise CliError(str(exc)) from None
 
 
 @contextmanager

@@ -446,6 +446,20 @@ def test_a_huge_declared_matrix_is_refused_before_allocating(tmp_path, capsys, f
     assert need in err and "of memory; refusing" in err
 
 
+@pytest.mark.parametrize("size", [10**12, 2**63])
+def test_a_huge_declared_output_is_refused_before_allocating(spmv, capsys, size):
+    """Found by fuzzing: x declared with 2^63 (or 6.6e9) entries ran, then died storing the
+    result (int64 OverflowError, numpy's MemoryError), a traceback after the whole run."""
+    data = json.loads(json.dumps(spmv["json"]))
+    next(t for t in data["tensors"] if t["name"] == "x")["shape"] = [size]
+    graph = spmv["dir"] / "huge_out.json"
+    graph.write_text(json.dumps(data))
+    assert main(["sim", str(graph), *spmv["inputs"]]) == 1
+    err = _one_line_error(capsys)
+    assert err.startswith(f"samfuse: error: output 'x': storing {size} as d (float32) "
+                          "would allocate ") and err.endswith(" of memory; refusing\n")
+
+
 def test_a_huge_header_against_a_small_graph_is_a_shape_error(spmv, capsys):
     huge = _huge_mtx(spmv["dir"] / "huge.mtx", 10**12, 10**12)
     assert main(["sim", str(spmv["graph"]), "--input", f"B={huge}", "--input",
