@@ -546,51 +546,69 @@ class _Lowerer:
             self.reductions.append(f"{e.op}({self.user(v)}): reduce")
         if not left:
             return _Val(port)
-        (r,) = left if len(left) == 1 else (None,)
-        kept = len(nest) - 1 - nest.index(r) if r is not None else 0
-        if kept not in _ACCUMULATORS or e.op != "sum":
-            raise self.misplaced(e, left, r, kept)
-        return self.accumulate(e, port, r, nest[-kept:])
+        return self.accumulate_chain(e, port, nest, left)
 
-    def misplaced(self, e: Reduction, left: set[str], r: str | None,
-                  kept: int) -> LoweringError:
+    def accumulate_chain(self, e: Reduction, port: str, nest: list[str],
+                         left: set[str]) -> _Val:
+        """Reduced indices above kept ones: one accumulator per reduced index, innermost
+        first, each fed the crds its inner neighbour emits (higher-order accumulation
+        with existing primitives: ``sum(j,k)`` over ``i,j,k,l`` is a ``spacc`` over
+        ``k`` feeding a ``spacc`` over ``j``)."""
+        crds = {v: self.crd[v] for v in nest if v not in left}
+        kept: list[str] = []
+        acc: _Val | None = None
+        for v in reversed(nest):
+            if v not in left:
+                kept.insert(0, v)
+                continue
+            if len(kept) not in _ACCUMULATORS or e.op != "sum":
+                raise self.misplaced(e, v, len(kept))
+            acc = self.accumulate(e, port, v, kept, crds)
+            assert acc.port is not None and acc.spacc is not None
+            port = acc.port
+            crds.update(acc.spacc.crds)
+            left.discard(v)
+            if not left:
+                break
+        assert acc is not None and not left, "every reduced index is in the nest"
+        return acc
+
+    def misplaced(self, e: Reduction, r: str, kept: int) -> LoweringError:
         """The reduction cannot be a reducer nor an accumulator: say why."""
         names = ",".join(self.user(x) for x in e.indices)
         nest_text = ",".join(self.user(x) for x in self.context[id(e.body)])
-        if r is not None and kept in _ACCUMULATORS:
+        if kept in _ACCUMULATORS:
             why = "a max reduction must be innermost: the sparse accumulators only sum"
-        elif r is None:
-            above = ",".join(self.user(x) for x in self.sorted(left))
-            why = (f"an accumulator sums over one reduced index above the kept levels, but "
-                   f"{above!r} are all above them (chained accumulators are not supported)")
         else:
             why = (f"the sparse accumulators (spacc: vector, spacc2: matrix) handle at most "
                    f"two kept levels below the reduced index; {self.user(r)!r} is above "
                    f"{kept}, which would need a higher-order accumulator")
         return self.fail(
             f"dataflow order {self.order_text} puts the {e.op} over {names!r} at a "
-            f"position it cannot be lowered from (loop nest {nest_text}); a reduced "
-            f"index must be innermost (reduce), directly above the innermost index "
-            f"(spacc) or directly above the two innermost indices (spacc2); {why}. Move "
-            "the reduced indices to the end of the order", e)
+            f"position it cannot be lowered from (loop nest {nest_text}); every reduced "
+            f"index must be innermost (reduce) or have at most two kept indices below it "
+            f"(spacc: one, spacc2: two; several reduced indices chain accumulators); "
+            f"{why}. Move the reduced indices towards the end of the order", e)
 
-    def accumulate(self, e: Reduction, port: str, r: str, kept: list[str]) -> _Val:
+    def accumulate(self, e: Reduction, port: str, r: str, kept: list[str],
+                   crds: Mapping[str, str]) -> _Val:
         """A ``spacc`` (one kept level) or ``spacc2`` (two) summing over ``r``.
 
-        Its crd outputs replace the kept indices' joined coordinates for the writers:
-        they carry only the coordinates some reduced fiber had.
+        ``crds`` gives each kept index's current coordinate stream (joined, or emitted by
+        an inner accumulator). Its crd outputs replace the kept indices' coordinates for
+        what follows: they carry only the coordinates some reduced fiber had.
         """
         prim = _ACCUMULATORS[len(kept)]
         acc = self.node(f"{prim}_{self.user(r)}", prim, VAL_ROW, self.first(e))
         ins = ("crd_in",) if prim == "spacc" else ("crd1_in", "crd0_in")
         outs = ("crd",) if prim == "spacc" else ("crd1", "crd0")
         for v, p in zip(kept, ins, strict=True):
-            self.b.edge(self.crd[v], f"{acc}.{p}")
+            self.b.edge(crds[v], f"{acc}.{p}")
         self.b.edge(port, f"{acc}.val_in")
         self.accumulator = max(self.accumulator, len(kept))
         self.reductions.append(f"sum({self.user(r)}): {prim}")
-        crds = {v: f"{acc}.{p}" for v, p in zip(kept, outs, strict=True)}
-        return _Val(f"{acc}.val", spacc=_Acc(crds, e))
+        out = {v: f"{acc}.{p}" for v, p in zip(kept, outs, strict=True)}
+        return _Val(f"{acc}.val", spacc=_Acc(out, e))
 
     def outer_ref(self, nest: list[str], col: str) -> str:
         """A reference stream with one token per fiber of the innermost index."""
