@@ -32,6 +32,18 @@ MODEL_NAMES = ("autoencoder", "bigbird", "gcn", "gpt", "graphsage")
 SCHEDULES = {"unfused": Schedule.unfused, "partial": Schedule.by_scope, "full": Schedule.fused}
 
 
+def seed_arg(text: str) -> int:
+    """An argparse type for ``--seed``: numpy's generators take only seeds >= 0, so a
+    negative one is a usage error here rather than a traceback after the run starts."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"seed {text!r}: expected an integer >= 0")
+    return value
+
+
 def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) -> None:
     """Register the ``model`` subcommand; ``error`` is the CLI's user-error class."""
     m = sub.add_parser("model", help="compile and simulate a bundled PyTorch model "
@@ -43,7 +55,7 @@ def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) ->
                    help="unfused, partial (one region per layer), full, or a YAML file "
                    "(see docs/fusion.md); default partial")
     m.add_argument("--backend", default="python", help="backend name (default python)")
-    m.add_argument("--seed", type=int, default=0)
+    m.add_argument("--seed", type=seed_arg, default=0, help="random seed (an int >= 0)")
     m.add_argument("--program", action="store_true", help="print the einsum program")
     m.add_argument("--table", action="store_true",
                    help="print every kernel's fusion table")

@@ -5,6 +5,8 @@ design content (cached under ``$XDG_CACHE_HOME/samfuse/hls``, else
 ``~/.cache/samfuse/hls``), and runs the executable on each input set: the testbench reads
 the input arrays at run time, so one build serves any inputs of the graph's shapes.
 Results are untimed: outputs and (optionally) per-edge token traces, with ``cycles=None``.
+A hardware description with memory (``hw=``) generates the top with ``m_axi`` ports
+(docs/hls.md, "Off-chip tensors: m_axi ports"); the tokens on every edge do not change.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ir import Graph, Trace, values_from_bits
+from ir import Graph, Hardware, Trace, load_hw, values_from_bits
 from rtl_hls.hls import SHIM_DIR, TEMPLATE_DIR, HlsDesign, generate, write_design, write_inputs
 from sim_models.python import SimResult, SimulationError, bind_inputs, outputs_from_writers
 
@@ -77,13 +79,14 @@ class HlsCsimBackend(Backend):
         return None
 
     # -- build --------------------------------------------------------------------------
-    def build(self, graph: Graph) -> tuple[HlsDesign, Path]:
-        """Generate and compile ``graph``'s testbench (or reuse the cached executable)."""
+    def build(self, graph: Graph, hw: Hardware | None = None) -> tuple[HlsDesign, Path]:
+        """Generate and compile ``graph``'s testbench (or reuse the cached executable);
+        ``hw`` with memory gives the top ``m_axi`` ports, else the recording top."""
         cxx = _cxx()
         if cxx is None:
             raise ToolNotFoundError(f"backend {self.name!r} cannot run here: "
                                     f"{self.unavailable()}")
-        design = generate(graph)
+        design = generate(graph, hw=hw) if hw is not None and hw.memory else generate(graph)
         h = hashlib.sha256()
         for name in sorted(design.files):
             h.update(name.encode())
@@ -115,11 +118,13 @@ class HlsCsimBackend(Backend):
         return design, exe
 
     # -- run ----------------------------------------------------------------------------
-    def run(self, graph, inputs, *, trace=False, depth="graph"):
+    def run(self, graph, inputs, *, trace=False, depth="graph", hw=None, mem_trace=False):
+        """``mem_trace`` is accepted and ignored: C-simulation has no clock, so no bursts."""
         start = time.perf_counter()
         if depth != "graph":
             graph = graph.with_depth(depth)
-        design, exe = self.build(graph)
+        machine = load_hw(hw)
+        design, exe = self.build(graph, machine)
         tensors = bind_inputs(graph, inputs)
         with tempfile.TemporaryDirectory(prefix="samfuse-hls-") as tmp:
             in_dir, out_dir = Path(tmp, "in"), Path(tmp, "out")
@@ -137,7 +142,8 @@ class HlsCsimBackend(Backend):
             res_trace = Trace.read(out_dir / "trace.txt") if trace else None
         return SimResult(graph.name, outputs_from_writers(graph, levels, values), None,
                          trace=res_trace, wall_seconds=time.perf_counter() - start,
-                         sim_seconds=sim_seconds, backend=self.name)
+                         sim_seconds=sim_seconds, backend=self.name, hw=machine.name,
+                         clock_mhz=machine.clock_mhz)
 
 
 def _head(text: str, n: int) -> str:
@@ -159,7 +165,9 @@ def read_writers(design: HlsDesign, directory: Path
     values: dict[str, list[Any]] = {}
     for w in design.writers:
         lines = (directory / f"writer{w.index}.txt").read_text().split("\n")
-        if w.op == "level_writer":
+        if w.op == "level_writer" and design.memory:
+            levels[w.node] = _stored_level(lines, w.dense)
+        elif w.op == "level_writer":
             crd = [int(x) for x in lines[1].split()]
             flat = [int(x) for x in lines[2].split()]
             levels[w.node] = (crd, list(zip(flat[::2], flat[1::2], strict=True)))
@@ -167,3 +175,19 @@ def read_writers(design: HlsDesign, directory: Path
             values[w.node] = values_from_bits([int(x) for x in lines[1].split()],
                                               design.graph.dtype)
     return levels, values
+
+
+def _stored_level(lines: list[str], dense: int | None
+                  ) -> tuple[list[int], list[tuple[int, int]]]:
+    """A level written through m_axi ports: crds and seg words (one per stop, the crds so
+    far), or, for a dense level, only its counts: the writer checked that every stop closes
+    a full fiber 0..dense-1. Stop levels are not stored (``-1``); decoding ignores them."""
+    n, ns = (int(x) for x in lines[0].split())
+    if dense is None:
+        crd = [int(x) for x in lines[1].split()]
+        seg = [int(x) for x in lines[2].split()]
+    else:
+        assert n == ns * dense, (n, ns, dense)
+        crd = list(range(dense)) * ns
+        seg = [dense * (j + 1) for j in range(ns)]
+    return crd, [(pos, -1) for pos in seg]

@@ -33,6 +33,7 @@ from ir import (
     ScheduleError,
     StorageError,
     TraceFormatError,
+    check_fits,
     tensor_file_header,
 )
 from ir import render as render_graph
@@ -40,7 +41,7 @@ from sim_models.python import InputError, SimResult, SimulationError, bind_input
 
 from ._backend import ToolNotFoundError, backend_names, get_backend
 from ._cli_hw import add_hw_options, add_hw_parser, hw_from_args
-from ._cli_model import add_model_parser
+from ._cli_model import add_model_parser, seed_arg
 from ._cli_report import memory_lines, sim_json, stats_table, summary_lines
 from ._cli_study import add_study_parsers
 from ._files import atomic_path, safe_join, writable_dir, write_atomic
@@ -134,18 +135,6 @@ def _load_inputs(graph: Graph, items: Sequence[str] | None) -> dict[str, FiberTr
     return out
 
 
-def _storage_bytes(shape: Sequence[int], fmt: Any, nnz: int | None) -> int:
-    """Bytes the graph's storage format needs for ``shape`` (dense levels multiply the
-    fiber count; compressed ones keep seg and crd arrays of int64), values as 4 bytes."""
-    fibers, total = 1, 0
-    for level, mode in zip(fmt.levels, fmt.mode_order, strict=True):
-        if level == "dense":
-            fibers *= shape[mode]
-        else:
-            total += (fibers + 1) * 8
-            fibers = fibers * shape[mode] if nnz is None else min(fibers * shape[mode], nnz)
-            total += fibers * 8
-    return total + fibers * 4
 
 
 def _check_size(name: str, path: Path, want: tuple[int, ...], fmt_spec: str,
@@ -165,29 +154,10 @@ def _check_size(name: str, path: Path, want: tuple[int, ...], fmt_spec: str,
         fmt = Format.parse(fmt_spec, len(shape))
     except FormatError:
         return
-    need = _storage_bytes(shape, fmt, nnz)
-    have = _memory_bytes()
-    if have and need > have:
-        raise CliError(f"input {name!r}: storing {'x'.join(map(str, shape))} as "
-                       f"{fmt.letters} ({dtype}) would allocate {_size(need)}, more than this"
-                       f" machine's {_size(have)} of memory; refusing")
-
-
-def _memory_bytes() -> int:
-    import os
-
     try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return 0
-
-
-def _size(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if n < 1024 or unit == "PiB":
-            return f"{n:.3g} {unit}"
-        n /= 1024
-    return f"{n:.3g} PiB"
+        check_fits(f"input {name!r}", shape, fmt, dtype, nnz)
+    except StorageError as exc:
+        raise CliError(str(exc)) from None
 
 
 @contextmanager
@@ -544,7 +514,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--out", default="samfuse-demo", help="output directory "
                    "(default ./samfuse-demo)")
     d.add_argument("--features", type=int, default=16, help="columns of H (default 16)")
-    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--seed", type=seed_arg, default=0, help="seed of H (an int >= 0)")
     d.add_argument("--order", help="dataflow order (default: chosen by the compiler)")
     d.set_defaults(func=cmd_demo)
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ir import Graph, examples
+from ir import Graph, examples, load_hw
 from sim_models.python import simulate
 
 
@@ -46,13 +46,18 @@ def spmm_workload(args: argparse.Namespace) -> tuple[Graph, dict[str, Any]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_workload_args(ap)
+    ap.add_argument("--hw", default="hbm2-u280",
+                    help="hardware for the memory rows (preset or YAML; default %(default)s)")
     args = ap.parse_args()
+    hw = load_hw(args.hw)
     graph, inputs = spmm_workload(args)
     gold = inputs["B"] @ inputs["C"]
     print(f"{'mode':<22}{'cycles':>12}{'firings':>12}{'wall s':>9}{'firings/s':>13}"
           f"{'cycles/s':>12}")
     for label, kw in [("timed", {}), ("timed + trace", {"trace": True}),
-                      ("functional (untimed)", {"functional": True})]:
+                      ("functional (untimed)", {"functional": True}),
+                      (f"timed, {hw.name}"[:21], {"hw": hw}),
+                      ("timed, memory + log", {"hw": hw, "mem_trace": True})]:
         t0 = time.perf_counter()
         res = simulate(graph, inputs, **kw)
         wall = time.perf_counter() - t0

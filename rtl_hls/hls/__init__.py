@@ -10,6 +10,7 @@ from .codegen import (
     UNBOUNDED_DEPTH,
     ArrayArg,
     HlsDesign,
+    MemArg,
     WriterArgs,
     generate,
     template_path,
@@ -17,5 +18,6 @@ from .codegen import (
     write_inputs,
 )
 
-__all__ = ["generate", "write_design", "write_inputs", "HlsDesign", "ArrayArg", "WriterArgs",
+__all__ = ["generate", "write_design", "write_inputs", "HlsDesign", "ArrayArg", "MemArg",
+           "WriterArgs",
            "template_path", "TEMPLATE_DIR", "SHIM_DIR", "UNBOUNDED_DEPTH", "DEFAULT_MEM_DEPTH"]

@@ -6,7 +6,9 @@
   ``hls::stream`` per graph edge (``#pragma HLS stream depth`` = the edge's depth), one
   call of a primitive template (``templates/<op>.h``) per node in topological order, and
   ``m_axi`` interfaces for every input array (seg/crd per compressed level, vals) and every
-  writer's output arrays. A forked output port writes each of its edges
+  writer's output arrays; with a hardware description that has memory, one ``m_axi``
+  pointer per ``ir.memory_ports`` port on its channel's bundle instead (:mod:`._maxi`).
+  A forked output port writes each of its edges
   (``samfuse::fork``); a port without edges discards (``samfuse::Discard``).
 * ``<graph>_tb.cpp``: ``main(in_dir, out_dir, trace)`` reads the input arrays from text
   files, calls the top (again, with larger output arrays, if a writer overflowed), and
@@ -22,19 +24,29 @@ not depend on scheduling. Under ``__SYNTHESIS__`` the same body is the dataflow 
 
 from __future__ import annotations
 
-import re
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from string import Template
 
 import numpy as np
 
-from ir import CATALOGUE, Edge, FiberTree, Format, Graph, Node, f32_bits, int_constant
+from ir import CATALOGUE, Edge, FiberTree, Graph, Hardware, Node, f32_bits, int_constant
 
-__all__ = ["generate", "HlsDesign", "ArrayArg", "WriterArgs", "write_design", "TEMPLATE_DIR",
+from ._design import ArrayArg, HlsDesign, MemArg, WriterArgs, ident, level_size, writer_nodes
+from ._maxi import (
+    mem_args,
+    mem_inputs,
+    mem_node_arrays,
+    mem_pragmas,
+    mem_signature_params,
+    mem_tb_slots,
+    mem_writers,
+)
+
+__all__ = ["generate", "HlsDesign", "ArrayArg", "MemArg", "WriterArgs", "write_design",
+           "TEMPLATE_DIR",
            "SHIM_DIR", "write_inputs", "UNBOUNDED_DEPTH", "DEFAULT_MEM_DEPTH", "template_path"]
 
 HERE = Path(__file__).resolve().parent
@@ -60,68 +72,39 @@ def template_path(op: str) -> Path:
     return TEMPLATE_DIR / f"{op}.h"
 
 
-@dataclass(frozen=True)
-class ArrayArg:
-    """One input array argument of the top: ``what`` is ``seg``, ``crd`` or ``vals``."""
+def generate(graph: Graph, *, hw: Hardware | None = None, mem_depth: int = DEFAULT_MEM_DEPTH,
+             part: str = "xcu250-figd2104-2L-e", clock_ns: float | None = None
+             ) -> HlsDesign:
+    """Generate the HLS top, testbench and TCL script of ``graph``.
 
-    name: str
-    tensor: str
-    what: str
-    level: int | None = None
-
-
-@dataclass(frozen=True)
-class WriterArgs:
-    """A writer node's output arrays; the testbench writes them to ``writer<index>.txt``."""
-
-    node: str
-    op: str
-    index: int
-    arrays: tuple[str, ...]   # C names: (crd, stop_pos, stop_lvl, counts) or (vals, counts)
-
-
-@dataclass
-class HlsDesign:
-    """Generated sources of one graph; ``files`` maps file name to text."""
-
-    graph: Graph
-    top: str
-    edges: list[Edge]                 # sorted by name; the index is the trace id
-    inputs: list[ArrayArg]
-    writers: list[WriterArgs]
-    files: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def top_source(self) -> str:
-        return f"{self.top}.cpp"
-
-    @property
-    def testbench(self) -> str:
-        return f"{self.top}_tb.cpp"
-
-
-def _ident(text: str) -> str:
-    s = re.sub(r"\W", "_", text)
-    return s if s and not s[0].isdigit() else f"_{s}"
-
-
-def generate(graph: Graph, *, mem_depth: int = DEFAULT_MEM_DEPTH,
-             part: str = "xcu250-figd2104-2L-e", clock_ns: float = 4.0) -> HlsDesign:
-    """Generate the HLS top, testbench and TCL script of ``graph``."""
-    top = f"{_ident(graph.name)}_top"
+    ``hw`` with memory (``hw.memory``) makes every off-chip array an ``m_axi`` port of its
+    ``ir.memory_ports`` channel, and the TCL script exports a Vitis kernel (``xo``) clocked
+    at ``hw.clock_mhz``; ``None`` or ideal memory gives the recording top (4 ns, IP catalog).
+    ``clock_ns`` overrides the clock either way.
+    """
+    top = f"{ident(graph.name)}_top"
     edges = sorted(graph.edges, key=lambda e: e.name)
     eid = {e.name: i for i, e in enumerate(edges)}
-    inputs = _input_args(graph)
-    writers = _writer_args(graph)
-    design = HlsDesign(graph, top, edges, inputs, writers)
-    body = [_call(graph, graph.nodes[n], eid, inputs, writers) for n in graph.topological_order()]
+    design = _design(graph, top, edges, hw)
+    arrays = mem_node_arrays(design) if design.memory else _node_arrays(design)
+    body = [_call(design, graph.nodes[n], eid, arrays.get(n, []))
+            for n in graph.topological_order()]
     design.files = {
         f"{top}.h": _header(design),
         f"{top}.cpp": _top_source(design, body, mem_depth),
         f"{top}_tb.cpp": _testbench(design),
-        "run_hls.tcl": _tcl(design, part, clock_ns),
+        "run_hls.tcl": _tcl(design, part, _clock_ns(hw, clock_ns)),
     }
     return design
+
+
+def _design(graph: Graph, top: str, edges: list[Edge], hw: Hardware | None) -> HlsDesign:
+    """The top's arguments: recording arrays, or m_axi ports when ``hw`` has memory."""
+    if hw is None or not hw.memory:
+        return HlsDesign(graph, top, edges, _input_args(graph), _writer_args(graph))
+    mem = mem_args(graph, hw)
+    return HlsDesign(graph, top, edges, mem_inputs(mem), mem_writers(graph, mem), hw=hw,
+                     mem=mem)
 
 
 def write_design(design: HlsDesign, directory: str | Path, *, copy_templates: bool = True
@@ -160,11 +143,6 @@ def write_inputs(design: HlsDesign, tensors: Mapping[str, FiberTree], directory:
 
 
 # -- arguments ---------------------------------------------------------------------------
-def _format(graph: Graph, tensor: str) -> tuple[Format, tuple[int, ...]]:
-    spec = graph.tensors[tensor]
-    return Format.parse(spec.format, len(spec.shape)), tuple(spec.shape)
-
-
 def _input_args(graph: Graph) -> list[ArrayArg]:
     """Arrays of the input tensors the graph's nodes read (in tensor, then level order)."""
     levels: dict[str, set[int]] = {}
@@ -176,7 +154,7 @@ def _input_args(graph: Graph) -> list[ArrayArg]:
             vals.add(node.params["tensor"])
     args = []
     for k, tensor in enumerate(sorted(set(levels) | vals)):
-        t = _ident(tensor)
+        t = ident(tensor)
         for lv in sorted(levels.get(tensor, ())):
             args.append(ArrayArg(f"in{k}_{t}_seg{lv}", tensor, "seg", lv))
             args.append(ArrayArg(f"in{k}_{t}_crd{lv}", tensor, "crd", lv))
@@ -187,14 +165,30 @@ def _input_args(graph: Graph) -> list[ArrayArg]:
 
 def _writer_args(graph: Graph) -> list[WriterArgs]:
     out = []
-    for k, nid in enumerate(n for n in sorted(graph.nodes)
-                            if graph.nodes[n].primitive.writes_tensor):
+    for k, nid in enumerate(writer_nodes(graph)):
         node = graph.nodes[nid]
-        p = f"out{k}_{_ident(nid)}"
+        p = f"out{k}_{ident(nid)}"
         arrays = (f"{p}_crd", f"{p}_stop_pos", f"{p}_stop_lvl", f"{p}_counts") \
             if node.op == "level_writer" else (f"{p}_vals", f"{p}_counts")
         out.append(WriterArgs(nid, node.op, k, arrays))
     return out
+
+
+def _node_arrays(design: HlsDesign) -> dict[str, list[str]]:
+    """The trailing C arguments of each node with arrays in a recording top."""
+    args: dict[str, list[str]] = {}
+    for nid, node in design.graph.nodes.items():
+        prm = node.params
+        if node.op == "scan_compressed":
+            names = {(a.what, a.level): a.name for a in design.inputs
+                     if a.tensor == prm["tensor"]}
+            args[nid] = [names[("seg", prm["level"])], names[("crd", prm["level"])]]
+        elif node.op == "array":
+            args[nid] = [next(a.name for a in design.inputs if a.tensor == prm["tensor"]
+                              and a.what == "vals")]
+    for w in design.writers:
+        args[w.node] = [*w.arrays, "cap"]
+    return args
 
 
 # -- the top -----------------------------------------------------------------------------
@@ -213,25 +207,23 @@ def _max_dim(graph: Graph) -> int:
     return max([1, *(d for t in graph.tensors.values() for d in t.shape)])
 
 
-def _call(graph: Graph, node: Node, eid: dict[str, int], inputs: list[ArrayArg],
-          writers: list[WriterArgs]) -> str:
-    """The C++ statement that runs ``node`` as one dataflow process."""
+def _call(design: HlsDesign, node: Node, eid: dict[str, int], arrays: list[str]) -> str:
+    """The C++ statement that runs ``node`` as one dataflow process; ``arrays`` are its
+    trailing array (and count) arguments."""
+    graph = design.graph
     ins = {p: f"s{eid[e.name]}" for p, e in graph.in_edges[node.id].items()}
     outs = {p.name: _writer_expr(graph, node, p.name, eid) for p in node.primitive.outputs}
     args = [ins[p.name] for p in node.primitive.inputs] + \
-        [outs[p.name] for p in node.primitive.outputs]
+        [outs[p.name] for p in node.primitive.outputs] + arrays
     flt = "true" if graph.dtype == "float32" else "false"
     op, prm = node.op, node.params
+    fname = f"samfuse_{op}"
     tparams: list[str] = []
-    if op == "scan_compressed":
-        names = {(a.what, a.level): a.name for a in inputs if a.tensor == prm["tensor"]}
-        args += [names[("seg", prm["level"])], names[("crd", prm["level"])]]
-    elif op in ("scan_dense", "locate"):
-        fmt, shape = _format(graph, prm["tensor"])
-        tparams = [f"{shape[fmt.mode_order[prm['level']]]}u"]
-    elif op == "array":
-        args.append(next(a.name for a in inputs if a.tensor == prm["tensor"]
-                         and a.what == "vals"))
+    writer = design.writer(node.id)
+    if op in ("scan_dense", "locate"):
+        tparams = [f"{level_size(graph, prm['tensor'], prm['level'])}u"]
+    elif writer is not None and writer.dense is not None:
+        fname, tparams = "samfuse_dense_level_writer", [f"{writer.dense}u"]
     elif op == "alu":
         tparams = [f"samfuse::{_BINOP[prm['op']]}", flt]
     elif op == "reduce":
@@ -245,20 +237,20 @@ def _call(graph: Graph, node: Node, eid: dict[str, int], inputs: list[ArrayArg],
         tparams = [f"{_max_dim(graph)}u", flt]
     elif op == "spacc2":
         tparams = [f"{_max_dim(graph)}u", f"{_max_dim(graph)}u", flt]
-    elif op in ("level_writer", "value_writer"):
-        w = next(w for w in writers if w.node == node.id)
-        args += [*w.arrays, "cap"]
     elif op not in CATALOGUE:  # pragma: no cover - graphs are validated
         raise AssertionError(op)
     targs = f"<{', '.join(tparams)}>" if tparams else ""
-    return f"    samfuse_{op}{targs}({', '.join(args)});  // {node.id}"
+    return f"    {fname}{targs}({', '.join(args)});  // {node.id}"
 
 
 def _signature(design: HlsDesign) -> str:
-    params = [f"const samfuse::word_t {a.name}[]" for a in design.inputs]
-    for w in design.writers:
-        params += [f"samfuse::word_t {a}[]" for a in w.arrays]
-    params.append("uint32_t cap")
+    if design.memory:
+        params = mem_signature_params(design)
+    else:
+        params = [f"const samfuse::word_t {a.name}[]" for a in design.inputs]
+        for w in design.writers:
+            params += [f"samfuse::word_t {a}[]" for a in w.arrays]
+        params.append("uint32_t cap")
     return f"void {design.top}(\n    " + ",\n    ".join(params) + ")"
 
 
@@ -281,10 +273,8 @@ def _top_source(design: HlsDesign, body: list[str], mem_depth: int) -> str:
              f'#include "{design.top}.h"']
     lines += [f'#include "{op}.h"' for op in ops]
     lines += ["", f"{_signature(design)} {{"]
-    arrays = [a.name for a in design.inputs] + [x for w in design.writers for x in w.arrays]
-    for k, name in enumerate(arrays):
-        lines.append(f"#pragma HLS interface m_axi port={name} offset=slave "
-                     f"bundle=gmem{k} depth={mem_depth}")
+    lines += mem_pragmas(design, mem_depth) if design.memory else _array_pragmas(design,
+                                                                                mem_depth)
     lines += ["#pragma HLS interface s_axilite port=cap",
               "#pragma HLS interface s_axilite port=return",
               "#pragma HLS dataflow", ""]
@@ -295,6 +285,13 @@ def _top_source(design: HlsDesign, body: list[str], mem_depth: int) -> str:
                      + ("  // unbounded in the graph" if e.depth is None else ""))
     lines += ["", *body, "}", ""]
     return "\n".join(lines)
+
+
+def _array_pragmas(design: HlsDesign, mem_depth: int) -> list[str]:
+    """Recording top: one m_axi bundle per array (no channel assignment to follow)."""
+    arrays = [a.name for a in design.inputs] + [x for w in design.writers for x in w.arrays]
+    return [f"#pragma HLS interface m_axi port={name} offset=slave bundle=gmem{k} "
+            f"depth={mem_depth}" for k, name in enumerate(arrays)]
 
 
 def _edge_print_kind(e: Edge, dtype: str) -> int:
@@ -309,6 +306,14 @@ def _testbench(design: HlsDesign) -> str:
     edge_rows = ",\n".join(
         f'    {{"{e.name}", "{e.kind}", "{numeric if e.kind == "val" else "int"}", '
         f"{_edge_print_kind(e, g.dtype)}}}" for e in design.edges)
+    slots = mem_tb_slots(design) if design.memory else _recording_tb_slots(design)
+    return _testbench_template().substitute(
+        graph=g.name, top=design.top, edge_rows=edge_rows or '    {"", "", "", 0}',
+        nedges=len(design.edges), **slots)
+
+
+def _recording_tb_slots(design: HlsDesign) -> dict[str, str]:
+    """The testbench slots of a recording top: word_t arrays, counts in ``counts[]``."""
     reads = "\n".join(f'    std::vector<samfuse::word_t> {a.name} = read_words(in_dir, "{a.name}");'
                       for a in design.inputs)
     allocs, call_args, dumps = [], [a.name + ".data()" for a in design.inputs], []
@@ -328,12 +333,11 @@ def _testbench(design: HlsDesign) -> str:
             dumps.append(f"    write_values(out_dir, {w.index}, {vals}, {cnt});")
     decls = "\n".join(f"    std::vector<samfuse::word_t> {a};"
                       for w in design.writers for a in w.arrays)
-    need_lines = "\n".join(d for d in dumps if d.lstrip().startswith("need"))
-    write_lines = "\n".join(d for d in dumps if not d.lstrip().startswith("need"))
-    return _testbench_template().substitute(
-        graph=g.name, top=design.top, edge_rows=edge_rows or '    {"", "", "", 0}',
-        nedges=len(design.edges), reads=reads, decls=decls, allocs="\n".join(allocs),
-        call=", ".join([*call_args, "cap"]), need=need_lines, writes=write_lines)
+    return {"reads": reads, "decls": decls, "allocs": "\n".join(allocs),
+            "call": ", ".join([*call_args, "cap"]),
+            "need": "\n".join(d for d in dumps if d.lstrip().startswith("need")),
+            "writes": "\n".join(d for d in dumps if not d.lstrip().startswith("need")),
+            "helpers": ""}
 
 
 @cache
@@ -344,8 +348,16 @@ def _testbench_template() -> Template:
 
 
 
+def _clock_ns(hw: Hardware | None, clock_ns: float | None) -> float:
+    if clock_ns is not None:
+        return clock_ns
+    return round(1000.0 / hw.clock_mhz, 3) if hw is not None and hw.memory else 4.0
+
+
 def _tcl(design: HlsDesign, part: str, clock_ns: float) -> str:
     top = design.top
+    # with memory the top is a Vitis kernel: v++ links its gmem<k> bundles to memory banks
+    export = "xo -output $top.xo" if design.memory else "ip_catalog"
     return f"""# Generated by samfuse (rtl_hls.hls.codegen) for graph '{design.graph.name}'.
 # usage: vitis_hls -f run_hls.tcl   (from this directory; inputs in ./inputs, see docs/hls.md)
 # Runs C simulation, synthesis, RTL/C co-simulation with a full trace dump, and IP export.
@@ -362,6 +374,6 @@ file mkdir [pwd]/csim_out [pwd]/cosim_out
 csim_design -argv "[pwd]/inputs [pwd]/csim_out 1"
 csynth_design
 cosim_design -trace_level all -argv "[pwd]/inputs [pwd]/cosim_out 1"
-export_design -format ip_catalog
+export_design -format {export}
 exit
 """

@@ -36,6 +36,11 @@ inline bool is_empty(const tok_t& t) { return tag_of(t) == TAG_EMPTY; }
 inline bool is_done(const tok_t& t) { return tag_of(t) == TAG_DONE; }
 inline bool is_stop_or_done(const tok_t& t) { return is_stop(t) || is_done(t); }
 
+// A stored word as uint32_t: arrays are ap_uint<32> (recording tops) or uint32_t (tops with
+// off-chip m_axi ports, a standard C type so Vitis can widen their bursts).
+inline uint32_t u32(const word_t& w) { return static_cast<uint32_t>(w.to_uint()); }
+inline uint32_t u32(uint32_t w) { return w; }
+
 inline tok_t make_tok(unsigned tag, uint32_t p) {
     tok_t t = 0;
     t.range(31, 0) = p;

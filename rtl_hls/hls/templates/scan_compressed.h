@@ -1,26 +1,28 @@
 // scan_compressed: compressed level scanner, ref -> (crd, ref) of the fiber
-// crd[seg[ref] .. seg[ref+1]); refs are positions into the level.
+// crd[seg[ref] .. seg[ref+1]); refs are positions into the level. W is the stored word:
+// samfuse::word_t, or uint32_t behind an m_axi port (docs/hls.md, "Off-chip tensors").
 #ifndef SAMFUSE_SCAN_COMPRESSED_H
 #define SAMFUSE_SCAN_COMPRESSED_H
 #include "scan_core.h"
 
 namespace samfuse {
+template <class W>
 struct CompressedLevel {
-    const word_t* seg;
-    const word_t* crd;
+    const W* seg;
+    const W* crd;
     void fiber(uint32_t r, uint32_t& p, uint32_t& e, uint32_t& base) const {
-        p = seg[r].to_uint();
-        e = seg[r + 1].to_uint();
+        p = u32(seg[r]);
+        e = u32(seg[r + 1]);
         base = 0;
     }
-    uint32_t crd_at(uint32_t p, uint32_t) const { return crd[p].to_uint(); }
+    uint32_t crd_at(uint32_t p, uint32_t) const { return u32(crd[p]); }
 };
 }  // namespace samfuse
 
-template <class CrdOut, class RefOut>
+template <class CrdOut, class RefOut, class W>
 void samfuse_scan_compressed(hls::stream<samfuse::tok_t>& ref_in, CrdOut crd, RefOut ref,
-                             const samfuse::word_t* seg, const samfuse::word_t* crd_arr) {
-    samfuse::CompressedLevel lv = {seg, crd_arr};
+                             const W* seg, const W* crd_arr) {
+    samfuse::CompressedLevel<W> lv = {seg, crd_arr};
     samfuse::scan_level(ref_in, crd, ref, lv);
 }
 #endif

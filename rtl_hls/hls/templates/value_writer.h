@@ -1,12 +1,13 @@
-// value_writer: appends values (binary32 bits or int32); stops are dropped; counts[0]
-// reports how many values the stream had (more than cap: rerun with larger arrays).
+// value_writer: appends values (binary32 bits or int32); stops are dropped. Reports how many
+// values the stream had (more than cap: rerun with larger arrays): counts[0] in tops without
+// memory, a scalar output next to the m_axi vals port in tops with off-chip memory.
 #ifndef SAMFUSE_VALUE_WRITER_H
 #define SAMFUSE_VALUE_WRITER_H
 #include "samfuse_hls.h"
 
-inline void samfuse_value_writer(hls::stream<samfuse::tok_t>& val, samfuse::word_t* vals,
-                                 samfuse::word_t* counts, uint32_t cap) {
-    using namespace samfuse;
+namespace samfuse {
+template <class W>
+uint32_t value_writer_loop(hls::stream<tok_t>& val, W* vals, uint32_t cap) {
     uint32_t n = 0;
 value_writer_loop:
     while (true) {
@@ -21,6 +22,17 @@ value_writer_loop:
             SAMFUSE_CHECK(is_stop(t), "value_writer: unexpected N on val");
         }
     }
-    counts[0] = n;
+    return n;
+}
+}  // namespace samfuse
+
+inline void samfuse_value_writer(hls::stream<samfuse::tok_t>& val, samfuse::word_t* vals,
+                                 samfuse::word_t* counts, uint32_t cap) {
+    counts[0] = samfuse::value_writer_loop(val, vals, cap);
+}
+
+inline void samfuse_value_writer(hls::stream<samfuse::tok_t>& val, uint32_t* vals,
+                                 uint32_t* n_vals, uint32_t cap) {
+    *n_vals = samfuse::value_writer_loop(val, vals, cap);
 }
 #endif
