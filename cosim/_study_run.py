@@ -330,7 +330,12 @@ def write_table(rows: list[dict[str, Any]], out: Path, csv: bool = False) -> lis
 
 def _local_pool(workers: int) -> Callable[[list[RunConfig]], Iterator[tuple[RunConfig, Any]]]:
     def run(todo: list[RunConfig]) -> Iterator[tuple[RunConfig, Any]]:
-        with cf.ProcessPoolExecutor(max_workers=workers) as pool:
+        # forkserver, not fork: a process that has used torch (its thread pools) can hang
+        # a forked worker; the server starts clean and forks workers from there
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("forkserver")
+        with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
             futures = {pool.submit(run_config, c): c for c in todo}
             for fut in cf.as_completed(futures):
                 yield futures[fut], fut
