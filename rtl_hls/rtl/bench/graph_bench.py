@@ -4,6 +4,11 @@ Works on any top with the samfuse port convention (``ap_clk``, ``ap_rst``, ``ap_
 ``cycles``), including RTL exported by Vitis HLS from the generated C++. The writers' dumps
 (in the working directory) carry the recorded output; this bench writes ``result.json``
 (with the memory nodes' ``mem_stall`` counters named in ``$SAMFUSE_MEM_NODES``).
+
+``ap_done`` and ``cycles`` are read once the time step has settled (``ReadOnly``): a rise
+of ``ap_done`` that is gone by then is a delta-cycle glitch of a combinational ``ap_done``
+(registers changing at one edge in some order), not the end of the run, and fails the
+bench rather than recording a cycle count the hardware never reaches.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import time
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, First, RisingEdge, Timer
+from cocotb.triggers import ClockCycles, First, ReadOnly, RisingEdge, Timer
 
 
 @cocotb.test()
@@ -26,8 +31,14 @@ async def run_graph(dut) -> None:
     await ClockCycles(dut.ap_clk, 2)
     dut.ap_rst.value = 0
     start = time.perf_counter()
+    await ReadOnly()
     if not int(dut.ap_done.value):
         await First(RisingEdge(dut.ap_done), Timer(10 * (max_cycles + 2), unit="ns"))
+        rose = int(dut.ap_done.value)
+        await ReadOnly()
+        assert not rose or int(dut.ap_done.value), (
+            "ap_done glitched high for a delta cycle (a combinational done from registers "
+            "that change at the same edge); the top must drive a glitch-free ap_done")
     wall = time.perf_counter() - start
     done = int(dut.ap_done.value)
     cycles = int(dut.cycles.value)

@@ -1,7 +1,9 @@
 // Memory write port (docs/timing.md, Memory): write combining. Words fill a line buffer;
 // the firing that fills a line, or a D firing with a partly filled one, writes it as a
 // one-line burst. At most K writes may be unacknowledged: write j waits for ack(j - K),
-// kept in a ring of the last K acknowledgements.
+// kept in a ring of the last K acknowledgements. `acked_n` tells the writer, for its
+// registered `done`, whether every write up to and including this cycle's is acknowledged
+// in the next cycle.
 module samfuse_mem_wrport #(
     parameter int K = 8,      // dram.outstanding
     parameter int WPL = 16,   // words per line
@@ -19,7 +21,7 @@ module samfuse_mem_wrport #(
     input  logic        fire,     // the firing happens
     output logic [15:0] nlines,
     input  logic [63:0] base,
-    output logic        acked     // every write so far is acknowledged
+    output logic        acked_n   // every write, this firing's included, acked next cycle
 );
   import samfuse_pkg::*;
   logic [31:0] words, j, last_ack, ack;
@@ -30,7 +32,7 @@ module samfuse_mem_wrport #(
   assign ok = !issue || j < 32'(K) || acks[j%K] <= now;
   assign nlines = {15'd0, fire && issue};
   assign ack = mem_ready(base + 64'(LB), B, LAT);
-  assign acked = now >= last_ack;
+  assign acked_n = (fire && issue ? ack : last_ack) <= now + 32'd1;
 
   always_ff @(posedge ap_clk) begin
     if (ap_rst) begin

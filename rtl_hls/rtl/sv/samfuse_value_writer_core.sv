@@ -32,10 +32,9 @@ module samfuse_value_writer_core #(
   logic [31:0] val_mem[VAL_N];
   logic [31:0] nval;
   logic [1:0] tag;
-  logic fin, mok, acked;  // D consumed; the firing's write may go; all acknowledged
+  logic fin, mok, acked_n;  // D consumed; the firing's write may go; all acked next cycle
   assign tag = val_dout[33:32];
   assign val_read = !fin && val_empty_n && mok;
-  assign done = fin && acked;
 
   generate
     if (MEM) begin : g_port
@@ -48,10 +47,10 @@ module samfuse_value_writer_core #(
       ) u_vals (
           .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .add(is_val),
           .flush(is_done), .ok(mok), .fire(val_read), .nlines(vals_nlines),
-          .base(vals_base), .acked(acked)
+          .base(vals_base), .acked_n(acked_n)
       );
     end else begin : g_ideal
-      assign {mok, acked} = 2'b11;
+      assign {mok, acked_n} = 2'b11;
       assign vals_nlines = '0;
     end
   endgenerate
@@ -63,6 +62,15 @@ module samfuse_value_writer_core #(
     if (ap_rst) mem_stall <= 0;
     else if (!fin && val_empty_n && !mok) mem_stall <= mem_stall + 1;
 `endif
+
+  // `done` is one register, set the cycle after D is consumed and every write is
+  // acknowledged, and never cleared: `fin && (now >= last ack)` from several registers
+  // that change at the same edge can glitch high for a delta cycle in simulation, which
+  // an edge-triggered bench then takes for the end of the run (the top's ap_done, an AND
+  // of these monotone registers, cannot glitch).
+  always_ff @(posedge ap_clk)
+    if (ap_rst) done <= 1'b0;
+    else done <= (fin || (val_read && tag == TAG_DONE)) && acked_n;
 
   always_ff @(posedge ap_clk) begin
     if (ap_rst) begin
