@@ -24,24 +24,38 @@ from ir import (
     EdgeTrace,
     FiberTree,
     Graph,
+    Hardware,
     StorageError,
     Trace,
     decode_token,
     decode_words,
+    memory_ports,
     values_from_bits,
 )
 from sim_models.python import (
+    ENTRY_BYTES,
     DeadlockError,
+    MemRequest,
     NodeStats,
     SimResult,
     SimulationError,
     bind_inputs,
+    check_onchip,
     deadlock_error,
     outputs_from_writers,
 )
 
 from ._backend import Backend, register
-from ._systemc_child import NetPlan, RawEdge, RawNet, child_main, plan_net, prepare, warm_seconds
+from ._systemc_child import (
+    NetPlan,
+    RawEdge,
+    RawMemory,
+    RawNet,
+    child_main,
+    plan_net,
+    prepare,
+    warm_seconds,
+)
 from ._systemc_load import load_seconds, missing
 
 __all__ = ["SystemCBackend", "SystemCError", "SystemCRun"]
@@ -53,12 +67,15 @@ class SystemCError(RuntimeError):
 
 @dataclass
 class SystemCRun:
-    """One run of a batch: a graph, its inputs and how to run it."""
+    """One run of a batch: a graph, its inputs and how to run it (``hw``: the simulated
+    hardware, None = ideal; ``mem_trace``: log every memory burst)."""
 
     graph: Graph
     inputs: Mapping[str, Any]
     trace: bool = False
     depth: int | None | str = "graph"
+    hw: Hardware | None = None
+    mem_trace: bool = False
 
 
 @register
@@ -89,8 +106,9 @@ class SystemCBackend(Backend):
         return missing()
 
     def run(self, graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
-            depth: int | None | str = "graph") -> SimResult:
-        (out,) = self.run_batch([SystemCRun(graph, inputs, trace, depth)])
+            depth: int | None | str = "graph", hw: Hardware | None = None,
+            mem_trace: bool = False) -> SimResult:
+        (out,) = self.run_batch([SystemCRun(graph, inputs, trace, depth, hw, mem_trace)])
         if isinstance(out, Exception):
             raise out
         return out
@@ -102,12 +120,13 @@ class SystemCBackend(Backend):
         prepare()
         start = time.perf_counter()
         bound = [bind_inputs(r.graph, r.inputs) for r in runs]
-        plans = [plan_net(r.graph, b, trace=r.trace, depth=r.depth, max_cycles=self.max_cycles)
+        plans = [plan_net(r.graph, b, trace=r.trace, depth=r.depth, max_cycles=self.max_cycles,
+                          hw=r.hw, mem_trace=r.mem_trace)
                  for r, b in zip(runs, bound, strict=True)]
         forked = time.perf_counter()
         raws, timings = self._fork(plans)
         received = time.perf_counter()
-        results = [_decode_or_error(r.graph, raw)
+        results = [_decode_or_error(r.graph, raw, r.hw)
                    for r, raw in zip(runs, raws, strict=True)]
         done = time.perf_counter()
         self.last_timings = {
@@ -175,14 +194,14 @@ def _exit_text(code: int | None) -> str:
 
 # -- decoding the child's data -------------------------------------------------------------
 
-def _decode_or_error(graph: Graph, raw: RawNet) -> SimResult | Exception:
+def _decode_or_error(graph: Graph, raw: RawNet, hw: Hardware | None) -> SimResult | Exception:
     try:
-        return _decode(graph, raw)
+        return _decode(graph, raw, hw)
     except (SimulationError, StorageError) as exc:  # what simulate() would raise
         return exc
 
 
-def _decode(graph: Graph, raw: RawNet) -> SimResult | SimulationError:
+def _decode(graph: Graph, raw: RawNet, hw: Hardware | None) -> SimResult | SimulationError:
     if raw.status == "deadlock":
         return _deadlock(raw)
     if raw.status == "error":
@@ -196,18 +215,45 @@ def _decode(graph: Graph, raw: RawNet) -> SimResult | SimulationError:
     if raw.status != "done":
         return SimulationError(f"graph {graph.name!r}: SystemC run stopped at cycle "
                                f"{raw.end_cycle} ({raw.status})")
+    if hw is not None:
+        check_onchip(graph, [n for n in raw.nodes if n.op in ENTRY_BYTES], hw)
     writers = [n for n in raw.nodes if n.op in ("level_writer", "value_writer")]
     cycles = max((n.done_cycle for n in writers), default=-1) + 1
+    mem = raw.memory
+    if mem is not None:
+        cycles = max(cycles, mem.max_ack)
     result = SimResult(graph.name, _outputs(graph, raw), cycles)
-    result.nodes = {n.id: NodeStats(n.op, n.fires, n.stall_in, n.stall_out, n.done_cycle)
+    traffic = _node_traffic(graph, mem, hw)
+    result.nodes = {n.id: NodeStats(n.op, n.fires, n.stall_in, n.stall_out, n.done_cycle,
+                                    n.stall_mem, *traffic.get(n.id, (0, 0, 0)))
                     for n in raw.nodes}
     result.max_occupancy = {e.name: e.max_occ for e in raw.edges}
+    if hw is not None:
+        result.hw, result.clock_mhz = hw.name, hw.clock_mhz
+    if mem is not None:
+        result.channel_bytes = mem.channel_bytes
+        if mem.log is not None:
+            result.mem_requests = [MemRequest(int(c), int(p), int(f), int(n), bool(w))
+                                   for c, p, f, n, w in mem.log.tolist()]
     if raw.edges and raw.edges[0].words is not None:
         kinds = {e.name: e.kind for e in graph.edges}
         result.trace = Trace(graph.name, {
             e.name: _edge_trace(e.name, kinds[e.name], graph.dtype, e)
             for e in raw.edges})
     return result
+
+
+def _node_traffic(graph: Graph, mem: RawMemory | None, hw: Hardware | None
+                  ) -> dict[str, tuple[int, int, int]]:
+    """Per node: (read bytes, write bytes, bursts) from the per-port counts."""
+    if mem is None or hw is None:
+        return {}
+    out: dict[str, list[int]] = {}
+    for spec, (bursts, lines) in zip(memory_ports(graph, hw), mem.ports, strict=True):
+        acc = out.setdefault(spec.node, [0, 0, 0])
+        acc[1 if spec.write else 0] += lines * hw.dram.line_bytes
+        acc[2] += bursts
+    return {n: (r, w, b) for n, (r, w, b) in out.items()}
 
 
 def _outputs(graph: Graph, raw: RawNet) -> dict[str, FiberTree]:

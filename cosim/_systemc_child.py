@@ -26,16 +26,20 @@ from ir import (
     FiberTree,
     Graph,
     GraphBuilder,
+    Hardware,
+    MemPortSpec,
     Node,
     examples,
     f32_bits,
     int_constant,
+    load_hw,
+    memory_ports,
 )
 from sim_models.python import InputError, bind_inputs
 
 from ._systemc_load import load
 
-__all__ = ["MODEL_CLASSES", "NetPlan", "RawNet", "RawNode", "RawEdge", "RawError",
+__all__ = ["MODEL_CLASSES", "NetPlan", "RawNet", "RawNode", "RawEdge", "RawError", "RawMemory",
            "plan_net", "run_plans", "child_main", "prepare", "warm_seconds", "STATUS",
            "SystemCRunError"]
 
@@ -66,6 +70,12 @@ class NetPlan:
     edges: list[tuple[str, int]]                  # (name, depth; 0 = unbounded)
     inputs: list[tuple[str, str, str]]            # (node, port, edge)
     outputs: list[tuple[str, str, str]]           # (node, port, edge), forks in edge order
+    #: memory system (None = ideal): channels, bytes/cycle, latency, line bytes,
+    #: outstanding, log every burst
+    memory: tuple[int, int, int, int, int, bool] | None = None
+    #: memory ports in ir.memory_ports order: (node, slot in the catalogue's mem_reads +
+    #: mem_writes, write, words of a read array, channel)
+    mem_ports: list[tuple[str, int, bool, int, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -80,6 +90,8 @@ class RawNode:
     blocked: str | None
     blocked_on_input: bool
     state: str
+    stall_mem: int = 0
+    peak: int = 0     # spacc / spacc2: most entries held at once
 
 
 @dataclass
@@ -106,6 +118,17 @@ class RawError:
 
 
 @dataclass
+class RawMemory:
+    """What the memory system did: per port (bursts, lines), per channel bytes, the
+    largest write acknowledgement (-1: no write) and, when logged, every burst."""
+
+    ports: list[tuple[int, int]]
+    channel_bytes: list[int]
+    max_ack: int
+    log: np.ndarray | None = None   # rows (cycle, port, first line, lines, write)
+
+
+@dataclass
 class RawNet:
     status: str
     end_cycle: int
@@ -113,6 +136,7 @@ class RawNet:
     edges: list[RawEdge]
     writers: dict[str, tuple] = field(default_factory=dict)
     error: RawError | None = None
+    memory: RawMemory | None = None
 
 
 # -- planning (parent) -----------------------------------------------------------------
@@ -168,8 +192,34 @@ def _node_args(node: Node, tensors: dict[str, FiberTree], fp: bool) -> tuple:
     return ()
 
 
+def _array_words(tree: FiberTree, spec: MemPortSpec) -> int:
+    """Length in words of the array a read port streams (0 for a write port)."""
+    if spec.write:
+        return 0
+    if spec.array == "vals":
+        return len(tree.vals)
+    level = tree.levels[spec.level]
+    return len(level.seg if spec.array == "seg" else level.crd)
+
+
+def _memory_plan(graph: Graph, tensors: dict[str, FiberTree], hw: Hardware | None,
+                 mem_trace: bool) -> tuple[tuple | None, list]:
+    if hw is None or not hw.memory:
+        return None, []
+    d = hw.dram
+    ports = []
+    for spec in memory_ports(graph, hw):
+        prim = graph.nodes[spec.node].primitive
+        slot = (prim.mem_reads + prim.mem_writes).index(spec.array)
+        words = _array_words(tensors[spec.tensor], spec) if not spec.write else 0
+        ports.append((spec.node, slot, spec.write, words, spec.channel))
+    return ((d.channels, d.bytes_per_cycle, d.latency_cycles, d.line_bytes, d.outstanding,
+             mem_trace), ports)
+
+
 def plan_net(graph: Graph, tensors: dict[str, FiberTree], *, trace: bool,
-             depth: int | None | str, max_cycles: int = 0) -> NetPlan:
+             depth: int | None | str, max_cycles: int = 0, hw: Hardware | None = None,
+             mem_trace: bool = False) -> NetPlan:
     """Constructor arguments and wiring of one graph; raises InputError on bad tensors."""
     fp = graph.dtype == "float32"
     nodes = [(nid, graph.nodes[nid].op, _node_args(graph.nodes[nid], tensors, fp))
@@ -182,7 +232,9 @@ def plan_net(graph: Graph, tensors: dict[str, FiberTree], *, trace: bool,
               for port, e in graph.in_edges[nid].items()]
     outputs = [(nid, port, e.name) for nid in graph.nodes
                for port, es in graph.out_edges[nid].items() for e in es]
-    return NetPlan(graph.name, trace, max_cycles, nodes, edges, inputs, outputs)
+    memory, mem_ports = _memory_plan(graph, tensors, hw, mem_trace)
+    return NetPlan(graph.name, trace, max_cycles, nodes, edges, inputs, outputs, memory,
+                   mem_ports)
 
 
 # -- elaboration and run (child) -------------------------------------------------------
@@ -209,6 +261,10 @@ def _elaborate(sf: Any, plan: NetPlan, index: int, keep: list) -> Any:
         net.bind_input(node_index[nid], _ports(classes[nid], "inputs")[port], fifo[edge])
     for nid, port, edge in plan.outputs:
         net.bind_output(node_index[nid], _ports(classes[nid], "outputs")[port], fifo[edge])
+    if plan.memory is not None:
+        net.set_memory(*plan.memory)
+        for nid, slot, write, words, channel in plan.mem_ports:
+            net.add_mem_port(node_index[nid], slot, write, words, channel)
     return net
 
 
@@ -227,7 +283,8 @@ def _extract(net: Any, plan: NetPlan) -> RawNet:
         nodes.append(RawNode(str(m.node_id()), str(m.op()), int(m.fires), int(m.stall_in),
                              int(m.stall_out), int(m.done_cycle), bool(m.finished()),
                              None if not blk else str(blk.name()), bool(m.blocked_on_input),
-                             str(m.describe_state())))
+                             str(m.describe_state()), int(m.stall_mem),
+                             int(m.peak_entries())))
         if nodes[-1].op == "level_writer":
             writers[nodes[-1].id] = (_vector(m.crd, np.uint32), _vector(m.stop_pos, np.int64),
                                      _vector(m.stop_level, np.int64))
@@ -250,7 +307,22 @@ def _extract(net: Any, plan: NetPlan) -> RawNet:
         raw_err = RawError(str(err.node), int(err.cycle), str(err.what()),
                            tuple(int(err.tok(i)) for i in range(3)), str(err.kind_str()))
     return RawNet(STATUS.get(int(net.status()), "running"), int(net.end_cycle()), nodes,
-                  edges, writers, raw_err)
+                  edges, writers, raw_err, _extract_memory(net, plan))
+
+
+def _extract_memory(net: Any, plan: NetPlan) -> RawMemory | None:
+    if plan.memory is None:
+        return None
+    mem = net.memory()
+    ports = [(int(mem.port(i).bursts), int(mem.port(i).lines))
+             for i in range(mem.num_ports())]
+    raw = RawMemory(ports, [int(mem.channel_bytes(c)) for c in range(mem.num_channels())],
+                    int(mem.max_ack()))
+    if plan.memory[-1]:
+        log = mem.log()
+        raw.log = np.stack([_vector(v, np.int64) for v in
+                            (log.cycle, log.port, log.line, log.lines, log.write)], axis=1)
+    return raw
 
 
 def run_plans(plans: list[NetPlan], *, per_module: bool = False, vcd: str | None = None,
@@ -323,8 +395,10 @@ def prepare() -> Any:
     with _WARM_LOCK:
         if "seconds" not in _WARM:
             start = time.perf_counter()
-            plans = [plan_net(g, bind_inputs(g, ins), trace=True, depth="graph")
-                     for g, ins in _warm_graphs()]
+            hbm = load_hw("hbm2-u280")
+            plans = [plan_net(g, bind_inputs(g, ins), trace=True, depth="graph", hw=hw,
+                              mem_trace=hw is not None)
+                     for g, ins in _warm_graphs() for hw in (None, hbm)]
             run_plans(plans, keep=_IMMORTAL)
             sf.fresh_simcontext()
             _WARM["seconds"] = time.perf_counter() - start

@@ -8,7 +8,11 @@ libsystemc and JIT-compiling the headers (cppyy), the JIT warm-up run, the fork,
 elaboration and the result transfer. Both backends must agree on outputs and cycles.
 
     .venv/bin/python scripts/bench_systemc.py [--n 2000] [--density 0.01] [--cols 16]
-        [--order ikj|ijk] [--per-module] [--skip-python]
+        [--order ikj|ijk] [--per-module] [--skip-python] [--hw ideal|hbm2-u280|FILE.yaml]
+        [--hw-set KEY=VALUE ...]
+
+``--hw`` picks the simulated hardware (default ideal: no memory system); with memory the
+table also shows the off-chip bytes and the stall_mem cycles.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import numpy as np
 from bench_sim import add_workload_args, spmm_workload
 
 from cosim import SystemCBackend
+from ir import load_hw
 from sim_models.python import simulate
 
 
@@ -35,16 +40,20 @@ def main() -> int:
     ap.add_argument("--per-module", action="store_true",
                     help="one SC_METHOD per primitive instead of one per clock edge")
     ap.add_argument("--skip-python", action="store_true", help="SystemC only")
+    ap.add_argument("--hw", default="ideal", help="simulated hardware: a preset or a .yaml file")
+    ap.add_argument("--hw-set", action="append", default=[], metavar="KEY=VALUE",
+                    help="override a hardware key (repeatable)")
     args = ap.parse_args()
     graph, inputs = spmm_workload(args)
+    hw = load_hw(args.hw, args.hw_set)
 
     backend = SystemCBackend(per_module_processes=args.per_module)
     t0 = time.perf_counter()
-    first = backend.run(graph, inputs)
+    first = backend.run(graph, inputs, hw=hw)
     first_wall = time.perf_counter() - t0
     fixed = dict(backend.last_timings)
     t0 = time.perf_counter()
-    sc = backend.run(graph, inputs)  # warm: what every further run in this process costs
+    sc = backend.run(graph, inputs, hw=hw)  # warm: what every further run in this process costs
     sc_wall = time.perf_counter() - t0
     t = backend.last_timings
     np.testing.assert_allclose(sc.dense("X"), inputs["B"] @ inputs["C"], rtol=1e-4, atol=1e-4)
@@ -55,13 +64,17 @@ def main() -> int:
     py_rate = None
     if not args.skip_python:
         t0 = time.perf_counter()
-        py = simulate(graph, inputs)
+        py = simulate(graph, inputs, hw=hw)
         py_wall = time.perf_counter() - t0
         print(_row("python (reference)", py.cycles, py.firings, py_wall))
         py_rate = py.firings / py_wall
         assert py.cycles == sc.cycles and py.firings == sc.firings, "backends disagree"
+        assert py.nodes == sc.nodes, "backends disagree on node statistics"
         np.testing.assert_array_equal(py.dense("X"), sc.dense("X"))
     mode = "per-module" if args.per_module else "fused"
+    print(f"hardware {hw.name}: off-chip {sc.dram_read_bytes:,} B read, "
+          f"{sc.dram_write_bytes:,} B written, "
+          f"stall_mem {sum(s.stall_mem for s in sc.nodes.values()):,} node-cycles")
     print(_row(f"systemc {mode}: simulate", sc.cycles, sc.firings, t["simulate"]))
     print(_row(f"systemc {mode}: per run", sc.cycles, sc.firings, sc_wall))
     print(_row(f"systemc {mode}: first run", sc.cycles, sc.firings, first_wall))

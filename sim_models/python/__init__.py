@@ -10,7 +10,7 @@ backend differs from this model only in how it runs, never in how it reports.
 """
 
 from ._actor import StreamError
-from ._engine import ACTORS, bind_inputs, simulate
+from ._engine import ACTORS, ENTRY_BYTES, bind_inputs, check_onchip, simulate
 from ._harness import PrimitiveRun, run_primitive
 from ._results import (
                        DeadlockError,
@@ -28,7 +28,7 @@ __all__ = [
     # running
     "simulate", "SimResult", "NodeStats", "MemRequest", "bind_inputs",
     # one result path for every backend: writer recordings -> tensors, deadlock reports
-    "decode_levels", "outputs_from_writers", "deadlock_error",
+    "decode_levels", "outputs_from_writers", "deadlock_error", "check_onchip", "ENTRY_BYTES",
     # errors
     "SimulationError", "DeadlockError", "InputError", "StreamError",
     # registry

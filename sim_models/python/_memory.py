@@ -5,7 +5,10 @@ issued: an actor that is behind may still issue an earlier one. A burst is there
 *granted* (given its start, end and ready cycles) once no earlier burst can appear on its
 channel: every other port's actor has a horizon past its issue cycle (``_safe``), or the
 whole graph is blocked, in which case the earliest pending burst anywhere is the next one
-(everything that happens later is caused by some grant, and so comes after it).
+(everything that happens later is caused by some grant, and so comes after it). That
+argument needs every access to be made at its issue cycle's conditions alone: a
+primitive blocked on output space has already issued its access, so it cannot later
+issue one dated before the grant.
 
 Actors never wait inside an access: :meth:`ReadPort.read` returns a handle at once
 (issuing bursts as the window rules say) and the actor blocks on the port until the

@@ -98,18 +98,20 @@ class _Scanner(Actor):
                 if s2 > st:
                     st = s2
             if self.state == _IN_FIBER:
-                if st_block is not None:
-                    return st_block
                 p = self.p
                 mt = 0
-                if cport is not None:
+                if cport is not None:  # the access does not wait for output space
                     h = self.crd_h
                     if h is None:
                         h = self.crd_h = cport.read(p, self.t)
+                    if st_block is not None:
+                        return st_block
                     mt = cport.wait(h)
                     if mt < 0:
                         return cport
                     self.crd_h = None
+                elif st_block is not None:
+                    return st_block
                 ft = self.fire_at(0, st, mt)
                 oc.push(self.crd_at(p), ft)
                 orf.push(p, ft)
@@ -351,21 +353,27 @@ class Array(Actor):
             rt = inp.ready()
             if rt < 0:
                 return inp
-            st = out.space()
-            if st < 0:
-                return out
             mt = 0
             if port is not None and inp.peek().__class__ is int:
+                # the access is made as soon as the ref is visible, space or not: a later
+                # issue would let the channel serve younger bursts first
                 ref = inp.peek()
                 if ref >= n:
                     raise self.error(f"reference {ref} is outside the {n} values")
                 h = self.h
                 if h is None:
                     h = self.h = port.read(ref, self.t if self.t >= rt else rt)
+                st = out.space()
+                if st < 0:
+                    return out
                 mt = port.wait(h)
                 if mt < 0:
                     return port
                 self.h = None
+            else:
+                st = out.space()
+                if st < 0:
+                    return out
             ft = self.fire_at(rt, st, mt)
             tok = inp.pop(ft)
             if tok.__class__ is int:

@@ -5,6 +5,7 @@
 
 #include "samfuse_token.h"
 #include "samfuse_fifo.h"
+#include "samfuse_memory.h"
 #include "samfuse_primitive.h"
 #include "samfuse_scan.h"
 #include "samfuse_join.h"

@@ -138,6 +138,8 @@ class SpAcc : public Primitive {
   static const char* outputs() { return "crd,val"; }
   SpAcc(const std::string& id, bool fp) : Primitive(id, "spacc", 2, 2), fp_(fp) {}
 
+  std::int64_t peak_entries() const override { return max_entries_; }
+
   bool eval(cycle_t now) override {
     if (drain_pos_ < drain_.size()) {
       if (Fifo* b = space_block()) return wait_out(b);
@@ -201,6 +203,7 @@ class SpAcc : public Primitive {
     if (s < 0) {
       s = std::int64_t(acc_.size());
       acc_.emplace_back(crd, binary_op(OP_ADD, fp_, 0u, val));  // 0 + v, as in Python
+      if (std::int64_t(acc_.size()) > max_entries_) max_entries_ = std::int64_t(acc_.size());
     } else {
       acc_[std::size_t(s)].second = binary_op(OP_ADD, fp_, acc_[std::size_t(s)].second, val);
     }
@@ -219,6 +222,7 @@ class SpAcc : public Primitive {
   }
 
   bool fp_;
+  std::int64_t max_entries_ = 0;
   std::vector<std::int64_t> slot_;                         // crd -> index in acc_, or -1
   std::vector<std::pair<std::uint32_t, std::uint32_t>> acc_;  // (crd, value bits)
   std::vector<std::pair<tok_t, tok_t>> drain_;
@@ -235,6 +239,8 @@ class SpAcc2 : public Primitive {
   static const char* inputs() { return "crd1_in,crd0_in,val_in"; }
   static const char* outputs() { return "crd1,crd0,val"; }
   SpAcc2(const std::string& id, bool fp) : Primitive(id, "spacc2", 3, 3), fp_(fp) {}
+
+  std::int64_t peak_entries() const override { return max_entries_; }
 
   bool eval(cycle_t now) override {
     if (drain_pos_ < drain_.size()) return drain_step(now);
@@ -254,6 +260,7 @@ class SpAcc2 : public Primitive {
         std::map<std::uint32_t, std::uint32_t>& row = acc_[payload(i)];
         auto it = row.find(payload(j));
         std::uint32_t old = it == row.end() ? 0u : it->second;  // 0 + v, as in Python
+        if (it == row.end() && ++entries_ > max_entries_) max_entries_ = entries_;
         row[payload(j)] = binary_op(OP_ADD, fp_, old, payload(v));
       }
       return true;
@@ -321,9 +328,11 @@ class SpAcc2 : public Primitive {
     drain_.push_back(Step{{stop_tok(k - 2), stop_tok(k - 1), stop_tok(k - 1)}, {true, true, true}});
     drain_pos_ = 0;
     acc_.clear();
+    entries_ = 0;
   }
 
   bool fp_;
+  std::int64_t entries_ = 0, max_entries_ = 0;  // entries in acc_, and the most at once
   std::map<std::uint32_t, std::map<std::uint32_t, std::uint32_t>> acc_;  // crd1 -> crd0 -> val
   std::vector<Step> drain_;
   std::size_t drain_pos_ = 0;

@@ -11,7 +11,9 @@
 // Both give the same cycles because evaluation reads registered state only.
 // A Net ends when every primitive has consumed D (done), when a cycle passes in which
 // nothing fired (deadlock: nothing can ever fire again), on a stream error, or at the
-// cycle limit. The simulation stops when every Net has ended.
+// cycle limit. The simulation stops when every Net has ended. A Net with a memory system
+// (set_memory, add_mem_port) serves the cycle's bursts after the FIFO commit; a cycle in
+// which a primitive waits for memory is not a deadlock.
 #ifndef SAMFUSE_NET_H
 #define SAMFUSE_NET_H
 
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "samfuse_fifo.h"
+#include "samfuse_memory.h"
 #include "samfuse_primitive.h"
 
 namespace samfuse {
@@ -56,6 +59,22 @@ class Net {
     return "";
   }
   void set_max_cycles(cycle_t n) { max_cycles_ = n; }
+
+  // -- memory system (docs/timing.md, "Memory"); without it memory is ideal ------------
+  void set_memory(int channels, std::int64_t bytes_per_cycle, std::int64_t latency,
+                  std::int64_t line_bytes, std::int64_t outstanding, bool log) {
+    mem_.reset(new MemSystem(channels, bytes_per_cycle, latency, line_bytes, outstanding, log));
+  }
+  // Port number = order of calls (ir.memory_ports order); `slot` is the array's index in
+  // the node's catalogue mem_reads + mem_writes; `words`: a read array's length.
+  int add_mem_port(int node, int slot, bool write, std::int64_t words, int channel) {
+    int no = mem_->num_ports();
+    MemPort* p = write ? mem_->add_port(std::make_unique<MemWritePort>(mem_.get(), no, channel))
+                       : mem_->add_port(std::make_unique<MemReadPort>(mem_.get(), no, channel, words));
+    nodes_.at(node)->bind_mem(slot, p);
+    return no;
+  }
+  MemSystem* memory() const { return mem_.get(); }
   void start() {
     state_.running = true;
     for (auto& f : fifos_) f->commit();
@@ -65,6 +84,7 @@ class Net {
   // Evaluate every primitive on start-of-cycle state (fused mode).
   void evaluate() {
     state_.fired = false;
+    state_.mem_wait = false;
     const cycle_t now = state_.now;
     for (Primitive* p : nodes_) {
       if (p->finished()) continue;
@@ -84,17 +104,19 @@ class Net {
       for (Fifo* f : dirty_) f->commit();
       dirty_.clear();
     }
+    if (mem_) mem_->commit(state_.now);
     if (state_.error) {
       end(ERROR);
     } else if (state_.unfinished == 0) {
       end(DONE);
-    } else if (!state_.fired) {
-      end(DEADLOCK);  // nothing fired: the state can no longer change
+    } else if (!state_.fired && !state_.mem_wait) {
+      end(DEADLOCK);  // nothing fired or awaits memory: the state can no longer change
     } else if (max_cycles_ > 0 && state_.now + 1 >= max_cycles_) {
       end(LIMIT);
     }
     state_.now += 1;
     state_.fired = false;
+    state_.mem_wait = false;
   }
 
   // -- results --------------------------------------------------------------------------
@@ -127,6 +149,7 @@ class Net {
   std::vector<Primitive*> nodes_;
   std::vector<std::unique_ptr<Fifo>> fifos_;
   std::vector<Fifo*> dirty_;
+  std::unique_ptr<MemSystem> mem_;
   cycle_t max_cycles_ = 0;
   int status_ = RUNNING;
   cycle_t end_cycle_ = -1;

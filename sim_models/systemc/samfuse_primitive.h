@@ -5,7 +5,10 @@
 // or stalls, exactly as the Python actor of the same name (sim_models/python) decides.
 // Stall bookkeeping mirrors the Python model: a cycle in which a needed input head is not
 // visible is `stall_in`; one with every needed head visible but a written output full is
-// `stall_out`. The FIFO a module last stalled on is kept for deadlock reports.
+// `stall_out`. With a memory system, a cycle with every needed head visible but a needed
+// memory word not yet usable (or no free write slot) is `stall_mem`, charged before
+// `stall_out` (docs/timing.md, "Memory"). The FIFO a module last stalled on is kept for
+// deadlock reports.
 #ifndef SAMFUSE_PRIMITIVE_H
 #define SAMFUSE_PRIMITIVE_H
 
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "samfuse_fifo.h"
+#include "samfuse_memory.h"
 #include "samfuse_token.h"
 
 namespace samfuse {
@@ -30,6 +34,7 @@ struct NetState {
   cycle_t now = 0;       // current cycle
   bool running = false;  // false once the graph ended (done, deadlock, error)
   bool fired = false;    // did any primitive fire this cycle
+  bool mem_wait = false;  // did any primitive wait for memory this cycle (not a deadlock)
   int unfinished = 0;    // primitives that have not consumed D yet
   std::unique_ptr<StreamError> error;
 
@@ -76,6 +81,8 @@ class Primitive : private ScopedModuleName, public sc_core::sc_module {
   virtual bool eval(cycle_t now) = 0;
   // Short state description for deadlock reports.
   virtual std::string describe_state() const { return ""; }
+  // Most entries an accumulator held at once (the on-chip buffer rule); 0 for others.
+  virtual std::int64_t peak_entries() const { return 0; }
 
   void attach(NetState* net) {
     net_ = net;
@@ -83,6 +90,11 @@ class Primitive : private ScopedModuleName, public sc_core::sc_module {
   }
   void bind_input(int port, Fifo* f) { in_.at(port) = f; }
   void bind_output(int port, Fifo* f) { out_.at(port).bind(f); }
+  // Memory port `slot` (the catalogue's mem_reads then mem_writes); unbound = ideal memory.
+  void bind_mem(int slot, MemPort* p) {
+    if (int(mem_.size()) <= slot) mem_.resize(std::size_t(slot) + 1, nullptr);
+    mem_[std::size_t(slot)] = p;
+  }
   int unbound_input() const {
     for (std::size_t i = 0; i < in_.size(); ++i)
       if (!in_[i]) return int(i);
@@ -94,7 +106,7 @@ class Primitive : private ScopedModuleName, public sc_core::sc_module {
   bool finished() const { return finished_; }
 
   // statistics (docs/timing.md)
-  std::int64_t fires = 0, stall_in = 0, stall_out = 0;
+  std::int64_t fires = 0, stall_in = 0, stall_out = 0, stall_mem = 0;
   cycle_t done_cycle = -1;
   const Fifo* blocked = nullptr;  // the FIFO of the last stall
   bool blocked_on_input = false;
@@ -112,6 +124,17 @@ class Primitive : private ScopedModuleName, public sc_core::sc_module {
     blocked_on_input = false;
     ++stall_out;
     return false;
+  }
+  bool wait_mem() {
+    net_->mem_wait = true;
+    ++stall_mem;
+    return false;
+  }
+  MemReadPort* read_port(int slot) const {
+    return slot < int(mem_.size()) ? static_cast<MemReadPort*>(mem_[std::size_t(slot)]) : nullptr;
+  }
+  MemWritePort* write_port(int slot) const {
+    return slot < int(mem_.size()) ? static_cast<MemWritePort*>(mem_[std::size_t(slot)]) : nullptr;
   }
   void fire(cycle_t now) {
     ++fires;
@@ -132,6 +155,7 @@ class Primitive : private ScopedModuleName, public sc_core::sc_module {
   const char* op_;
   std::vector<Fifo*> in_;
   std::vector<OutPort> out_;
+  std::vector<MemPort*> mem_;
   NetState* net_ = nullptr;
   cycle_t t_next_ = 0;
   bool finished_ = false;

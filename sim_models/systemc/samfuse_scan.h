@@ -48,6 +48,7 @@ class Scanner : public Primitive {
   bool eval(cycle_t now) override {
     OutPort &oc = out_[0], &orf = out_[1];
     if (state_ == IN_FIBER) {
+      if (!crd_usable(now)) return wait_mem();
       if (Fifo* b = space_block()) return wait_out(b);
       fire(now);
       emit(now);
@@ -60,15 +61,28 @@ class Scanner : public Primitive {
       if (is_data(tok)) {
         std::uint64_t p, e;
         static_cast<Level*>(this)->fiber(payload(tok), p, e);
+        if (MemReadPort* seg = read_port(0)) {  // seg[r], seg[r+1]: where the fiber is
+          if (!seg_issued_) {
+            seg_need_ = 0;
+            seg->read(payload(tok), now, &seg_need_);
+            seg->read(std::int64_t(payload(tok)) + 1, now, &seg_need_);
+            seg_issued_ = true;
+          }
+          if (seg_need_ > now) return wait_mem();
+        }
         if (p == e) {  // empty fiber: only its stop will be emitted
           fire(now);
           inp.pop();
+          seg_issued_ = false;
           state_ = END;
           return true;
         }
+        p_ = p;  // the first crd's address is known from here on
+        if (!crd_usable(now)) return wait_mem();
         if (Fifo* b = space_block()) return wait_out(b);
         fire(now);
         inp.pop();
+        seg_issued_ = false;
         p_ = p;
         e_ = e;
         emit(now);
@@ -130,10 +144,25 @@ class Scanner : public Primitive {
     out_[1].push(data_tok(std::uint32_t(p_)), now);
     ++p_;
     state_ = p_ == e_ ? END : IN_FIBER;
+    crd_issued_ = false;
+  }
+  // Is crd[p_] usable in cycle `now`? Issues its access the first time it is asked.
+  bool crd_usable(cycle_t now) {
+    MemReadPort* crd = read_port(1);
+    if (!crd) return true;
+    if (!crd_issued_) {
+      crd_need_ = 0;
+      crd->read(std::int64_t(p_), now, &crd_need_);
+      crd_issued_ = true;
+    }
+    return crd_need_ <= now;
   }
 
   State state_ = IDLE;
   std::uint64_t p_ = 0, e_ = 0;
+  // memory (compressed levels with a memory system): the pending seg / crd accesses
+  bool seg_issued_ = false, crd_issued_ = false;
+  cycle_t seg_need_ = 0, crd_need_ = 0;
 };
 
 class ScanCompressed : public Scanner<ScanCompressed> {
@@ -277,8 +306,23 @@ class Array : public Primitive {
   bool eval(cycle_t now) override {
     Fifo& inp = *in_[0];
     if (!inp.visible()) return wait_in(&inp);
+    MemReadPort* vals = read_port(0);
+    if (vals && is_data(inp.peek())) {
+      if (payload(inp.peek()) >= vals_.size()) {  // no word to read: fail before firing
+        if (Fifo* b = out_[0].blocked()) return wait_out(b);
+        fail("reference " + std::to_string(payload(inp.peek())) + " is outside the " +
+             std::to_string(vals_.size()) + " values");
+      }
+      if (!issued_) {  // vals[r], once per ref, as soon as the ref is visible
+        need_ = 0;
+        vals->read(payload(inp.peek()), now, &need_);
+        issued_ = true;
+      }
+      if (need_ > now) return wait_mem();
+    }
     if (Fifo* b = out_[0].blocked()) return wait_out(b);
     fire(now);
+    issued_ = false;
     tok_t tok = inp.pop();
     if (is_data(tok)) {
       if (payload(tok) >= vals_.size())
@@ -296,6 +340,8 @@ class Array : public Primitive {
 
  private:
   std::vector<std::uint32_t> vals_;
+  bool issued_ = false;  // the head ref's vals access is in flight (memory system)
+  cycle_t need_ = 0;
 };
 
 }  // namespace samfuse
