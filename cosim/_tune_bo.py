@@ -158,7 +158,8 @@ def propose(space: TuneSpace, observed: Sequence[tuple[Point, float | None]],
     if not good:
         return [Proposal(p, 0.0, 1.0) for p in _fresh(space, rng, seen, batch)]
     torch.manual_seed(rng.randrange(2**31))
-    pool = _pool(space, rng, seen, [p for p, _ in sorted(good, key=lambda pv: pv[1])[:5]])
+    pool, complete = _pool(space, rng, seen,
+                           [p for p, _ in sorted(good, key=lambda pv: pv[1])[:5]])
     if not pool:
         return []
     enc = Encoder(space, [p for p, _ in observed] + pool)
@@ -174,7 +175,7 @@ def propose(space: TuneSpace, observed: Sequence[tuple[Point, float | None]],
     for _ in range(batch):
         model = _fit(enc, xg, yg, standardize=True)
         scored = _score(model, feas, enc, pool, float(yg.min()))
-        for _ in range(LOCAL_ROUNDS if len(pool) >= POOL else 0):
+        for _ in range(0 if complete else LOCAL_ROUNDS):
             near = [q for s in scored[:5] for q in space.neighbours(s.point)
                     if q not in seen and q not in {t.point for t in scored}]
             if not near:
@@ -209,15 +210,15 @@ def _score(model: object, feas: object | None, enc: Encoder, points: list[Point]
 
 
 def _pool(space: TuneSpace, rng: random.Random, seen: set[Point], best: list[Point]
-          ) -> list[Point]:
-    """Every unseen point of a small space; else random points and the neighbours of
-    the best observed ones."""
+          ) -> tuple[list[Point], bool]:
+    """Every unseen point of a small space (and True: it is complete); else random
+    points and the neighbours of the best observed ones."""
     size = space.size()
     if size is not None and size <= SCORE_ALL:
-        return [p for p in space.points() if p not in seen]
+        return [p for p in space.all_points() if p not in seen], True
     pool = dict.fromkeys(q for p in best for q in space.neighbours(p) if q not in seen)
     pool.update(dict.fromkeys(_fresh(space, rng, seen | set(pool), POOL)))
-    return list(pool)
+    return list(pool), False
 
 
 def _fresh(space: TuneSpace, rng: random.Random, seen: set[Point], n: int) -> list[Point]:

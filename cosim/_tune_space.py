@@ -166,12 +166,20 @@ class TuneSpace:
     def grouping_compiles(self, cuts: Sequence[bool]) -> bool:
         return all(self.compiles(a, b) for a, b in self.regions(cuts))
 
+    def allowed(self, cuts: Sequence[bool]) -> bool:
+        """Whether a grouping is in the space: boundaries only between units (or one of
+        the hand groupings), and every region compiles."""
+        free = set(self.free_cuts)
+        return len(cuts) == self.n - 1 and (
+            all(i in free for i, c in enumerate(cuts) if c)
+            or tuple(cuts) in self.hand_cuts().values()) and self.grouping_compiles(cuts)
+
     # -- points ------------------------------------------------------------------------
     def valid(self, p: Point) -> bool:
         """Whether ``p`` meets every known constraint."""
         spans = self.regions(p.cuts)
-        return len(p.cuts) == self.n - 1 and len(p.orders) == len(spans) and \
-            all(self.compiles(a, b) and o in [*self.options(a, b), None]
+        return self.allowed(p.cuts) and len(p.orders) == len(spans) and \
+            all(o in [*self.options(a, b), None]
                 for (a, b), o in zip(spans, p.orders, strict=True)) and \
             p.depth in self.depths and \
             dict(p.hw) in [dict(zip([k for k, _ in self.hw_knobs], v, strict=True))
@@ -204,15 +212,21 @@ class TuneSpace:
                      rng.choice(self.depths),
                      tuple((k, rng.choice(vs)) for k, vs in self.hw_knobs))
 
-    def points(self, limit: int = 100_000) -> Iterator[Point]:
-        """Every valid point (raises :class:`TuneError` past ``limit`` groupings)."""
+    def all_points(self) -> list[Point]:
+        """Every valid point, listed once and kept (small spaces)."""
+        if "_points" not in self.__dict__:
+            self.__dict__["_points"] = list(self.points())
+        return self.__dict__["_points"]
+
+    def points(self) -> Iterator[Point]:
+        """Every valid point (raises :class:`TuneError` if the groupings are not listed)."""
         listed = self._listed()
         if listed is None:
             raise TuneError(f"the space has 2^{len(self.free_cuts)} groupings: too many to "
                             "enumerate; use units='scope'")
         knobs = list(itertools.product(*[vs for _, vs in self.hw_knobs]))
         names = [k for k, _ in self.hw_knobs]
-        for cuts in listed[:limit]:
+        for cuts in listed:
             per_region = [self.options(a, b) for a, b in self.regions(cuts)]
             for orders in itertools.product(*per_region):
                 for depth in self.depths:
@@ -227,7 +241,7 @@ class TuneSpace:
         for pos in self.free_cuts:
             cuts = list(p.cuts)
             cuts[pos] = not cuts[pos]
-            if self.grouping_compiles(cuts):
+            if self.allowed(cuts):
                 kept = dict(zip(self.regions(p.cuts), p.orders, strict=True))
                 out.append(replace(p, cuts=tuple(cuts), orders=tuple(
                     kept.get(s, self.options(*s)[0]) for s in self.regions(cuts))))

@@ -38,6 +38,7 @@ from sim_models.python import InputError, SimResult, SimulationError, simulate
 from ._backend import ToolNotFoundError, backend_names, get_backend
 from ._cli_model import add_model_parser
 from ._cli_study import add_study_parsers
+from ._cli_tune import add_tune_parser
 from ._files import atomic_path, safe_join, writable_dir, write_atomic
 
 __all__ = ["main", "build_parser", "CliError"]
@@ -526,6 +527,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_model_parser(sub, CliError)
     add_study_parsers(sub, CliError)
+    add_tune_parser(sub, CliError)
     return p
 
 
