@@ -63,9 +63,23 @@ class Encoder:
         self.num_cols = list(range(start, start + n_num))
         heur = [math.log(max(space.heuristic(p), 1.0)) for p in points]
         self.h_lo, self.h_hi = min(heur), max(heur)
+        self._rows: dict[Point, list[float]] = {}
+
+    @classmethod
+    def of(cls, space: TuneSpace, points: Sequence[Point], complete: bool) -> Encoder:
+        """An encoder for these points; for a listed space, one kept for every call."""
+        if not complete:
+            return cls(space, points)
+        if "_encoder" not in space.__dict__:
+            space.__dict__["_encoder"] = cls(space, space.all_points())
+        return space.__dict__["_encoder"]
 
     def __call__(self, points: Sequence[Point]) -> list[list[float]]:
-        return [self.row(p) for p in points]
+        rows = self._rows
+        for p in points:
+            if p not in rows:
+                rows[p] = self.row(p)
+        return [rows[p] for p in points]
 
     def row(self, p: Point) -> list[float]:
         sp = self.space
@@ -162,7 +176,7 @@ def propose(space: TuneSpace, observed: Sequence[tuple[Point, float | None]],
                            [p for p, _ in sorted(good, key=lambda pv: pv[1])[:5]])
     if not pool:
         return []
-    enc = Encoder(space, [p for p, _ in observed] + pool)
+    enc = Encoder.of(space, [p for p, _ in observed] + pool, complete)
     dt = torch.float64
     xg = torch.tensor(enc([p for p, _ in good]), dtype=dt)
     yg = torch.tensor([[math.log(max(v, 1e-12))] for _, v in good], dtype=dt)

@@ -120,15 +120,22 @@ class TuneSpace:
     def options(self, a: int, b: int) -> list[tuple[str, ...] | None]:
         """The orders a region may take: the heuristic's cheapest ``max_orders`` lowered
         orders and the compiler's default; [None] for a region of several kernels."""
-        priced, default = self.span(a, b)
-        if not priced.orders:
-            return [None]
-        keep = list(priced.orders[: self.max_orders])
-        return keep if default is None or default in keep else [*keep, default]
+        memo = self.__dict__.setdefault("_memo_options", {})
+        if (a, b) not in memo:
+            priced, default = self.span(a, b)
+            keep = list(priced.orders[: self.max_orders]) or [None]
+            memo[(a, b)] = keep if default is None or default in keep else [*keep, default]
+        return memo[(a, b)]
 
     def heuristic(self, p: Point) -> float:
         """The FLOPs/bytes heuristic's cycles for ``p``: its regions' order costs summed
         (kernels run one after the other); inf if a region does not compile."""
+        memo = self.__dict__.setdefault("_memo_heuristic", {})
+        if p not in memo:
+            memo[p] = self._heuristic(p)
+        return memo[p]
+
+    def _heuristic(self, p: Point) -> float:
         total = 0.0
         for (a, b), order in zip(self.regions(p.cuts), p.orders, strict=True):
             if not self.compiles(a, b):
