@@ -172,6 +172,9 @@ def propose(space: TuneSpace, observed: Sequence[tuple[Point, float | None]],
     if not good:
         return [Proposal(p, 0.0, 1.0) for p in _fresh(space, rng, seen, batch)]
     torch.manual_seed(rng.randrange(2**31))
+    # small matrices: one thread is as fast, and a process that never started OpenMP
+    # workers can still fork the study runner's pool safely
+    torch.set_num_threads(1)
     pool, complete = _pool(space, rng, seen,
                            [p for p, _ in sorted(good, key=lambda pv: pv[1])[:5]])
     if not pool:
