@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from itertools import pairwise, permutations
 from typing import Any
 
-from ir import Format, Graph, GraphError
+from ir import Format, Graph, GraphError, check_name
 
 from ._ast import Assignment, accesses
 from ._cost import TensorStats, input_stats, order_cost, transpose_tokens
@@ -101,6 +101,8 @@ def prepare(expr: str | Assignment, formats: Mapping[str, str | Format] | None =
     if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int)
                               or depth < 1):
         raise LoweringError(f"depth {depth!r} must be an int >= 1 or None (unbounded)")
+    if name is not None:  # a user's name, which ends up in file names: checked up front
+        check_name("graph", name, LoweringError)
     norm = normalize(assign, reduce)
     fmts = parse_formats(norm, formats or {})
     idx_sizes = index_sizes(norm, shapes or {}, sizes or {})

@@ -16,7 +16,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from ._ast import Access, Expr, Reduction, children, free_indices
+from ._ast import Access, BinOp, Expr, Reduction, children, free_indices
 
 __all__ = ["Factorer", "Factoring", "factor", "reduction_groups"]
 
@@ -39,6 +39,9 @@ class Factorer:
         #: id(node) -> the indices its accesses use, for nodes that hold a reduction
         self.used: dict[int, frozenset[str]] = {}
         self.accesses: set[int] = set()
+        #: id(node) -> the indices its accesses use, for nodes that read a tensor and
+        #: hold no reduction
+        self.plain: dict[int, frozenset[str]] = {}
         #: expression nodes: planning one order visits each once
         self.size = 0
         self._scan(rhs)
@@ -48,34 +51,72 @@ class Factorer:
         self.size += 1
         if isinstance(e, Access):
             self.accesses.add(id(e))
-            return frozenset(e.indices), False
+            self.plain[id(e)] = frozenset(e.indices)
+            return self.plain[id(e)], False
         used, reduces = frozenset(), isinstance(e, Reduction)
         for child in children(e):
             u, r = self._scan(child)
             used, reduces = used | u, reduces or r
         if reduces:
             self.used[id(e)] = used
+        elif any(id(c) in self.plain for c in children(e)):  # it reads a tensor
+            self.plain[id(e)] = used
         return used, reduces
+
+    def _streamed(self, e: Expr, ctx: frozenset[str], pos: Mapping[str, int]
+                  ) -> frozenset[str]:
+        """The context indices ``e``'s value reaches only through a sparse accumulator's
+        crd streams: kept indices after one of an accumulated reduction's own indices.
+        Products and functions pass an accumulator's rows on; a union cannot."""
+        if id(e) not in self.used or isinstance(e, BinOp) and e.op in "+-":
+            return frozenset()
+        if not isinstance(e, Reduction):
+            return frozenset().union(*(self._streamed(c, ctx, pos) for c in children(e)))
+        used = self.used[id(e)]
+        first, last = min(pos[r] for r in e.indices), max(pos[v] for v in used)
+        return frozenset(u for u in ctx if u not in e.indices and pos[u] > first
+                         and (u in used or pos[u] < last))
+
+    def _beside(self, e: Expr, ctx: frozenset[str], pos: Mapping[str, int]
+                ) -> dict[int, frozenset[str]]:
+        """For a product whose one factor is an accumulator's rows: the other factor is
+        computed outside the rows' loops and broadcast over the rows' crds (the inner
+        row of a nested matmul meets ``A(i,k)`` once per row, not once per entry)."""
+        if not isinstance(e, BinOp) or e.op not in "*/":
+            return {}
+        found = {}
+        for side, other in ((e.left, e.right), (e.right, e.left)):
+            rows = self._streamed(side, ctx, pos)
+            uses = self.plain.get(id(other))
+            if rows and uses is not None and not uses & rows:
+                found[id(other)] = rows
+        return found
 
     def _contexts(self, order: Sequence[str]
                   ) -> Iterator[tuple[Expr, frozenset[str], list[str]]]:
         """Every node with the loops it is computed in and the later loops it is hoisted
         out of (those after all of its own loops that it does not use)."""
         pos = {v: n for n, v in enumerate(order)}
-        stack: list[tuple[Expr, frozenset[str]]] = [(self.rhs, frozenset(self.out))]
+        stack: list[tuple[Expr, frozenset[str], frozenset[str]]] = [
+            (self.rhs, frozenset(self.out), frozenset())]
         while stack:
-            e, ctx = stack.pop()
+            e, ctx, rows = stack.pop()
             used = self.used.get(id(e))
             later: list[str] = []
             if used:
                 last = max(pos[v] for v in used)
-                later = sorted((u for u in ctx if u not in used and pos[u] > last),
-                               key=pos.__getitem__)
+                later = [u for u in ctx if u not in used and pos[u] > last]
+            if rows:
+                later = [*later, *(u for u in rows & ctx if u not in later)]
+            if later:
+                later.sort(key=pos.__getitem__)
                 ctx = ctx.difference(later)
             yield e, ctx, later
             if isinstance(e, Reduction):  # its body runs in its loops too
                 ctx = ctx.union(e.indices)
-            stack.extend((child, ctx) for child in reversed(children(e)))
+            beside = self._beside(e, ctx, pos) if id(e) in self.used else {}
+            stack.extend((child, ctx, beside.get(id(child), frozenset()))
+                         for child in reversed(children(e)))
 
     def plan(self, order: Sequence[str]) -> Factoring:
         """Each node's loop context (in dataflow order) and what it is hoisted over."""

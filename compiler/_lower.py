@@ -282,8 +282,9 @@ class _Lowerer:
             f"dataflow order {self.order_text} runs the {red.op} over {self.user(extra[0])!r} "
             f"outside index {self.user(v)!r}; the operands inside the reduction ({inside}) "
             f"and outside it ({outside}) cannot share the loop over {self.user(v)!r}. A "
-            f"reduction that is not innermost (a sparse accumulator) must be the whole "
-            f"right-hand side: put {self.user(extra[0])!r} after {self.user(v)!r} in the "
+            f"reduction that is not innermost runs in a sparse accumulator, whose rows can "
+            f"only meet factors that do not depend on the rows' indices (no primitive joins "
+            f"value streams): put {self.user(extra[0])!r} after {self.user(v)!r} in the "
             "order or split the expression", red)
 
     def join(self, e: Expr, v: str) -> _Bundle | None:
@@ -426,7 +427,9 @@ class _Lowerer:
         return next(op for op in self.ops.values() if op.id == oid)
 
     # -- values ---------------------------------------------------------------------------
-    def value(self, e: Expr) -> _Val:
+    def value(self, e: Expr, rows: Mapping[str, str] | None = None) -> _Val:
+        """``e``'s value stream; a hoisted ``e`` is broadcast over its later loops, whose
+        coordinates are ``rows`` (an accumulator's crd outputs) where given."""
         val = self.compute(e)
         later = self.hoisted.get(id(e))
         if not later:
@@ -436,11 +439,21 @@ class _Lowerer:
         port = val.port
         assert port is not None, "a hoisted subexpression reads a tensor"
         for u in later:  # a value per point of the loops before ``u``, repeated over ``u``
+            crd = rows[u] if rows and u in rows else self.crd[u]
             node = self.node(f"bcast_{self.user(u)}", "broadcast", u, self.first(e))
             self.b.edge(port, f"{node}.val_in")
-            self.b.edge(self.repsig_of(u, self.crd[u], self.first(e)), f"{node}.repsig")
+            self.b.edge(self.repsig_of(u, crd, self.first(e)), f"{node}.repsig")
             port = f"{node}.val"
         return _Val(port)
+
+    def operands_of(self, e: BinOp) -> tuple[_Val, _Val]:
+        """Both sides' values; an accumulator's side first, so that the other side,
+        hoisted out of the accumulator's kept loops, is broadcast over its crds."""
+        if self.hoisted.get(id(e.left)) and not self.hoisted.get(id(e.right)):
+            b = self.value(e.right)
+            return self.value(e.left, b.spacc.crds if b.spacc else None), b
+        a = self.value(e.left)
+        return a, self.value(e.right, a.spacc.crds if a.spacc else None)
 
     def compute(self, e: Expr) -> _Val:
         if isinstance(e, Access):
@@ -487,7 +500,7 @@ class _Lowerer:
         return _Val(f"{node}.val", spacc=val.spacc)
 
     def binary(self, e: BinOp) -> _Val:
-        a, b = self.value(e.left), self.value(e.right)
+        a, b = self.operands_of(e)
         if a.const is not None and b.const is not None:
             x, y = a.const, b.const
             if e.op == "/" and y == 0:
@@ -509,14 +522,25 @@ class _Lowerer:
                 return self.unary(val, "div_const", c, e)
             raise self.fail(f"a constant divided by a tensor ({e}) is not supported: there "
                             "is no reverse-division primitive", e)
-        for side, other in ((a, e.right), (b, e.left)):
-            if side.spacc is not None:
-                raise self.spacc_misuse(side, other)
+        rows = self.rows_of(e, a, b)
         node = self.node(_ALU[e.op], "alu", VAL_ROW, self.first(e), op=_ALU[e.op])
         self.b.edge(a.port, f"{node}.a")
         self.b.edge(b.port, f"{node}.b")
         self.refer(VAL_ROW, self.first(e.right), node)
-        return _Val(f"{node}.val")
+        return _Val(f"{node}.val", spacc=rows)
+
+    def rows_of(self, e: BinOp, a: _Val, b: _Val) -> _Acc | None:
+        """The accumulator rows a product streams on: one side's, when the other side was
+        broadcast over all of their crds (anything else cannot meet them)."""
+        for side, other, val in ((a, e.right, b), (b, e.left, a)):
+            if side.spacc is None:
+                continue
+            over = self.hoisted.get(id(other), ())
+            if val.spacc is not None or e.op not in "*/" or \
+                    not set(side.spacc.crds) <= set(over):
+                raise self.spacc_misuse(side, other)
+            return side.spacc
+        return None
 
     def spacc_misuse(self, val: _Val, other: Expr) -> LoweringError:
         assert val.spacc is not None
@@ -524,18 +548,21 @@ class _Lowerer:
         return self.fail(
             f"with dataflow order {self.order_text} the {red.op} over "
             f"{','.join(self.user(x) for x in red.indices)!r} is not innermost, so it runs in "
-            f"a sparse accumulator, whose result can only be scaled by constants or written "
-            f"out; here it is combined with {self.show(other)}. Put the reduced index last in the "
-            "order or split the expression", red)
+            f"a sparse accumulator; its rows (crd, value streams) can be scaled, passed "
+            f"through functions, multiplied by factors that do not depend on the rows' "
+            f"indices ({', '.join(self.user(v) for v in val.spacc.crds)}), summed by an outer "
+            f"accumulator or written out, but here they meet {self.show(other)}, which needs "
+            "a join of the rows with another stream (no primitive joins value streams). Put "
+            "the reduced index last in the order or split the expression", red)
 
     def reduce(self, e: Reduction) -> _Val:
         body = self.value(e.body)
-        if body.spacc is not None:
-            raise self.spacc_misuse(body, e)
         assert body.port is not None, "a reduction body reads a tensor"
         nest = list(self.context[id(e.body)])
         left = set(e.indices)
         port = body.port
+        if body.spacc is not None and nest[-1] in left:
+            raise self.spacc_misuse(body, e)  # a reducer cannot follow an accumulator
         while nest and nest[-1] in left:
             v = nest.pop()
             left.discard(v)
@@ -546,51 +573,70 @@ class _Lowerer:
             self.reductions.append(f"{e.op}({self.user(v)}): reduce")
         if not left:
             return _Val(port)
-        (r,) = left if len(left) == 1 else (None,)
-        kept = len(nest) - 1 - nest.index(r) if r is not None else 0
-        if kept not in _ACCUMULATORS or e.op != "sum":
-            raise self.misplaced(e, left, r, kept)
-        return self.accumulate(e, port, r, nest[-kept:])
+        return self.accumulate_chain(e, port, nest, left, body.spacc)
 
-    def misplaced(self, e: Reduction, left: set[str], r: str | None,
-                  kept: int) -> LoweringError:
+    def accumulate_chain(self, e: Reduction, port: str, nest: list[str],
+                         left: set[str], rows: _Acc | None) -> _Val:
+        """Reduced indices above kept ones: one accumulator per reduced index, innermost
+        first, each fed the crds its inner neighbour emits (higher-order accumulation
+        with existing primitives: ``sum(j,k)`` over ``i,j,k,l`` is a ``spacc`` over
+        ``k`` feeding a ``spacc`` over ``j``)."""
+        crds = {v: self.crd[v] for v in nest if v not in left}
+        crds.update(rows.crds if rows else {})  # an inner accumulator's rows, streamed on
+        kept: list[str] = []
+        acc: _Val | None = None
+        for v in reversed(nest):
+            if v not in left:
+                kept.insert(0, v)
+                continue
+            if len(kept) not in _ACCUMULATORS or e.op != "sum":
+                raise self.misplaced(e, v, len(kept))
+            acc = self.accumulate(e, port, v, kept, crds)
+            assert acc.port is not None and acc.spacc is not None
+            port = acc.port
+            crds.update(acc.spacc.crds)
+            left.discard(v)
+            if not left:
+                break
+        assert acc is not None and not left, "every reduced index is in the nest"
+        return acc
+
+    def misplaced(self, e: Reduction, r: str, kept: int) -> LoweringError:
         """The reduction cannot be a reducer nor an accumulator: say why."""
         names = ",".join(self.user(x) for x in e.indices)
         nest_text = ",".join(self.user(x) for x in self.context[id(e.body)])
-        if r is not None and kept in _ACCUMULATORS:
+        if kept in _ACCUMULATORS:
             why = "a max reduction must be innermost: the sparse accumulators only sum"
-        elif r is None:
-            above = ",".join(self.user(x) for x in self.sorted(left))
-            why = (f"an accumulator sums over one reduced index above the kept levels, but "
-                   f"{above!r} are all above them (chained accumulators are not supported)")
         else:
             why = (f"the sparse accumulators (spacc: vector, spacc2: matrix) handle at most "
                    f"two kept levels below the reduced index; {self.user(r)!r} is above "
                    f"{kept}, which would need a higher-order accumulator")
         return self.fail(
             f"dataflow order {self.order_text} puts the {e.op} over {names!r} at a "
-            f"position it cannot be lowered from (loop nest {nest_text}); a reduced "
-            f"index must be innermost (reduce), directly above the innermost index "
-            f"(spacc) or directly above the two innermost indices (spacc2); {why}. Move "
-            "the reduced indices to the end of the order", e)
+            f"position it cannot be lowered from (loop nest {nest_text}); every reduced "
+            f"index must be innermost (reduce) or have at most two kept indices below it "
+            f"(spacc: one, spacc2: two; several reduced indices chain accumulators); "
+            f"{why}. Move the reduced indices towards the end of the order", e)
 
-    def accumulate(self, e: Reduction, port: str, r: str, kept: list[str]) -> _Val:
+    def accumulate(self, e: Reduction, port: str, r: str, kept: list[str],
+                   crds: Mapping[str, str]) -> _Val:
         """A ``spacc`` (one kept level) or ``spacc2`` (two) summing over ``r``.
 
-        Its crd outputs replace the kept indices' joined coordinates for the writers:
-        they carry only the coordinates some reduced fiber had.
+        ``crds`` gives each kept index's current coordinate stream (joined, or emitted by
+        an inner accumulator). Its crd outputs replace the kept indices' coordinates for
+        what follows: they carry only the coordinates some reduced fiber had.
         """
         prim = _ACCUMULATORS[len(kept)]
         acc = self.node(f"{prim}_{self.user(r)}", prim, VAL_ROW, self.first(e))
         ins = ("crd_in",) if prim == "spacc" else ("crd1_in", "crd0_in")
         outs = ("crd",) if prim == "spacc" else ("crd1", "crd0")
         for v, p in zip(kept, ins, strict=True):
-            self.b.edge(self.crd[v], f"{acc}.{p}")
+            self.b.edge(crds[v], f"{acc}.{p}")
         self.b.edge(port, f"{acc}.val_in")
         self.accumulator = max(self.accumulator, len(kept))
         self.reductions.append(f"sum({self.user(r)}): {prim}")
-        crds = {v: f"{acc}.{p}" for v, p in zip(kept, outs, strict=True)}
-        return _Val(f"{acc}.val", spacc=_Acc(crds, e))
+        out = {v: f"{acc}.{p}" for v, p in zip(kept, outs, strict=True)}
+        return _Val(f"{acc}.val", spacc=_Acc(out, e))
 
     def outer_ref(self, nest: list[str], col: str) -> str:
         """A reference stream with one token per fiber of the innermost index."""

@@ -15,9 +15,10 @@ from pathlib import Path
 import numpy as np
 
 from compiler import compile_model, fusion_table
-from ir import Schedule
+from ir import DEFAULT_HW, Schedule
 
 from ._backend import get_backend
+from ._cli_hw import add_hw_options, hw_from_args
 from ._files import safe_join, writable_dir, write_atomic
 from ._model_run import run_model
 
@@ -31,6 +32,18 @@ MODEL_NAMES = ("autoencoder", "bigbird", "gcn", "gpt", "graphsage")
 SCHEDULES = {"unfused": Schedule.unfused, "partial": Schedule.by_scope, "full": Schedule.fused}
 
 
+def seed_arg(text: str) -> int:
+    """An argparse type for ``--seed``: numpy's generators take only seeds >= 0, so a
+    negative one is a usage error here rather than a traceback after the run starts."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"seed {text!r}: expected an integer >= 0")
+    return value
+
+
 def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) -> None:
     """Register the ``model`` subcommand; ``error`` is the CLI's user-error class."""
     m = sub.add_parser("model", help="compile and simulate a bundled PyTorch model "
@@ -42,11 +55,15 @@ def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) ->
                    help="unfused, partial (one region per layer), full, or a YAML file "
                    "(see docs/fusion.md); default partial")
     m.add_argument("--backend", default="python", help="backend name (default python)")
-    m.add_argument("--seed", type=int, default=0)
+    m.add_argument("--seed", type=seed_arg, default=0, help="random seed (an int >= 0)")
     m.add_argument("--program", action="store_true", help="print the einsum program")
     m.add_argument("--table", action="store_true",
                    help="print every kernel's fusion table")
     m.add_argument("--out", metavar="DIR", help="write each kernel's graph JSON into DIR")
+    add_hw_options(m, DEFAULT_HW)
+    m.add_argument("--mem-trace", metavar="DIR",
+                   help="write each kernel's memory requests into DIR as a Ramulator 2 "
+                   "trace, REGION.TENSOR.trace (see docs/memory.md)")
     m.set_defaults(func=lambda args: cmd_model(args, error))
 
 
@@ -65,7 +82,12 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
     if args.schedule not in SCHEDULES and not Path(args.schedule).is_file():
         raise error(f"--schedule {args.schedule!r}: expected one of {', '.join(SCHEDULES)} "
                     "or a YAML file")
+    hw = hw_from_args(args)
+    if args.mem_trace and not hw.memory:
+        raise error(f"--mem-trace: hardware {hw.name!r} has no memory system "
+                    "(dram.enabled is false)")
     out = writable_dir(args.out, "--out") if args.out else None
+    traces = writable_dir(args.mem_trace, "--mem-trace") if args.mem_trace else None
     import torch
 
     from compiler import from_torch, torch_inputs, torch_weights
@@ -98,7 +120,7 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
                              k.graph.to_json() + "\n")
     binds = {**torch_weights(model, program), **torch_inputs(program, example)}
     t0 = time.perf_counter()
-    run = run_model(compiled, binds, backend=args.backend,
+    run = run_model(compiled, binds, backend=args.backend, hw=hw, mem_trace=traces,
                     progress=lambda p: print(f"samfuse: {p}", file=sys.stderr, flush=True))
     wall = time.perf_counter() - t0
     print(run)
@@ -109,6 +131,12 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
     err = float(np.max(np.abs(got - want_np))) if got.size else 0.0
     ok = bool(np.allclose(got, want_np, rtol=1e-4, atol=1e-5))
     print(f"simulated  {run.cycles} cycles, {run.bytes_moved} bytes moved, {wall:.2f} s wall")
+    if hw.memory:
+        print(f"hw         {hw.name}: {hw.seconds(run.cycles) * 1e6:.3f} µs at "
+              f"{hw.clock_mhz:g} MHz, DRAM {run.dram_read_bytes} B read, "
+              f"{run.dram_write_bytes} B written")
+    if traces is not None:
+        print(f"mem trace  {traces}/REGION.TENSOR.trace (one per kernel)")
     print(f"check      {'PASS' if ok else 'FAIL'}: max |out - eager| = {err:.3g} "
           "(rtol 1e-4, atol 1e-5)")
     return 0 if ok else 1

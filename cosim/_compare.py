@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ir import Graph, TraceMismatch, compare_traces
+from ir import Graph, Hardware, TraceMismatch, compare_traces
 from sim_models.python import SimResult
 
 from ._backend import get_backend
@@ -95,8 +95,10 @@ class CosimReport:
 
 
 def compare_backends(graph: Graph, inputs: Mapping[str, Any], backends: Sequence[str],
-                     depth: int | None | str = "graph", trace: bool = True) -> CosimReport:
-    """Run ``graph`` on each named backend (the first is the reference) and compare."""
+                     depth: int | None | str = "graph", trace: bool = True,
+                     hw: Hardware | None = None) -> CosimReport:
+    """Run ``graph`` on each named backend (the first is the reference) and compare;
+    every backend simulates the same hardware ``hw`` (``None``: ``ideal``)."""
     if not backends:
         raise ValueError("compare_backends needs at least one backend name, got []")
     runs: dict[str, BackendRun] = {}
@@ -104,7 +106,8 @@ def compare_backends(graph: Graph, inputs: Mapping[str, Any], backends: Sequence
         backend = get_backend(name)
         start = time.perf_counter()
         try:
-            res: SimResult | None = backend.run(graph, inputs, trace=trace, depth=depth)
+            res: SimResult | None = backend.run(graph, inputs, trace=trace, depth=depth,
+                                               hw=hw)
             err: Exception | None = None
         except Exception as exc:  # noqa: BLE001 - a failing backend is part of the report
             res, err = None, exc

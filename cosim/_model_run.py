@@ -8,7 +8,10 @@ can read it. Cycles add up over kernels and regions (they run one after the othe
 
 Bytes moved through memory: every tensor a kernel reads, as bound, plus the tensor it
 writes, as written, at 4 bytes per stored ``seg``, ``crd`` and value entry (dense levels
-store nothing but their size). A tensor read by two kernels counts twice.
+store nothing but their size). A tensor read by two kernels counts twice. On a hardware
+with memory (``hw``) the backends also report what DRAM moved, in whole lines, with the
+requests and stall cycles it cost (docs/timing.md, "Memory"); each region sums its
+kernels'.
 """
 
 from __future__ import annotations
@@ -16,15 +19,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from compiler import CompiledModel
-from ir import CompressedLevel, FiberTree, Format
+from ir import CompressedLevel, FiberTree, Format, Hardware, load_hw
 from sim_models.python import InputError, NodeStats, SimResult, bind_inputs
 
 from ._backend import get_backend
+from ._files import safe_join
 
 __all__ = ["ModelRun", "RegionRun", "RegionProgress", "run_model", "region_weights",
            "storage_bytes", "BYTES_PER_ENTRY"]
@@ -63,6 +68,31 @@ class RegionRun:
     def nodes(self) -> dict[str, dict[str, NodeStats]]:
         return {t: r.nodes for t, r in self.results.items()}
 
+    def _node_sum(self, name: str) -> int:
+        return sum(getattr(s, name) for r in self.results.values() for s in r.nodes.values())
+
+    @property
+    def dram_read_bytes(self) -> int:
+        return self._node_sum("dram_read_bytes")
+
+    @property
+    def dram_write_bytes(self) -> int:
+        return self._node_sum("dram_write_bytes")
+
+    @property
+    def mem_requests(self) -> int:
+        return self._node_sum("mem_requests")
+
+    @property
+    def stall_mem(self) -> int:
+        return self._node_sum("stall_mem")
+
+    def achieved_gbps(self, hw: Hardware) -> float:
+        """DRAM bytes per second over the region's cycles at the hardware's clock."""
+        if not self.cycles:
+            return 0.0
+        return (self.dram_read_bytes + self.dram_write_bytes) / hw.seconds(self.cycles) / 1e9
+
 
 @dataclass
 class ModelRun:
@@ -76,6 +106,8 @@ class ModelRun:
     #: every tensor in memory at the end (inputs, weights, materialised results), so a
     #: single kernel can be re-run or co-simulated on exactly what it read
     memory: dict[str, FiberTree] = field(default_factory=dict)
+    #: the simulated hardware (``ideal``: no memory system)
+    hw: Hardware = field(default_factory=Hardware)
 
     @property
     def cycles(self) -> int:
@@ -90,18 +122,45 @@ class ModelRun:
         """``"region/tensor"`` -> per-node statistics of that kernel."""
         return {f"{r.name}/{t}": stats for r in self.regions for t, stats in r.nodes.items()}
 
+    @property
+    def dram_read_bytes(self) -> int:
+        return sum(r.dram_read_bytes for r in self.regions)
+
+    @property
+    def dram_write_bytes(self) -> int:
+        return sum(r.dram_write_bytes for r in self.regions)
+
+    @property
+    def mem_requests(self) -> int:
+        return sum(r.mem_requests for r in self.regions)
+
     def __str__(self) -> str:
+        mem = self.hw.memory
         head = f"{'region':<16}{'kernels':>8}{'cycles':>10}{'read B':>10}{'write B':>10}"
-        lines = [f"{self.program} / {self.schedule} on {self.backend}", head]
-        for r in self.regions:
-            lines.append(f"{r.name:<16}{len(r.results):>8}{r.cycles:>10}"
-                         f"{sum(r.bytes_read.values()):>10}"
-                         f"{sum(r.bytes_written.values()):>10}")
-        reads = sum(sum(r.bytes_read.values()) for r in self.regions)
-        writes = sum(sum(r.bytes_written.values()) for r in self.regions)
-        lines.append(f"{'total':<16}{sum(len(r.results) for r in self.regions):>8}"
-                     f"{self.cycles:>10}{reads:>10}{writes:>10}")
+        if mem:
+            head += f"{'DRAM rd B':>11}{'DRAM wr B':>11}{'requests':>10}{'stall_mem':>10}" \
+                f"{'GB/s':>8}"
+        lines = [f"{self.program} / {self.schedule} on {self.backend}"
+                 + (f", hw {self.hw.name}" if mem else ""), head]
+        for r in [*self.regions, self._total()]:
+            row = f"{r.name:<16}{len(r.results):>8}{r.cycles:>10}" \
+                f"{sum(r.bytes_read.values()):>10}{sum(r.bytes_written.values()):>10}"
+            if mem:
+                row += f"{r.dram_read_bytes:>11}{r.dram_write_bytes:>11}" \
+                    f"{r.mem_requests:>10}{r.stall_mem:>10}{r.achieved_gbps(self.hw):>8.2f}"
+            lines.append(row)
         return "\n".join(lines)
+
+    def _total(self) -> RegionRun:
+        """All regions as one (kernels keyed ``region/tensor``): the table's last row."""
+        total = RegionRun("total", {}, {}, {})
+        for r in self.regions:
+            total.results.update({f"{r.name}/{t}": res for t, res in r.results.items()})
+            for mine, theirs in ((total.bytes_read, r.bytes_read),
+                                 (total.bytes_written, r.bytes_written)):
+                for t, b in theirs.items():
+                    mine[f"{r.name}/{t}"] = b
+        return total
 
 
 @dataclass(frozen=True)
@@ -144,14 +203,20 @@ def region_weights(compiled: CompiledModel, known: Mapping[str, Any]) -> list[fl
 
 def run_model(compiled: CompiledModel, inputs: Mapping[str, Any], backend: str = "python",
               depth: int | None | str = "graph",
-              progress: Callable[[RegionProgress], None] | None = None) -> ModelRun:
+              progress: Callable[[RegionProgress], None] | None = None,
+              hw: Hardware | str | None = None,
+              mem_trace: str | Path | None = None) -> ModelRun:
     """Run every region in order on ``backend``; ``depth`` overrides every FIFO depth
     (``None`` = unbounded) unless it is ``"graph"`` (the depth compiled in).
-    ``progress`` is called after each region (``samfuse model`` prints it on stderr)."""
+    ``progress`` is called after each region (``samfuse model`` prints it on stderr).
+    ``hw`` is the simulated hardware (a preset name, a file or a ``Hardware``; ``None`` =
+    ``ideal``); ``mem_trace``, a folder, receives each kernel's memory requests as a
+    Ramulator trace ``REGION.TENSOR.trace`` (``cosim._memtrace``)."""
     program = compiled.program
     memory = _load_inputs(compiled, inputs)
     runner = get_backend(backend)
-    run = ModelRun(program.name, compiled.schedule.name, backend, {})
+    machine = load_hw(hw)
+    run = ModelRun(program.name, compiled.schedule.name, backend, {}, hw=machine)
     weights = region_weights(compiled, memory) if progress else []
     start = time.perf_counter()
     for n, reg in enumerate(compiled.regions):
@@ -161,8 +226,11 @@ def run_model(compiled: CompiledModel, inputs: Mapping[str, Any], backend: str =
             bound = bind_inputs(k.graph, {t: memory[t] for t in k.inputs})
             for t, tree in bound.items():
                 rr.bytes_read[t] = rr.bytes_read.get(t, 0) + storage_bytes(tree)
-            res = runner.run(k.graph, bound, depth=depth)
+            res = runner.run(k.graph, bound, depth=depth, hw=machine,
+                             mem_trace=mem_trace is not None)
             written = res.outputs[k.target]
+            if mem_trace is not None:
+                _write_kernel_trace(Path(mem_trace), reg.name, k, machine, res, bound)
             rr.bytes_written[k.target] = storage_bytes(written)
             memory[k.target] = FiberTree.from_any(written, _memory_format(compiled, k.target),
                                                   dtype=k.graph.dtype)
@@ -177,6 +245,14 @@ def run_model(compiled: CompiledModel, inputs: Mapping[str, Any], backend: str =
     run.outputs = {name: memory[name].to_dense() for name in program.outputs}
     run.memory = memory
     return run
+
+
+def _write_kernel_trace(folder: Path, region: str, kernel: Any, hw: Hardware,
+                        res: SimResult, bound: Mapping[str, FiberTree]) -> None:
+    from ._memtrace import write_mem_trace
+
+    write_mem_trace(safe_join(folder, f"{region}.{kernel.target}.trace"), kernel.graph, hw,
+                    res.mem_requests, {**bound, **res.outputs})
 
 
 def _memory_format(compiled: CompiledModel, name: str) -> Format:

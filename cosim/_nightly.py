@@ -33,7 +33,7 @@ BASELINE_FIELDS = ("cycles", "bytes_moved")
 def run_identity(row: dict[str, Any]) -> str:
     """What a baseline entry is keyed by: the run's configuration, not the code's hash."""
     return "|".join(str(row.get(k)) for k in ("workload", "schedule", "order", "depth",
-                                                 "dtype", "seed", "backend"))
+                                                 "dtype", "seed", "backend", "hw", "hw_set"))
 
 
 @dataclass(frozen=True)
@@ -173,8 +173,9 @@ def html_report(result: NightlyResult, name: str, figures: dict[str, bytes]) -> 
         parts += [f"<h2>{html.escape(title)}</h2>",
                   f'<img alt="{html.escape(title)}" src="data:image/png;base64,{data}">']
     parts += ["<h2>Runs</h2>", _table(result.rows, [
-        "workload", "schedule", "order", "depth", "dtype", "backend", "status", "cycles",
-        "bytes_moved", "firings", "est_bytes", "wall_seconds", "error"])]
+        "workload", "schedule", "order", "depth", "dtype", "hw", "hw_set", "backend",
+        "status", "cycles", "bytes_moved", "dram_read_bytes", "dram_write_bytes", "firings",
+        "est_bytes", "wall_seconds", "error"])]
     style = "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}" \
         "td,th{border:1px solid #ccc;padding:2px 6px;font-size:small}img{max-width:48em}"
     return f"<!doctype html><html><head><meta charset='utf-8'><title>samfuse nightly " \

@@ -16,15 +16,22 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ir import EdgeTrace, Graph, Trace, decode_token, values_from_bits
-from sim_models.python import SimResult, bind_inputs, outputs_from_writers, simulate
+from ir import EdgeTrace, Graph, Hardware, Trace, decode_token, memory_ports, values_from_bits
+from sim_models.python import (
+    MemRequest,
+    NodeStats,
+    SimResult,
+    bind_inputs,
+    outputs_from_writers,
+    simulate,
+)
 
 from ._backend import Backend, ToolNotFoundError, register
 
 if TYPE_CHECKING:
     from rtl_hls.rtl.bench import EdgeRecord
 
-__all__ = ["RtlBackend", "simulate_with_reads", "trace_from_records"]
+__all__ = ["RtlBackend", "simulate_with_reads", "trace_from_records", "memory_report"]
 
 @register
 class RtlBackend(Backend):
@@ -42,7 +49,7 @@ class RtlBackend(Backend):
         sim = os.environ.get("SAMFUSE_RTL_SIM", "icarus")
         return simulator_missing(sim)
 
-    def run(self, graph, inputs, *, trace=False, depth="graph"):
+    def run(self, graph, inputs, *, trace=False, depth="graph", hw=None, mem_trace=False):
         from rtl_hls.rtl.bench import run_graph, simulator_missing
 
         missing = simulator_missing(self.simulator)
@@ -53,12 +60,45 @@ class RtlBackend(Backend):
         if any(e.depth is None for e in graph.edges):
             raise ValueError("the rtl backend needs bounded FIFOs (every edge depth >= 1)")
         tensors = bind_inputs(graph, inputs)
-        run = run_graph(graph, tensors, self.simulator, trace=trace)
+        run = run_graph(graph, tensors, self.simulator, trace=trace, hw=hw)
         values = {k: values_from_bits(v, graph.dtype) for k, v in run.values.items()}
-        return SimResult(graph.name, outputs_from_writers(graph, run.levels, values),
-                         run.cycles, trace=trace_from_records(graph, run.edges) if trace
-                         else None, wall_seconds=run.wall_seconds,
-                         sim_seconds=run.sim_seconds, backend=self.name)
+        result = SimResult(graph.name, outputs_from_writers(graph, run.levels, values),
+                           run.cycles, trace=trace_from_records(graph, run.edges) if trace
+                           else None, wall_seconds=run.wall_seconds,
+                           sim_seconds=run.sim_seconds, backend=self.name)
+        if hw is not None:
+            result.hw, result.clock_mhz = hw.name, hw.clock_mhz
+            if hw.memory:
+                memory_report(graph, hw, run.bursts, run.mem_stall, result, mem_trace)
+        return result
+
+
+def memory_report(graph: Graph, hw: Hardware, bursts: list[tuple[int, int, int, int, bool]],
+                  stall: Mapping[str, int], result: SimResult, log: bool) -> None:
+    """Fill ``result``'s memory fields from the RTL's burst log and stall counters.
+
+    The RTL counts no firings or input/output stalls, so each memory node's ``NodeStats``
+    carries only its memory fields (``fires``, ``stall_in``, ``stall_out`` 0,
+    ``done_cycle`` -1) and nodes without memory ports have none.
+    """
+    ports = memory_ports(graph, hw)
+    lb = hw.dram.line_bytes
+    chans = [0] * hw.dram.channels
+    nodes = {p.node: NodeStats(graph.nodes[p.node].op, 0, 0, 0, -1,
+                               stall_mem=stall.get(p.node, 0)) for p in ports}
+    for _, no, _, lines, write in bursts:
+        spec = ports[no]
+        chans[spec.channel] += lines * lb
+        st = nodes[spec.node]
+        st.mem_requests += 1
+        if write:
+            st.dram_write_bytes += lines * lb
+        else:
+            st.dram_read_bytes += lines * lb
+    result.nodes, result.channel_bytes = nodes, chans
+    if log:
+        result.mem_requests = [MemRequest(c, no, first, lines, w)
+                               for c, no, first, lines, w in bursts]
 
 
 def trace_from_records(graph: Graph, records: Mapping[str, EdgeRecord]) -> Trace:

@@ -22,7 +22,15 @@ from typing import Any
 import numpy as np
 
 from ._files import atomic_path, write_atomic
-from ._study_spec import RunConfig, StudySpec, Workload, graph_dataset, schedule_name
+from ._study_spec import (
+    RunConfig,
+    StudySpec,
+    Workload,
+    graph_dataset,
+    hw_label,
+    hw_set_label,
+    schedule_name,
+)
 
 __all__ = ["code_version", "run_config", "run_configs", "run_study", "StudyResult",
            "estimate_run", "write_table"]
@@ -115,7 +123,8 @@ def _graph_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     compile_s = time.perf_counter() - t0
     est = estimate(graph, inputs)
     read = sum(storage_bytes(_tree(graph, t, v)) for t, v in inputs.items())
-    report = compare_backends(graph, inputs, list(cfg.backends), trace=True)
+    hw = cfg.hardware()
+    report = compare_backends(graph, inputs, list(cfg.backends), trace=True, hw=hw)
     agree = _verdict(report)
     rows = []
     for name, run in report.runs.items():
@@ -129,10 +138,22 @@ def _graph_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
                      "cycles": res.cycles if res else None,
                      "firings": res.firings if res and res.nodes else None,
                      "bytes_moved": nbytes, "correct": correct,
+                     **(_memory_columns(res.dram_read_bytes, res.dram_write_bytes,
+                                        sum(n.mem_requests for n in res.nodes.values()),
+                                        res.cycles, hw) if res else {}),
                      "error": None if run.error is None else _short(run.error),
                      "wall_seconds": run.wall_seconds})
     return rows, {"agree": agree, "compile_seconds": compile_s, "est_flops": est.flops,
                   "est_bytes": est.bytes, "est_tokens": sum(est.tokens.values())}
+
+
+def _memory_columns(read: int, write: int, bursts: int, cycles: int | None,
+                    hw: Any) -> dict[str, Any]:
+    """A run's DRAM traffic and its simulated time at the hardware's clock."""
+    seconds = None if cycles is None else hw.seconds(cycles)
+    return {"seconds": seconds, "dram_read_bytes": read, "dram_write_bytes": write,
+            "mem_requests": bursts,
+            "achieved_gbps": (read + write) / seconds / 1e9 if seconds else None}
 
 
 def _tree(graph: Any, name: str, value: np.ndarray) -> Any:
@@ -178,10 +199,11 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         want = model(*example)
     want_np = want.to_dense().numpy() if want.is_sparse else want.numpy()
     rows, outs = [], []
+    hw = cfg.hardware()
     for backend in cfg.backends:
         t0 = time.perf_counter()
         try:
-            run = run_model(compiled, binds, backend=backend)
+            run = run_model(compiled, binds, backend=backend, hw=hw)
         except Exception as exc:  # noqa: BLE001 - a failed backend is a result row
             rows.append({"backend": backend, "order_used": None, "cycles": None,
                          "firings": None, "bytes_moved": None, "correct": None,
@@ -194,6 +216,8 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
                      "firings": sum(r.firings for reg in run.regions
                                     for r in reg.results.values()),
                      "bytes_moved": run.bytes_moved,
+                     **_memory_columns(run.dram_read_bytes, run.dram_write_bytes,
+                                       run.mem_requests, run.cycles, hw),
                      "correct": bool(np.allclose(got, want_np, rtol=1e-4, atol=1e-5)),
                      "error": None, "wall_seconds": time.perf_counter() - t0})
     agree = all(o is not None for o in outs) and all(
@@ -238,7 +262,9 @@ def _config_columns(cfg: RunConfig) -> dict[str, Any]:
             "schedule": schedule_name(cfg.schedule),
             "schedule_spec": cfg.schedule if cfg.schedule.startswith("{") else None,
             "order": cfg.order, "depth": cfg.depth, "seed": cfg.seed, "dtype": cfg.dtype,
-            "backends": ",".join(cfg.backends)}
+            "backends": ",".join(cfg.backends), "hw": hw_label(cfg.hw),
+            "hw_set": hw_set_label(cfg.hw_set),
+            "hw_spec": cfg.hw if cfg.hw.startswith("{") else None}
 
 
 def _short(exc: BaseException, n: int = 300) -> str:
@@ -307,7 +333,12 @@ def write_table(rows: list[dict[str, Any]], out: Path, csv: bool = False) -> lis
 
 def _local_pool(workers: int) -> Callable[[list[RunConfig]], Iterator[tuple[RunConfig, Any]]]:
     def run(todo: list[RunConfig]) -> Iterator[tuple[RunConfig, Any]]:
-        with cf.ProcessPoolExecutor(max_workers=workers) as pool:
+        # forkserver, not fork: a process that has used torch (its thread pools) can hang
+        # a forked worker; the server starts clean and forks workers from there
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("forkserver")
+        with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
             futures = {pool.submit(run_config, c): c for c in todo}
             for fut in cf.as_completed(futures):
                 yield futures[fut], fut

@@ -1,10 +1,11 @@
 """Declarative what-if studies: the YAML file, validated, expanded into run configurations.
 
 A study names workloads (bundled models or einsum expressions) and axes (fusion schedule,
-dataflow order, FIFO depth, seed, backends). Every combination is one :class:`RunConfig`,
-a frozen, JSON-able value whose hash names its cache file, so a study can be killed,
-resumed, re-run or farmed out without losing or repeating a finished run. Axes that the
-machine does not model yet are rejected by name rather than silently ignored.
+dataflow order, FIFO depth, seed, backends, simulated hardware and its overrides). Every
+combination is one :class:`RunConfig`, a frozen, JSON-able value whose hash names its
+cache file, so a study can be killed, resumed, re-run or farmed out without losing or
+repeating a finished run. Axes that the machine does not model yet are rejected by name
+rather than silently ignored.
 """
 
 from __future__ import annotations
@@ -20,8 +21,12 @@ from typing import Any
 
 import yaml
 
+from ir import DEFAULT_HW, HW_PRESETS, Hardware, HwError, load_hw
+
+from ._hw_spec import hw_from_json, hw_label, hw_to_json
+
 __all__ = ["StudyError", "StudySpec", "RunConfig", "Workload", "load_study", "AXES",
-           "UNBUILT_AXES", "SAFE_NAME"]
+           "UNBUILT_AXES", "SAFE_NAME", "hw_label", "hw_set_label"]
 
 #: names that reach file paths (study names, workload labels): letters, digits, ``._-``
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -34,13 +39,12 @@ AXES: dict[str, list[Any]] = {
     "seed": [0],
     "dtype": ["float32"],
     "backends": [["python"]],
+    "hw": [DEFAULT_HW],
+    "hw_set": [[]],
 }
 
 #: axes a study may name one day, with what the machine still lacks for them
 UNBUILT_AXES = {
-    "hw": "hardware presets need the memory system, which samfuse does not model yet",
-    "hw_set": "hardware knobs (bandwidth, latency, on-chip capacity) need the memory "
-              "system, which samfuse does not model yet",
     "par": "parallel lanes (parallelizer/serializer primitives) are not built yet",
     "partition": "lane partitioning (round-robin/balanced) needs parallel lanes, which "
                  "are not built yet",
@@ -89,13 +93,24 @@ class RunConfig:
     seed: int = 0
     dtype: str = "float32"
     backends: tuple[str, ...] = ("python",)
+    #: a preset name, or a hardware read from a file as JSON (``cosim._hw_spec``)
+    hw: str = DEFAULT_HW
+    #: overrides applied to it: sorted (key, value) pairs
+    hw_set: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
+    def hardware(self) -> Hardware:
+        """The machine this run simulates."""
+        base = hw_from_json(self.hw) if self.hw.startswith("{") else load_hw(self.hw)
+        return load_hw(base, [f"{k}={v}" for k, v in self.hw_set])
+
     def key(self, code_version: str) -> str:
-        """Hash of the configuration and the code that computes its result."""
-        payload = json.dumps({"run": self.to_json(), "code": code_version}, sort_keys=True)
+        """Hash of the configuration, the hardware's every number (a preset's file can
+        change) and the code that computes its result."""
+        payload = json.dumps({"run": self.to_json(), "hw": hw_to_json(self.hardware()),
+                              "code": code_version}, sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:20]
 
 
@@ -131,7 +146,8 @@ class StudySpec:
                 schedule = c["schedule"] if w.model is not None else "-"
                 for order in orders:
                     out.append(RunConfig(self.name, w, schedule, str(order), c["depth"],
-                                         int(c["seed"]), c["dtype"], tuple(c["backends"])))
+                                         int(c["seed"]), c["dtype"], tuple(c["backends"]),
+                                         c["hw"], c["hw_set"]))
         return list(dict.fromkeys(out))
 
 
@@ -242,6 +258,54 @@ def schedule_name(value: str) -> str:
     return value if not value.startswith("{") else json.loads(value)["name"]
 
 
+def _hw_value(v: Any, base: Path) -> str:
+    """A preset name as is; a hardware YAML file (relative to the study) as its JSON."""
+    if isinstance(v, str) and v in HW_PRESETS:
+        return v
+    if not isinstance(v, str) or not v.endswith((".yaml", ".yml")):
+        raise StudyError(f"hw {v!r}: expected a preset ({', '.join(HW_PRESETS)}) or a "
+                         "hardware YAML file")
+    try:
+        return hw_to_json(load_hw(base / v))
+    except HwError as exc:
+        raise StudyError(f"hw {v!r}: {exc}") from None
+
+
+def _hw_set_value(v: Any) -> tuple[tuple[str, str], ...]:
+    """Overrides as a mapping ``{KEY: VALUE}`` or a list of ``"KEY=VALUE"``, checked
+    against the keys and value types (on ``ideal``; the run applies them to its ``hw``)."""
+    if isinstance(v, dict):
+        items = [f"{k}={_text(x)}" for k, x in v.items()]
+    elif isinstance(v, list) and all(isinstance(x, str) for x in v):
+        items = list(v)
+    else:
+        raise StudyError(f"hw_set {v!r}: expected a mapping of hardware keys to values or "
+                         "a list of 'KEY=VALUE' strings")
+    try:
+        load_hw("ideal", items)
+    except HwError as exc:
+        raise StudyError(f"hw_set {v!r}: {exc}") from None
+    pairs = {}
+    for item in items:
+        key, _, value = item.partition("=")
+        pairs[key.strip()] = value.strip()
+    return tuple(sorted(pairs.items()))
+
+
+def _text(x: Any) -> str:
+    """A YAML scalar as an override value: ``true``, ``100`` (also for ``1e2``), ``2.5``."""
+    if isinstance(x, bool):
+        return str(x).lower()
+    if isinstance(x, float) and x.is_integer():
+        return str(int(x))
+    return str(x)
+
+
+def hw_set_label(pairs: tuple[tuple[str, str], ...] | list) -> str | None:
+    """What a run's ``hw_set`` column shows: ``key=value,…`` or nothing."""
+    return ",".join(f"{k}={v}" for k, v in pairs) or None
+
+
 def _list(value: Any, where: str) -> list[Any]:
     if not isinstance(value, list) or not value:
         raise StudyError(f"{where} must be a non-empty list")
@@ -251,6 +315,10 @@ def _list(value: Any, where: str) -> list[Any]:
 def _axis_value(axis: str, v: Any, base: Path) -> Any:
     if axis == "schedule":
         return _schedule_value(v, base)
+    if axis == "hw":
+        return _hw_value(v, base)
+    if axis == "hw_set":
+        return _hw_set_value(v)
     elif axis == "order":
         if not isinstance(v, str) or not v:
             raise StudyError(f"order {v!r}: expected 'default', 'all' or e.g. 'i,k,j'")

@@ -9,6 +9,7 @@ expression with a caret). ``docs/cli.md`` documents every command.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import threading
 import time
@@ -26,17 +27,22 @@ from ir import (
     FormatError,
     Graph,
     GraphError,
+    Hardware,
+    HwError,
     ProgramError,
     ScheduleError,
     StorageError,
     TraceFormatError,
+    check_fits,
     tensor_file_header,
 )
 from ir import render as render_graph
-from sim_models.python import InputError, SimResult, SimulationError, simulate
+from sim_models.python import InputError, SimResult, SimulationError, bind_inputs, simulate
 
 from ._backend import ToolNotFoundError, backend_names, get_backend
-from ._cli_model import add_model_parser
+from ._cli_hw import add_hw_options, add_hw_parser, hw_from_args
+from ._cli_model import add_model_parser, seed_arg
+from ._cli_report import memory_lines, sim_json, stats_table, summary_lines
 from ._cli_study import add_study_parsers
 from ._cli_tune import add_tune_parser
 from ._files import atomic_path, safe_join, writable_dir, write_atomic
@@ -130,18 +136,6 @@ def _load_inputs(graph: Graph, items: Sequence[str] | None) -> dict[str, FiberTr
     return out
 
 
-def _storage_bytes(shape: Sequence[int], fmt: Any, nnz: int | None) -> int:
-    """Bytes the graph's storage format needs for ``shape`` (dense levels multiply the
-    fiber count; compressed ones keep seg and crd arrays of int64), values as 4 bytes."""
-    fibers, total = 1, 0
-    for level, mode in zip(fmt.levels, fmt.mode_order, strict=True):
-        if level == "dense":
-            fibers *= shape[mode]
-        else:
-            total += (fibers + 1) * 8
-            fibers = fibers * shape[mode] if nnz is None else min(fibers * shape[mode], nnz)
-            total += fibers * 8
-    return total + fibers * 4
 
 
 def _check_size(name: str, path: Path, want: tuple[int, ...], fmt_spec: str,
@@ -161,29 +155,10 @@ def _check_size(name: str, path: Path, want: tuple[int, ...], fmt_spec: str,
         fmt = Format.parse(fmt_spec, len(shape))
     except FormatError:
         return
-    need = _storage_bytes(shape, fmt, nnz)
-    have = _memory_bytes()
-    if have and need > have:
-        raise CliError(f"input {name!r}: storing {'x'.join(map(str, shape))} as "
-                       f"{fmt.letters} ({dtype}) would allocate {_size(need)}, more than this"
-                       f" machine's {_size(have)} of memory; refusing")
-
-
-def _memory_bytes() -> int:
-    import os
-
     try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return 0
-
-
-def _size(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if n < 1024 or unit == "PiB":
-            return f"{n:.3g} {unit}"
-        n /= 1024
-    return f"{n:.3g} PiB"
+        check_fits(f"input {name!r}", shape, fmt, dtype, nnz)
+    except StorageError as exc:
+        raise CliError(str(exc)) from None
 
 
 @contextmanager
@@ -210,34 +185,6 @@ def _progress(label: str, delay: float = PROGRESS_DELAY,
 
 
 # -- reporting ---------------------------------------------------------------------------
-
-def _summary(res: SimResult, backend: str) -> list[str]:
-    wall = max(res.wall_seconds, 1e-9)
-    lines = [f"graph      {res.graph} on {backend}"]
-    if res.cycles is None:
-        lines.append("cycles     - (functional run: no timing)")
-    else:
-        lines.append(f"cycles     {res.cycles}")
-    lines.append(f"firings    {res.firings}")
-    lines.append(f"wall time  {res.wall_seconds:.3f} s")
-    rate = f"{res.firings / wall:,.0f} firings/s"
-    if res.cycles is not None:
-        rate += f", {res.cycles / wall:,.0f} cycles/s"
-    lines.append(f"throughput {rate}")
-    return lines
-
-
-def _stats_table(res: SimResult, graph: Graph) -> list[str]:
-    order = [n for n in graph.topological_order() if n in res.nodes]
-    width = max([len(n) for n in order] + [4])
-    rows = [f"{'node':<{width}}  {'op':<15} {'fires':>8} {'stall_in':>9} {'stall_out':>9} "
-            f"{'done':>8}"]
-    for nid in order:
-        s = res.nodes[nid]
-        rows.append(f"{nid:<{width}}  {s.op:<15} {s.fires:>8} {s.stall_in:>9} "
-                    f"{s.stall_out:>9} {s.done_cycle:>8}")
-    return rows
-
 
 def _write_outputs(res: SimResult, out_dir: Path) -> list[Path]:
     """Dense outputs (and any that is not a matrix) as .npy, sparse matrices as .mtx."""
@@ -314,39 +261,77 @@ def _densities(items: Sequence[str] | None) -> dict[str, float]:
 
 
 def cmd_sim(args: argparse.Namespace) -> int:
+    hw = hw_from_args(args)
     graph = _load_graph(args.graph)
     inputs = _load_inputs(graph, args.input)
     if args.functional and args.backend != "python":
         raise CliError(f"--functional runs the Python model only, not {args.backend!r}")
-    if args.functional and args.trace:
-        raise CliError("--functional runs carry no timing, so --trace is not available")
+    if args.functional and (args.trace or args.mem_trace):
+        raise CliError("--functional runs carry no timing, so --trace and --mem-trace are "
+                       "not available")
+    if args.mem_trace and not hw.memory:
+        raise CliError(f"--mem-trace: hardware {hw.name!r} has no memory system "
+                       "(dram.enabled is false); give --hw hbm2-u280 or another preset")
     trace_dir = writable_dir(args.trace, "--trace") if args.trace else None
     out_dir = writable_dir(args.output_dir, "--output-dir") if args.output_dir else None
+    if args.mem_trace:
+        writable_dir(Path(args.mem_trace).parent, "--mem-trace")
     with _progress(f"simulating {graph.name!r} on {args.backend}"):
         if args.backend == "python":
             res = simulate(graph, inputs, trace=bool(args.trace), depth=args.depth,
-                           functional=args.functional)
+                           functional=args.functional, hw=hw, mem_trace=bool(args.mem_trace))
         else:
-            res = _run_backend(args.backend, graph, inputs, bool(args.trace), args.depth)
-    _say(*_summary(res, args.backend))
+            res = _run_backend(args.backend, graph, inputs, bool(args.trace), args.depth, hw,
+                               bool(args.mem_trace))
+    files = _write_sim_files(args, res, graph, hw, inputs, trace_dir, out_dir)
+    if args.json:
+        print(json.dumps(sim_json(res, args.backend, hw, stats=args.stats, files=files,
+                                  hw_set=args.hw_set)))
+        return 0
+    _say(*summary_lines(res, args.backend), *memory_lines(res, hw))
     if args.stats:
-        _say("", *_stats_table(res, graph))
-    if trace_dir is not None:
-        assert res.trace is not None
-        _say(f"trace      {_write_trace(res.trace, trace_dir, graph.name, args.backend)}")
-    if out_dir is not None:
-        for path in _write_outputs(res, out_dir):
-            _say(f"output     {path}")
-    else:
+        _say("", *stats_table(res, graph, memory=hw.memory))
+    if "trace" in files:
+        _say(f"trace      {files['trace']}")
+    if "mem_trace" in files:
+        _say(f"mem trace  {files['mem_trace']} ({files['mem_trace_requests']} requests)")
+    for path in files.get("outputs", {}).values():
+        _say(f"output     {path}")
+    if out_dir is None:
         _say("outputs    not written (use --output-dir DIR)")
     return 0
 
 
+def _write_sim_files(args: argparse.Namespace, res: SimResult, graph: Graph, hw: Hardware,
+                     inputs: dict, trace_dir: Path | None, out_dir: Path | None
+                     ) -> dict[str, Any]:
+    """Write what the options ask for; returns the paths (strings) by kind."""
+    files: dict[str, Any] = {}
+    if trace_dir is not None:
+        assert res.trace is not None
+        files["trace"] = str(_write_trace(res.trace, trace_dir, graph.name, args.backend))
+    if args.mem_trace:
+        from ._memtrace import write_mem_trace
+
+        if res.mem_requests is None:
+            raise CliError(f"--mem-trace: backend {args.backend!r} recorded no memory "
+                           "requests")
+        tensors = {**bind_inputs(graph, inputs), **res.outputs}
+        files["mem_trace_requests"] = write_mem_trace(args.mem_trace, graph, hw,
+                                                      res.mem_requests, tensors)
+        files["mem_trace"] = str(args.mem_trace)
+    if out_dir is not None:
+        files["outputs"] = {p.stem: str(p) for p in _write_outputs(res, out_dir)}
+    return files
+
+
 def _run_backend(name: str, graph: Graph, inputs: dict, trace: bool,
-                 depth: int | None | str) -> SimResult:
+                 depth: int | None | str, hw: Hardware | None = None,
+                 mem_trace: bool = False) -> SimResult:
     backend = _backend(name)
     try:
-        return backend.run(graph, inputs, trace=trace, depth=depth)
+        return backend.run(graph, inputs, trace=trace, depth=depth, hw=hw,
+                           mem_trace=mem_trace)
     except (SimulationError, InputError):
         raise
     except RuntimeError as exc:  # a backend's tool failed (compiler, child process…)
@@ -367,13 +352,14 @@ def cmd_cosim(args: argparse.Namespace) -> int:
                        f"available: {', '.join(backend_names())}")
     for name in names:
         _backend(name)  # unknown or unavailable backends fail before any run
+    hw = hw_from_args(args)
     graph = _load_graph(args.graph)
     inputs = _load_inputs(graph, args.input)
     trace_dir = writable_dir(args.trace, "--trace") if args.trace else None
     from ._compare import compare_backends
 
     with _progress(f"co-simulating {graph.name!r} on {', '.join(names)}"):
-        report = compare_backends(graph, inputs, names, depth=args.depth)
+        report = compare_backends(graph, inputs, names, depth=args.depth, hw=hw)
     print(report)
     if trace_dir is not None:  # each backend's trace (a failed run has none)
         for name, run in report.runs.items():
@@ -439,7 +425,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
          f"compiled   {len(graph.nodes)} nodes, {len(graph.edges)} edges in "
          f"{compile_s * 1e3:.1f} ms; order {','.join(graph.meta['order'])}; "
          f"{', '.join(graph.meta['reductions'])}",
-         *_summary(res, "python"),
+         *summary_lines(res, "python"),
          f"check      {'PASS' if ok else 'FAIL'}: max |X - A@H| = {err:.3g} against scipy "
          "(rtol 1e-4, atol 1e-4)")
     with atomic_path(out / "X.npy") as tmp:
@@ -501,6 +487,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="untimed functional run (Python model only)")
     s.add_argument("--output-dir", metavar="DIR",
                    help="write outputs here: .npy (dense) or .mtx (sparse matrices)")
+    add_hw_options(s, "ideal")
+    s.add_argument("--json", action="store_true",
+                   help="print one JSON object (cycles, DRAM bytes, GB/s, …; with --stats "
+                   "every node) instead of the text report")
+    s.add_argument("--mem-trace", metavar="FILE",
+                   help="write the run's memory requests as a Ramulator 2 LoadStoreTrace "
+                   "(needs --hw with memory; see docs/memory.md)")
     s.set_defaults(func=cmd_sim)
 
     k = sub.add_parser("cosim", help="run a graph on several backends and compare traces")
@@ -510,6 +503,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma-separated backend names (default python,systemc)")
     k.add_argument("--depth", type=_depth, default="graph")
     k.add_argument("--trace", metavar="DIR", help="keep the traces in DIR")
+    add_hw_options(k, "ideal")
     k.set_defaults(func=cmd_cosim)
 
     w = sub.add_parser("show", help="render a graph to SVG/PNG/PDF/DOT with Graphviz")
@@ -521,10 +515,11 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--out", default="samfuse-demo", help="output directory "
                    "(default ./samfuse-demo)")
     d.add_argument("--features", type=int, default=16, help="columns of H (default 16)")
-    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--seed", type=seed_arg, default=0, help="seed of H (an int >= 0)")
     d.add_argument("--order", help="dataflow order (default: chosen by the compiler)")
     d.set_defaults(func=cmd_demo)
 
+    add_hw_parser(sub)
     add_model_parser(sub, CliError)
     add_study_parsers(sub, CliError)
     add_tune_parser(sub, CliError)
@@ -534,7 +529,8 @@ def build_parser() -> argparse.ArgumentParser:
 #: errors that mean "bad input", printed as one line
 USER_ERRORS: tuple[type[BaseException], ...] = (
     CliError, CompileError, GraphError, FormatError, StorageError, TraceFormatError,
-    InputError, SimulationError, ToolNotFoundError, ProgramError, ScheduleError, OSError)
+    InputError, SimulationError, ToolNotFoundError, ProgramError, ScheduleError, HwError,
+    OSError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

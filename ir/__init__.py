@@ -68,7 +68,14 @@ from ._memory import MemPortSpec, memory_ports
 from ._program import TENSOR_ROLES, Program, ProgramError, Statement, TensorDecl
 from ._render import RENDER_FORMATS, render, to_dot
 from ._schedule import Region, Schedule, ScheduleError
-from ._storage import CompressedLevel, DenseLevel, FiberTree, StorageError
+from ._storage import (
+    CompressedLevel,
+    DenseLevel,
+    FiberTree,
+    StorageError,
+    check_fits,
+    storage_bytes,
+)
 from ._tokens import (
                      DONE,
                      EMPTY,
@@ -101,7 +108,7 @@ __all__ = [
     "unary_constant_bits", "CodecError", "INT32_MIN", "INT32_MAX",
     # tensors
     "Format", "FormatError", "FiberTree", "DenseLevel", "CompressedLevel", "StorageError",
-    "tensor_file_header",
+    "tensor_file_header", "storage_bytes", "check_fits",
     # catalogue
     "CATALOGUE", "Primitive", "Port", "Param", "primitive", "STREAM_KINDS", "BINARY_OPS",
     "UNARY_OPS", "REDUCE_OPS", "WRITER_PRIMITIVES",

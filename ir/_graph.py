@@ -23,6 +23,10 @@ __all__ = ["GraphError", "GraphBuilder", "Node", "Edge", "TensorSpec", "Graph", 
 SCHEMA = "samfuse-graph/1"
 DEFAULT_DEPTH = 2
 DTYPES = ("float32", "int32")
+ROLES = ("input", "output")
+#: the storage level type each level reader walks (a scanner of the wrong kind would
+#: read the other level's arrays: compressed seg/crd, or a dense level's size)
+LEVEL_READERS = {"scan_compressed": "compressed", "scan_dense": "dense", "locate": "dense"}
 
 
 class GraphError(ValueError):
@@ -103,11 +107,10 @@ class Graph:
             self.nodes[node.id] = node
         self.tensors: dict[str, TensorSpec] = {}
         for t in tensors:
-            check_name("tensor", t.name)
-            if any(isinstance(d, bool) or not isinstance(d, int) or d < 1 for d in t.shape):
-                raise GraphError(f"tensor {t.name!r}: shape {list(t.shape)} must be a list "
-                                 "of ints >= 1")
+            self._check_tensor(t)
             self.tensors[t.name] = t
+        if not isinstance(meta, dict | None):
+            raise GraphError(f"graph meta {meta!r:.60} must be a dict")
         self.meta = dict(meta or {})
         self.edges: list[Edge] = []
         self._validate_nodes()
@@ -120,8 +123,24 @@ class Graph:
             self.out_edges[e.src_node].setdefault(e.src.rsplit(".", 1)[1], []).append(e)
             self.in_edges[e.dst_node][e.dst.rsplit(".", 1)[1]] = e
         self._validate_chains()
+        self.topological_order()  # a cycle is a load error, not a surprise at run time
 
     # -- validation ---------------------------------------------------------------------
+    def _check_tensor(self, t: TensorSpec) -> None:
+        check_name("tensor", t.name)
+        if t.name in self.tensors:
+            raise GraphError(f"tensor {t.name!r} is declared twice")
+        if any(isinstance(d, bool) or not isinstance(d, int) or d < 1 for d in t.shape):
+            raise GraphError(f"tensor {t.name!r}: shape {list(t.shape)} must be a list "
+                             "of ints >= 1")
+        if t.role not in ROLES:
+            raise GraphError(f"tensor {t.name!r}: role {t.role!r} is not one of "
+                             f"{', '.join(ROLES)}")
+        try:
+            Format.parse(t.format, len(t.shape))
+        except FormatError as exc:
+            raise GraphError(f"tensor {t.name!r}: {exc}") from None
+
     def _validate_nodes(self) -> None:
         if self.dtype not in DTYPES:
             raise GraphError(f"graph dtype {self.dtype!r} is not one of {', '.join(DTYPES)}")
@@ -260,6 +279,19 @@ class Graph:
                     f"a ref cycle through {origin.id!r}"
                 raise GraphError(f"node {node.id!r} ({node.op}) reads tensor {name!r} but "
                                  f"its refs come from {found} ({end}); expected {expect}")
+            self._check_level_kind(node, name, level)
+
+    def _check_level_kind(self, node: Node, name: str, level: int | None) -> None:
+        """A scanner or locator reads a level of its own kind (``LEVEL_READERS``)."""
+        kind = LEVEL_READERS.get(node.op)
+        if kind is None or level is None:
+            return
+        spec = self.tensors[name]
+        have = Format.parse(spec.format, len(spec.shape)).levels[level]
+        if have != kind:
+            raise GraphError(f"node {node.id!r} ({node.op}) reads level {level} of tensor "
+                             f"{name!r}, which is {have} in format {spec.format!r}; "
+                             f"{node.op} needs a {kind} level")
 
     def _same_positions(self, a: str, b: object, level: int) -> bool:
         """Tensors ``a`` and ``b`` number the fibers of storage level ``level`` alike: every
@@ -323,24 +355,43 @@ class Graph:
 
     @classmethod
     def from_dict(cls, data: Any) -> Graph:
-        if not isinstance(data, dict):
-            raise GraphError(f"a graph is a JSON object, got {type(data).__name__}")
-        schema = data.get("schema")
+        """A graph from parsed JSON; every field is type-checked (never coerced: a node id
+        ``5`` is an error, not ``"5"``) and unknown keys are refused (a misspelt
+        ``"dpeth"`` would otherwise silently mean the default)."""
+        top = _fields(data, "graph", _GRAPH_KEYS)
+        schema = top.get("schema")
         if schema != SCHEMA:
             raise GraphError(f"graph schema {schema!r} is not supported; expected {SCHEMA!r}")
-        try:
-            default_depth = data.get("default_depth", DEFAULT_DEPTH)
-            nodes = [Node(str(n["id"]), str(n["op"]), dict(n.get("params", {})))
-                     for n in data["nodes"]]
-            edges = [Edge(str(e["src"]), str(e["dst"]), e.get("depth", default_depth))
-                     for e in data["edges"]]
-            tensors = [TensorSpec(str(t["name"]), tuple(t["shape"]),
-                                  str(t["format"]), str(t.get("role", "input")))
-                       for t in data.get("tensors", [])]
-        except (KeyError, TypeError, ValueError) as exc:
-            raise GraphError(f"malformed graph JSON: {exc.__class__.__name__}: {exc}") from None
-        return cls(str(data.get("name", "graph")), nodes, edges, tensors,
-                   str(data.get("dtype", "float32")), data.get("meta") or {})
+        default_depth = top.get("default_depth", DEFAULT_DEPTH)
+        nodes = []
+        for k, n in enumerate(_items(top, "nodes", required=True)):
+            n = _fields(n, f"nodes[{k}]", ("id", "op", "params"), ("id", "op"))
+            params = n.get("params", {})
+            if not isinstance(params, dict):
+                raise GraphError(f"node {n['id']!r}: params {params!r} must be a JSON object")
+            nodes.append(Node(_text(n, "id", f"nodes[{k}]"), _text(n, "op", f"nodes[{k}]"),
+                              dict(params)))
+        edges = []
+        for k, e in enumerate(_items(top, "edges", required=True)):
+            e = _fields(e, f"edges[{k}]", ("src", "dst", "depth"), ("src", "dst"))
+            edges.append(Edge(_text(e, "src", f"edges[{k}]"), _text(e, "dst", f"edges[{k}]"),
+                              e.get("depth", default_depth)))
+        tensors = []
+        for k, t in enumerate(_items(top, "tensors")):
+            t = _fields(t, f"tensors[{k}]", ("name", "shape", "format", "role"),
+                        ("name", "shape", "format"))
+            name = _text(t, "name", f"tensors[{k}]")
+            if not isinstance(t["shape"], list):
+                raise GraphError(f"tensor {name!r}: shape {t['shape']!r} must be a list of "
+                                 "ints >= 1")
+            tensors.append(TensorSpec(name, tuple(t["shape"]),
+                                      _text(t, "format", f"tensor {name!r}"),
+                                      _text(t, "role", f"tensor {name!r}", "input")))
+        meta = top.get("meta", {})
+        if not isinstance(meta, dict):
+            raise GraphError(f"graph meta {meta!r} must be a JSON object")
+        return cls(_text(top, "name", "graph", "graph"), nodes, edges, tensors,
+                   _text(top, "dtype", "graph", "float32"), meta)
 
     @classmethod
     def from_json(cls, source: str | Path) -> Graph:
@@ -364,6 +415,50 @@ class Graph:
 
     def __repr__(self) -> str:
         return f"<Graph {self.name!r}: {len(self.nodes)} nodes, {len(self.edges)} edges>"
+
+
+_GRAPH_KEYS = ("schema", "name", "dtype", "meta", "default_depth", "tensors", "nodes", "edges")
+
+
+def _fields(obj: Any, where: str, known: tuple[str, ...],
+            required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """``obj`` as a JSON object with only ``known`` keys and every ``required`` one."""
+    if not isinstance(obj, dict):
+        raise GraphError(f"{where} must be a JSON object, got {_json_type(obj)} {obj!r:.60}")
+    unknown = [k for k in obj if k not in known]
+    if unknown:
+        raise GraphError(f"{where}: unknown key(s) {unknown}; expected {list(known)}")
+    missing = [k for k in required if k not in obj]
+    if missing:
+        raise GraphError(f"{where}: missing key(s) {missing}")
+    return obj
+
+
+def _items(top: dict[str, Any], key: str, required: bool = False) -> list[Any]:
+    if required and key not in top:
+        raise GraphError(f"graph: missing key {key!r}")
+    items = top.get(key, [])
+    if not isinstance(items, list):
+        raise GraphError(f"graph {key!r} must be a JSON list, got {_json_type(items)} "
+                         f"{items!r:.60}")
+    return items
+
+
+def _text(obj: dict[str, Any], key: str, where: str, default: str | None = None) -> str:
+    value = obj.get(key, default)
+    if not isinstance(value, str):
+        raise GraphError(f"{where}: {key} {value!r:.60} must be a string, not "
+                         f"{_json_type(value)}")
+    return value
+
+
+def _json_type(value: Any) -> str:
+    """The JSON name of a parsed value's type, for messages."""
+    for py, name in ((bool, "a boolean"), (int, "a number"), (float, "a number"),
+                     (str, "a string"), (list, "a list"), (dict, "an object")):
+        if isinstance(value, py):
+            return name
+    return "null"
 
 
 class GraphBuilder:

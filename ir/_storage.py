@@ -30,13 +30,56 @@ import numpy as np
 
 from ._formats import Format, FormatError
 
-__all__ = ["DenseLevel", "CompressedLevel", "FiberTree", "StorageError", "DTYPES"]
+__all__ = ["DenseLevel", "CompressedLevel", "FiberTree", "StorageError", "DTYPES",
+           "storage_bytes", "check_fits"]
 
 DTYPES = ("float32", "int32")
 
 
 class StorageError(ValueError):
     """Inconsistent or unreadable tensor storage; the message names the level or file."""
+
+
+def storage_bytes(shape: Sequence[int], fmt: Format, nnz: int | None = None) -> int:
+    """Bytes a tree of ``shape`` in ``fmt`` needs (dense levels multiply the fiber count;
+    compressed ones keep seg and crd arrays of int64, at most ``nnz`` entries), values as
+    4 bytes: exact Python ints, so a declared 2^63 is refused, not overflowed."""
+    fibers, total = 1, 0
+    for level, mode in zip(fmt.levels, fmt.mode_order, strict=True):
+        if level == "dense":
+            fibers *= shape[mode]
+        else:
+            total += (fibers + 1) * 8
+            fibers = fibers * shape[mode] if nnz is None else min(fibers * shape[mode], nnz)
+            total += fibers * 8
+    return total + fibers * 4
+
+
+def check_fits(what: str, shape: Sequence[int], fmt: Format, dtype: str,
+               nnz: int | None = None) -> None:
+    """Refuse, before numpy is asked, storage larger than the machine's memory (a
+    declared 10^12 x 10^12 would otherwise end in MemoryError or an int64 overflow)."""
+    need = storage_bytes(shape, fmt, nnz)
+    have = _memory_bytes()
+    if have and need > have:
+        raise StorageError(f"{what}: storing {'x'.join(map(str, shape))} as {fmt.letters} "
+                           f"({dtype}) would allocate {_size(need)}, more than this "
+                           f"machine's {_size(have)} of memory; refusing")
+
+
+def _memory_bytes() -> int:
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024:
+            return f"{n:.3g} {unit}"
+        n /= 1024
+    return f"{n:.3g} PiB"
 
 
 @dataclass(frozen=True, eq=False)

@@ -188,15 +188,11 @@ def test_default_order_for_csc_times_csr_is_the_outer_product_without_transposes
     assert g.meta["reductions"] == ["sum(k): spacc2"]
 
 
-_PREFIX = ("a reduced index must be innermost (reduce), directly above the innermost index "
-           "(spacc) or directly above the two innermost indices (spacc2); ")
+_PREFIX = ("every reduced index must be innermost (reduce) or have at most two kept indices "
+           "below it (spacc: one, spacc2: two; several reduced indices chain accumulators); ")
 
 
 @pytest.mark.parametrize("expr, shapes, order, where, why", [
-    ("A(i,j) = B(i,k,l) * C(k,j) * D(l,j)", {"B": (2, 3, 4), "C": (3, 2), "D": (4, 2)},
-     "iklj", (10, "sum", "k,l"),
-     "an accumulator sums over one reduced index above the kept levels, but 'k,l' are all "
-     "above them (chained accumulators are not supported)"),
     ("X(i,j,l) = B(i,k) * C(k,j,l)", {"B": (2, 3), "C": (3, 2, 4)}, "kijl",
      (12, "sum", "k"),
      "the sparse accumulators (spacc: vector, spacc2: matrix) handle at most two kept "
@@ -214,7 +210,16 @@ def test_reductions_no_accumulator_can_lower_are_rejected_clearly(expr, shapes, 
     assert str(err.value).splitlines()[0] == (
         f"column {col}: dataflow order {nest} puts the {op} over {names!r} at a position it "
         f"cannot be lowered from (loop nest {nest}); {_PREFIX}{why}. Move the reduced "
-        "indices to the end of the order")
+        "indices towards the end of the order")
+
+
+def test_two_reduced_indices_above_the_kept_ones_chain_accumulators():
+    g = compile_expression("A(i,j) = B(i,k,l) * C(k,j) * D(l,j)", {"B": "dcc"},
+                           {"B": (2, 3, 4), "C": (3, 2), "D": (4, 2)}, order="iklj")
+    assert g.meta["reductions"] == ["sum(l): spacc", "sum(k): spacc"]
+    inner, outer = (n.id for n in g.nodes.values() if n.op == "spacc")
+    assert g.in_edges[outer]["crd_in"].src == f"{inner}.crd"
+    assert g.in_edges[outer]["val_in"].src == f"{inner}.val"
 
 
 def test_default_order_is_gustavson_for_csr_times_csr_without_transposes():

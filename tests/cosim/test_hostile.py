@@ -20,8 +20,6 @@ from cosim.cli import main
 from ir import Graph, GraphError, Schedule, ScheduleError, to_dot
 
 SPMV = "x(i) = B(i,j) * c(j)"
-NODE_IDS = ["root_B", "root_c", "B_i", "rs_i", "rep_c_i", "B_j", "c_j", "isect_j", "B_val",
-            "c_val", "mul", "red_j", "x_i", "x_val"]
 BAD_NAMES = ["..", "../evil", "/abs", "/tmp/x", "a/b", "a\\b", "a\0b", 'a"b', "", "1up",
              "a b", "x..y", "a\nb"]
 
@@ -89,6 +87,17 @@ def test_bad_node_ids_are_rejected_on_load(spmv, bad):
 def test_bad_tensor_names_are_rejected_on_load(spmv, bad):
     with pytest.raises(GraphError, match="tensor name .* is not allowed"):
         Graph.from_dict(_rename_tensor(spmv["json"], "x", bad))
+
+
+@pytest.mark.parametrize("bad", ["../g", " 1b", "a/b", ""])
+def test_compile_name_is_checked_as_a_user_error(tmp_path, capsys, bad):
+    """Found by fuzzing: compile --name ' 1b' was the compiler's AssertionError ("compiler
+    produced an invalid graph"), a traceback, instead of a one-line error."""
+    out = tmp_path / "g.json"
+    assert main(["compile", SPMV, "--shape", "B=6x5", "--shape", "c=5", "--name", bad,
+                 "-o", str(out)]) == 1
+    assert f"graph name {bad!r} is not allowed" in _one_line_error(capsys)
+    assert not out.exists()
 
 
 def test_good_names_still_load(spmv):
@@ -175,6 +184,28 @@ def test_an_output_path_that_is_a_file_is_refused_before_running(spmv, capsys):
     assert "--output-dir" in captured.err and "not a writable folder" in captured.err
 
 
+@pytest.mark.parametrize("command", ["cosim", "show", "demo", "model", "study"])
+def test_every_output_folder_is_checked_before_its_run(spmv, capsys, command):
+    """The other writers of the issue's finding: a run must not end in a lost result."""
+    blocked = spmv["dir"] / "file" / "out"
+    (spmv["dir"] / "file").write_text("x")
+    study = spmv["dir"] / "s.yaml"
+    study.write_text(json.dumps({"name": "t", "workloads": [
+        {"expr": SPMV, "formats": {"B": "csr"}, "shapes": {"B": [6, 5], "c": [5]}}]}))
+    argv, option = {
+        "cosim": ([str(spmv["graph"]), *spmv["inputs"], "--backends", "python,python",
+                   "--trace", str(blocked)], "--trace"),
+        "show": ([str(spmv["graph"]), "-o", str(blocked / "g.svg")], "-o"),
+        "demo": (["--out", str(blocked)], "--out"),
+        "model": (["gcn", "--out", str(blocked)], "--out"),
+        "study": ([str(study), "--out", str(blocked)], "--out")}[command]
+    assert main([command, *argv]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""  # refused before anything ran
+    assert captured.err.startswith(f"samfuse: error: {option} ")
+    assert captured.err.count("\n") == 1 and "not a writable folder" in captured.err
+
+
 def test_atomic_path_leaves_the_target_alone_on_failure(tmp_path):
     target = tmp_path / "X.npy"
     target.write_text("old")
@@ -214,7 +245,7 @@ def test_a_level_written_twice_is_rejected(spmv):
     data = _set_param(spmv["json"], "x_i", level=0)
     data["nodes"].append({"id": "x_i2", "op": "level_writer",
                           "params": {"tensor": "x", "level": 0}})
-    data["edges"].append({"src": "B_j.crd", "dst": "x_i2.crd"})
+    data["edges"].append({"src": "B_i.crd", "dst": "x_i2.crd"})
     with pytest.raises(GraphError, match="nodes 'x_i' and 'x_i2' both write level 0"):
         Graph.from_dict(data)
 
@@ -233,6 +264,113 @@ def test_edge_depths_must_be_ints_not_bools(spmv, depth):
     data["edges"][0]["depth"] = depth
     with pytest.raises(GraphError, match=r"depth .* must be an int >= 1 or null"):
         Graph.from_dict(data)
+
+
+def _set_tensor(data: dict, name: str, **fields) -> dict:
+    data = json.loads(json.dumps(data))
+    next(t for t in data["tensors"] if t["name"] == name).update(fields)
+    return data
+
+
+@pytest.mark.parametrize("tensor, fmt, match", [
+    ("B", "zz", r"tensor 'B': format 'zz' for a 2-d tensor"),
+    ("B", "d", r"tensor 'B': format 'd' for a 2-d tensor: expected 2 level"),
+    ("x", "csr", r"tensor 'x': format 'csr'"),
+    ("B", ["d", "c"], r"tensor 'B': format \['d', 'c'\] must be a string, not a list")])
+def test_formats_are_checked_on_load(spmv, tensor, fmt, match):
+    """A bad format used to load and fail at run time (FormatError from the first backend),
+    or be coerced by str() into "['d', 'c']"."""
+    with pytest.raises(GraphError, match=match):
+        Graph.from_dict(_set_tensor(spmv["json"], tensor, format=fmt))
+
+
+@pytest.mark.parametrize("tensor, fmt, node, kind", [
+    ("B", "dd", "B_j", "scan_compressed needs a compressed level"),
+    ("B", "cc", "B_i", "scan_dense needs a dense level"),
+    ("c", "c", "c_j", "locate needs a dense level")])
+def test_a_level_reader_of_the_wrong_kind_is_rejected(spmv, tensor, fmt, node, kind):
+    """Found by fuzzing: these loaded and then died in the Python model with
+    AttributeError ('DenseLevel' object has no attribute 'seg')."""
+    with pytest.raises(GraphError, match=rf"node '{node}' \(\w+\) reads level \d of tensor "
+                       rf"'{tensor}', which is \w+ in format '{fmt}'; {kind}"):
+        Graph.from_dict(_set_tensor(spmv["json"], tensor, format=fmt))
+
+
+@pytest.mark.parametrize("where, value, match", [
+    ("name", True, r"graph: name True must be a string, not a boolean"),
+    ("dtype", None, r"graph: dtype None must be a string, not null"),
+    ("meta", 3, r"graph meta 3 must be a JSON object"),
+    ("nodes", {"a": 1}, r"graph 'nodes' must be a JSON list, got an object"),
+    ("edges", None, r"graph 'edges' must be a JSON list, got null"),
+    ("extra", 1, r"graph: unknown key\(s\) \['extra'\]")])
+def test_graph_fields_are_type_checked_not_coerced(spmv, where, value, match):
+    """Found by fuzzing: name true loaded as the graph "True", meta 3 was a TypeError."""
+    data = json.loads(json.dumps(spmv["json"]))
+    data[where] = value
+    with pytest.raises(GraphError, match=match):
+        Graph.from_dict(data)
+
+
+@pytest.mark.parametrize("part, key, value, match", [
+    ("nodes", "id", 5, r"nodes\[0\]: id 5 must be a string, not a number"),
+    ("nodes", "params", [1], r"node 'root_B': params \[1\] must be a JSON object"),
+    ("nodes", "op", None, r"nodes\[0\]: op None must be a string"),
+    ("edges", "dpeth", 1, r"edges\[0\]: unknown key\(s\) \['dpeth'\]"),
+    ("edges", "src", ["a"], r"edges\[0\]: src \['a'\] must be a string"),
+    ("tensors", "role", "inout", r"tensor 'B': role 'inout' is not one of input, output"),
+    ("tensors", "name", None, r"tensors\[0\]: name None must be a string")])
+def test_entries_are_type_checked(spmv, part, key, value, match):
+    data = json.loads(json.dumps(spmv["json"]))
+    data[part][0][key] = value
+    with pytest.raises(GraphError, match=match):
+        Graph.from_dict(data)
+
+
+def test_entries_must_be_objects_with_their_keys(spmv):
+    data = json.loads(json.dumps(spmv["json"]))
+    data["edges"][0] = "root_B.ref->B_i.ref_in"
+    with pytest.raises(GraphError, match=r"edges\[0\] must be a JSON object, got a string"):
+        Graph.from_dict(data)
+    del data["edges"][0]
+    del data["nodes"][0]["op"]
+    with pytest.raises(GraphError, match=r"nodes\[0\]: missing key\(s\) \['op'\]"):
+        Graph.from_dict(data)
+
+
+def test_a_tensor_declared_twice_is_rejected(spmv):
+    """The second declaration used to replace the first silently."""
+    data = json.loads(json.dumps(spmv["json"]))
+    data["tensors"].append(dict(data["tensors"][0], shape=[7, 5]))
+    with pytest.raises(GraphError, match="tensor 'B' is declared twice"):
+        Graph.from_dict(data)
+
+
+def test_a_cycle_is_rejected_on_load(spmv):
+    """docs/graph-json.md promises it; cycles used to load and fail in the first run."""
+    data = json.loads(json.dumps(spmv["json"]))
+    edge = next(e for e in data["edges"] if e["dst"] == "mul.a")
+    edge["src"] = "red_j.val"
+    data["edges"] = [e for e in data["edges"] if e["src"] != "B_val.val"]
+    with pytest.raises(GraphError, match="graph has a cycle through"):
+        Graph.from_dict(data)
+
+
+def test_cosim_fails_when_every_backend_errors(spmv, capsys, monkeypatch):
+    """Like all-deadlock (test_cli): backends failing alike must not read as agreement."""
+    from cosim import BACKENDS, PythonBackend
+    from sim_models.python import SimulationError
+
+    class Broken(PythonBackend):
+        name = "broken"
+
+        def run(self, graph, inputs, *, trace=False, depth="graph"):
+            raise SimulationError(f"graph {graph.name!r}: node 'mul' at cycle 3: boom")
+
+    monkeypatch.setitem(BACKENDS, "broken", Broken)
+    assert main(["cosim", str(spmv["graph"]), *spmv["inputs"], "--backends",
+                 "broken,broken"]) == 1
+    out = capsys.readouterr().out
+    assert "MISMATCH" in out and "broken failed: graph 'einsum': node 'mul'" in out
 
 
 # -- one-line errors instead of tracebacks --------------------------------------------------
@@ -267,6 +405,18 @@ def test_cli_import_and_help_stay_free_of_torch_and_the_models():
     assert got.stdout.strip().splitlines()[-1] == "[]", got.stdout + got.stderr
 
 
+def test_sim_of_a_small_graph_stays_free_of_torch_scipy_and_plotting(spmv):
+    """Start-up of ``samfuse sim`` on .npy inputs: numpy and the project only (scipy comes
+    in for .mtx files, torch for ``model``, matplotlib for ``plot``)."""
+    np.save(spmv["dir"] / "b.npy", spmv["B"].toarray())
+    got = _run("import sys\nfrom cosim.cli import main\n"
+               f"rc = main(['sim', {str(spmv['graph'])!r}, '--input', "
+               f"'B={spmv['dir'] / 'b.npy'}', '--input', 'c={spmv['dir'] / 'c.npy'}'])\n"
+               "print(rc, sorted(m for m in ('torch', 'scipy', 'matplotlib', 'networkx', "
+               "'pandas', 'pyarrow', 'cppyy', 'cocotb') if m in sys.modules))")
+    assert got.stdout.strip().splitlines()[-1] == "0 []", got.stdout + got.stderr
+
+
 def test_model_names_match_the_bundled_models():
     from compiler.models import MODELS
     from cosim._cli_model import MODEL_NAMES
@@ -294,6 +444,20 @@ def test_a_huge_declared_matrix_is_refused_before_allocating(tmp_path, capsys, f
     err = _one_line_error(capsys)
     assert err.startswith(f"samfuse: error: input 'B': storing {n}x{n} as ")
     assert need in err and "of memory; refusing" in err
+
+
+@pytest.mark.parametrize("size", [10**12, 2**63])
+def test_a_huge_declared_output_is_refused_before_allocating(spmv, capsys, size):
+    """Found by fuzzing: x declared with 2^63 (or 6.6e9) entries ran, then died storing the
+    result (int64 OverflowError, numpy's MemoryError), a traceback after the whole run."""
+    data = json.loads(json.dumps(spmv["json"]))
+    next(t for t in data["tensors"] if t["name"] == "x")["shape"] = [size]
+    graph = spmv["dir"] / "huge_out.json"
+    graph.write_text(json.dumps(data))
+    assert main(["sim", str(graph), *spmv["inputs"]]) == 1
+    err = _one_line_error(capsys)
+    assert err.startswith(f"samfuse: error: output 'x': storing {size} as d (float32) "
+                          "would allocate ") and err.endswith(" of memory; refusing\n")
 
 
 def test_a_huge_header_against_a_small_graph_is_a_shape_error(spmv, capsys):
@@ -340,6 +504,16 @@ def test_demo_refuses_a_non_positive_feature_count(tmp_path, capsys, features):
     assert main(["demo", "--out", str(tmp_path / "d"), "--features", features]) == 1
     assert _one_line_error(capsys) == (f"samfuse: error: --features {features}: expected a "
                                        "number of columns >= 1\n")
+
+
+@pytest.mark.parametrize("argv", [["demo", "--seed", "-1"], ["model", "gcn", "--seed", "-3"],
+                                  ["demo", "--seed", "x"]])
+def test_a_negative_seed_is_a_usage_error(tmp_path, capsys, argv):
+    """Found by fuzzing: demo --seed -1 ended in numpy's ValueError traceback."""
+    assert main([*argv, *(["--out", str(tmp_path / "d")] if argv[0] == "demo" else [])]) == 2
+    err = capsys.readouterr().err
+    assert f"argument --seed: seed {argv[-1]!r}: expected an integer >= 0" in err
+    assert not (tmp_path / "d").exists()
 
 
 # -- SystemC: deep FIFOs and crash reports --------------------------------------------------

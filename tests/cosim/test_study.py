@@ -14,6 +14,7 @@ import pytest
 from compiler import compile_expression
 from cosim._study_run import code_version, run_study
 from cosim._study_spec import UNBUILT_AXES, StudyError, load_study
+from ir import DEFAULT_HW, load_hw
 from sim_models.python import simulate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,8 +78,9 @@ def test_study_rows_match_direct_simulation_and_numpy(tmp_path):
         a = (a * (rng.random((8, 7)) < 0.4)).astype(np.float32)
         b = rng.integers(1, 8, size=(7, 5)) * rng.choice([-1, 1], size=(7, 5))
         b = (b * (rng.random((7, 5)) < 0.4)).astype(np.float32)
-        sim = simulate(graph, {"A": a, "B": b})
-        assert row.cycles == sim.cycles
+        sim = simulate(graph, {"A": a, "B": b}, hw=load_hw(DEFAULT_HW))  # the default
+        assert row.hw == DEFAULT_HW and row.cycles == sim.cycles
+        assert row.dram_read_bytes == sim.dram_read_bytes > 0
         np.testing.assert_array_equal(sim.dense(), a @ b)
 
 

@@ -16,8 +16,7 @@ import numpy as np
 import pytest
 
 from compiler import compile_expression
-from cosim import get_backend
-from cosim._hls import HlsCompileError, HlsCsimBackend, HlsRunError
+from cosim import HlsCompileError, HlsCsimBackend, HlsRunError, get_backend
 from ir import CATALOGUE, FiberTree, Graph, GraphBuilder, Trace, compare_traces, examples
 from rtl_hls.hls import UNBOUNDED_DEPTH, generate, template_path
 from sim_models.python import SimulationError, simulate

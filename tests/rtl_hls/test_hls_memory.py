@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from cosim._hls import HlsCsimBackend, HlsRunError
+from cosim import HlsCsimBackend, HlsRunError
 from ir import Graph, Hardware, compare_traces, examples, load_hw, memory_ports
 from rtl_hls.hls import DEFAULT_MEM_DEPTH, generate
 from sim_models.python import simulate

@@ -261,7 +261,7 @@ def test_cosim_report_checks_rtl_traces(sim, monkeypatch):
 def test_locate_on_random_sparse_inputs_matches_python_and_numpy(m, n, density, fmt, seed):
     """masked_dense (A's crds locate into dense W) on random shapes and densities: the RTL
     equals the Python model in outputs and cycles, and the product equals numpy."""
-    from cosim._rtl import RtlBackend
+    from cosim import RtlBackend
 
     rng = np.random.default_rng(seed)
     inputs = {"A": _matrix(rng, (m, n), density, "int32"),

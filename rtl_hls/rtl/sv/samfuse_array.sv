@@ -1,4 +1,4 @@
-// array: val = vals[ref]; N loads 0; stops and D pass through. vals loaded with $readmemh.
+// array: val = vals[ref] (samfuse_array_core without a memory system).
 module samfuse_array #(
     parameter int VAL_N = 1,
     parameter VAL_FILE = ""
@@ -12,24 +12,22 @@ module samfuse_array #(
     input  logic        val_full_n,
     output logic        val_write
 );
-  import samfuse_pkg::*;
-  localparam int VA = VAL_N > 1 ? $clog2(VAL_N) : 1;
-  logic [31:0] vals[VAL_N];
-  initial $readmemh(VAL_FILE, vals);
-  logic fin;
-  logic [1:0] tag;
-  assign tag = ref_dout[33:32];
-  assign ref_read = !fin && ref_empty_n && val_full_n;
-  assign val_write = ref_read;
-  always @* begin
-    case (tag)
-      TAG_DATA: val_din = mk(TAG_DATA, vals[ref_dout[VA-1:0]]);
-      TAG_EMPTY: val_din = mk(TAG_DATA, 32'd0);  // 0 and 0.0 share the bits
-      default: val_din = ref_dout;
-    endcase
-  end
-  always_ff @(posedge ap_clk) begin
-    if (ap_rst) fin <= 1'b0;
-    else if (ref_read && tag == TAG_DONE) fin <= 1'b1;
-  end
+  /* verilator lint_off UNUSEDSIGNAL */  // no memory system: no requests
+  logic [15:0] vals_nlines;
+  /* verilator lint_on UNUSEDSIGNAL */
+  samfuse_array_core #(
+      .VAL_N(VAL_N), .VAL_FILE(VAL_FILE)
+  ) u_core (
+      .ap_clk(ap_clk),
+      .ap_rst(ap_rst),
+      .ref_dout(ref_dout),
+      .ref_empty_n(ref_empty_n),
+      .ref_read(ref_read),
+      .val_din(val_din),
+      .val_full_n(val_full_n),
+      .val_write(val_write),
+      .mem_now('0),
+      .vals_base('0),
+      .vals_nlines(vals_nlines)
+  );
 endmodule

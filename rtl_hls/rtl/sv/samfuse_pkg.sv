@@ -26,8 +26,18 @@ package samfuse_pkg;
   // open files (Icarus fails at ~1,000 edges).
   /* verilator lint_off UNUSEDSIGNAL */  // read and written only by samfuse_fifo
   int trace_fd = 0;
+  // The burst log of every memory port (docs/rtl.md, memory system), opened by the first
+  // port to start; one line per burst "PORT CYCLE FIRST_LINE LINES r|w".
+  int mem_fd = 0;
   /* verilator lint_on UNUSEDSIGNAL */
 `endif
+
+  // Memory system (docs/timing.md, Memory): the cycle from which a line is usable (read) or
+  // acknowledged (write) when the channel finishes moving it at byte-time `fin`.
+  function automatic logic [31:0] mem_ready(input logic [63:0] fin, input int b,
+                                            input int lat);
+    return 32'((fin + 64'(b) - 64'd1) / 64'(b) + 64'(lat));
+  endfunction
 
   function automatic logic [33:0] mk(input logic [1:0] tag, input logic [31:0] payload);
     return {tag, payload};

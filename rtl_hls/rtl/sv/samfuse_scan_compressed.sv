@@ -17,6 +17,9 @@ module samfuse_scan_compressed #(
     input  logic        ref_full_n,
     output logic        ref_write
 );
+  /* verilator lint_off UNUSEDSIGNAL */  // no memory system: no requests
+  logic [15:0] seg_nlines, crd_nlines;
+  /* verilator lint_on UNUSEDSIGNAL */
   samfuse_scan_core #(
       .COMPRESSED(1'b1), .SEG_N(SEG_N), .CRD_N(CRD_N), .SEG_FILE(SEG_FILE), .CRD_FILE(CRD_FILE)
   ) u_core (
@@ -30,6 +33,11 @@ module samfuse_scan_compressed #(
       .crd_write(crd_write),
       .ref_din(ref_din),
       .ref_full_n(ref_full_n),
-      .ref_write(ref_write)
+      .ref_write(ref_write),
+      .mem_now('0),
+      .seg_base('0),
+      .crd_base('0),
+      .seg_nlines(seg_nlines),
+      .crd_nlines(crd_nlines)
   );
 endmodule

@@ -1,13 +1,30 @@
 // Level scanner core shared by scan_compressed and scan_dense (docs/primitives.md).
 // States IDLE (waiting for a ref), IN_FIBER (emitting), END (next input decides between
 // S0 and a merged S_{k+1}). Compressed levels read seg/crd memories loaded with $readmemh.
+//
+// MEM (compressed levels on hardware with a memory system; the netlist instantiates this
+// core directly then): seg and crd are off-chip, behind one read port each
+// (samfuse_mem_rdport) on the channels the netlist wires. IDLE with a ref r visible reads
+// seg[r] and seg[r+1] at once; the fiber's first crd is read once both are usable (its
+// address is seg[r]); IN_FIBER reads crd[p] in its first cycle at p. Each access is made
+// once, whether or not the outputs have space, and the firing waits for its data.
 module samfuse_scan_core #(
     parameter bit COMPRESSED = 1'b1,
     parameter int SIZE = 1,
     parameter int SEG_N = 2,
     parameter int CRD_N = 1,
     parameter SEG_FILE = "",
-    parameter CRD_FILE = ""
+    parameter CRD_FILE = "",
+    parameter bit MEM = 1'b0,
+    parameter int MEM_K = 8,
+    parameter int MEM_WPL = 16,
+    parameter int MEM_LB = 64,
+    parameter int MEM_B = 64,
+    parameter int MEM_LAT = 1,
+    parameter int SEG_PORT = 0,
+    parameter int CRD_PORT = 0,
+    parameter SEG_LEN_FILE = "",
+    parameter CRD_LEN_FILE = ""
 ) (
     input  logic        ap_clk,
     input  logic        ap_rst,
@@ -19,7 +36,16 @@ module samfuse_scan_core #(
     output logic        crd_write,
     output logic [33:0] ref_din,
     input  logic        ref_full_n,
-    output logic        ref_write
+    output logic        ref_write,
+    // memory system (MEM): the cycle number, and each port's request to / grant from its
+    // channel (samfuse_mem_channel); unused without MEM
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  logic [31:0] mem_now,
+    input  logic [63:0] seg_base,
+    input  logic [63:0] crd_base,
+    /* verilator lint_on UNUSEDSIGNAL */
+    output logic [15:0] seg_nlines,
+    output logic [15:0] crd_nlines
 );
   import samfuse_pkg::*;
   localparam logic [1:0] IDLE = 2'd0, IN_FIBER = 2'd1, FEND = 2'd2;
@@ -54,6 +80,75 @@ module samfuse_scan_core #(
   logic [31:0] val1;
   /* verilator lint_on UNUSEDSIGNAL */
   assign val1 = val + 32'd1;
+
+  // memory: mok = the data the firing in this state needs is usable
+  logic mok;
+  generate
+    if (MEM) begin : g_port
+      logic want_fiber, seg_acc, crd_acc, seg_ok, crd_ok;
+      logic seg_iss, crd_iss;  // this ref's seg words / this position's crd requested
+      logic [31:0] seg_rdy, crd_rdy;
+      logic [1:0] seg_okv;
+      logic [63:0] seg_ready;
+      logic crd_okv;
+      logic [31:0] crd_ready;
+      assign want_fiber = !fin && state == IDLE && ref_in_empty_n && tag == TAG_DATA;
+      assign seg_acc = want_fiber && !seg_iss;
+      assign seg_ok = seg_iss ? mem_now >= seg_rdy : &seg_okv;
+      assign crd_acc = !crd_iss && (want_fiber ? seg_ok && fb != fe
+                                               : !fin && state == IN_FIBER);
+      assign crd_ok = crd_iss ? mem_now >= crd_rdy : crd_okv;
+      samfuse_mem_rdport #(
+          .K(MEM_K), .WPL(MEM_WPL), .LB(MEM_LB), .B(MEM_B), .LAT(MEM_LAT), .NACC(2),
+          .PORT(SEG_PORT), .LEN_FILE(SEG_LEN_FILE)
+      ) u_seg (
+          .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .acc({seg_acc, seg_acc}),
+          .word({val1, val}), .ok_now(seg_okv), .ready(seg_ready), .nlines(seg_nlines),
+          .base(seg_base)
+      );
+      samfuse_mem_rdport #(
+          .K(MEM_K), .WPL(MEM_WPL), .LB(MEM_LB), .B(MEM_B), .LAT(MEM_LAT), .NACC(1),
+          .PORT(CRD_PORT), .LEN_FILE(CRD_LEN_FILE)
+      ) u_crd (
+          .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .acc(crd_acc),
+          .word(state == IN_FIBER ? p : fb), .ok_now(crd_okv), .ready(crd_ready),
+          .nlines(crd_nlines), .base(crd_base)
+      );
+      // a data-consuming IDLE firing or an IN_FIBER firing ends the accesses it waited for
+      logic step;
+      assign step = ref_in_read && state == IDLE && tag == TAG_DATA
+                    || crd_write && state == IN_FIBER;
+      always_ff @(posedge ap_clk) begin
+        if (ap_rst || step) begin
+          seg_iss <= 1'b0;
+          crd_iss <= 1'b0;
+        end else begin
+          if (seg_acc) begin
+            seg_iss <= 1'b1;
+            seg_rdy <= seg_ready[31:0] > seg_ready[63:32] ? seg_ready[31:0] : seg_ready[63:32];
+          end
+          if (crd_acc) begin
+            crd_iss <= 1'b1;
+            crd_rdy <= crd_ready;
+          end
+        end
+      end
+      assign mok = state == IN_FIBER ? crd_ok
+                 : !want_fiber || seg_ok && (fb == fe || crd_ok);
+    end else begin : g_ideal
+      assign mok = 1'b1;
+      assign seg_nlines = '0;
+      assign crd_nlines = '0;
+    end
+  endgenerate
+
+`ifndef SYNTHESIS
+  // simulation-only statistic read by the whole-graph bench: NodeStats.stall_mem
+  int unsigned mem_stall;
+  always @(posedge ap_clk)
+    if (ap_rst) mem_stall <= 0;
+    else if (!mok && !fin) mem_stall <= mem_stall + 1;
+`endif
 
   always @* begin
     if (COMPRESSED) begin
@@ -90,7 +185,7 @@ module samfuse_scan_core #(
     if (!fin) begin
       case (state)
         IN_FIBER:
-        if (sp) begin
+        if (sp && mok) begin
           emit(mk(TAG_DATA, cur_crd), mk(TAG_DATA, p));
           p_n = p + 32'd1;
           if (p + 32'd1 == e) state_n = FEND;
@@ -98,11 +193,11 @@ module samfuse_scan_core #(
         IDLE:
         if (ref_in_empty_n) begin
           case (tag)
-            TAG_DATA:
-            if (fb == fe) begin
+            TAG_DATA:  // (with MEM: once the fiber's seg words and first crd are usable)
+            if (mok && fb == fe) begin
               ref_in_read = 1'b1;
               state_n = FEND;
-            end else if (sp) begin
+            end else if (mok && fb != fe && sp) begin
               ref_in_read = 1'b1;
               emit(mk(TAG_DATA, first_crd), mk(TAG_DATA, fb));
               p_n = fb + 32'd1;

@@ -14,6 +14,9 @@ module samfuse_scan_dense #(
     input  logic        ref_full_n,
     output logic        ref_write
 );
+  /* verilator lint_off UNUSEDSIGNAL */  // no memory system: no requests
+  logic [15:0] seg_nlines, crd_nlines;
+  /* verilator lint_on UNUSEDSIGNAL */
   samfuse_scan_core #(
       .COMPRESSED(1'b0), .SIZE(SIZE)
   ) u_core (
@@ -27,6 +30,11 @@ module samfuse_scan_dense #(
       .crd_write(crd_write),
       .ref_din(ref_din),
       .ref_full_n(ref_full_n),
-      .ref_write(ref_write)
+      .ref_write(ref_write),
+      .mem_now('0),
+      .seg_base('0),
+      .crd_base('0),
+      .seg_nlines(seg_nlines),
+      .crd_nlines(crd_nlines)
   );
 endmodule

@@ -1,0 +1,91 @@
+"""``samfuse hw`` and the ``--hw``/``--hw-set`` options of ``sim``, ``cosim`` and ``model``.
+
+Every number of the simulated machine is documented once, in ``ir.HW_KEYS``; this command
+prints it, so what a user can set and what it means never drift apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ir import HW_KEYS, HW_PRESETS, Hardware, load_hw
+
+from ._hw_spec import hw_items
+
+__all__ = ["add_hw_parser", "add_hw_options", "hw_from_args", "describe_hw", "list_presets"]
+
+
+def add_hw_options(p: argparse.ArgumentParser, default: str) -> None:
+    """``--hw NAME|FILE`` (default ``default``) and repeatable ``--hw-set KEY=VALUE``."""
+    p.add_argument("--hw", default=default, metavar="NAME|FILE",
+                   help=f"simulated hardware: a preset ({', '.join(HW_PRESETS)}) or a YAML "
+                   f"file (default {default}; 'samfuse hw' lists them)")
+    p.add_argument("--hw-set", action="append", metavar="KEY=VALUE",
+                   help="override one hardware key, e.g. dram.latency_cycles=100 "
+                   "(repeatable; 'samfuse hw NAME' lists the keys)")
+
+
+def hw_from_args(args: argparse.Namespace) -> Hardware:
+    """The hardware the options name; a bad name, file or override raises ``ir.HwError``."""
+    return load_hw(args.hw, args.hw_set)
+
+
+def add_hw_parser(sub: argparse._SubParsersAction) -> None:
+    h = sub.add_parser("hw", help="list the hardware presets, or show one with every key")
+    h.add_argument("name", nargs="?", metavar="NAME|FILE",
+                   help="a preset or a hardware YAML file to show in full")
+    h.add_argument("--hw-set", action="append", metavar="KEY=VALUE",
+                   help="show the hardware with this override applied (repeatable)")
+    h.set_defaults(func=cmd_hw)
+
+
+def cmd_hw(args: argparse.Namespace) -> int:
+    if args.name is None and not args.hw_set:
+        print("\n".join(list_presets()))
+    else:
+        print("\n".join(describe_hw(load_hw(args.name or "ideal", args.hw_set))))
+    return 0
+
+
+def _channel_gbps(hw: Hardware) -> float:
+    return hw.dram.bytes_per_cycle * hw.clock_mhz * 1e6 / 1e9
+
+
+def _bandwidth(hw: Hardware) -> str:
+    if not hw.memory:
+        return "no memory cost"
+    return (f"{hw.dram.channels} × {_channel_gbps(hw):.1f} GB/s = {hw.peak_gbps():.1f} GB/s,"
+            f" latency {hw.dram.latency_cycles} cycles "
+            f"({hw.dram.latency_cycles / hw.clock_mhz * 1e3:.0f} ns)")
+
+
+def list_presets() -> list[str]:
+    """One line per preset: name, channels × GB/s, latency, source."""
+    hws = [load_hw(name) for name in HW_PRESETS]
+    name_w = max(len(h.name) for h in hws)
+    bw_w = max(len(_bandwidth(h)) for h in hws)
+    return [f"{h.name:<{name_w}}  {_bandwidth(h):<{bw_w}}  {h.source}" for h in hws]
+
+
+def describe_hw(hw: Hardware) -> list[str]:
+    """Every key with its value, unit and meaning, after a line with the peak bandwidth."""
+    d = hw.dram
+    head = f"{hw.name}: " + (f"peak {hw.peak_gbps():.1f} GB/s ({d.channels} channels × "
+                             f"{_channel_gbps(hw):.1f} GB/s at {hw.clock_mhz:g} MHz), latency "
+                             f"{d.latency_cycles} cycles" if hw.memory else "no memory cost")
+    items = hw_items(hw)
+    key_w = max(len(k) for k in items)
+    val_w = max(len(_show(v)) for k, v in items.items() if k != "source")
+    rows = [head, f"{'key':<{key_w}}  {'value':<{val_w}}  {'unit':<8} meaning"]
+    for key, value in items.items():
+        _, unit, meaning = HW_KEYS[key]
+        rows.append(f"{key:<{key_w}}  {_show(value):<{val_w}}  {unit:<8} {meaning}")
+    return [r.rstrip() for r in rows]
+
+
+def _show(value: object) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)

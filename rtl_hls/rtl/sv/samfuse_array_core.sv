@@ -1,0 +1,87 @@
+// array: val = vals[ref]; N loads 0; stops and D pass through. vals loaded with $readmemh.
+// MEM: vals is off-chip behind a read port (samfuse_mem_rdport); a data ref is read in the
+// first cycle it is visible, whether or not `val` has space, and the firing waits for it.
+module samfuse_array_core #(
+    parameter int VAL_N = 1,
+    parameter VAL_FILE = "",
+    parameter bit MEM = 1'b0,
+    parameter int MEM_K = 8,
+    parameter int MEM_WPL = 16,
+    parameter int MEM_LB = 64,
+    parameter int MEM_B = 64,
+    parameter int MEM_LAT = 1,
+    parameter int VAL_PORT = 0,
+    parameter VAL_LEN_FILE = ""
+) (
+    input  logic        ap_clk,
+    input  logic        ap_rst,
+    input  logic [33:0] ref_dout,
+    input  logic        ref_empty_n,
+    output logic        ref_read,
+    output logic [33:0] val_din,
+    input  logic        val_full_n,
+    output logic        val_write,
+    // memory system (MEM); unused without it
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  logic [31:0] mem_now,
+    input  logic [63:0] vals_base,
+    /* verilator lint_on UNUSEDSIGNAL */
+    output logic [15:0] vals_nlines
+);
+  import samfuse_pkg::*;
+  localparam int VA = VAL_N > 1 ? $clog2(VAL_N) : 1;
+  logic [31:0] vals[VAL_N];
+  initial $readmemh(VAL_FILE, vals);
+  logic fin;
+  logic [1:0] tag;
+  logic want, mok;  // a data ref waits for its value; the value is usable
+  assign tag = ref_dout[33:32];
+  assign want = !fin && ref_empty_n && tag == TAG_DATA;
+  assign ref_read = !fin && ref_empty_n && val_full_n && (!want || mok);
+  assign val_write = ref_read;
+  always @* begin
+    case (tag)
+      TAG_DATA: val_din = mk(TAG_DATA, vals[ref_dout[VA-1:0]]);
+      TAG_EMPTY: val_din = mk(TAG_DATA, 32'd0);  // 0 and 0.0 share the bits
+      default: val_din = ref_dout;
+    endcase
+  end
+  always_ff @(posedge ap_clk) begin
+    if (ap_rst) fin <= 1'b0;
+    else if (ref_read && tag == TAG_DONE) fin <= 1'b1;
+  end
+
+  generate
+    if (MEM) begin : g_port
+      logic iss, okv;  // this ref's value requested
+      logic [31:0] rdy, ready;
+      samfuse_mem_rdport #(
+          .K(MEM_K), .WPL(MEM_WPL), .LB(MEM_LB), .B(MEM_B), .LAT(MEM_LAT), .NACC(1),
+          .PORT(VAL_PORT), .LEN_FILE(VAL_LEN_FILE)
+      ) u_vals (
+          .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .acc(want && !iss),
+          .word(ref_dout[31:0]), .ok_now(okv), .ready(ready), .nlines(vals_nlines),
+          .base(vals_base)
+      );
+      assign mok = iss ? mem_now >= rdy : okv;
+      always_ff @(posedge ap_clk) begin
+        if (ap_rst || ref_read) iss <= 1'b0;
+        else if (want && !iss) begin
+          iss <= 1'b1;
+          rdy <= ready;
+        end
+      end
+    end else begin : g_ideal
+      assign mok = 1'b1;
+      assign vals_nlines = '0;
+    end
+  endgenerate
+
+`ifndef SYNTHESIS
+  // simulation-only statistic read by the whole-graph bench: NodeStats.stall_mem
+  int unsigned mem_stall;
+  always @(posedge ap_clk)
+    if (ap_rst) mem_stall <= 0;
+    else if (want && !mok) mem_stall <= mem_stall + 1;
+`endif
+endmodule

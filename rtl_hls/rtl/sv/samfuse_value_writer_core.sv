@@ -1,0 +1,91 @@
+// value_writer: appends data values to val_mem; stops and N are ignored. `done` rises the
+// cycle after it consumes D; simulation-only code then dumps the values to DUMP_FILE.
+// MEM: values go off-chip through a write port (samfuse_mem_wrport); a firing that
+// writes a line waits for a write slot, D flushes, and `done` also waits until every
+// write is acknowledged (the run's cycle count, docs/timing.md).
+module samfuse_value_writer_core #(
+    parameter int VAL_N = 16,
+    parameter DUMP_FILE = "value_writer.dump",
+    parameter bit MEM = 1'b0,
+    parameter int MEM_K = 8,
+    parameter int MEM_WPL = 16,
+    parameter int MEM_LB = 64,
+    parameter int MEM_B = 64,
+    parameter int MEM_LAT = 1,
+    parameter int VAL_PORT = 0
+) (
+    input  logic        ap_clk,
+    input  logic        ap_rst,
+    input  logic [33:0] val_dout,
+    input  logic        val_empty_n,
+    output logic        val_read,
+    output logic        done,
+    // memory system (MEM); unused without it
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  logic [31:0] mem_now,
+    input  logic [63:0] vals_base,
+    /* verilator lint_on UNUSEDSIGNAL */
+    output logic [15:0] vals_nlines
+);
+  import samfuse_pkg::*;
+  localparam int VA = VAL_N > 1 ? $clog2(VAL_N) : 1;
+  logic [31:0] val_mem[VAL_N];
+  logic [31:0] nval;
+  logic [1:0] tag;
+  logic fin, mok, acked;  // D consumed; the firing's write may go; all acknowledged
+  assign tag = val_dout[33:32];
+  assign val_read = !fin && val_empty_n && mok;
+  assign done = fin && acked;
+
+  generate
+    if (MEM) begin : g_port
+      // (Icarus 11 misses package constants in port expressions inside a generate scope)
+      logic is_val, is_done;
+      assign is_val = tag == TAG_DATA;
+      assign is_done = tag == TAG_DONE;
+      samfuse_mem_wrport #(
+          .K(MEM_K), .WPL(MEM_WPL), .LB(MEM_LB), .B(MEM_B), .LAT(MEM_LAT), .PORT(VAL_PORT)
+      ) u_vals (
+          .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .add(is_val),
+          .flush(is_done), .ok(mok), .fire(val_read), .nlines(vals_nlines),
+          .base(vals_base), .acked(acked)
+      );
+    end else begin : g_ideal
+      assign {mok, acked} = 2'b11;
+      assign vals_nlines = '0;
+    end
+  endgenerate
+
+`ifndef SYNTHESIS
+  // simulation-only statistic read by the whole-graph bench: NodeStats.stall_mem
+  int unsigned mem_stall;
+  always @(posedge ap_clk)
+    if (ap_rst) mem_stall <= 0;
+    else if (!fin && val_empty_n && !mok) mem_stall <= mem_stall + 1;
+`endif
+
+  always_ff @(posedge ap_clk) begin
+    if (ap_rst) begin
+      fin <= 1'b0;
+      nval <= '0;
+    end else if (val_read) begin
+      if (tag == TAG_DATA) begin
+        val_mem[nval[VA-1:0]] <= val_dout[31:0];
+        nval <= nval + 32'd1;
+      end else if (tag == TAG_DONE) fin <= 1'b1;
+    end
+  end
+
+`ifndef SYNTHESIS
+  // simulation-only: hand the recorded values (hex bits) to the testbench
+  always @(posedge ap_clk) begin
+    if (!ap_rst && val_read && tag == TAG_DONE) begin
+      int fd;
+      fd = $fopen(DUMP_FILE, "w");
+      $fdisplay(fd, "vals %0d", nval);
+      for (int i = 0; i < int'(nval); i++) $fdisplay(fd, "%08h", val_mem[i[VA-1:0]]);
+      $fclose(fd);
+    end
+  end
+`endif
+endmodule
