@@ -145,16 +145,10 @@ class StudyEvaluator:
         from ._study_spec import RunConfig
 
         sched = json.dumps(self.space.schedule(p).to_dict(), sort_keys=True)
-        extra: dict[str, Any] = {}
-        if self.hw is not None or self.hw_set or p.hw:
-            if "hw_set" not in RunConfig.__dataclass_fields__:
-                raise TuneError("hardware knobs need the hw/hw_set study axes, which this "
-                                "checkout does not have yet")
-            if self.hw is not None:
-                extra["hw"] = self.hw
-            extra["hw_set"] = tuple(sorted({**dict(self.hw_set), **dict(p.hw)}.items()))
+        extra: dict[str, Any] = {} if self.hw is None else {"hw": self.hw}
         return RunConfig(self.study, self.workload, sched, "default", p.depth, self.seed,
-                         "float32", (self.backend,), **extra)
+                         "float32", (self.backend,), **extra,
+                         hw_set=tuple(sorted({**dict(self.hw_set), **dict(p.hw)}.items())))
 
     def __call__(self, points: list[Point]) -> list[Outcome]:
         from ._study_run import run_configs
