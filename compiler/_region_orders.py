@@ -53,7 +53,9 @@ def region_orders(program: Program, statements: Sequence[str], *,
     fmts = {n: (formats or {}).get(n, t.format) for n, t in program.tensors.items()}
     known = {n: as_stats(v, program.tensors[n].shape, fmts[n], f"program {program.name!r}",
                          n) for n, v in (stats or {}).items() if n in program.tensors}
-    region = Region("+".join(statements), list(statements))
+    name = "+".join(statements)
+    region = Region(name if len(name) <= 120 else f"{statements[0]}+{len(statements) - 1}",
+                    list(statements))
     kernels = [_compile_kernel(program, fmts, region, f, depth, known)
                for f in fuse_region(program, list(statements))]
     searches = [k.graph.meta["order_search"] for k in kernels]

@@ -37,6 +37,9 @@ def add_tune_parser(sub: argparse._SubParsersAction, error: type[Exception]) -> 
     t.add_argument("--workers", type=int, default=1, help="parallel runs (default 1)")
     t.add_argument("--dask", metavar="local|ADDRESS", help="evaluate on Dask")
     t.add_argument("--backend", help="backend of the evaluations (default python)")
+    t.add_argument("--prune", type=float, default=100.0, metavar="F",
+                   help="never evaluate a point the heuristic prices above F times the "
+                   "space's cheapest (default 100; 0: off)")
     t.add_argument("--no-hand", action="store_true",
                    help="leave FuseFlow's hand schedules out of the initial design")
     t.set_defaults(func=lambda args: cmd_tune(args, error))
@@ -78,7 +81,8 @@ def cmd_tune(args: argparse.Namespace, error: type[Exception]) -> int:
                       units=args.units, max_orders=args.max_orders, depths=depths,
                       hw=args.hw, hw_set=_pairs(args.hw_set, "--hw-set", error),
                       hw_knobs=knobs, batch=args.batch, workers=args.workers,
-                      dask=args.dask, backend=args.backend, hand=not args.no_hand)
+                      dask=args.dask, backend=args.backend, hand=not args.no_hand,
+                      prune=args.prune or None)
     except (TuneError, OutputPathError) as exc:
         raise error(str(exc)) from None
     best = result.best

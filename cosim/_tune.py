@@ -64,7 +64,7 @@ def initial_design(space: TuneSpace, rng: random.Random, *, hand: bool = True,
     out: dict[Point, str] = {}
     if hand:
         for name, cuts in space.hand_cuts().items():
-            if space.grouping_compiles(cuts):
+            if space.grouping_compiles(cuts) and not space.pruned(space.default_point(cuts)):
                 out.setdefault(space.default_point(cuts), f"hand:{name}")
     size = space.size()
     pool = space.all_points() if size is not None and size <= 20_000 else \
@@ -81,7 +81,8 @@ def initial_design(space: TuneSpace, rng: random.Random, *, hand: bool = True,
         if sum(s == "random" for s in out.values()) >= n_random:
             break
         p = space.sample(rng)
-        out.setdefault(p, "random")
+        if not space.pruned(p):
+            out.setdefault(p, "random")
     return list(out.items())
 
 

@@ -194,7 +194,8 @@ def propose(space: TuneSpace, observed: Sequence[tuple[Point, float | None]],
         scored = _score(model, feas, enc, pool, float(yg.min()))
         for _ in range(0 if complete else LOCAL_ROUNDS):
             near = [q for s in scored[:5] for q in space.neighbours(s.point)
-                    if q not in seen and q not in {t.point for t in scored}]
+                    if q not in seen and q not in {t.point for t in scored}
+                    and not space.pruned(q)]
             if not near:
                 break
             scored = sorted(scored + _score(model, feas, enc, near, float(yg.min())),
@@ -232,8 +233,9 @@ def _pool(space: TuneSpace, rng: random.Random, seen: set[Point], best: list[Poi
     points and the neighbours of the best observed ones."""
     size = space.size()
     if size is not None and size <= SCORE_ALL:
-        return [p for p in space.all_points() if p not in seen], True
-    pool = dict.fromkeys(q for p in best for q in space.neighbours(p) if q not in seen)
+        return [p for p in space.all_points() if p not in seen and not space.pruned(p)], True
+    pool = dict.fromkeys(q for p in best for q in space.neighbours(p)
+                         if q not in seen and not space.pruned(q))
     pool.update(dict.fromkeys(_fresh(space, rng, seen | set(pool), POOL)))
     return list(pool), False
 
@@ -243,7 +245,7 @@ def _fresh(space: TuneSpace, rng: random.Random, seen: set[Point], n: int) -> li
     out: dict[Point, None] = {}
     for _ in range(20 * n):
         p = space.sample(rng)
-        if p not in seen:
+        if p not in seen and not space.pruned(p):
             out[p] = None
             if len(out) == n:
                 break

@@ -58,6 +58,9 @@ class TuneSpace:
     hw_knobs: tuple[tuple[str, tuple[str, ...]], ...] = ()
     #: keep at most this many orders per region, the heuristic's cheapest
     max_orders: int = 8
+    #: never propose a point the heuristic prices above this many times the space's
+    #: cheapest (a fully fused GCN at ``small`` is not practical to simulate); None: keep
+    prune: float | None = 100.0
     _spans: dict[tuple[int, int], Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -65,7 +68,7 @@ class TuneSpace:
               stats: Mapping[str, Any] | None = None,
               depths: Sequence[int | None] = (2,),
               hw_knobs: Mapping[str, Sequence[Any]] | None = None,
-              max_orders: int = 8) -> TuneSpace:
+              max_orders: int = 8, prune: float | None = 100.0) -> TuneSpace:
         """The space of ``program``; ``units`` is ``statement`` or ``scope`` (the runs
         of statements of one module, ``Schedule.by_scope(depth=None)``)."""
         if units not in UNITS:
@@ -80,7 +83,7 @@ class TuneSpace:
             [r.statements for r in Schedule.by_scope(program, depth=None).regions]
         spans = [(index[g[0]], index[g[-1]] + 1) for g in groups]
         return cls(program, spans, dict(stats or {}), tuple(depths),
-                   _check_knobs(hw_knobs or {}), max_orders)
+                   _check_knobs(hw_knobs or {}), max_orders, prune)
 
     # -- structure ---------------------------------------------------------------------
     @property
@@ -134,6 +137,17 @@ class TuneSpace:
         if p not in memo:
             memo[p] = self._heuristic(p)
         return memo[p]
+
+    def pruned(self, p: Point) -> bool:
+        """Whether the heuristic rules ``p`` out (``prune`` × the cheapest point)."""
+        if self.prune is None:
+            return False
+        if "_floor" not in self.__dict__:
+            rng = random.Random(0)
+            pool = self.all_points() if self._listed() is not None else \
+                [self.sample(rng) for _ in range(512)]
+            self.__dict__["_floor"] = min(self.heuristic(q) for q in pool)
+        return self.heuristic(p) > self.prune * self.__dict__["_floor"]
 
     def _heuristic(self, p: Point) -> float:
         total = 0.0
