@@ -1,7 +1,7 @@
 """Figures from a study's result table (matplotlib, PNG and PDF).
 
 Each kind reproduces one of FuseFlow's figures from the columns a study writes; a kind
-whose axis samfuse cannot run yet (lanes, blocks, bandwidth) says so instead of drawing
+whose axis samfuse cannot run yet (lanes, blocks) says so instead of drawing
 an empty plot.
 """
 
@@ -101,6 +101,28 @@ def _depth(frame: Any, ax: Any) -> None:
     ax.set_title("FIFO depth")
 
 
+def _bandwidth(frame: Any, ax: Any) -> None:
+    """Cycles against off-chip bandwidth per channel; ideal-memory runs as dashed lines
+    (the cycles no bandwidth can beat)."""
+    rows = _ok(frame, ["dram_bytes_per_cycle", "cycles"], "bandwidth")
+    for i, ((label, sched), group) in enumerate(rows.groupby(["workload", "schedule"])):
+        name = f"{label} {sched}".rstrip(" -")
+        swept = group[group["dram_bytes_per_cycle"].notna()]
+        color = f"C{i % 10}"
+        if not swept.empty:
+            g = swept.groupby("dram_bytes_per_cycle")["cycles"].min().sort_index()
+            ax.plot(g.index, g.values, marker="o", color=color, label=name)
+        ideal = group[group["dram_bytes_per_cycle"].isna()]
+        if not ideal.empty:
+            ax.axhline(float(ideal["cycles"].min()), color=color, ls="--", lw=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("DRAM bandwidth per channel (bytes/cycle); dashed: ideal memory")
+    ax.set_ylabel("cycles")
+    ax.legend(fontsize="small")
+    ax.set_title("Off-chip bandwidth")
+
+
 def _unbuilt(what: str) -> Callable[[Any, Any], None]:
     def draw(frame: Any, ax: Any) -> None:
         raise PlotError(f"this figure needs {what}, which samfuse does not model yet")
@@ -115,7 +137,7 @@ KINDS: dict[str, Callable[[Any, Any], None]] = {
     "depth": _depth,
     "lanes": _unbuilt("parallel lanes (FuseFlow Fig. 16)"),
     "block": _unbuilt("block-sparse values (FuseFlow Fig. 17)"),
-    "bandwidth": _unbuilt("the memory system (bandwidth/latency sweeps)"),
+    "bandwidth": _bandwidth,
 }
 
 

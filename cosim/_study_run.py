@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from ir import Hardware
+
 from ._files import atomic_path, write_atomic
 from ._study_spec import (
     RunConfig,
@@ -264,7 +266,18 @@ def _config_columns(cfg: RunConfig) -> dict[str, Any]:
             "order": cfg.order, "depth": cfg.depth, "seed": cfg.seed, "dtype": cfg.dtype,
             "backends": ",".join(cfg.backends), "hw": hw_label(cfg.hw),
             "hw_set": hw_set_label(cfg.hw_set),
-            "hw_spec": cfg.hw if cfg.hw.startswith("{") else None}
+            "hw_spec": cfg.hw if cfg.hw.startswith("{") else None,
+            **_hw_columns(cfg.hardware())}
+
+
+def _hw_columns(hw: Hardware) -> dict[str, Any]:
+    """The memory knobs a figure sweeps, as numbers (None on ideal memory)."""
+    d = hw.dram
+    on = hw.memory
+    return {"dram_bytes_per_cycle": d.bytes_per_cycle if on else None,
+            "dram_latency_cycles": d.latency_cycles if on else None,
+            "dram_channels": d.channels if on else None,
+            "peak_gbps": round(hw.peak_gbps(), 3) if on else None}
 
 
 def _short(exc: BaseException, n: int = 300) -> str:

@@ -285,50 +285,87 @@ def predict(cm: CompiledModel, values: dict[str, Any]) -> Prediction:
 
 
 def simulate_section(workloads: list[Workload], schedules: list[str], backend: str,
-                     budget: float) -> dict[str, dict[str, int]]:
+                     budget: float, hws: list[str]) -> dict[str, dict[str, int]]:
     from cosim import run_model
+    from ir import load_hw
 
     if backend == "systemc":  # a kernel that outruns the budget is killed, not waited on
         os.environ["SAMFUSE_SYSTEMC_TIMEOUT"] = str(max(60.0, 2 * budget))
     print("## Simulated cycles\n")
-    print(f"Backend `{backend}`; budget {budget:g} s per schedule (predicted from the "
-          "heuristic's stream tokens at "
-          f"{RATE[backend]:.0e} tokens/s). est. = `compiler.estimate` summed over kernels.\n")
+    print(f"Backend `{backend}`; hardware {', '.join(f'`{h}`' for h in hws)}; budget "
+          f"{budget:g} s per schedule (predicted from the heuristic's stream tokens at "
+          f"{RATE[backend]:.0e} tokens/s). est. = `compiler.estimate` summed over kernels; "
+          "DRAM = bytes the memory system moved (0 on `ideal`).\n")
     for w in workloads:
         print(f"- {w.name}: {w.size}")
     print("\n| model | schedule | regions | kernels | nodes | est. FLOPs | est. tokens "
-          "| cycles | bytes moved | firings | wall s | speed-up vs unfused |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    cycles: dict[str, dict[str, int]] = {w.name: {} for w in workloads}
-    runs: list[tuple[str, str, Any]] = []
-    for w, sname, head, (prog, binds, values), cm in _compiled(workloads, schedules, 12):
+          "| hw | cycles | DRAM bytes | bytes moved | firings | wall s "
+          "| speed-up vs unfused |")
+    print("|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|")
+    hardware = [load_hw(h) for h in hws]
+    cycles: dict[str, dict[str, int]] = {f"{w.name} @ {h.name}": {} for w in workloads
+                                         for h in hardware}
+    runs: list[tuple[str, str, Any, Any, dict[str, Any]]] = []
+    for w, sname, head, (prog, binds, values), cm in _compiled(workloads, schedules, 14):
         pred = predict(cm, values)
         nodes = sum(len(k.graph.nodes) for r in cm.regions for k in r.kernels)
         head += (f"| {len(cm.regions)} | {pred.kernels} | {nodes} | {pred.flops:.3g} | "
                  f"{pred.tokens:.3g} ")
         need = pred.seconds(backend)
         if need > budget:
-            print(_cells(head, f"skipped: predicted {_dur(need)} > budget {budget:g} s", 12))
+            print(_cells(head, f"skipped: predicted {_dur(need)} > budget {budget:g} s", 14))
             continue
-        try:
-            start = time.perf_counter()
-            run = run_model(cm, binds, backend=backend)
-            wall = time.perf_counter() - start
-        except Exception as exc:  # noqa: BLE001
-            print(_cells(head, f"run failed: {_short(exc)}", 12))
-            continue
-        _check(w, prog, values, run)
-        firings = sum(r.firings for rr in run.regions for r in rr.results.values())
-        cycles[w.name][sname] = run.cycles
-        runs.append((w.name, sname, run))
-        base = cycles[w.name].get("unfused")
-        ratio = f"{base / run.cycles:.2f}×" if base and run.cycles else "–"
-        print(head + f"| {run.cycles:,} | {run.bytes_moved:,} | {firings:,} | "
-              f"{wall:.1f} | {ratio} |")
+        for hw in hardware:
+            key = f"{w.name} @ {hw.name}"
+            try:
+                start = time.perf_counter()
+                run = run_model(cm, binds, backend=backend, hw=hw)
+                wall = time.perf_counter() - start
+            except Exception as exc:  # noqa: BLE001
+                print(_cells(head + f"| {hw.name} ", f"run failed: {_short(exc)}", 13))
+                continue
+            _check(w, prog, values, run)
+            firings = sum(r.firings for rr in run.regions for r in rr.results.values())
+            dram = sum(r.dram_read_bytes + r.dram_write_bytes for r in run.regions)
+            cycles[key][sname] = run.cycles
+            runs.append((w.name, sname, run, cm, values))
+            base = cycles[key].get("unfused")
+            ratio = f"{base / run.cycles:.2f}×" if base and run.cycles else "–"
+            print(head + f"| {hw.name} | {run.cycles:,} | {dram:,} | {run.bytes_moved:,} | "
+                  f"{firings:,} | {wall:.1f} | {ratio} |")
     print()
-    region_table(runs)
+    region_table([r[:3] for r in runs])
+    dram_estimate_table(runs)
     trend(cycles, schedules)
     return cycles
+
+
+def dram_estimate_table(runs: list[tuple[str, str, Any, Any, dict[str, Any]]]) -> None:
+    """The heuristic's bytes per region against the DRAM bytes the memory system moved
+    (FuseFlow reports 5.7-11.5 % for its FLOPs/bytes model against its simulator)."""
+    memory_runs = [r for r in runs if r[2].hw.memory]
+    if not memory_runs:
+        return
+    print("Heuristic bytes (`compiler.estimate`: words x 4) against measured DRAM bytes "
+          "(whole lines) per region, on the memory preset:\n")
+    print("| model | schedule | hw | region | est. bytes | DRAM bytes | error |")
+    print("|---|---|---|---|---:|---:|---:|")
+    errors = []
+    for name, sname, run, cm, values in memory_runs:
+        for reg, rr in zip(cm.regions, run.regions, strict=True):
+            est = sum(estimate(k.graph, {t: values[t] for t in k.inputs}).bytes
+                      for k in reg.kernels)
+            dram = rr.dram_read_bytes + rr.dram_write_bytes
+            if not dram:
+                continue
+            err = (est - dram) / dram
+            errors.append(abs(err))
+            print(f"| {name} | {sname} | {run.hw.name} | {rr.name} | {est:,.0f} | "
+                  f"{dram:,} | {100 * err:+.1f} % |")
+    if errors:
+        errors.sort()
+        print(f"\nMedian |error| {100 * errors[len(errors) // 2]:.1f} %, largest "
+              f"{100 * errors[-1]:.1f} % over {len(errors)} regions.\n")
 
 
 def region_table(runs: list[tuple[str, str, Any]]) -> None:
@@ -366,7 +403,7 @@ def trend(cycles: dict[str, dict[str, int]], schedules: list[str]) -> None:
             print(f"- {name}: nothing ran")
             continue
         best = min(by, key=by.__getitem__)
-        want = EXPECTED.get(name)
+        want = EXPECTED.get(name.split(" @ ")[0])
         missing = [s for s in schedules if s not in by]
         note = f" (not run: {', '.join(missing)})" if missing else ""
         verdict = "matches" if best == want else "differs from"
@@ -592,6 +629,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="comma-separated subset of compile, cycles, heuristic")
     ap.add_argument("--repeat", type=int, default=None,
                     help="compile_model repeats (best of; default 3, --quick 1)")
+    ap.add_argument("--hw", default="ideal,hbm2-u280",
+                    help="comma-separated hardware presets or YAML files for section 2 "
+                         "(default: ideal and the realistic preset)")
     ap.add_argument("--programs", action="store_true",
                     help="also the hand-written einsum programs")
     args = ap.parse_args(argv)
@@ -644,7 +684,7 @@ def main(argv: list[str] | None = None) -> None:
                              (attention_core_workload, args.bigbird)]
             sim = _build(builders)
         simulate_section(sim, args.schedules, "python" if args.quick else args.backend,
-                         args.budget)
+                         args.budget, [h for h in args.hw.split(",") if h])
     if "heuristic" in args.sections:
         # --quick: the graph models share their kernels, so GCN stands for both
         heur = [w for w in small if not args.quick or w.name == "gcn"] + _build(core)

@@ -135,7 +135,7 @@ def test_cli_runs_the_bundled_smoke_study_and_plots_it(tmp_path):
     frame = pd.read_csv(out / "results.csv")
     assert set(frame["status"]) == {"ok"}
     assert set(frame[frame["kind"] == "model"]["schedule"]) == {"unfused", "partial", "full"}
-    for kind in ("speedup", "orders", "heuristic", "depth"):
+    for kind in ("speedup", "orders", "heuristic", "depth", "bandwidth"):
         made = _cli("plot", str(out), "--kind", kind, cwd=tmp_path)
         assert made.returncode == 0, made.stderr
         assert (out / f"{kind}.png").read_bytes()[:4] == b"\x89PNG"
