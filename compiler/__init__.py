@@ -24,6 +24,7 @@ from ._model import CompiledModel, CompiledRegion, Kernel, compile_model, einsum
 from ._normalize import Normalized, normalize
 from ._order import Conflict, OrderError, OrderGraph, Orders, explain_orders, order_graph
 from ._parse import parse
+from ._region_orders import RegionOrders, region_orders
 from ._table import Entry, FusionTable, fusion_table
 
 __all__ = [
@@ -41,6 +42,8 @@ __all__ = [
     "Orders", "Conflict",
     # the cost-chosen order: its objective and the candidates weighed
     "order_cost", "OrderCost", "DEFAULT_DENSITY", "explain_orders",
+    # the orders a fusion region accepts, priced (the autoscheduler's known constraints)
+    "region_orders", "RegionOrders",
     # torch frontend (loaded on first use: it imports torch) and the numpy oracle
     "from_torch", "torch_weights", "torch_inputs", "to_array", "FrontendError", "evaluate",
     # cost heuristic (FLOPs/bytes from shapes and densities)

@@ -38,6 +38,9 @@ from ._model_run import (
 from ._nightly import NightlyResult, run_nightly
 from ._study_run import StudyResult, run_study
 from ._study_spec import StudyError, StudySpec, load_study
+from ._tune import Outcome, StudyEvaluator, Trial, search
+from ._tune_run import TuneResult, model_space, tune
+from ._tune_space import Point, TuneError, TuneSpace
 
 __all__ = ["Backend", "PythonBackend", "ToolNotFoundError", "register", "get_backend",
            "backend_names", "BACKENDS",
@@ -50,6 +53,9 @@ __all__ = ["Backend", "PythonBackend", "ToolNotFoundError", "register", "get_bac
            # studies and the nightly regression
            "load_study", "run_study", "StudySpec", "StudyResult", "StudyError",
            "run_nightly", "NightlyResult",
+           # the autoscheduler (docs/tune.md; botorch is imported when it proposes)
+           "tune", "TuneResult", "TuneSpace", "Point", "TuneError", "search", "Trial",
+           "Outcome", "StudyEvaluator", "model_space",
            # co-simulation
            "compare_backends", "CosimReport", "BackendRun",
            # SystemC backend

@@ -42,7 +42,10 @@ _ROOT = Path(__file__).resolve().parent.parent
 _CODE_DIRS = ("ir", "compiler", "sim_models", "rtl_hls", "cosim")
 _CODE_SUFFIXES = {".py", ".h", ".sv", ".cpp", ".in", ".json"}
 _NOT_RESULT_CODE = {"cli.py", "_cli_model.py", "_cli_study.py", "_study_spec.py",
-                    "_study_run.py", "_plot.py", "_nightly.py"}
+                    "_study_run.py", "_plot.py", "_nightly.py",
+                    # the autoscheduler chooses runs; it does not compute them
+                    "_cli_tune.py", "_tune.py", "_tune_bo.py", "_tune_report.py",
+                    "_tune_run.py", "_tune_space.py"}
 
 #: simulated stream tokens per second, for the ETA (measured with scripts/bench_sim.py)
 _TOKEN_RATE = {"python": 5e5, "systemc": 5e6, "rtl": 2e5, "hls-csim": 2e6}
@@ -355,6 +358,17 @@ def _local_pool(workers: int) -> Callable[[list[RunConfig]], Iterator[tuple[RunC
     return run
 
 
+def _serial(todo: list[RunConfig]) -> Iterator[tuple[RunConfig, Any]]:
+    """One worker is this process: no pool to fork (safe after torch started threads)."""
+    for cfg in todo:
+        fut: cf.Future = cf.Future()
+        try:
+            fut.set_result(run_config(cfg))
+        except Exception as exc:  # noqa: BLE001 - reported like a crashed worker
+            fut.set_exception(exc)
+        yield cfg, fut
+
+
 def _dask(address: str, workers: int) -> Callable[[list[RunConfig]],
                                                    Iterator[tuple[RunConfig, Any]]]:
     def run(todo: list[RunConfig]) -> Iterator[tuple[RunConfig, Any]]:
@@ -393,7 +407,8 @@ def run_configs(configs: Sequence[RunConfig], out: str | Path, *, workers: int =
             todo.append(c)
     bar = _Progress(label, todo, len(rows_of), enabled=progress)
     if todo:
-        runner = _dask(dask, workers) if dask else _local_pool(workers)
+        runner = _dask(dask, workers) if dask else \
+            _local_pool(workers) if workers > 1 else _serial
         for cfg, fut in runner(todo):
             try:
                 rows = fut.result()

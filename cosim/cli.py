@@ -44,6 +44,7 @@ from ._cli_hw import add_hw_options, add_hw_parser, hw_from_args
 from ._cli_model import add_model_parser, seed_arg
 from ._cli_report import memory_lines, sim_json, stats_table, summary_lines
 from ._cli_study import add_study_parsers
+from ._cli_tune import add_tune_parser
 from ._files import atomic_path, safe_join, writable_dir, write_atomic
 
 __all__ = ["main", "build_parser", "CliError"]
@@ -521,6 +522,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_hw_parser(sub)
     add_model_parser(sub, CliError)
     add_study_parsers(sub, CliError)
+    add_tune_parser(sub, CliError)
     return p
 
 

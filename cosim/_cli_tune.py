@@ -1,0 +1,100 @@
+"""``samfuse tune``: the autoscheduler on the command line (docs/tune.md)."""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["add_tune_parser"]
+
+
+def add_tune_parser(sub: argparse._SubParsersAction, error: type[Exception]) -> None:
+    """Register ``tune``; ``error`` is the CLI's user-error class."""
+    t = sub.add_parser("tune", help="search fusion, dataflow orders and knobs of a model by "
+                       "Bayesian optimisation (docs/tune.md)")
+    t.add_argument("target", metavar="MODEL|STUDY.yaml",
+                   help="a bundled model (gcn, graphsage, autoencoder, bigbird, gpt) or a "
+                   "study file with one model workload")
+    t.add_argument("--config", default="small", help="model size (default small)")
+    t.add_argument("--budget", type=int, default=30, help="evaluations (default 30)")
+    t.add_argument("--objective", default="cycles",
+                   help="cycles, bytes_moved, dram_bytes or seconds (default cycles)")
+    t.add_argument("--out", metavar="DIR", help="results folder (default tune/out/TARGET); "
+                   "evaluations are cached there, so a re-run resumes")
+    t.add_argument("--seed", type=int, help="model and input seed (default 0)")
+    t.add_argument("--tune-seed", type=int, default=0, help="the search's seed (default 0)")
+    t.add_argument("--units", default="scope", choices=("scope", "statement"),
+                   help="fusion boundaries between module scopes (default) or statements")
+    t.add_argument("--max-orders", type=int, default=4, metavar="N",
+                   help="orders per region: the heuristic's N cheapest (default 4)")
+    t.add_argument("--depth", metavar="D,D,…", help="FIFO depths to search (default 2)")
+    t.add_argument("--hw", help="hardware preset or YAML file (default: the studies')")
+    t.add_argument("--hw-set", action="append", default=[], metavar="KEY=VALUE",
+                   help="fixed hardware override (repeatable)")
+    t.add_argument("--hw-knob", action="append", default=[], metavar="KEY=V1,V2,…",
+                   help="a hardware key to search over these values (repeatable), e.g. "
+                   "onchip.bytes=4096,65536")
+    t.add_argument("--batch", type=int, default=1, help="points per round (default 1)")
+    t.add_argument("--workers", type=int, default=1, help="parallel runs (default 1)")
+    t.add_argument("--dask", metavar="local|ADDRESS", help="evaluate on Dask")
+    t.add_argument("--backend", help="backend of the evaluations (default python)")
+    t.add_argument("--prune", type=float, default=100.0, metavar="F",
+                   help="never evaluate a point the heuristic prices above F times the "
+                   "space's cheapest (default 100; 0: off)")
+    t.add_argument("--no-hand", action="store_true",
+                   help="leave FuseFlow's hand schedules out of the initial design")
+    t.set_defaults(func=lambda args: cmd_tune(args, error))
+
+
+def _pairs(items: list[str], option: str, error: type[Exception]) -> list[tuple[str, str]]:
+    out = []
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip() or not value.strip():
+            raise error(f"{option} {item!r}: expected KEY=VALUE")
+        out.append((key.strip(), value.strip()))
+    return out
+
+
+def cmd_tune(args: argparse.Namespace, error: type[Exception]) -> int:
+    from pathlib import Path
+
+    from ._files import OutputPathError, writable_dir
+    from ._tune_run import tune
+    from ._tune_space import TuneError
+
+    for name in ("budget", "batch", "workers", "max_orders"):
+        if getattr(args, name) < 1:
+            raise error(f"--{name.replace('_', '-')} {getattr(args, name)}: expected >= 1")
+    try:
+        depths = None if args.depth is None else tuple(
+            None if d.strip() in ("none", "null") else int(d) for d in args.depth.split(","))
+    except ValueError:
+        raise error(f"--depth {args.depth!r}: expected depths like 2,4 (none: unbounded)"
+                    ) from None
+    knobs = {k: v.split(",") for k, v in _pairs(args.hw_knob, "--hw-knob", error)}
+    label = Path(args.target).stem if args.target.endswith((".yaml", ".yml")) else \
+        f"{args.target}-{args.config}"
+    try:
+        out = writable_dir(args.out or Path("tune") / "out" / label, "--out")
+        result = tune(args.target, out, budget=args.budget, objective=args.objective,
+                      config=args.config, seed=args.seed, tune_seed=args.tune_seed,
+                      units=args.units, max_orders=args.max_orders, depths=depths,
+                      hw=args.hw, hw_set=_pairs(args.hw_set, "--hw-set", error),
+                      hw_knobs=knobs, batch=args.batch, workers=args.workers,
+                      dask=args.dask, backend=args.backend, hand=not args.no_hand,
+                      prune=args.prune or None)
+    except (TuneError, OutputPathError) as exc:
+        raise error(str(exc)) from None
+    best = result.best
+    failed = sum(t.outcome.value is None for t in result.trials)
+    print(f"tune {label}: {len(result.trials)} evaluations ({failed} failed) in {out}")
+    if best is None:
+        print("  no configuration ran")
+        return 1
+    print(f"  best {result.objective} {best.outcome.value:g} at evaluation {best.n + 1}: "
+          f"{result.space.describe(best.point)}")
+    hand = {t.source: t.outcome.value for t in result.trials if t.source.startswith("hand")}
+    for name, v in hand.items():
+        print(f"  {name[5:]:<8} {'failed' if v is None else f'{v:g}'}")
+    print(f"  -> {out / 'best.yaml'}, {out / 'history.csv'}, {out / 'best_so_far.png'}")
+    return 0

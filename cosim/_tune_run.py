@@ -1,0 +1,108 @@
+"""``cosim.tune``: tune a bundled model's schedule end to end and write the results.
+
+Takes a model name (or a study file naming one model workload), exports it, builds the
+:class:`TuneSpace` with the heuristic priced on the model's real weights and inputs,
+evaluates through the study runner into ``out/runs`` and writes the history, the best
+schedule and the plot (``cosim._tune_report``) after every batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ._tune import StudyEvaluator, Trial, best_trial, search
+from ._tune_space import TuneError, TuneSpace
+
+__all__ = ["tune", "TuneResult", "model_space"]
+
+
+@dataclass
+class TuneResult:
+    space: TuneSpace
+    trials: list[Trial]
+    objective: str
+    out: Path
+
+    @property
+    def best(self) -> Trial | None:
+        return best_trial(self.trials)
+
+
+def model_space(workload: Any, *, seed: int = 0, units: str = "scope",
+                max_orders: int = 4, depths: Sequence[int | None] = (2,),
+                hw_knobs: Mapping[str, Sequence[Any]] | None = None,
+                prune: float | None = 100.0) -> TuneSpace:
+    """The space of a model workload, priced on the tensors a run binds (seed ``seed``)."""
+    from compiler import evaluate, from_torch, torch_inputs, torch_weights
+    from compiler.models import MODELS
+
+    model = MODELS[workload.model].from_config(workload.config, seed=seed).eval()
+    example = model.example_inputs(seed=seed)
+    program = from_torch(model, example, formats=model.sparse_formats)
+    binds = {**torch_weights(model, program), **torch_inputs(program, example)}
+    return TuneSpace.build(program, units=units, stats={**binds, **evaluate(program, binds)},
+                           depths=depths, hw_knobs=hw_knobs, max_orders=max_orders,
+                           prune=prune)
+
+
+def _workload(target: str | Path, config: str) -> tuple[Any, dict[str, Any]]:
+    """A model workload, and the run settings a study file fixes (first axis values)."""
+    from compiler.models import MODELS
+
+    from ._study_spec import StudyError, Workload, load_study
+
+    text = str(target)
+    if text in MODELS:
+        if config not in MODELS[text].default_config:
+            raise TuneError(f"{text} has no config {config!r}; it has "
+                            f"{', '.join(MODELS[text].default_config)}")
+        return Workload(f"{text}-{config}", model=text, config=config), {}
+    if not text.endswith((".yaml", ".yml")):
+        raise TuneError(f"{text!r}: expected a bundled model ({', '.join(sorted(MODELS))}) "
+                        "or a study YAML file")
+    try:
+        spec = load_study(Path(text))
+    except (StudyError, OSError) as exc:
+        raise TuneError(f"{text}: {exc}") from None
+    models = [w for w in spec.workloads if w.model is not None]
+    if len(models) != 1:
+        raise TuneError(f"{text}: the study must name exactly one model workload to tune, "
+                        f"it names {len(models)}")
+    axes = spec.axes
+    fixed = {"seed": axes["seed"][0], "backend": axes["backends"][0][0],
+             "depths": tuple(axes["depth"])}
+    if "hw" in axes:
+        fixed["hw"], fixed["hw_set"] = axes["hw"][0], tuple(axes["hw_set"][0])
+    return models[0], fixed
+
+
+def tune(target: str | Path, out: str | Path, *, budget: int = 30,
+         objective: str = "cycles", config: str = "small", seed: int | None = None,
+         tune_seed: int = 0, units: str = "scope", max_orders: int = 4,
+         depths: Sequence[int | None] | None = None, hw: str | None = None,
+         hw_set: Sequence[tuple[str, str]] = (),
+         hw_knobs: Mapping[str, Sequence[Any]] | None = None, batch: int = 1,
+         workers: int = 1, dask: str | None = None, backend: str | None = None,
+         hand: bool = True, prune: float | None = 100.0) -> TuneResult:
+    """Tune ``target`` (a bundled model at ``config``, or a study file with one model
+    workload) for ``budget`` evaluations; results in ``out`` (see docs/tune.md).
+    Re-running with the same arguments replays the cached evaluations."""
+    from ._tune_report import write_outputs
+
+    workload, fixed = _workload(target, config)
+    seed = fixed.get("seed", 0) if seed is None else seed
+    space = model_space(workload, seed=seed, units=units, max_orders=max_orders,
+                        depths=depths or fixed.get("depths", (2,)), hw_knobs=hw_knobs,
+                        prune=prune)
+    evaluator = StudyEvaluator(space, workload, objective, out, seed=seed,
+                               backend=backend or fixed.get("backend", "python"),
+                               hw=hw or fixed.get("hw"),
+                               hw_set=hw_set or fixed.get("hw_set", ()),
+                               workers=workers, dask=dask, study=f"tune-{workload.label}")
+    out = Path(out)
+    trials = search(space, evaluator, budget, seed=tune_seed, batch=batch, hand=hand,
+                    on_batch=lambda ts: write_outputs(space, ts, objective, out))
+    return TuneResult(space, trials, objective, out)

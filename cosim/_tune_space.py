@@ -1,0 +1,329 @@
+"""The autoscheduler's search space, built from a program: what may vary and what is valid.
+
+A :class:`Point` is one configuration: a fusion grouping (a region boundary after some
+statements; regions are runs of consecutive statements), one dataflow order per region,
+a FIFO depth and values of the hardware knobs asked for. Its **known constraints** are
+checked here, before anything is simulated: every region must compile, and a region's
+order must be one the compiler lowered for it (``compiler.region_orders``). Groupings
+vary at the boundaries of *units* (statements, or the runs of one module scope) plus
+the hand schedules (unfused, per layer, fully fused). Parallel factors, partitioning
+and block sizes are not in the space: the compiler has none yet.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ir import Program, Region, Schedule
+
+__all__ = ["Point", "TuneSpace", "TuneError", "UNITS"]
+
+#: how statements are grouped into the atoms a region boundary may separate
+UNITS = ("statement", "scope")
+#: groupings are listed (and sampled uniformly) up to this many; beyond, cut bits are drawn
+MAX_LISTED = 4096
+
+
+class TuneError(ValueError):
+    """A tuning request that cannot run: the message names the option and the value."""
+
+
+@dataclass(frozen=True)
+class Point:
+    """One configuration: ``cuts[i]`` puts a region boundary after statement ``i``;
+    ``orders`` has one entry per region in program order (a full dataflow order, or
+    None: the compiler's choice); ``hw`` holds (knob, value) pairs."""
+
+    cuts: tuple[bool, ...]
+    orders: tuple[tuple[str, ...] | None, ...]
+    depth: int | None = 2
+    hw: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass
+class TuneSpace:
+    """Fusion groupings × per-region orders × FIFO depths × hardware knob values."""
+
+    program: Program
+    #: statement index spans [a, b) of the units, in program order
+    units: list[tuple[int, int]]
+    #: per tensor (a density, TensorStats or the tensor): what the heuristic prices with
+    stats: Mapping[str, Any] = field(default_factory=dict)
+    depths: tuple[int | None, ...] = (2,)
+    hw_knobs: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: keep at most this many orders per region, the heuristic's cheapest
+    max_orders: int = 8
+    #: never propose a point the heuristic prices above this many times the space's
+    #: cheapest (a fully fused GCN at ``small`` is not practical to simulate); None: keep
+    prune: float | None = 100.0
+    _spans: dict[tuple[int, int], Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def build(cls, program: Program, *, units: str = "statement",
+              stats: Mapping[str, Any] | None = None,
+              depths: Sequence[int | None] = (2,),
+              hw_knobs: Mapping[str, Sequence[Any]] | None = None,
+              max_orders: int = 8, prune: float | None = 100.0) -> TuneSpace:
+        """The space of ``program``; ``units`` is ``statement`` or ``scope`` (the runs
+        of statements of one module, ``Schedule.by_scope(depth=None)``)."""
+        if units not in UNITS:
+            raise TuneError(f"units {units!r}: expected one of {', '.join(UNITS)}")
+        if not depths or any(d is not None and (not isinstance(d, int) or d < 1)
+                             for d in depths):
+            raise TuneError(f"depths {list(depths)!r}: expected FIFO depths >= 1 or None")
+        if max_orders < 1:
+            raise TuneError(f"max_orders {max_orders!r}: expected at least 1")
+        index = {st.target: n for n, st in enumerate(program.statements)}
+        groups = [[st.target] for st in program.statements] if units == "statement" else \
+            [r.statements for r in Schedule.by_scope(program, depth=None).regions]
+        spans = [(index[g[0]], index[g[-1]] + 1) for g in groups]
+        return cls(program, spans, dict(stats or {}), tuple(depths),
+                   _check_knobs(hw_knobs or {}), max_orders, prune)
+
+    # -- structure ---------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        return len(self.program.statements)
+
+    @property
+    def free_cuts(self) -> list[int]:
+        """Statement positions after which a unit ends (the grouping's free bits)."""
+        return [b - 1 for _, b in self.units[:-1]]
+
+    def regions(self, cuts: Sequence[bool]) -> list[tuple[int, int]]:
+        """The statement spans [a, b) of a grouping, in program order."""
+        bounds = [0, *[i + 1 for i, c in enumerate(cuts) if c], self.n]
+        return list(itertools.pairwise(bounds))
+
+    def span(self, a: int, b: int) -> Any:
+        """The compiler's view of one region (``RegionOrders`` with the heuristic's
+        costs and ``default``, the compiler's own order choice), or the
+        ``CompileError`` that says why it does not compile; computed once."""
+        if (a, b) not in self._spans:
+            from compiler import CompileError, region_orders
+
+            stmts = [st.target for st in self.program.statements[a:b]]
+            try:
+                priced = region_orders(self.program, stmts, stats=self.stats)
+                plain = region_orders(self.program, stmts) if self.stats else priced
+                default = plain.chosen
+                self._spans[(a, b)] = (priced, default)
+            except CompileError as exc:
+                self._spans[(a, b)] = exc
+        return self._spans[(a, b)]
+
+    def compiles(self, a: int, b: int) -> bool:
+        return not isinstance(self.span(a, b), Exception)
+
+    def options(self, a: int, b: int) -> list[tuple[str, ...] | None]:
+        """The orders a region may take: the heuristic's cheapest ``max_orders`` lowered
+        orders and the compiler's default; [None] for a region of several kernels."""
+        memo = self.__dict__.setdefault("_memo_options", {})
+        if (a, b) not in memo:
+            priced, default = self.span(a, b)
+            keep = list(priced.orders[: self.max_orders]) or [None]
+            memo[(a, b)] = keep if default is None or default in keep else [*keep, default]
+        return memo[(a, b)]
+
+    def heuristic(self, p: Point) -> float:
+        """The FLOPs/bytes heuristic's cycles for ``p``: its regions' order costs summed
+        (kernels run one after the other); inf if a region does not compile."""
+        memo = self.__dict__.setdefault("_memo_heuristic", {})
+        if p not in memo:
+            memo[p] = self._heuristic(p)
+        return memo[p]
+
+    def pruned(self, p: Point) -> bool:
+        """Whether the heuristic rules ``p`` out (``prune`` × the cheapest point)."""
+        if self.prune is None:
+            return False
+        if "_floor" not in self.__dict__:
+            rng = random.Random(0)
+            pool = self.all_points() if self._listed() is not None else \
+                [self.sample(rng) for _ in range(512)]
+            self.__dict__["_floor"] = min(self.heuristic(q) for q in pool)
+        return self.heuristic(p) > self.prune * self.__dict__["_floor"]
+
+    def _heuristic(self, p: Point) -> float:
+        total = 0.0
+        for (a, b), order in zip(self.regions(p.cuts), p.orders, strict=True):
+            if not self.compiles(a, b):
+                return math.inf
+            priced, default = self.span(a, b)
+            total += priced.cost_of(order or default) if priced.orders else priced.cost
+        return total
+
+    # -- groupings ---------------------------------------------------------------------
+    def hand_cuts(self) -> dict[str, tuple[bool, ...]]:
+        """FuseFlow's hand schedules as groupings: unfused, partial (one region per
+        layer) and full."""
+        scoped = Schedule.by_scope(self.program)
+        index = {st.target: n for n, st in enumerate(self.program.statements)}
+        ends = {index[r.statements[-1]] for r in scoped.regions}
+        return {"unfused": (True,) * (self.n - 1),
+                "partial": tuple(i in ends for i in range(self.n - 1)),
+                "full": (False,) * (self.n - 1)}
+
+    def groupings(self) -> list[tuple[bool, ...]] | None:
+        """Every grouping whose regions compile (the unit groupings and the hand ones),
+        or None when there are more than :data:`MAX_LISTED` to list."""
+        free = self.free_cuts
+        if 2 ** len(free) > MAX_LISTED:
+            return None
+        out = []
+        for bits in itertools.product((False, True), repeat=len(free)):
+            cuts = [False] * (self.n - 1)
+            for pos, bit in zip(free, bits, strict=True):
+                cuts[pos] = bit
+            out.append(tuple(cuts))
+        out.extend(self.hand_cuts().values())
+        return [c for c in dict.fromkeys(out) if self.grouping_compiles(c)]
+
+    def grouping_compiles(self, cuts: Sequence[bool]) -> bool:
+        return all(self.compiles(a, b) for a, b in self.regions(cuts))
+
+    def allowed(self, cuts: Sequence[bool]) -> bool:
+        """Whether a grouping is in the space: boundaries only between units (or one of
+        the hand groupings), and every region compiles."""
+        free = set(self.free_cuts)
+        return len(cuts) == self.n - 1 and (
+            all(i in free for i, c in enumerate(cuts) if c)
+            or tuple(cuts) in self.hand_cuts().values()) and self.grouping_compiles(cuts)
+
+    # -- points ------------------------------------------------------------------------
+    def valid(self, p: Point) -> bool:
+        """Whether ``p`` meets every known constraint."""
+        spans = self.regions(p.cuts)
+        return self.allowed(p.cuts) and len(p.orders) == len(spans) and \
+            all(o in [*self.options(a, b), None]
+                for (a, b), o in zip(spans, p.orders, strict=True)) and \
+            p.depth in self.depths and \
+            dict(p.hw) in [dict(zip([k for k, _ in self.hw_knobs], v, strict=True))
+                           for v in itertools.product(*[vs for _, vs in self.hw_knobs])]
+
+    def default_point(self, cuts: Sequence[bool]) -> Point:
+        """A grouping with the compiler's orders and the first depth and knob values."""
+        return Point(tuple(cuts), tuple(self.span(a, b)[1] for a, b in self.regions(cuts)),
+                     self.depths[0], tuple((k, vs[0]) for k, vs in self.hw_knobs))
+
+    def cheapest_point(self, cuts: Sequence[bool]) -> Point:
+        """A grouping with the heuristic's cheapest order for every region."""
+        return replace(self.default_point(cuts),
+                       orders=tuple(self.options(a, b)[0] for a, b in self.regions(cuts)))
+
+    def sample(self, rng: random.Random) -> Point:
+        """A uniformly drawn grouping (among those that compile), then a uniform order
+        per region, depth and knob values: never a known-invalid point."""
+        listed = self._listed()
+        while True:
+            if listed is not None:
+                cuts = listed[rng.randrange(len(listed))]
+            else:
+                cuts = tuple(i in self.free_cuts and rng.random() < 0.5
+                             for i in range(self.n - 1))
+            if self.grouping_compiles(cuts):
+                break
+        return Point(cuts, tuple(rng.choice(self.options(a, b)) for a, b in
+                                 self.regions(cuts)),
+                     rng.choice(self.depths),
+                     tuple((k, rng.choice(vs)) for k, vs in self.hw_knobs))
+
+    def all_points(self) -> list[Point]:
+        """Every valid point, listed once and kept (small spaces)."""
+        if "_points" not in self.__dict__:
+            self.__dict__["_points"] = list(self.points())
+        return self.__dict__["_points"]
+
+    def points(self) -> Iterator[Point]:
+        """Every valid point (raises :class:`TuneError` if the groupings are not listed)."""
+        listed = self._listed()
+        if listed is None:
+            raise TuneError(f"the space has 2^{len(self.free_cuts)} groupings: too many to "
+                            "enumerate; use units='scope'")
+        knobs = list(itertools.product(*[vs for _, vs in self.hw_knobs]))
+        names = [k for k, _ in self.hw_knobs]
+        for cuts in listed:
+            per_region = [self.options(a, b) for a, b in self.regions(cuts)]
+            for orders in itertools.product(*per_region):
+                for depth in self.depths:
+                    for values in knobs:
+                        yield Point(cuts, tuple(orders), depth,
+                                    tuple(zip(names, values, strict=True)))
+
+    def neighbours(self, p: Point) -> list[Point]:
+        """Points one move away: one free boundary flipped (new regions take the
+        heuristic's cheapest order), one region's order, the depth or one knob changed."""
+        out = []
+        for pos in self.free_cuts:
+            cuts = list(p.cuts)
+            cuts[pos] = not cuts[pos]
+            if self.allowed(cuts):
+                kept = dict(zip(self.regions(p.cuts), p.orders, strict=True))
+                out.append(replace(p, cuts=tuple(cuts), orders=tuple(
+                    kept.get(s, self.options(*s)[0]) for s in self.regions(cuts))))
+        for n, s in enumerate(self.regions(p.cuts)):
+            for o in self.options(*s):
+                if o != p.orders[n]:
+                    out.append(replace(p, orders=p.orders[:n] + (o,) + p.orders[n + 1:]))
+        out += [replace(p, depth=d) for d in self.depths if d != p.depth]
+        for n, (k, vs) in enumerate(self.hw_knobs):
+            out += [replace(p, hw=p.hw[:n] + ((k, v),) + p.hw[n + 1:]) for v in vs
+                    if v != p.hw[n][1]]
+        return out
+
+    def _listed(self) -> list[tuple[bool, ...]] | None:
+        if "_groupings" not in self.__dict__:
+            self.__dict__["_groupings"] = self.groupings()
+        return self.__dict__["_groupings"]
+
+    # -- what a point means ----------------------------------------------------------
+    def schedule(self, p: Point, name: str = "tuned") -> Schedule:
+        """The :class:`ir.Schedule` of ``p`` (regions named by their statements)."""
+        regions = []
+        for (a, b), order in zip(self.regions(p.cuts), p.orders, strict=True):
+            stmts = [st.target for st in self.program.statements[a:b]]
+            label = "+".join(stmts) if len("+".join(stmts)) <= 120 else \
+                f"{stmts[0]}+{b - a - 2}+{stmts[-1]}"
+            regions.append(Region(label, stmts, list(order) if order else None))
+        return Schedule(regions, name=name)
+
+    def describe(self, p: Point) -> str:
+        """``linear+mm[i,k,j] | relu_ …`` with the depth and knobs."""
+        parts = []
+        for (a, b), order in zip(self.regions(p.cuts), p.orders, strict=True):
+            text = "+".join(st.target for st in self.program.statements[a:b])
+            parts.append(text + (f"[{','.join(order)}]" if order else ""))
+        extra = [f"depth={p.depth}"] * (len(self.depths) > 1) + [f"{k}={v}" for k, v in p.hw]
+        return " | ".join(parts) + ("  " + " ".join(extra) if extra else "")
+
+    def size(self) -> int | None:
+        """How many valid points there are (None when the groupings are not listed)."""
+        listed = self._listed()
+        if listed is None:
+            return None
+        per = math.prod(len(vs) for _, vs in self.hw_knobs) * len(self.depths)
+        return per * sum(math.prod(len(self.options(a, b)) for a, b in self.regions(c))
+                         for c in listed)
+
+
+def _check_knobs(knobs: Mapping[str, Sequence[Any]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Knob values as override strings, each checked against the hardware keys."""
+    from ir import HwError, load_hw
+
+    out = []
+    for key, values in sorted(knobs.items()):
+        if not values:
+            raise TuneError(f"hardware knob {key!r} has no values")
+        texts = tuple(str(v) for v in values)
+        for v in texts:
+            try:
+                load_hw("ideal", [f"{key}={v}"])
+            except HwError as exc:
+                raise TuneError(f"hardware knob {key}={v}: {exc}") from None
+        out.append((key, texts))
+    return tuple(out)

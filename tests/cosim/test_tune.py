@@ -1,0 +1,159 @@
+"""The autoscheduler (cosim/_tune*.py): known constraints, unknown constraints, outputs,
+resuming from the study cache, determinism. Small: a 3-statement program evaluated
+directly, and the tiny GCN through the study runner at a budget of 6-8."""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from compiler import CompileError, compile_model, einsum_program
+from cosim import Outcome, Point, TuneSpace, run_model, search, tune
+from cosim._tune import best_trial
+from ir import Region, Schedule
+
+pytest.importorskip("botorch")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def chain() -> tuple[TuneSpace, dict[str, np.ndarray]]:
+    """X·W, then A·T1 (A sparse), then relu: 4 groupings, a few orders per region."""
+    p = einsum_program(["T1(i,j) = X(i,k) * W(k,j)", "T2(i,j) = A(i,k) * T1(k,j)",
+                        "H(i,j) = relu(T2(i,j))"],
+                       {"X": (6, 4), "W": (4, 3), "A": (6, 6)}, {"A": "csr"}, name="chain")
+    rng = np.random.default_rng(0)
+    inputs = {"X": rng.normal(size=(6, 4)), "W": rng.normal(size=(4, 3)),
+              "A": rng.normal(size=(6, 6)) * (rng.random((6, 6)) < 0.3)}
+    return TuneSpace.build(p, stats=inputs, depths=(2, 4)), inputs
+
+
+def simulate(space: TuneSpace, inputs: dict[str, np.ndarray], p: Point) -> Outcome:
+    assert space.valid(p), f"proposed a point outside the known constraints: {p}"
+    cm = compile_model(space.program, space.schedule(p), depth=p.depth)
+    return Outcome(float(run_model(cm, inputs).cycles), "ok")
+
+
+def test_orders_are_exactly_the_ones_the_compiler_lowers(chain):
+    space, _ = chain
+    prog = space.program
+    for a, b in space.regions((True, True)):
+        stmts = [st.target for st in prog.statements[a:b]]
+        for order in space.options(a, b):
+            cm = compile_model(prog, Schedule([Region("r", stmts, list(order))]
+                                              + [Region(s.target, [s.target]) for s in
+                                                 prog.statements if s.target not in stmts]))
+            reg = next(r for r in cm.regions if r.name == "r")
+            assert reg.kernels[0].order == list(order)
+    # the fused nested product has valid-looking orders the lowering rejects
+    fused = space.regions((False, False))[0]
+    names = space.options(*fused)[0]
+    assert len(space.options(*fused)) < len(list(itertools.permutations(names)))
+
+
+def test_never_proposes_a_known_invalid_point(chain):
+    space, inputs = chain
+    trials = search(space, lambda ps: [simulate(space, inputs, p) for p in ps], 8, seed=1)
+    assert len({t.point for t in trials}) == len(trials) == 8
+    assert {t.source for t in trials} >= {"hand:unfused", "hand:partial", "bo"}
+    bad = Point((True, True), (("z",), None, None), 2)
+    assert not space.valid(bad)
+
+
+def test_learns_from_failing_points(chain):
+    """Points that keep X·W and A·T1 apart 'fail' (say, overflow on chip): once the
+    initial design has seen failures, the proposals avoid them."""
+    space, inputs = chain
+
+    def evaluate(points: list[Point]) -> list[Outcome]:
+        return [Outcome(None, "error") if p.cuts[0] else simulate(space, inputs, p)
+                for p in points]
+
+    trials = search(space, evaluate, 10, seed=0, n_random=3)
+    failed_init = [t for t in trials if t.source != "bo" and t.outcome.value is None]
+    assert failed_init, "the initial design should include a failing point"
+    bo = [t for t in trials if t.source == "bo"]
+    assert bo and all(t.p_feasible is not None for t in bo)
+    assert sum(t.outcome.value is None for t in bo) <= 1
+    assert max(t.p_feasible for t in bo if t.outcome.value is None) < 0.5 \
+        if any(t.outcome.value is None for t in bo) else True
+    assert best_trial(trials).outcome.value is not None
+
+
+def test_deterministic_for_a_seed(chain):
+    space, inputs = chain
+
+    def ev(ps: list[Point]) -> list[Outcome]:
+        return [simulate(space, inputs, p) for p in ps]
+
+    first = [t.point for t in search(space, ev, 7, seed=3)]
+    assert [t.point for t in search(space, ev, 7, seed=3)] == first
+
+
+@pytest.fixture(scope="module")
+def gcn_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tune")
+    return tune("gcn", out, config="tiny", budget=6), out
+
+
+def test_outputs_and_best_yaml_reproduces_its_cycles(gcn_run):
+    result, out = gcn_run
+    for name in ("best.yaml", "best.json", "history.csv", "history.parquet",
+                 "best_so_far.png"):
+        assert (out / name).is_file(), name
+    import pandas as pd
+
+    hist = pd.read_csv(out / "history.csv")
+    assert list(hist["eval"]) == list(range(1, 7))
+    assert hist["best_so_far"].iloc[-1] == result.best.outcome.value
+    hand = {t.source: t.outcome.value for t in result.trials if t.source.startswith("hand")}
+    assert result.best.outcome.value <= min(hand.values())
+    proc = subprocess.run([sys.executable, "-m", "cosim.cli", "model", "gcn", "--config",
+                           "tiny", "--schedule", str(out / "best.yaml")],
+                          capture_output=True, text=True, cwd=ROOT, check=True)
+    assert f"simulated  {int(result.best.outcome.value)} cycles" in proc.stdout
+
+
+def test_resume_reuses_cached_evaluations(gcn_run, monkeypatch):
+    """A longer re-run (as after a kill) replays the first evaluations from the cache."""
+    result, out = gcn_run
+    import cosim._study_run as study_run
+
+    ran = []
+    real = study_run.run_config
+    monkeypatch.setattr(study_run, "run_config", lambda c: ran.append(c) or real(c))
+    again = tune("gcn", out, config="tiny", budget=8)
+    assert [t.point for t in again.trials[:6]] == [t.point for t in result.trials]
+    assert len(ran) == 2
+    assert len(list((out / "runs").glob("*.json"))) == 8
+
+
+def test_cli_help_imports_no_torch_and_bad_budget_is_a_usage_error():
+    code = ("import sys, cosim.cli\ntry:\n    cosim.cli.main(['tune', '--help'])\n"
+            "except SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('torch', 'botorch', 'gpytorch', 'optuna') "
+            "if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, check=True)
+    assert proc.stdout.strip().endswith("[]")
+    bad = subprocess.run([sys.executable, "-m", "cosim.cli", "tune", "gcn", "--budget", "0"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert bad.returncode == 1 and "--budget 0: expected >= 1" in bad.stderr
+
+
+def test_unknown_model_and_knob_are_clear_errors(chain):
+    from cosim import TuneError
+
+    with pytest.raises(TuneError, match="expected a bundled model"):
+        tune("nosuch", "/tmp/unused")
+    with pytest.raises(TuneError, match="hardware knob onchip.bytes=lots"):
+        TuneSpace.build(chain[0].program, hw_knobs={"onchip.bytes": ["lots"]})
+    with pytest.raises(CompileError):
+        compile_model(chain[0].program, Schedule([Region("all", ["T1", "T2", "H"],
+                                                         ["z"])]))
