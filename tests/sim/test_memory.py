@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler import compile_expression
+from cosim._sweep import SWEEP_KERNELS, kernel_graph
 from ir import load_hw, memory_ports
 from sim_models.python import SimulationError, simulate
 
@@ -166,3 +167,19 @@ def test_memory_only_delays_and_accounts_for_every_byte(kernel, m, n, density, s
     assert {r.port for r in res.mem_requests} <= {p.no for p in ports}
     for r in res.mem_requests:
         assert r.write == ports[r.port].write
+
+
+@pytest.mark.parametrize("kernel", sorted(SWEEP_KERNELS))
+def test_ideal_reproduces_every_kernels_cycles_and_traces(kernel):
+    """The whole sweep of example kernels: hardware ``ideal`` is the contract without
+    memory, token for token and cycle for cycle (and hbm2-u280 only ever adds cycles)."""
+    graph, inputs = kernel_graph(kernel, 8, 0.3, 2, "float32", 1)
+    plain = simulate(graph, inputs, trace=True)
+    ideal = simulate(graph, inputs, trace=True, hw=load_hw("ideal"))
+    assert (ideal.cycles, ideal.nodes, ideal.max_occupancy) == (plain.cycles, plain.nodes,
+                                                                plain.max_occupancy)
+    for name, edge in plain.trace.edges.items():
+        assert ideal.trace.edges[name].tokens == edge.tokens
+        assert ideal.trace.edges[name].cycles == edge.cycles
+    hbm = simulate(graph, inputs, hw=load_hw("hbm2-u280"))
+    assert hbm.cycles > plain.cycles and hbm.dram_read_bytes > 0
