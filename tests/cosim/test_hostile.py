@@ -363,7 +363,7 @@ def test_cosim_fails_when_every_backend_errors(spmv, capsys, monkeypatch):
     class Broken(PythonBackend):
         name = "broken"
 
-        def run(self, graph, inputs, *, trace=False, depth="graph"):
+        def run(self, graph, inputs, *, trace=False, depth="graph", hw=None, mem_trace=False):
             raise SimulationError(f"graph {graph.name!r}: node 'mul' at cycle 3: boom")
 
     monkeypatch.setitem(BACKENDS, "broken", Broken)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from cosim import run_nightly
+from cosim._nightly import BASELINE_FIELDS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,7 +33,9 @@ def _run(tmp_path: Path, **kw):
 
 def test_baselines_are_written_on_request_and_then_match(tmp_path):
     first = _run(tmp_path)
-    assert first.ok and len(first.new) == 8 and not (tmp_path / "base.json").exists()
+    # 4 runs, each new in every baseline field
+    assert first.ok and len(first.new) == 4 * len(BASELINE_FIELDS)
+    assert not (tmp_path / "base.json").exists()
     _run(tmp_path, update=True)
     stored = json.loads((tmp_path / "base.json").read_text())["runs"]
     assert len(stored) == 4 and all(v["cycles"] > 0 for v in stored.values())

@@ -524,7 +524,7 @@ def test_compare_backends_reports_agreement_and_the_first_difference(systemc, mo
 
         name = "late"
 
-        def run(self, graph, inputs, *, trace=False, depth="graph"):
+        def run(self, graph, inputs, *, trace=False, depth="graph", hw=None, mem_trace=False):
             res = super().run(graph, inputs, trace=trace, depth=depth)
             et = res.trace.edges["Bi.crd->xi.crd"]
             et.cycles = [c + 1 for c in et.cycles]
