@@ -394,6 +394,8 @@ def _render(graph: Graph, path: Path) -> None:
 
 
 DEMO_EXPR = "X(i,j) = A(i,k) * H(k,j)"
+#: a demo run of the karate club with this many feature columns takes about a minute
+DEMO_MAX_FEATURES = 4096
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -401,8 +403,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     import networkx as nx
     import scipy.sparse as sp
 
-    if args.features < 1:
-        raise CliError(f"--features {args.features}: expected a number of columns >= 1")
+    if not 1 <= args.features <= DEMO_MAX_FEATURES:
+        raise CliError(f"--features {args.features}: expected 1..{DEMO_MAX_FEATURES} columns "
+                       "(the demo simulates 34 x N dense features token by token; give "
+                       "`samfuse sim` your own inputs for bigger runs)")
     out = writable_dir(args.out, "--out")
     A = sp.csr_array(nx.to_scipy_sparse_array(nx.karate_club_graph(), weight=None,
                                               dtype=np.float32))
