@@ -10,13 +10,22 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from types import SimpleNamespace
 from typing import Any, ClassVar
 
 from ir import Graph, Hardware
-from sim_models.python import SimResult, simulate
+from sim_models.python import ENTRY_BYTES, SimResult, check_onchip, simulate
 
 __all__ = ["Backend", "PythonBackend", "ToolNotFoundError", "register", "get_backend",
            "backend_names", "BACKENDS"]
+
+
+def check_peaks(graph: Graph, peaks: Mapping[str, int], hw: Hardware) -> None:
+    """The on-chip buffer rule (docs/timing.md, "Memory") on a backend's per-accumulator
+    peak entry counts: the Python model's own check, on the graph's sparse accumulators
+    in node order (so the error names them as the model does)."""
+    check_onchip(graph, [SimpleNamespace(id=n.id, op=n.op, peak=peaks.get(n.id, 0))
+                         for n in graph.nodes.values() if n.op in ENTRY_BYTES], hw)
 
 
 class ToolNotFoundError(RuntimeError):

@@ -23,9 +23,15 @@ from typing import Any
 
 from ir import Graph, Hardware, Trace, load_hw, values_from_bits
 from rtl_hls.hls import SHIM_DIR, TEMPLATE_DIR, HlsDesign, generate, write_design, write_inputs
-from sim_models.python import SimResult, SimulationError, bind_inputs, outputs_from_writers
+from sim_models.python import (
+    ENTRY_BYTES,
+    SimResult,
+    SimulationError,
+    bind_inputs,
+    outputs_from_writers,
+)
 
-from ._backend import Backend, ToolNotFoundError, register
+from ._backend import Backend, ToolNotFoundError, check_peaks, register
 
 __all__ = ["HlsCsimBackend", "HlsCompileError", "HlsRunError", "hls_cache_dir", "read_writers"]
 
@@ -138,12 +144,25 @@ class HlsCsimBackend(Backend):
             if out.returncode != 0:
                 raise HlsRunError(f"graph {graph.name!r}: the HLS C-simulation failed "
                                   f"(exit {out.returncode}):\n{_tail(out.stderr, 20)}")
+            if hw is not None:
+                check_peaks(graph, read_acc_peaks(graph, out_dir), machine)
             levels, values = read_writers(design, out_dir)
             res_trace = Trace.read(out_dir / "trace.txt") if trace else None
         return SimResult(graph.name, outputs_from_writers(graph, levels, values), None,
                          trace=res_trace, wall_seconds=time.perf_counter() - start,
                          sim_seconds=sim_seconds, backend=self.name, hw=machine.name,
                          clock_mhz=machine.clock_mhz)
+
+
+def read_acc_peaks(graph: Graph, directory: Path) -> dict[str, int]:
+    """The sparse accumulators' peak entry counts (``acc_peaks.txt``): one line per
+    accumulator in the order the top calls them, its topological order."""
+    words = (directory / "acc_peaks.txt").read_text().split()
+    accs = [n for n in graph.topological_order() if graph.nodes[n].op in ENTRY_BYTES]
+    if len(words) != len(accs):
+        raise HlsRunError(f"graph {graph.name!r}: acc_peaks.txt holds {len(words)} peaks "
+                          f"for {len(accs)} sparse accumulators")
+    return {n: int(w) for n, w in zip(accs, words, strict=True)}
 
 
 def _head(text: str, n: int) -> str:

@@ -26,7 +26,7 @@ from sim_models.python import (
     simulate,
 )
 
-from ._backend import Backend, ToolNotFoundError, register
+from ._backend import Backend, ToolNotFoundError, check_peaks, register
 
 if TYPE_CHECKING:
     from rtl_hls.rtl.bench import EdgeRecord
@@ -61,6 +61,8 @@ class RtlBackend(Backend):
             raise ValueError("the rtl backend needs bounded FIFOs (every edge depth >= 1)")
         tensors = bind_inputs(graph, inputs)
         run = run_graph(graph, tensors, self.simulator, trace=trace, hw=hw)
+        if hw is not None:
+            check_peaks(graph, run.acc_peaks, hw)
         values = {k: values_from_bits(v, graph.dtype) for k, v in run.values.items()}
         result = SimResult(graph.name, outputs_from_writers(graph, run.levels, values),
                            run.cycles, trace=trace_from_records(graph, run.edges) if trace

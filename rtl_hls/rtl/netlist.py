@@ -194,6 +194,9 @@ class Netlist:
     #: some, its instance name (where the bench reads its ``mem_stall`` counter)
     mem_ports: list[MemPortSpec] = field(default_factory=list)
     mem_instances: dict[str, str] = field(default_factory=dict)
+    #: per sparse accumulator (spacc, spacc2), its instance name (where the bench reads
+    #: its ``peak`` entry count, for the on-chip buffer rule)
+    acc_instances: dict[str, str] = field(default_factory=dict)
 
 
 def generate(graph: Graph, top: str | None = None, open_edges: bool = False,
@@ -243,7 +246,9 @@ def generate(graph: Graph, top: str | None = None, open_edges: bool = False,
               f"module {top} (", ",\n".join(f"    {p}" for p in ports), ");"]
     text = "\n".join(header + body + ["endmodule", ""])
     return Netlist(top, text, writers, sig, mports,
-                   {nid: f"u_{_ident(nid)}" for nid in by_node})
+                   {nid: f"u_{_ident(nid)}" for nid in by_node},
+                   {n.id: f"u_{_ident(n.id)}" for n in graph.nodes.values()
+                    if n.op in ("spacc", "spacc2")})
 
 
 def _ident(node_id: str) -> str:

@@ -14,7 +14,7 @@ import pytest
 from cosim import HlsCsimBackend, HlsRunError
 from ir import Graph, Hardware, compare_traces, examples, load_hw, memory_ports
 from rtl_hls.hls import DEFAULT_MEM_DEPTH, generate
-from sim_models.python import simulate
+from sim_models.python import SimulationError, simulate
 
 HBM = "hbm2-u280"
 #: graphs whose tensors live off-chip: SpMV, SpMM in three orders (ikj is Gustavson's,
@@ -153,3 +153,24 @@ def test_tcl_exports_a_vitis_kernel_clocked_by_the_hardware():
     assert "create_clock -period 3.333 " in tcl
     assert "export_design -format xo -output $top.xo" in tcl
     assert "create_clock -period 4.0 " in generate(examples.spmv(6, 7)).files["run_hls.tcl"]
+
+
+@pytest.mark.cosim
+@pytest.mark.parametrize("case", ["spmm_ikj", "spmm_kij"])  # spacc (Gustavson), spacc2
+def test_csim_enforces_the_onchip_buffer_as_the_model(case, hls):
+    """Each accumulator's peak entry count, from C-simulation, goes through the model's own
+    check: the same error (naming every accumulator and its bytes) over onchip.bytes, and a
+    normal run under the default buffer."""
+    make, shapes = GRAPHS[case]
+    graph = make("float32")
+    inputs = _inputs(shapes, 0.6, "float32", seed=3)
+    small = load_hw(HBM, ["onchip.bytes=16"])
+    with pytest.raises(SimulationError) as want:
+        simulate(graph, inputs, hw=small)
+    with pytest.raises(SimulationError) as got:
+        hls.run(graph, inputs, hw=small)
+    assert str(got.value) == str(want.value)
+    res = hls.run(graph, inputs, hw=load_hw(HBM))
+    py = simulate(graph, inputs, hw=load_hw(HBM))
+    for name, tree in py.outputs.items():
+        assert res.outputs[name].levels == tree.levels, name

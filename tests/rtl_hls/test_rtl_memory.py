@@ -14,7 +14,7 @@ from test_rtl import _compiled_case, _sim
 
 from ir import compare_traces, load_hw
 from rtl_hls.rtl import generate, rtl_sources
-from sim_models.python import simulate
+from sim_models.python import SimulationError, simulate
 
 #: name -> (kernel, hardware overrides on hbm2-u280); small graphs, every memory regime
 CASES = {
@@ -147,3 +147,23 @@ def test_memory_netlist_is_lint_clean(tmp_path):
                               *map(str, rtl_sources()), str(top), "--top-module", net.top],
                              capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
+
+
+@pytest.mark.cosim
+@pytest.mark.parametrize("kernel", ["spmm_ikj", "spmm_kij"])  # spacc (Gustavson), spacc2
+def test_onchip_buffer_is_enforced_as_the_model_on_icarus(kernel):
+    """Each accumulator's peak register, read by the bench, goes through the model's own
+    check: the same error (naming every accumulator and its bytes) over onchip.bytes, and
+    a normal run under the default buffer."""
+    from cosim import RtlBackend
+
+    graph, inputs = _compiled_case(kernel, "float32")
+    small = load_hw("hbm2-u280", ["onchip.bytes=16"])
+    with pytest.raises(SimulationError) as want:
+        simulate(graph, inputs, hw=small)
+    with pytest.raises(SimulationError) as got:
+        RtlBackend(_sim("icarus")).run(graph, inputs, hw=small)
+    assert str(got.value) == str(want.value)
+    hw = load_hw("hbm2-u280")
+    res = RtlBackend(_sim("icarus")).run(graph, inputs, hw=hw)
+    assert res.cycles == simulate(graph, inputs, hw=hw).cycles

@@ -71,6 +71,13 @@ inline void trace_token(int edge, const tok_t& t) {
     if (edge >= static_cast<int>(log.size())) log.resize(edge + 1);
     log[edge].push_back(t.to_uint64());
 }
+// Each sparse accumulator's peak entry count (the most entries held when a group ends, for
+// the on-chip buffer rule), pushed at its D in call (topological) order; the testbench
+// writes them to OUT_DIR/acc_peaks.txt.
+inline std::vector<uint32_t>& acc_peaks() {
+    static std::vector<uint32_t> peaks;
+    return peaks;
+}
 inline void fail(const char* where, const char* what) {
     std::fprintf(stderr, "samfuse csim: %s: %s\n", where, what);
     std::exit(3);

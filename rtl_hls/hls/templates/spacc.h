@@ -14,6 +14,9 @@ void samfuse_spacc(hls::stream<samfuse::tok_t>& crd_in, hls::stream<samfuse::tok
     static bool valid[CAP];
     bool draining = false;
     uint32_t k = 0, out_level = 0;
+#ifndef __SYNTHESIS__
+    uint32_t held = 0, peak = 0;  // entries held; the most held when a group ends
+#endif
 spacc_loop:
     while (true) {
 #pragma HLS pipeline II = 1
@@ -37,6 +40,9 @@ spacc_loop:
             SAMFUSE_CHECK(!is_stop_or_done(v), "crd_in holds a crd while val_in holds a control token");
             uint32_t i = payload(c);
             SAMFUSE_CHECK(i < CAP, "coordinate beyond the accumulator capacity");
+#ifndef __SYNTHESIS__
+            if (!valid[i]) held++;
+#endif
             acc[i] = binop<FLOAT>(OP_ADD, valid[i] ? acc[i] : 0u, is_empty(v) ? 0u : payload(v));
             valid[i] = true;
         } else if (is_empty(c)) {
@@ -46,9 +52,16 @@ spacc_loop:
             if (is_done(c)) {
                 crd.write(done_tok());
                 val.write(done_tok());
+#ifndef __SYNTHESIS__
+                acc_peaks().push_back(peak);
+#endif
                 break;
             }
             if (payload(c) == 0) continue;
+#ifndef __SYNTHESIS__
+            if (held > peak) peak = held;
+            held = 0;  // the drain empties the accumulator
+#endif
             out_level = payload(c) - 1;
             draining = true;
             k = 0;

@@ -17,6 +17,9 @@ void samfuse_spacc2(hls::stream<samfuse::tok_t>& crd1_in, hls::stream<samfuse::t
     Head h1, h0, hv;
     bool draining = false, first_row = true, row_open = false, sep_sent = false;
     uint32_t di = 0, dj = 0, k = 0;
+#ifndef __SYNTHESIS__
+    uint32_t held = 0, peak = 0;  // entries held; the most held when a matrix ends
+#endif
 spacc2_loop:
     while (true) {
 #pragma HLS pipeline II = 1
@@ -56,6 +59,9 @@ spacc2_loop:
             if (is_data(j)) {
                 uint32_t r = payload(i), c = payload(j);
                 SAMFUSE_CHECK(r < CAP1 && c < CAP0, "coordinate beyond the accumulator capacity");
+#ifndef __SYNTHESIS__
+                if (!valid[r][c]) held++;
+#endif
                 acc[r][c] = binop<FLOAT>(OP_ADD, valid[r][c] ? acc[r][c] : 0u,
                                          is_empty(v) ? 0u : payload(v));
                 valid[r][c] = true;
@@ -71,6 +77,9 @@ spacc2_loop:
             crd1.write(done_tok());
             crd0.write(done_tok());
             val.write(done_tok());
+#ifndef __SYNTHESIS__
+            acc_peaks().push_back(peak);
+#endif
             break;
         }
         if (is_data(i)) {  // a level-0 fiber closes: its crd1 is done
@@ -87,6 +96,10 @@ spacc2_loop:
         hv.pop();
         h1.pop();
         if (payload(j) >= 2) {
+#ifndef __SYNTHESIS__
+            if (held > peak) peak = held;
+            held = 0;  // the drain empties the accumulator
+#endif
             draining = true;
             k = payload(j);
             di = dj = 0;

@@ -185,6 +185,8 @@ class GraphRun:
     #: (cycle, port) order, and per memory node its cycles waiting for memory
     bursts: list[tuple[int, int, int, int, bool]] = field(default_factory=list)
     mem_stall: dict[str, int] = field(default_factory=dict)
+    #: per sparse accumulator (spacc, spacc2), the most entries it held when a group ended
+    acc_peaks: dict[str, int] = field(default_factory=dict)
     sim_seconds: float = 0.0
     wall_seconds: float = 0.0
 
@@ -218,11 +220,12 @@ def run_graph(graph: Graph, tensors: Mapping[str, FiberTree], sim: str = "icarus
         write_memories(graph, tensors, run_dir)
         _test(runner, sim, netlist.top, "rtl_hls.rtl.bench.graph_bench", run_dir, build_dir,
               waves, {"SAMFUSE_MAX_CYCLES": str(max_cycles),
-                      "SAMFUSE_MEM_NODES": json.dumps(netlist.mem_instances)},
+                      "SAMFUSE_MEM_NODES": json.dumps(netlist.mem_instances),
+                      "SAMFUSE_ACC_NODES": json.dumps(netlist.acc_instances)},
               ["+samfuse_trace"] if trace else ())
         res = json.loads((run_dir / "result.json").read_text())
         out = GraphRun(res["cycles"], sim_seconds=res["wall_seconds"],
-                       mem_stall=res["mem_stall"])
+                       mem_stall=res["mem_stall"], acc_peaks=res["acc_peaks"])
         if netlist.mem_ports:
             out.bursts = _read_mem_log(run_dir / "samfuse.memlog")
         if trace:

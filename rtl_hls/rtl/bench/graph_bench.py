@@ -3,7 +3,8 @@
 Works on any top with the samfuse port convention (``ap_clk``, ``ap_rst``, ``ap_done``,
 ``cycles``), including RTL exported by Vitis HLS from the generated C++. The writers' dumps
 (in the working directory) carry the recorded output; this bench writes ``result.json``
-(with the memory nodes' ``mem_stall`` counters named in ``$SAMFUSE_MEM_NODES``).
+(with the memory nodes' ``mem_stall`` counters named in ``$SAMFUSE_MEM_NODES`` and the
+sparse accumulators' ``peak`` entry counts named in ``$SAMFUSE_ACC_NODES``).
 
 ``ap_done`` and ``cycles`` are read once the time step has settled (``ReadOnly``): a rise
 of ``ap_done`` that is gone by then is a delta-cycle glitch of a combinational ``ap_done``
@@ -45,7 +46,10 @@ async def run_graph(dut) -> None:
     # memory system: each memory node's simulation-only stall counter, by instance name
     stall = {node: int(getattr(dut, inst).mem_stall.value) for node, inst in
              json.loads(os.environ.get("SAMFUSE_MEM_NODES", "{}")).items()}
+    # on-chip buffer: each sparse accumulator's simulation-only peak entry count
+    peaks = {node: int(getattr(dut, inst).peak.value) for node, inst in
+             json.loads(os.environ.get("SAMFUSE_ACC_NODES", "{}")).items()}
     with open("result.json", "w") as f:
         json.dump({"done": bool(done), "cycles": cycles, "wall_seconds": wall,
-                   "mem_stall": stall}, f)
+                   "mem_stall": stall, "acc_peaks": peaks}, f)
     assert done, f"no ap_done within {max_cycles} cycles (deadlock or a too-small bound)"

@@ -120,4 +120,17 @@ module samfuse_spacc #(
       if (clr) valid[low] <= 1'b0;
     end
   end
+
+`ifndef SYNTHESIS
+  // simulation-only statistic read by the whole-graph bench: the most entries held when a
+  // group ends (an S_k, k>0, popped), for the on-chip buffer rule (docs/timing.md)
+  int unsigned peak, held;
+  always @* begin
+    held = 0;
+    for (int i = 0; i < N; i++) held = held + 32'(valid[i]);
+  end
+  always @(posedge ap_clk)
+    if (ap_rst) peak <= 0;
+    else if (pop && ct == TAG_STOP && c != 32'd0 && held > peak) peak <= held;
+`endif
 endmodule

@@ -188,4 +188,19 @@ module samfuse_spacc2 #(
       if (clr) valid[low_r][low_c] <= 1'b0;
     end
   end
+
+`ifndef SYNTHESIS
+  // simulation-only statistic read by the whole-graph bench: the most entries held when a
+  // matrix ends (S_k, k>=2, popped on crd0_in), for the on-chip buffer rule (docs/timing.md)
+  int unsigned peak, held;
+  always @* begin
+    held = 0;
+    for (int r = 0; r < N1; r++)
+      for (int c = 0; c < N0; c++) held = held + 32'(valid[r][c]);
+  end
+  always @(posedge ap_clk)
+    if (ap_rst) peak <= 0;
+    else if (!fin && !dpend && !drain && heads && t0 == TAG_STOP && t1 != TAG_DATA
+             && p0 >= 32'd2 && held > peak) peak <= held;
+`endif
 endmodule
