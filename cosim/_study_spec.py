@@ -169,8 +169,12 @@ def load_study(source: str | Path | Mapping[str, Any]) -> StudySpec:
     else:
         if isinstance(source, Path) or ("\n" not in str(source) and Path(str(source)).exists()):
             base = Path(source).parent
-        text = Path(source).read_text() if isinstance(source, Path) or (
-            "\n" not in str(source) and Path(str(source)).exists()) else str(source)
+        try:
+            text = Path(source).read_text() if isinstance(source, Path) or (
+                "\n" not in str(source) and Path(str(source)).exists()) else str(source)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise StudyError("not a readable YAML text file: "
+                             f"{str(exc).splitlines()[0]}") from None
         try:
             doc = yaml.safe_load(text)
         except yaml.YAMLError as exc:
@@ -241,7 +245,10 @@ def _schedule_value(v: Any, base: Path) -> str:
             path = base / v
             if not path.is_file():
                 raise StudyError(f"schedule file {v!r} not found (relative to {base})")
-            sched = Schedule.from_yaml(path.read_text())
+            try:
+                sched = Schedule.from_yaml(path.read_text())
+            except (OSError, UnicodeDecodeError) as exc:
+                raise StudyError(f"schedule file {v!r}: {str(exc).splitlines()[0]}") from None
         else:
             raise StudyError(f"schedule {v!r}: expected one of {', '.join(_SCHEDULES)}, a "
                              "schedule YAML file or an inline schedule mapping")

@@ -591,3 +591,11 @@ def test_dense_tensors_of_one_shape_may_share_a_scanner():
     for fmt, n in [("d", 5), ("c", 4)]:
         with pytest.raises(GraphError, match="node 'bv' .array. reads tensor 'b' but its refs"):
             vec_add(fmt, n)
+
+
+def test_a_binary_file_given_as_a_study_is_a_one_line_error(tmp_path, capsys):
+    """Found by the CLI fuzzer: `samfuse study c.npy` was a UnicodeDecodeError traceback."""
+    study = tmp_path / "c.npy"
+    np.save(study, np.arange(300, dtype=np.float64) * 1e300)
+    assert main(["study", str(study), "--out", str(tmp_path / "o")]) == 1
+    assert "not a readable YAML text file" in _one_line_error(capsys)
