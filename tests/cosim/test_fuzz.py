@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 import scipy.io
 import scipy.sparse as sp
+from _parity import rename_node
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -159,14 +160,7 @@ def _rename_node(data: dict, draw: st.DataObject) -> None:
     old = _pick(draw, data, "nodes")["id"]
     new = draw.draw(GOOD_NAMES.filter(lambda n: n not in {x["id"] for x in data["nodes"]}),
                     label="new id")
-    for n in data["nodes"]:
-        if n["id"] == old:
-            n["id"] = new
-    for e in data["edges"]:
-        for end in ("src", "dst"):
-            node, port = e[end].rsplit(".", 1)
-            if node == old:
-                e[end] = f"{new}.{port}"
+    rename_node(data, old, new)
 
 
 def _rename_graph(data: dict, draw: st.DataObject) -> None:

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import scipy.io
 import scipy.sparse as sp
+from _parity import rename_node
 
 from cosim._files import OutputPathError, atomic_path, safe_join, writable_dir, write_atomic
 from cosim.cli import main
@@ -46,14 +47,7 @@ def _one_line_error(capsys) -> str:
 
 def _rename_node(data: dict, old: str, new: str) -> dict:
     data = json.loads(json.dumps(data))
-    for n in data["nodes"]:
-        if n["id"] == old:
-            n["id"] = new
-    for e in data["edges"]:
-        for end in ("src", "dst"):
-            node, port = e[end].rsplit(".", 1)
-            if node == old:
-                e[end] = f"{new}.{port}"
+    rename_node(data, old, new)
     return data
 
 

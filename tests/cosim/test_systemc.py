@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 import pytest
+from _parity import assert_same_result
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,7 +27,7 @@ from cosim import (
     SystemCRun,
     compare_backends,
 )
-from ir import CATALOGUE, GraphBuilder, compare_traces, examples
+from ir import CATALOGUE, GraphBuilder, examples
 from sim_models.python import DeadlockError, InputError, SimulationError, simulate
 
 pytestmark = pytest.mark.cosim
@@ -72,21 +73,8 @@ def _python(graph, inputs, depth):
 
 def _assert_same(graph, inputs, depth, sc) -> None:
     """SystemC result ``sc`` equals the Python model's, down to every token's cycle."""
-    py = _python(graph, inputs, depth)
-    where = f"{graph.name} ({graph.dtype}, depth={depth})"
-    if isinstance(py, Exception) or isinstance(sc, Exception):
-        assert type(py) is type(sc) and str(py) == str(sc), f"{where}: {py!r} vs {sc!r}"
-        return
-    mismatches = compare_traces(py.trace, sc.trace)
-    assert not mismatches, f"{where}: " + "; ".join(map(str, mismatches[:3]))
-    for name, et in py.trace.edges.items():
-        assert sc.trace.edges[name].read_cycles == et.read_cycles, f"{where}: reads of {name}"
-    assert sc.cycles == py.cycles, where
-    assert sc.nodes == py.nodes, where
-    assert sc.max_occupancy == py.max_occupancy, where
-    assert set(sc.outputs) == set(py.outputs)
-    for name in py.outputs:
-        np.testing.assert_array_equal(sc.dense(name), py.dense(name), err_msg=where)
+    assert_same_result(_python(graph, inputs, depth), sc,
+                       f"{graph.name} ({graph.dtype}, depth={depth})")
 
 
 def _check(systemc, graph, inputs, depths=DEPTHS) -> None:

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _parity import assert_same_result
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -105,25 +106,7 @@ def _python(graph, inputs, depth, hw):
 
 def _assert_same(graph, inputs, depth, hw, sc) -> None:
     py = _python(graph, inputs, depth, hw)
-    _assert_equal(py, sc, f"{graph.name} (depth={depth}, hw={hw.name if hw else None})")
-
-
-def _assert_equal(py, sc, where: str) -> None:
-    if isinstance(py, Exception) or isinstance(sc, Exception):
-        assert type(py) is type(sc) and str(py) == str(sc), f"{where}: {py!r} vs {sc!r}"
-        return
-    mismatches = compare_traces(py.trace, sc.trace)
-    assert not mismatches, f"{where}: " + "; ".join(map(str, mismatches[:3]))
-    for name, et in py.trace.edges.items():
-        assert sc.trace.edges[name].read_cycles == et.read_cycles, f"{where}: reads of {name}"
-    assert sc.cycles == py.cycles, where
-    assert sc.nodes == py.nodes, where
-    assert sc.max_occupancy == py.max_occupancy, where
-    assert (sc.hw, sc.clock_mhz, sc.channel_bytes) == (py.hw, py.clock_mhz,
-                                                       py.channel_bytes), where
-    assert sc.mem_requests == py.mem_requests, where
-    for name in py.outputs:
-        np.testing.assert_array_equal(sc.dense(name), py.dense(name), err_msg=where)
+    assert_same_result(py, sc, f"{graph.name} (depth={depth}, hw={hw.name if hw else None})")
 
 
 def _check(systemc, graph, inputs, configs) -> None:

@@ -1,0 +1,40 @@
+"""Helpers shared by the cosim tests: one backend-parity assertion, one graph-JSON edit."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ir import compare_traces
+
+
+def assert_same_result(py, sc, where: str) -> None:
+    """Backend result ``sc`` equals the Python model's ``py``: the same error, or every
+    token's write and read cycle, cycles, statistics, memory report and outputs."""
+    if isinstance(py, Exception) or isinstance(sc, Exception):
+        assert type(py) is type(sc) and str(py) == str(sc), f"{where}: {py!r} vs {sc!r}"
+        return
+    mismatches = compare_traces(py.trace, sc.trace)
+    assert not mismatches, f"{where}: " + "; ".join(map(str, mismatches[:3]))
+    for name, et in py.trace.edges.items():
+        assert sc.trace.edges[name].read_cycles == et.read_cycles, f"{where}: reads of {name}"
+    assert sc.cycles == py.cycles, where
+    assert sc.nodes == py.nodes, where
+    assert sc.max_occupancy == py.max_occupancy, where
+    assert (sc.hw, sc.clock_mhz, sc.channel_bytes) == (py.hw, py.clock_mhz,
+                                                       py.channel_bytes), where
+    assert sc.mem_requests == py.mem_requests, where
+    assert set(sc.outputs) == set(py.outputs), where
+    for name in py.outputs:
+        np.testing.assert_array_equal(sc.dense(name), py.dense(name), err_msg=where)
+
+
+def rename_node(data: dict, old: str, new: str) -> None:
+    """Rename node ``old`` to ``new`` in graph JSON ``data``, edges included (in place)."""
+    for n in data["nodes"]:
+        if n["id"] == old:
+            n["id"] = new
+    for e in data["edges"]:
+        for end in ("src", "dst"):
+            node, port = e[end].rsplit(".", 1)
+            if node == old:
+                e[end] = f"{new}.{port}"
