@@ -19,13 +19,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ir import FiberTree, Format, Graph, Node
+from ir import WORD_BYTES, FiberTree, Format, Graph, Node
 
 __all__ = ["TensorStats", "Estimate", "estimate", "WORD_BYTES", "OrderCost", "order_cost",
            "transpose_tokens", "cycle_estimate", "input_stats", "DEFAULT_DENSITY",
            "REPEAT_LOOP"]
-
-WORD_BYTES = 4
 
 
 @dataclass(frozen=True)

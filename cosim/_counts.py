@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from compiler import CompiledModel, Estimate, compile_expression, estimate
-from ir import CompressedLevel, Graph, is_data
+from ir import WORD_BYTES, CompressedLevel, Graph, is_data
 from sim_models.python import SimResult, simulate
 
 from ._model_run import run_model
@@ -38,7 +38,6 @@ __all__ = ["Counts", "measured_counts", "measure", "WORD_BYTES", "FLOP_OPS",
            "relative_errors", "KERNEL_CASES", "KernelCase", "kernel_case_inputs",
            "heuristic_error_table", "format_error_table", "KernelCounts", "model_counts"]
 
-WORD_BYTES = 4
 #: primitives whose consumed data values are counted as FLOPs, with the counted port
 FLOP_OPS: Mapping[str, str] = {"alu": "a", "unary": "a", "reduce": "val_in",
                                "spacc": "val_in", "spacc2": "val_in"}

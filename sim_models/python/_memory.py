@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ir import WORD_BYTES, FiberTree, Graph, Hardware, MemPortSpec, memory_ports
+from ir import FiberTree, Graph, Hardware, MemPortSpec, memory_ports
 
 from ._results import MemRequest
 
@@ -144,21 +144,18 @@ class WritePort(_Port):
         self.wpl = system.hw.words_per_line()
         self.k = system.hw.dram.outstanding
         self.words = 0                # words in the line being filled
-        self.recent: deque[Burst] = deque(maxlen=self.k)
-        self.all: list[Burst] = []
+        self.lines_written = 0
+        self.recent: deque[Burst] = deque(maxlen=self.k)  # the last K writes, oldest first
 
-    def slot(self) -> Handle | None:
-        """The write whose acknowledgement the next write must wait for, if any."""
+    def slot(self, done: bool) -> int:
+        """Cycle from which the next word may be written (0 if it issues no write; ``done``:
+        the word is ``D``, which flushes a partial line), or -1 while the write it must
+        wait for, K writes back, is not yet acknowledged."""
+        if not (self.words > 0 if done else self.words + 1 == self.wpl):
+            return 0
         if len(self.recent) < self.k:
-            return None
-        return (self.recent[0], 0)
-
-    def fills_line(self) -> bool:
-        """Whether the next word completes a line (its firing issues a write)."""
-        return self.words + 1 == self.wpl
-
-    def partial(self) -> bool:
-        return self.words > 0
+            return 0
+        return self.wait((self.recent[0], 0))
 
     def add_word(self, cycle: int) -> None:
         self.words += 1
@@ -166,10 +163,16 @@ class WritePort(_Port):
             self.flush(cycle)
 
     def flush(self, cycle: int) -> None:
-        burst = self.issue(cycle, len(self.all), 1)
-        self.recent.append(burst)
-        self.all.append(burst)
-        self.words = 0
+        """Write the line being filled, if it holds any word."""
+        if self.words:
+            self.recent.append(self.issue(cycle, self.lines_written, 1))
+            self.lines_written += 1
+            self.words = 0
+
+    def last_ack(self) -> int:
+        """Acknowledgement of the port's last write (0 if none); one channel serves a port
+        first come, first served, so its last write is acknowledged last."""
+        return self.recent[-1].ready[0] if self.recent else 0
 
 
 class _Channel:
@@ -264,12 +267,8 @@ class MemorySystem:
         """Grant what is left (the last writes); the largest write acknowledgement."""
         while self.pending():
             self.advance()
-        last = 0
-        for port in self.ports.values():
-            if isinstance(port, WritePort) and port.all:
-                # one channel serves a port first come, first served: its last write is
-                # acknowledged last
-                last = max(last, port.all[-1].ready[0])
+        last = max((p.last_ack() for p in self.ports.values() if isinstance(p, WritePort)),
+                   default=0)
         if self.log is not None:
             self.log.sort(key=lambda r: (r.cycle, r.port))
         return last
@@ -292,5 +291,3 @@ def _words(tree: FiberTree, spec: MemPortSpec) -> int:
     level = tree.levels[spec.level]
     return len(level.seg if spec.array == "seg" else level.crd)
 
-
-assert WORD_BYTES == 4

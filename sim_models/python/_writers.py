@@ -9,21 +9,6 @@ from ._actor import Actor
 __all__ = ["LevelWriter", "ValueWriter"]
 
 
-def write_slot(port, done: bool) -> int:
-    """Cycle from which the next word may be written (0 if it issues no write), or -1
-    while the write it must wait for is not yet acknowledged (docs/timing.md, Memory)."""
-    if not (port.partial() if done else port.fills_line()):
-        return 0
-    h = port.slot()
-    return 0 if h is None else port.wait(h)
-
-
-def flush(port, cycle: int) -> None:
-    """``D``: the partly filled line goes out."""
-    if port.partial():
-        port.flush(cycle)
-
-
 class LevelWriter(Actor):
     """Appends crds and, for every stop, the crd count and the stop's level.
 
@@ -53,7 +38,7 @@ class LevelWriter(Actor):
                 ports = ((cport,) if cls is int else (sport,) if cls is Stop
                          else (cport, sport) if tok is DONE else ())
                 for port in ports:
-                    m = write_slot(port, tok is DONE)
+                    m = port.slot(tok is DONE)
                     if m < 0:
                         return port
                     if m > mt:
@@ -70,8 +55,8 @@ class LevelWriter(Actor):
                     sport.add_word(ft)
             elif tok is DONE:
                 if cport is not None:
-                    flush(cport, ft)
-                    flush(sport, ft)
+                    cport.flush(ft)
+                    sport.flush(ft)
                 self.finish(ft)
                 return None
             elif tok is not EMPTY:
@@ -97,7 +82,7 @@ class ValueWriter(Actor):
             if port is not None:
                 tok = inp.peek()
                 if tok.__class__ is not Stop:
-                    mt = write_slot(port, tok is DONE)
+                    mt = port.slot(tok is DONE)
                     if mt < 0:
                         return port
             ft = self.fire_at(rt, 0, mt)
@@ -109,7 +94,7 @@ class ValueWriter(Actor):
                     port.add_word(ft)
             elif tok is DONE:
                 if port is not None:
-                    flush(port, ft)
+                    port.flush(ft)
                 self.finish(ft)
                 return None
             elif cls is not Stop:
