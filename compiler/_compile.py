@@ -19,7 +19,9 @@ from ._layout import index_sizes, layouts, parse_formats, transposes_needed
 from ._lower import lower_order
 from ._normalize import Normalized, normalize
 from ._order import OrderSearch
+from ._parallel import DEFAULT_LANE_BUFFER, LaneSplit
 from ._parse import parse
+from ._partition import lane_splits
 
 __all__ = ["compile_expression", "parse_order"]
 
@@ -50,7 +52,10 @@ def compile_expression(expr: str | Assignment,
                        order: str | Sequence[str] | None = None, reduce: str = "sum",
                        dtype: str = "float32", depth: int | None = 2,
                        transpose: bool = True, name: str | None = None,
-                       stats: Mapping[str, Any] | None = None) -> Graph:
+                       stats: Mapping[str, Any] | None = None,
+                       par: Mapping[str, int] | None = None,
+                       partition: str = "round-robin",
+                       lane_buffer: int = DEFAULT_LANE_BUFFER) -> Graph:
     """Compile one tensor index expression into a validated SAMML :class:`ir.Graph`.
 
     ``formats`` maps tensor names (inputs and the output) to format specs (``"csr"``,
@@ -73,16 +78,26 @@ def compile_expression(expr: str | Assignment,
     if unknown:
         raise LoweringError(f"stats given for {unknown}, which the expression does not "
                             f"read; its inputs are {sorted(tensors)}")
+    splits = lane_splits(norm, par or {}, partition, idx_sizes, fmts, stats or {})
+    if isinstance(lane_buffer, bool) or not isinstance(lane_buffer, int) or lane_buffer < 1:
+        raise LoweringError(f"lane_buffer {lane_buffer!r}: expected a number of tokens >= 1")
     with no_gc_pauses():
         if order is not None:
-            return job.build(parse_order(norm, order))
+            return job.build(parse_order(norm, order), splits, partition, lane_buffer)
         known = {}  # measured once (a tensor given as stats), not per candidate
         for a in accesses(norm.assignment.rhs):
             fmt = fmts.get(a.tensor) or Format.dense(len(a.indices))
             known[a.tensor] = input_stats((stats or {}).get(a.tensor),
                                           tuple(idx_sizes[i] for i in a.indices), fmt,
                                           "the expression", a.tensor)
-        return _search(job, known)
+        best = _search(job, known)
+        if not splits:
+            return best
+        # lanes do not change which order is cheapest per lane: search on one lane
+        graph = job.build(parse_order(norm, best.meta["order"]), splits, partition,
+                          lane_buffer)
+        graph.meta["order_search"] = best.meta.get("order_search")
+        return graph
 
 
 def prepare(expr: str | Assignment, formats: Mapping[str, str | Format] | None = None,
@@ -139,13 +154,18 @@ class _Job:
     depth: int | None
     name: str
 
-    def build(self, internal: list[str]) -> Graph:
-        """The graph for one internal order (``LoweringError`` if it cannot lower)."""
+    def build(self, internal: list[str],
+              splits: Mapping[str, Sequence[LaneSplit]] | None = None,
+              partition: str = "round-robin",
+              lane_buffer: int = DEFAULT_LANE_BUFFER) -> Graph:
+        """The graph for one internal order (``LoweringError`` if it cannot lower), with
+        parallel lanes where ``splits`` gives them (internal index -> each lane's split)."""
         norm = self.norm
         position = {v: n for n, v in enumerate(internal)}
         text = ",".join(norm.user[v] for v in internal)
         lays = layouts(norm, self.fmts, self.idx_sizes, position, self.transpose, text)
-        lowered = lower_order(norm, internal, lays, self.dtype, self.depth, self.name)
+        lowered = lower_order(norm, internal, lays, self.dtype, self.depth, self.name,
+                              splits, lane_buffer)
         meta = {
             "kernel": self.name,
             "expression": norm.assignment.source or str(self.assign),
@@ -157,6 +177,15 @@ class _Job:
             "reductions": lowered.reductions,
             "fusion_table": lowered.table.to_json(),
         }
+        if splits:
+            meta["parallel"] = {
+                "par": {norm.user[v]: len(s) for v, s in splits.items()},
+                "partition": partition,
+                "lane_buffer": lane_buffer,
+                "ranges": {norm.user[v]: [[x.lo, x.hi] for x in s]
+                           for v, s in splits.items()},
+                "lane_of": lowered.lane_of,
+            }
         try:
             return lowered.builder.build(**meta)
         except GraphError as exc:  # the lowering made an invalid graph: a compiler bug

@@ -296,6 +296,32 @@ class _Walker:
         inner = self._in(node, "inner_in")
         return {"outer": inner, "inner": inner}
 
+    def _op_lane_split(self, node: Node) -> dict[str, _Stream]:
+        """A lane keeps its share of the level: ``1/lanes`` of the positions, of which
+        the fraction in ``[lo, hi)`` (coordinates assumed uniform); it fires once per
+        input token (``busy``), kept or not."""
+        p = node.params
+        crd, ref = self._in(node, "crd_in"), self._in(node, "ref_in")
+        size, dens = crd.inner()[0]
+        share = (min(p["hi"], size) - min(p["lo"], size)) / size if size else 0.0
+        lv = crd.levels[:-1] + ((size, dens * share / p["lanes"]),)
+        return {"crd": _Stream(lv), "ref": _Stream(lv, ref.real)}
+
+    def _merged(self, node: Node, outer: str) -> tuple[_Stream, int]:
+        """Two lanes' disjoint coordinates at the merged level: their densities add."""
+        a, b = self._in(node, f"{outer}_a"), self._in(node, f"{outer}_b")
+        (size, pa), (_, pb) = a.inner()[0], b.inner()[0]
+        return _Stream(a.levels[:-1] + ((size, min(1.0, pa + pb)),)), len(a.levels)
+
+    def _op_lane_merge(self, node: Node) -> dict[str, _Stream]:
+        s, _ = self._merged(node, "crd")
+        return {"crd": s, "val": s}
+
+    def _op_lane_merge2(self, node: Node) -> dict[str, _Stream]:
+        outer, k = self._merged(node, "crd1")
+        inner = _Stream(outer.levels + self._in(node, "crd0_a").levels[k:])
+        return {"crd1": outer, "crd0": inner, "val": inner}
+
     def _op_level_writer(self, node: Node) -> dict[str, _Stream]:
         self.writers[(node.params["tensor"], node.params["level"])] = self._in(node, "crd")
         return {}

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,6 +36,7 @@ from ._errors import LoweringError
 from ._factor import factor
 from ._layout import Layout
 from ._normalize import Normalized
+from ._parallel import DEFAULT_LANE_BUFFER, LaneSplit, replicate
 from ._table import VAL_ROW, Entry, FusionTable
 
 __all__ = ["lower_order", "Lowered"]
@@ -103,6 +104,9 @@ class Lowered:
     #: the order search prefers the smallest (less state, no drain bursts)
     accumulator: int = 0
     reductions: list[str] = field(default_factory=list)
+    #: node id -> its lane ("i2", or "i2.j0" nested, outer index first); nodes shared
+    #: by every lane (the merge tree, writers) are absent (``docs/parallel.md``)
+    lane_of: dict[str, str] = field(default_factory=dict)
 
     @property
     def uses_spacc(self) -> bool:
@@ -111,15 +115,23 @@ class Lowered:
 
 
 def lower_order(norm: Normalized, order: list[str], layouts: Mapping[str, Layout],
-                dtype: str, depth: int | None, name: str) -> Lowered:
-    """Build the graph for internal dataflow ``order``; raises :class:`LoweringError`."""
-    return _Lowerer(norm, order, layouts, dtype, depth, name).run()
+                dtype: str, depth: int | None, name: str,
+                par: Mapping[str, Sequence[LaneSplit]] | None = None,
+                lane_buffer: int = DEFAULT_LANE_BUFFER) -> Lowered:
+    """Build the graph for internal dataflow ``order``; raises :class:`LoweringError`.
+    ``par`` gives each parallel output index (internal name) its lanes' splits."""
+    return _Lowerer(norm, order, layouts, dtype, depth, name, par or {}, lane_buffer).run()
 
 
 class _Lowerer:
     def __init__(self, norm: Normalized, order: list[str], layouts: Mapping[str, Layout],
-                 dtype: str, depth: int | None, name: str) -> None:
+                 dtype: str, depth: int | None, name: str,
+                 par: Mapping[str, Sequence[LaneSplit]], lane_buffer: int) -> None:
         self.norm, self.order, self.layouts = norm, order, layouts
+        self.par, self.lane_buffer = par, lane_buffer
+        #: per parallel index, the join's crd port and its ref ports (what a lane splits)
+        self.cuts: dict[str, tuple[str, list[str]]] = {}
+        self.lane_of: dict[str, str] = {}
         self.src = norm.assignment.source or None
         self.pos = {v: n for n, v in enumerate(order)}
         self.order_text = ",".join(norm.user[v] for v in order)
@@ -198,7 +210,8 @@ class _Lowerer:
             self.step(v)
         val = self.value(self.rhs)
         self.write(val)
-        return Lowered(self.b, self.table, self.accumulator, self.reductions)
+        return Lowered(self.b, self.table, self.accumulator, self.reductions,
+                       self.lane_of)
 
     def sorted(self, idx) -> list[str]:
         return sorted(idx, key=self.pos.__getitem__)
@@ -237,6 +250,8 @@ class _Lowerer:
         bundle = self.join(scope, v)
         assert bundle is not _BCAST, f"index {v} is used by no operand of its scope"
         bundle = self.scan(bundle, v)
+        if v in self.par:
+            self.cuts[v] = (bundle.crd, list(bundle.refs.values()))
         for op in parts:
             if op.id in bundle.refs:
                 op.ref = bundle.refs[op.id]
@@ -663,6 +678,9 @@ class _Lowerer:
                 crds[k], full[k] = port, False
             if len(val.spacc.crds) == 2:
                 rows = levels.index(next(iter(val.spacc.crds)))
+        val_port = val.port
+        if self.par:
+            crds, val_port = self.parallelize(levels, crds, val_port)
         for lvl in range(len(levels) - 2, -1, -1):
             if fmt.levels[lvl] == "compressed" and not full[lvl + 1] and lvl != rows:
                 drop = self.node(f"drop_{self.user(levels[lvl])}", "crddrop", levels[lvl],
@@ -678,7 +696,46 @@ class _Lowerer:
             self.refer(v, name, crd)
         vw = self.node(f"{name}_val", "value_writer", VAL_ROW, name, tensor=name)
         self.refer(VAL_ROW, name, val.port)
-        self.b.edge(val.port, f"{vw}.val")
+        self.b.edge(val_port, f"{vw}.val")
+
+    def parallelize(self, levels: list[str], crds: list[str], val: str
+                    ) -> tuple[list[str], str]:
+        """Replicate the graph per lane of every parallel index, innermost first; the
+        output streams the writers read (``docs/parallel.md``)."""
+        # every output port of the one-lane graph -> its copies, lane by lane
+        current = {f"{n.id}.{p.name}": [f"{n.id}.{p.name}"]
+                   for n in self.b.nodes for p in n.primitive.outputs}
+
+        def now(p: str) -> list[str]:
+            return current[p]
+
+        outputs = [*crds, val]
+        for v in sorted(self.par, key=self.pos.__getitem__, reverse=True):
+            if v not in levels:
+                red = self.owner.get(v)
+                raise self.fail(
+                    f"index {self.user(v)!r} cannot be parallelised: it is not an index of "
+                    f"the output {self.target}, so every lane would hold a partial "
+                    f"{red.op if red else 'result'} to be combined, which no lane merge "
+                    "does; parallelise an output index", red)
+            at = levels.index(v)
+            if len(levels) - at > 2:
+                raise self.fail(
+                    f"index {self.user(v)!r} has {len(levels) - at} output levels at and "
+                    "below it; the lane merges (lane_merge, lane_merge2) handle one or two: "
+                    "parallelise an index nearer the innermost output level")
+            crd, refs = self.cuts[v]
+            cuts = [(c, [now(r)[t] for r in refs]) for t, c in enumerate(now(crd))]
+            rep = replicate(self.b, f"l{self.user(v)}", cuts,
+                            [now(p)[0] for p in outputs[at:]], self.par[v], self.lane_buffer)
+            current = {p: [q for c in cs for q in rep.aliases[c]] for p, cs in current.items()}
+            for p, m in zip(outputs[at:], rep.merged, strict=True):
+                current[p] = [m]
+            self.lane_of = {nid: f"{self.user(v)}{k}" + (
+                f".{self.lane_of[rep.origin[nid]]}" if rep.origin.get(nid) in self.lane_of
+                else "") for k, ids in enumerate(rep.lanes) for nid in ids}
+        final = [now(p)[0] for p in outputs]
+        return final[:-1], final[-1]
 
 
 _F32_MAX = float(np.finfo(np.float32).max)

@@ -144,6 +144,22 @@ _ENTRIES = [
               _ports("outer_in:crd", "inner_in:crd"), _ports("outer:crd", "inner:crd")),
     Primitive("crdhold", "coordinate hold: repeats each outer crd once per inner crd",
               _ports("outer_in:crd", "inner_in:crd"), _ports("outer:crd", "inner:crd")),
+    Primitive("lane_split", "one lane's share of a level: keeps the p-th crd of each fiber "
+              "when p mod lanes == lane and lo <= crd < hi; stops pass",
+              _ports("crd_in:crd", "ref_in:ref"), _ports("crd:crd", "ref:ref"),
+              (Param("lanes", int, doc="round-robin period (1: no dealing)"),
+               Param("lane", int, doc="the position class this lane keeps (< lanes)"),
+               Param("lo", int, doc="first coordinate of this lane's range"),
+               Param("hi", int, doc="coordinate bound (exclusive) of this lane's range"))),
+    Primitive("lane_merge", "ordered merge of two lanes' (crd, val) streams of one level "
+              "(disjoint crds per fiber, aligned stops)",
+              _ports("crd_a:crd", "val_a:val", "crd_b:crd", "val_b:val"),
+              _ports("crd:crd", "val:val")),
+    Primitive("lane_merge2", "ordered merge of two lanes' (outer crd, inner crd, val) "
+              "streams: the smaller outer crd, then its inner fiber from that lane",
+              _ports("crd1_a:crd", "crd0_a:crd", "val_a:val", "crd1_b:crd", "crd0_b:crd",
+                     "val_b:val"),
+              _ports("crd1:crd", "crd0:crd", "val:val")),
     Primitive("level_writer", "coordinate level writer: appends crds, one seg entry per fiber",
               _ports("crd:crd"), (), (_TENSOR, _LEVEL), writes_tensor=True,
               mem_writes=("crd", "seg")),

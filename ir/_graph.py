@@ -29,6 +29,10 @@ ROLES = ("input", "output")
 LEVEL_READERS = {"scan_compressed": "compressed", "scan_dense": "dense", "locate": "dense"}
 
 
+#: primitives whose ``ref`` output carries (a subset of) their ``ref_in`` stream
+_REF_PASSERS = frozenset({"repeat", "lane_split"})
+
+
 class GraphError(ValueError):
     """A malformed graph: the message names the node, port or edge at fault."""
 
@@ -229,7 +233,7 @@ class Graph:
 
     def _ref_origin(self, node_id: str, port: str) -> tuple[str, Node]:
         """The root, scanner or locator whose ref stream reaches input ``node_id.port``,
-        through repeaters and the ref outputs of intersecters and unioners."""
+        through repeaters, lane splits and the ref outputs of intersecters and unioners."""
         seen = set()
         edge = self.in_edges[node_id][port]
         while True:
@@ -238,7 +242,7 @@ class Graph:
             if node.op in ("root", "scan_dense", "scan_compressed", "locate") or src in seen:
                 return edge.src, node
             seen.add(src)
-            edge = self.in_edges[src]["ref_in" if node.op == "repeat" else out]
+            edge = self.in_edges[src]["ref_in" if node.op in _REF_PASSERS else out]
 
     def _validate_chains(self) -> None:
         """Each scanner / array / writer chain stays in one tensor's level structure: the
@@ -488,6 +492,14 @@ class GraphBuilder:
 
     def edge(self, src: str, dst: str, depth: int | None | str = "default") -> None:
         self.edges.append(Edge(src, dst, self.depth if depth == "default" else depth))
+
+    def take(self) -> tuple[list[Node], list[Edge]]:
+        """Remove every node and edge (to be rebuilt, e.g. copied per parallel lane)."""
+        nodes, edges = self.nodes, self.edges
+        self.nodes, self.edges = [], []
+        self._ids.clear()
+        self._suffix.clear()
+        return nodes, edges
 
     def build(self, **meta: Any) -> Graph:
         return Graph(self.name, self.nodes, self.edges, self.tensors, self.dtype, meta)

@@ -19,6 +19,7 @@ from ._channel import Channel, Fanout, NullChannel
 from ._compute import Alu, Reduce, SpAcc, SpAcc2, Unary
 from ._crd import CrdDrop, CrdHold
 from ._join import Intersect, Union
+from ._lanes import LaneMerge, LaneMerge2, LaneSplit
 from ._locate import Locate
 from ._memory import MemorySystem, ReadPort, WritePort
 from ._results import (
@@ -37,7 +38,8 @@ __all__ = ["ACTORS", "simulate", "bind_inputs"]  # results and errors: see _resu
 
 ACTORS: dict[str, type[Actor]] = {cls.op: cls for cls in (
     Root, ScanCompressed, ScanDense, RepSig, Repeat, Broadcast, Array, Locate, Intersect, Union,
-    Alu, Unary, Reduce, SpAcc, SpAcc2, CrdDrop, CrdHold, LevelWriter, ValueWriter)}
+    Alu, Unary, Reduce, SpAcc, SpAcc2, CrdDrop, CrdHold, LevelWriter, ValueWriter,
+    LaneSplit, LaneMerge, LaneMerge2)}
 
 
 class _Context:

@@ -1,0 +1,122 @@
+"""Partitioning a parallel index among lanes: round-robin, or balanced by measured work.
+
+Round-robin (FuseFlow's) deals the coordinates of every fiber in turn. Load-balanced
+(Chougule et al., 2026) splits the index's coordinate space into contiguous ranges of
+equal *work*, measured on the data: the work of coordinate ``c`` is the number of stored
+entries every operand contributes under ``c`` — its own entries at ``c`` if it has the
+index, else the entries of its fibers that an operand with the index reaches at ``c``
+through a shared index (``B(k,j)`` under row ``i`` of ``A(i,k)``: the nonzeros of the
+rows ``k`` of ``B`` that row ``i`` of ``A`` selects). Summing over operands is what makes
+it a partition of multi-operand intersections and unions, not of one matrix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ir import FiberTree, Format
+
+from ._ast import Access, accesses
+from ._errors import LoweringError
+from ._normalize import Normalized
+from ._parallel import LaneSplit
+
+__all__ = ["PARTITIONS", "MAX_LANES", "lane_splits", "coordinate_work"]
+
+PARTITIONS = ("round-robin", "balanced")
+#: lanes per parallel index (a merge tree of 2-input merges; 64 covers FuseFlow's 4x4,
+#: 8x8 and the scaling curves)
+MAX_LANES = 64
+
+
+def lane_splits(norm: Normalized, par: Mapping[str, int], partition: str,
+                sizes: Mapping[str, int], fmts: Mapping[str, Format],
+                tensors: Mapping[str, Any]) -> dict[str, list[LaneSplit]]:
+    """Each parallel index's (internal name) lanes, checked against the expression."""
+    if partition not in PARTITIONS:
+        raise LoweringError(f"partition {partition!r} is not one of "
+                            f"{', '.join(PARTITIONS)}")
+    internal = {norm.user[v]: v for v in norm.indices}
+    out = {}
+    for name, lanes in par.items():
+        if name not in internal or name not in norm.assignment.target.indices:
+            raise LoweringError(
+                f"par {name}={lanes}: {name!r} is not an index of the output "
+                f"{norm.assignment.target}; lanes split output indices (the output's "
+                f"indices: {', '.join(norm.assignment.target.indices) or 'none'})")
+        if isinstance(lanes, bool) or not isinstance(lanes, int) or \
+                not 1 <= lanes <= MAX_LANES:
+            raise LoweringError(f"par {name}={lanes!r}: expected a number of lanes from 1 "
+                                f"to {MAX_LANES}")
+        if lanes == 1:
+            continue
+        v, n = internal[name], sizes[internal[name]]
+        if partition == "round-robin":
+            out[v] = [LaneSplit(lanes, k, 0, n) for k in range(lanes)]
+            continue
+        work = coordinate_work(norm, v, sizes, fmts, tensors)
+        out[v] = [LaneSplit(1, 0, lo, hi) for lo, hi in balanced_ranges(work, lanes)]
+    return out
+
+
+def balanced_ranges(work: np.ndarray, lanes: int) -> list[tuple[int, int]]:
+    """Contiguous coordinate ranges covering ``work`` with equal shares of its sum."""
+    n = len(work)
+    cum = np.cumsum(work, dtype=np.float64)
+    total = cum[-1] if n else 0.0
+    if total <= 0:
+        cuts = [n * k // lanes for k in range(lanes + 1)]
+    else:
+        # lane k starts at the first coordinate whose preceding work reaches k/lanes
+        cuts = [0, *(int(np.searchsorted(cum, total * k / lanes, side="left")) + 1
+                     for k in range(1, lanes)), n]
+        cuts = [min(max(c, 0), n) for c in cuts]
+        for k in range(1, len(cuts)):
+            cuts[k] = max(cuts[k], cuts[k - 1])
+    return [(cuts[k], cuts[k + 1]) for k in range(lanes)]
+
+
+def coordinate_work(norm: Normalized, v: str, sizes: Mapping[str, int],
+                    fmts: Mapping[str, Format], tensors: Mapping[str, Any]) -> np.ndarray:
+    """Work of every coordinate of internal index ``v`` (module docstring)."""
+    ops = list(accesses(norm.assignment.rhs))
+    stored: dict[int, np.ndarray] = {}
+    for a in ops:
+        if a.tensor not in tensors:
+            raise LoweringError(
+                f"balanced partitioning of {norm.user[v]!r} measures the work on the data, "
+                f"but tensor {a.tensor!r} was not given (pass every input tensor: "
+                "compile_expression(stats={name: tensor}), or the model's inputs)")
+        fmt = fmts.get(a.tensor) or Format.dense(len(a.indices))
+        tree = FiberTree.from_any(tensors[a.tensor], fmt)
+        stored[id(a)] = tree.to_coo(keep_zeros=True)[0]
+    n = sizes[v]
+    work = np.zeros(n, dtype=np.float64)
+    holders = [a for a in ops if v in a.indices]
+    for a in ops:
+        coords = stored[id(a)]
+        if v in a.indices:
+            work += np.bincount(coords[a.indices.index(v)], minlength=n)[:n]
+            continue
+        via = _shared(a, holders)
+        if via is None:  # iterated in full under every coordinate of v
+            work += coords.shape[1]
+            continue
+        y, u = via
+        per_u = np.bincount(coords[a.indices.index(u)], minlength=sizes[u])
+        yc = stored[id(y)]
+        work += np.bincount(yc[y.indices.index(v)], weights=per_u[yc[y.indices.index(u)]],
+                            minlength=n)[:n]
+    return work
+
+
+def _shared(a: Access, holders: list[Access]) -> tuple[Access, str] | None:
+    """An operand with the parallel index that shares another index with ``a``."""
+    for y in holders:
+        for u in a.indices:
+            if u in y.indices:
+                return y, u
+    return None

@@ -1,0 +1,290 @@
+"""Parallel lanes: a lane's share of a level (``lane_split``) and the ordered merge of
+two lanes' outputs (``lane_merge`` for one level, ``lane_merge2`` for two).
+
+Every lane iterates the levels above the split itself and keeps every stop, so all lanes'
+streams have the same fibers; within a fiber the lanes' coordinates are disjoint, which
+is what lets a merge restore coordinate order by comparing heads.
+"""
+
+from __future__ import annotations
+
+from ir import DONE, EMPTY, Stop, stop
+
+from ._actor import Actor
+
+__all__ = ["LaneSplit", "LaneMerge", "LaneMerge2"]
+
+
+def _control(tok) -> bool:
+    return tok.__class__ is Stop or tok is DONE
+
+
+class _LaneActor(Actor):
+    """Head and space bookkeeping shared by the lane primitives."""
+
+    def heads(self, *chans):
+        """(cycle every head is visible, None) or (-1, the channel to block on)."""
+        rt = 0
+        for ch in chans:
+            r = ch.ready()
+            if r < 0:
+                return -1, ch
+            if r > rt:
+                rt = r
+        return rt, None
+
+    def spaces(self, *chans):
+        """(cycle every output has space, None) or (-1, the channel to block on)."""
+        st = 0
+        for ch in chans:
+            s = ch.space()
+            if s < 0:
+                return -1, ch
+            if s > st:
+                st = s
+        return st, None
+
+
+class LaneSplit(_LaneActor):
+    """Keeps the ``p``-th coordinate of each fiber when ``p mod lanes == lane`` and its
+    crd lies in ``[lo, hi)``; stops and ``D`` pass."""
+
+    op = "lane_split"
+
+    def __init__(self, node, inputs, outputs, ctx):
+        super().__init__(node, inputs, outputs, ctx)
+        self.ci, self.ri = inputs["crd_in"], inputs["ref_in"]
+        self.oc, self.orf = outputs["crd"], outputs["ref"]
+        p = node.params
+        self.lanes, self.lane, self.lo, self.hi = p["lanes"], p["lane"], p["lo"], p["hi"]
+        if not 0 <= self.lane < self.lanes:
+            raise self.error(f"lane {self.lane} is not below lanes {self.lanes}")
+        self.pos = 0  # position of the head in its fiber
+        self.kept = 0  # coordinates this lane kept (its share of the level)
+
+    def keeps(self, c) -> bool:
+        mine = self.pos % self.lanes == self.lane
+        if c is EMPTY:
+            return mine and self.lo == 0
+        return mine and self.lo <= c < self.hi
+
+    def run(self):
+        ci, ri, oc, orf = self.ci, self.ri, self.oc, self.orf
+        while True:
+            rt, blk = self.heads(ci, ri)
+            if blk is not None:
+                return blk
+            c, r = ci.peek(), ri.peek()
+            if _control(c) or _control(r):
+                if c != r or not _control(c):
+                    raise self.error(f"misaligned streams: crd_in holds {c!r} while ref_in "
+                                     f"holds {r!r}")
+                keep, self.pos = True, 0
+            else:
+                keep = self.keeps(c)
+                self.pos += 1
+            if keep:
+                st, blk = self.spaces(oc, orf)
+                if blk is not None:
+                    if not _control(c):
+                        self.pos -= 1
+                    return blk
+            else:
+                st = 0
+            ft = self.fire_at(rt, st)
+            ci.pop(ft)
+            ri.pop(ft)
+            if keep:
+                oc.push(c, ft)
+                orf.push(r, ft)
+                self.kept += not _control(c)
+            if c is DONE:
+                self.finish(ft)
+                return None
+
+    def describe_state(self) -> str:
+        return f"lane {self.lane}/{self.lanes} [{self.lo}, {self.hi}) position {self.pos}"
+
+
+class LaneMerge(_LaneActor):
+    """Merges two lanes' (crd, val) streams of one level by coordinate."""
+
+    op = "lane_merge"
+
+    def __init__(self, node, inputs, outputs, ctx):
+        super().__init__(node, inputs, outputs, ctx)
+        self.ca, self.va = inputs["crd_a"], inputs["val_a"]
+        self.cb, self.vb = inputs["crd_b"], inputs["val_b"]
+        self.oc, self.ov = outputs["crd"], outputs["val"]
+
+    def run(self):
+        ca, va, cb, vb, oc, ov = self.ca, self.va, self.cb, self.vb, self.oc, self.ov
+        while True:
+            rt, blk = self.heads(ca, cb)
+            if blk is not None:
+                return blk
+            a, b = ca.peek(), cb.peek()
+            side = _pick(self, a, b, "crd_a", "crd_b")
+            if side is None:  # aligned stops or D: pass them with both values' stops
+                r2, blk = self.heads(va, vb)
+                if blk is not None:
+                    return blk
+                _check_stop(self, va.peek(), a, "val_a")
+                _check_stop(self, vb.peek(), a, "val_b")
+                pops, tok = (ca, va, cb, vb), a
+            else:
+                c_in, v_in = (ca, va) if side == "a" else (cb, vb)
+                r2, blk = self.heads(v_in)
+                if blk is not None:
+                    return blk
+                _check_value(self, v_in.peek(), c_in.peek(), "val_" + side)
+                pops, tok = (c_in, v_in), c_in.peek()
+            st, blk = self.spaces(oc, ov)
+            if blk is not None:
+                return blk
+            ft = self.fire_at(max(rt, r2), st)
+            val = pops[1].peek()
+            for ch in pops:
+                ch.pop(ft)
+            oc.push(tok, ft)
+            ov.push(val, ft)
+            if tok is DONE:
+                self.finish(ft)
+                return None
+
+
+class LaneMerge2(_LaneActor):
+    """Merges two lanes' (outer crd, inner crd, val) streams: the smaller outer crd is
+    written, then its inner fiber and values are copied from that lane; the stop that
+    closes a copied fiber is written once the next outer step shows which one it is."""
+
+    op = "lane_merge2"
+
+    def __init__(self, node, inputs, outputs, ctx):
+        super().__init__(node, inputs, outputs, ctx)
+        self.lane_in = {s: (inputs[f"crd1_{s}"], inputs[f"crd0_{s}"], inputs[f"val_{s}"])
+                        for s in "ab"}
+        self.o1, self.o0, self.ov = outputs["crd1"], outputs["crd0"], outputs["val"]
+        self.copying: str | None = None  # the lane whose inner fiber is being copied
+        self.pending = False  # a copied inner fiber's closing stop is not written yet
+        #: per lane, the level of the inner stop that closed its outer fiber (or None)
+        self.closed: dict[str, int | None] = {"a": None, "b": None}
+
+    def run(self):
+        while True:
+            blk = self.copy_step() if self.copying else self.pick_step()
+            if blk is not None:
+                return blk
+            if self.finished:
+                return None
+
+    def copy_step(self):
+        side = self.copying
+        _, c0, v = self.lane_in[side]
+        rt, blk = self.heads(c0, v)
+        if blk is not None:
+            return blk
+        c, val = c0.peek(), v.peek()
+        if c.__class__ is Stop:
+            _check_stop(self, val, c, f"val_{side}")
+            ft = self.fire_at(rt, 0)
+            c0.pop(ft)
+            v.pop(ft)
+            self.pending, self.copying = True, None
+            if c.level > 0:
+                self.closed[side] = c.level
+            return None
+        if c is DONE or c is EMPTY:
+            raise self.error(f"crd0_{side} holds {c!r} inside a fiber")
+        _check_value(self, val, c, f"val_{side}")
+        st, blk = self.spaces(self.o0, self.ov)
+        if blk is not None:
+            return blk
+        ft = self.fire_at(rt, st)
+        c0.pop(ft)
+        v.pop(ft)
+        self.o0.push(c, ft)
+        self.ov.push(val, ft)
+        return None
+
+    def pick_step(self):
+        (a1, _, _), (b1, _, _) = self.lane_in["a"], self.lane_in["b"]
+        rt, blk = self.heads(a1, b1)
+        if blk is not None:
+            return blk
+        a, b = a1.peek(), b1.peek()
+        side = _pick(self, a, b, "crd1_a", "crd1_b")
+        if side is not None:
+            outs = (self.o1, self.o0, self.ov) if self.pending else (self.o1,)
+            st, blk = self.spaces(*outs)
+            if blk is not None:
+                return blk
+            ft = self.fire_at(rt, st)
+            c1 = self.lane_in[side][0]
+            self.o1.push(c1.pop(ft), ft)
+            if self.pending:
+                self.o0.push(stop(0), ft)
+                self.ov.push(stop(0), ft)
+            self.pending, self.copying = False, side
+            return None
+        # both lanes end the outer fiber (S_k) or the stream (D): every lane that did not
+        # close its inner stream in a copy still holds the lone closing stop
+        inner = DONE if a is DONE else stop(a.level + 1)
+        need = []
+        for s in "ab":
+            closed = self.closed[s]
+            if a is DONE or closed is None:
+                need.extend(self.lane_in[s][1:])
+            elif closed != inner.level:
+                raise self.error(f"lane {s}'s inner stream closed its fiber with "
+                                 f"S{closed} but the outer stream ends it with {a!r}")
+        r2, blk = self.heads(*need)
+        if blk is not None:
+            return blk
+        for ch in need:
+            _check_stop(self, ch.peek(), inner, ch.name)
+        st, blk = self.spaces(self.o1, self.o0, self.ov)
+        if blk is not None:
+            return blk
+        ft = self.fire_at(max(rt, r2), st)
+        for ch in (a1, b1, *need):
+            ch.pop(ft)
+        self.o1.push(a, ft)
+        self.o0.push(inner, ft)
+        self.ov.push(inner, ft)
+        self.pending = False
+        self.closed = {"a": None, "b": None}
+        if a is DONE:
+            self.finish(ft)
+        return None
+
+    def describe_state(self) -> str:
+        return f"copying lane {self.copying}" if self.copying else "picking"
+
+
+def _pick(actor: Actor, a, b, name_a: str, name_b: str) -> str | None:
+    """The lane whose head crd comes next ("a"/"b"), or None when both hold the same
+    stop or ``D``; any other combination is a malformed pair of lanes."""
+    a_crd, b_crd = a.__class__ is int, b.__class__ is int
+    if a_crd and b_crd:
+        if a == b:
+            raise actor.error(f"both lanes hold coordinate {a}: lanes must partition the "
+                              "coordinates")
+        return "a" if a < b else "b"
+    if a_crd and b.__class__ is Stop:
+        return "a"
+    if b_crd and a.__class__ is Stop:
+        return "b"
+    if _control(a) and a == b:
+        return None
+    raise actor.error(f"misaligned lanes: {name_a} holds {a!r} while {name_b} holds {b!r}")
+
+
+def _check_stop(actor: Actor, tok, want, name: str) -> None:
+    if tok != want or not _control(tok):
+        raise actor.error(f"{name} holds {tok!r} where its coordinates hold {want!r}")
+
+
+def _check_value(actor: Actor, tok, crd, name: str) -> None:
+    if _control(tok):
+        raise actor.error(f"{name} holds {tok!r} where its coordinates hold {crd!r}")
