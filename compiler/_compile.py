@@ -79,8 +79,10 @@ def compile_expression(expr: str | Assignment,
         raise LoweringError(f"stats given for {unknown}, which the expression does not "
                             f"read; its inputs are {sorted(tensors)}")
     splits = lane_splits(norm, par or {}, partition, idx_sizes, fmts, stats or {})
-    if isinstance(lane_buffer, bool) or not isinstance(lane_buffer, int) or lane_buffer < 1:
-        raise LoweringError(f"lane_buffer {lane_buffer!r}: expected a number of tokens >= 1")
+    if isinstance(lane_buffer, bool) or not isinstance(lane_buffer, int) or lane_buffer < 2:
+        raise LoweringError(f"lane_buffer {lane_buffer!r}: expected a number of tokens >= 2 "
+                            "(a lane's values trail its coordinates by a token: a reducer "
+                            "closes a fiber when it sees the next coordinate)")
     with no_gc_pauses():
         if order is not None:
             return job.build(parse_order(norm, order), splits, partition, lane_buffer)

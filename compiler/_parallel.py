@@ -87,6 +87,9 @@ def replicate(b: GraphBuilder, tag: str, cuts: Sequence[tuple[str, Sequence[str]
         # each cut: lane_split nodes on (crd, ref_k); consumers read the split streams
         redirect: dict[str, str] = {}
         for crd, refs in cuts:
+            # a ref computed from the crd (a locate) follows the split crd by itself
+            readers = {e.dst.rpartition(".")[0] for e in edges if e.src == crd}
+            refs = [r for r in refs if r.rpartition(".")[0] not in readers]
             for k, ref in enumerate(refs):
                 s = b.node(f"split_{tag}{lane}", "lane_split", lanes=split.lanes,
                            lane=split.lane, lo=split.lo, hi=split.hi)
