@@ -25,6 +25,7 @@ from ._factor import Factorer
 from ._fusion import FusedExpression, fuse_region
 from ._order import OrderError, OrderGraph, OrderSearch, order_graph
 from ._parse import parse
+from ._partition import lane_splits
 
 __all__ = ["CompiledModel", "CompiledRegion", "Kernel", "compile_model", "einsum_program",
            "MAX_TRIES"]
@@ -142,7 +143,9 @@ def compile_model(program: Program, schedule: Schedule | None = None, *,
         for reg in schedule.execution_order(program):
             fused = fuse_region(program, reg.statements)
             _check_order_names(reg, fused)
-            kernels = [_compile_kernel(program, formats, reg, f, depth, known) for f in fused]
+            _check_par_names(reg, fused)
+            kernels = [_compile_kernel(program, formats, reg, f, depth, known, stats or {})
+                       for f in fused]
             regions.append(CompiledRegion(reg.name, list(reg.statements), kernels))
     return CompiledModel(program, schedule, regions, depth, formats)
 
@@ -159,9 +162,19 @@ def _check_order_names(reg: Region, fused: list[FusedExpression]) -> None:
                          f"fused expression(s): {texts}")
 
 
+def _check_par_names(reg: Region, fused: list[FusedExpression]) -> None:
+    """Every parallel index is an output index of one of the region's kernels."""
+    outs = {n for f in fused for n in f.assignment.target.indices}
+    unknown = [n for n in reg.par if n not in outs]
+    if unknown:
+        texts = "; ".join(f.text for f in fused)
+        raise OrderError(f"region {reg.name!r}: par names {', '.join(map(repr, unknown))}, "
+                         f"which is not an output index of its fused expression(s): {texts}")
+
+
 def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
                     fused: FusedExpression, depth: int | None,
-                    stats: Mapping[str, TensorStats]) -> Kernel:
+                    stats: Mapping[str, TensorStats], data: Mapping[str, Any]) -> Kernel:
     """The cheapest of the first candidate orders that lower (as many as the search
     budget affords for the expression's size: :func:`compiler._compile.cost_tries`)."""
     start = time.perf_counter()
@@ -202,6 +215,14 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
     if search.best is not None:
         graph = search.finish(f"region {reg.name}: candidates of the partial order graph"
                               + ("" if search.skipped else " (all)"))
+        par = {n: k for n, k in reg.par.items() if n in fused.assignment.target.indices}
+        if par:  # lanes do not change which order is cheapest per lane
+            splits = lane_splits(job.norm, par, reg.partition, job.idx_sizes, job.fmts, data,
+                                 measured_only=True)
+            searched = graph.meta.get("order_search")
+            graph = job.build(parse_order(job.norm, graph.meta["order"]), splits,
+                              reg.partition, reg.lane_buffer)
+            graph.meta["order_search"] = searched
         graph.meta["region"] = reg.name
         graph.meta["inlined"] = list(fused.inlined)
         return Kernel(fused.target, fused.text, list(graph.meta["order"]), graph, graph_of,

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ir import FiberTree, Format
+from ir import PARTITIONS, FiberTree, Format
 
 from ._ast import Access, accesses
 from ._errors import LoweringError
@@ -26,7 +26,6 @@ from ._parallel import LaneSplit
 
 __all__ = ["PARTITIONS", "MAX_LANES", "lane_splits", "coordinate_work"]
 
-PARTITIONS = ("round-robin", "balanced")
 #: lanes per parallel index (a merge tree of 2-input merges; 64 covers FuseFlow's 4x4,
 #: 8x8 and the scaling curves)
 MAX_LANES = 64
@@ -34,8 +33,11 @@ MAX_LANES = 64
 
 def lane_splits(norm: Normalized, par: Mapping[str, int], partition: str,
                 sizes: Mapping[str, int], fmts: Mapping[str, Format],
-                tensors: Mapping[str, Any]) -> dict[str, list[LaneSplit]]:
-    """Each parallel index's (internal name) lanes, checked against the expression."""
+                tensors: Mapping[str, Any], *, measured_only: bool = False
+                ) -> dict[str, list[LaneSplit]]:
+    """Each parallel index's (internal name) lanes, checked against the expression.
+    ``measured_only``: a balanced partition measures the operands whose data is given
+    and leaves the others out (a model's intermediates, computed only at run time)."""
     if partition not in PARTITIONS:
         raise LoweringError(f"partition {partition!r} is not one of "
                             f"{', '.join(PARTITIONS)}")
@@ -57,7 +59,7 @@ def lane_splits(norm: Normalized, par: Mapping[str, int], partition: str,
         if partition == "round-robin":
             out[v] = [LaneSplit(lanes, k, 0, n) for k in range(lanes)]
             continue
-        work = coordinate_work(norm, v, sizes, fmts, tensors)
+        work = coordinate_work(norm, v, sizes, fmts, tensors, measured_only)
         out[v] = [LaneSplit(1, 0, lo, hi) for lo, hi in balanced_ranges(work, lanes)]
     return out
 
@@ -80,16 +82,19 @@ def balanced_ranges(work: np.ndarray, lanes: int) -> list[tuple[int, int]]:
 
 
 def coordinate_work(norm: Normalized, v: str, sizes: Mapping[str, int],
-                    fmts: Mapping[str, Format], tensors: Mapping[str, Any]) -> np.ndarray:
+                    fmts: Mapping[str, Format], tensors: Mapping[str, Any],
+                    measured_only: bool = False) -> np.ndarray:
     """Work of every coordinate of internal index ``v`` (module docstring)."""
-    ops = list(accesses(norm.assignment.rhs))
+    ops = [a for a in accesses(norm.assignment.rhs)
+           if not measured_only or _given(tensors.get(a.tensor))]
     stored: dict[int, np.ndarray] = {}
     for a in ops:
-        if a.tensor not in tensors:
+        if not _given(tensors.get(a.tensor)):
             raise LoweringError(
                 f"balanced partitioning of {norm.user[v]!r} measures the work on the data, "
-                f"but tensor {a.tensor!r} was not given (pass every input tensor: "
-                "compile_expression(stats={name: tensor}), or the model's inputs)")
+                f"but tensor {a.tensor!r} was not given: pass every input's data "
+                "(samfuse compile --input NAME=FILE; compile_expression(stats={name: "
+                "tensor}) in Python)")
         fmt = fmts.get(a.tensor) or Format.dense(len(a.indices))
         tree = FiberTree.from_any(tensors[a.tensor], fmt)
         stored[id(a)] = tree.to_coo(keep_zeros=True)[0]
@@ -111,6 +116,12 @@ def coordinate_work(norm: Normalized, v: str, sizes: Mapping[str, int],
         work += np.bincount(yc[y.indices.index(v)], weights=per_u[yc[y.indices.index(u)]],
                             minlength=n)[:n]
     return work
+
+
+def _given(x: Any) -> bool:
+    """Data, not a density or a statistics summary."""
+    return x is not None and not isinstance(x, int | float) and \
+        not type(x).__name__ == "TensorStats"
 
 
 def _shared(a: Access, holders: list[Access]) -> tuple[Access, str] | None:

@@ -46,6 +46,7 @@ from ._cli_report import memory_lines, sim_json, stats_table, summary_lines
 from ._cli_study import add_study_parsers
 from ._cli_tune import add_tune_parser
 from ._files import atomic_path, safe_join, writable_dir, write_atomic
+from ._lanes import lane_report
 
 __all__ = ["main", "build_parser", "CliError"]
 
@@ -224,10 +225,21 @@ def cmd_compile(args: argparse.Namespace) -> int:
             raise CliError(f"--size {n}={v}: expected a non-negative integer")
         sizes[n] = int(v)
     depth = args.depth if args.depth != "graph" else 2
-    stats = _densities(args.density)
+    stats: dict[str, Any] = dict(_densities(args.density))
+    for name, path in _pairs(args.input, "--input", "FILE").items():
+        tensor = _read_tensor(name, path)
+        stats[name] = tensor
+        shapes.setdefault(name, tensor.shape)
+    par = {}
+    for name, text in _pairs(args.par, "--par", "LANES").items():
+        if not text.isdigit():
+            raise CliError(f"--par {name}={text}: expected a number of lanes")
+        par[name] = int(text)
     graph = compile_expression(args.expr, formats, shapes, sizes=sizes, order=args.order,
                                reduce=args.reduce, dtype=args.dtype, depth=depth,
-                               transpose=not args.no_transpose, name=args.name, stats=stats)
+                               transpose=not args.no_transpose, name=args.name, stats=stats,
+                               par=par, partition=args.partition,
+                               lane_buffer=args.lane_buffer)
     if args.explain:
         print(explain_orders(graph, stats))
     if args.table:
@@ -242,9 +254,31 @@ def cmd_compile(args: argparse.Namespace) -> int:
                       for t, v in meta["transposed"].items()) or "none"
     _say(f"wrote {args.output}: {len(graph.nodes)} nodes, {len(graph.edges)} edges",
          f"order      {','.join(meta['order'])}",
+         *_parallel_lines(meta),
          f"reductions {', '.join(meta['reductions']) or 'none'}",
          f"transposed {moved}")
     return 0
+
+
+def _read_tensor(name: str, path: str) -> FiberTree:
+    """A tensor file given with --input: .mtx, .npy or scipy .npz."""
+    if not Path(path).is_file():
+        raise CliError(f"--input {name}={path}: no such file")
+    try:
+        return FiberTree.from_any(path)
+    except (ValueError, OSError) as exc:
+        raise CliError(f"--input {name}={path}: {exc}") from None
+
+
+def _parallel_lines(meta: dict[str, Any]) -> list[str]:
+    par = meta.get("parallel")
+    if not par:
+        return []
+    lanes = " x ".join(f"{v}={n}" for v, n in par["par"].items())
+    ranges = "; ".join(f"{v}: " + " ".join(f"[{lo},{hi})" for lo, hi in r)
+                       for v, r in par["ranges"].items())
+    return [f"lanes      {lanes}, {par['partition']}, buffer {par['lane_buffer']} tokens",
+            f"ranges     {ranges}"]
 
 
 def _densities(items: Sequence[str] | None) -> dict[str, float]:
@@ -285,10 +319,15 @@ def cmd_sim(args: argparse.Namespace) -> int:
                                bool(args.mem_trace))
     files = _write_sim_files(args, res, graph, hw, inputs, trace_dir, out_dir)
     if args.json:
-        print(json.dumps(sim_json(res, args.backend, hw, stats=args.stats, files=files,
-                                  hw_set=args.hw_set)))
+        doc = sim_json(res, args.backend, hw, stats=args.stats, files=files,
+                       hw_set=args.hw_set)
+        lanes = lane_report(graph, res)
+        if lanes.work:
+            doc.update(lanes=lanes.work, imbalance=lanes.imbalance)
+        print(json.dumps(doc))
         return 0
-    _say(*summary_lines(res, args.backend), *memory_lines(res, hw))
+    _say(*summary_lines(res, args.backend), *memory_lines(res, hw),
+         *lane_report(graph, res).lines())
     if args.stats:
         _say("", *stats_table(res, graph, memory=hw.memory))
     if "trace" in files:
@@ -473,6 +512,17 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--explain", action="store_true",
                    help="list every candidate order with its estimated cost (or why it is "
                    "invalid), the chosen one marked *, instead of the JSON")
+    c.add_argument("--input", action="append", metavar="NAME=FILE",
+                   help="an input tensor (.mtx, .npy, .npz): its shape, and the data the order "
+                   "search and a balanced partition measure")
+    c.add_argument("--par", action="append", metavar="INDEX=LANES",
+                   help="run an output index on LANES parallel lanes (repeat to nest, e.g. "
+                   "--par i=4 --par j=4); see docs/parallel.md")
+    c.add_argument("--partition", default="round-robin", choices=("round-robin", "balanced"),
+                   help="how lanes share an index: dealt in turn, or contiguous ranges of "
+                   "equal work measured on --input data (default round-robin)")
+    c.add_argument("--lane-buffer", type=int, default=1024, metavar="TOKENS",
+                   help="output buffer per lane in front of the merges (default 1024)")
     c.add_argument("--density", action="append", metavar="NAME=P",
                    help="expected fraction of non-zeros of a sparse input, for the order "
                    "search's cost (default 0.1; dense inputs 1)")

@@ -18,7 +18,7 @@ from ._formats import Format, FormatError
 from ._graph import check_name
 from ._program import Program
 
-__all__ = ["Region", "Schedule", "ScheduleError", "SCHEDULE_SCHEMA"]
+__all__ = ["Region", "Schedule", "ScheduleError", "SCHEDULE_SCHEMA", "PARTITIONS"]
 
 SCHEDULE_SCHEMA = 1
 
@@ -36,9 +36,23 @@ class Region:
     statements: list[str]
     order: list[str] | None = None
     transpose: bool = True
+    #: parallel lanes per output index (``{"i": 4, "j": 4}`` nests; docs/parallel.md)
+    par: dict[str, int] = field(default_factory=dict)
+    #: how lanes share an index: "round-robin" or "balanced" (equal measured work)
+    partition: str = "round-robin"
+    #: output buffer per lane in front of the lane merges, in tokens
+    lane_buffer: int = 1024
 
     def __post_init__(self) -> None:
         check_name("region", self.name, ScheduleError)
+        self.par = _check_par(self.name, self.par)
+        if self.partition not in PARTITIONS:
+            raise ScheduleError(f"region {self.name!r}: partition {self.partition!r} is not "
+                                f"one of {', '.join(PARTITIONS)}")
+        if isinstance(self.lane_buffer, bool) or not isinstance(self.lane_buffer, int) or \
+                self.lane_buffer < 2:
+            raise ScheduleError(f"region {self.name!r}: lane_buffer {self.lane_buffer!r} must "
+                                "be a number of tokens >= 2")
         if isinstance(self.statements, str):
             raise ScheduleError(f"region {self.name!r}: statements must be a list of "
                                 f"statement targets, not the string {self.statements!r}")
@@ -64,6 +78,12 @@ class Region:
             out["order"] = ",".join(self.order)
         if not self.transpose:
             out["transpose"] = False
+        if self.par:
+            out["par"] = dict(self.par)
+        if self.partition != "round-robin":
+            out["partition"] = self.partition
+        if self.lane_buffer != 1024:
+            out["lane_buffer"] = self.lane_buffer
         return out
 
 
@@ -250,6 +270,9 @@ class Schedule:
         for reg in self.regions:
             extra = f"  order {','.join(reg.order)}" if reg.order else ""
             extra += "  (no transposes)" if not reg.transpose else ""
+            if reg.par:
+                extra += "  par " + ",".join(f"{k}={v}" for k, v in reg.par.items()) + \
+                    f" {reg.partition}"
             lines.append(f"  region {reg.name}: {', '.join(reg.statements)}{extra}")
         lines += [f"  format {t}: {f}" for t, f in self.formats.items()]
         return "\n".join(lines)
@@ -278,10 +301,10 @@ def _region_from(data: Any, n: int) -> Region:
     if not isinstance(data, dict) or "statements" not in data:
         raise ScheduleError(f"region #{n}: expected a mapping with 'statements' (and "
                             f"optionally name, order, transpose), got {data!r}")
-    unknown = sorted(set(data) - {"name", "statements", "order", "transpose"})
+    unknown = sorted(set(data) - set(_REGION_KEYS))
     if unknown:
-        raise ScheduleError(f"region #{n}: unknown key(s) {unknown}; expected name, "
-                            "statements, order, transpose")
+        raise ScheduleError(f"region #{n}: unknown key(s) {unknown}; expected "
+                            f"{', '.join(_REGION_KEYS)}")
     stmts = data["statements"]
     if isinstance(stmts, str):
         stmts = [p for p in stmts.replace(" ", "").split(",") if p]
@@ -291,7 +314,34 @@ def _region_from(data: Any, n: int) -> Region:
     if not isinstance(transpose, bool):
         raise ScheduleError(f"region #{n}: transpose must be true or false, got "
                             f"{transpose!r}")
-    return Region(data.get("name", f"r{n}"), stmts, data.get("order"), transpose)
+    return Region(data.get("name", f"r{n}"), stmts, data.get("order"), transpose,
+                  data.get("par") or {}, data.get("partition", "round-robin"),
+                  data.get("lane_buffer", 1024))
+
+
+_REGION_KEYS = ("name", "statements", "order", "transpose", "par", "partition",
+                "lane_buffer")
+#: partitioning strategies of parallel lanes (docs/parallel.md)
+PARTITIONS = ("round-robin", "balanced")
+
+
+def _check_par(region: str, par: Any) -> dict[str, int]:
+    """``{"i": 4}`` or ``"i=4,j=2"``: index names with lane counts from 1 to 64."""
+    if isinstance(par, str):
+        items = [p.partition("=") for p in par.replace(" ", "").split(",") if p]
+        if any(not sep for _, sep, _ in items):
+            raise ScheduleError(f"region {region!r}: par {par!r}: expected INDEX=LANES "
+                                "pairs such as 'i=4,j=2'")
+        par = {k: int(v) if v.isdigit() else v for k, _, v in items}
+    if not isinstance(par, dict):
+        raise ScheduleError(f"region {region!r}: par must map index names to lane counts "
+                            f"({{i: 4}}), got {par!r}")
+    for k, v in par.items():
+        if not isinstance(k, str) or isinstance(v, bool) or not isinstance(v, int) or \
+                not 1 <= v <= 64:
+            raise ScheduleError(f"region {region!r}: par {k}={v!r}: expected an index name "
+                                "and a number of lanes from 1 to 64")
+    return dict(par)
 
 
 def _cycle(nodes: list[str], deps: dict[str, list[str]]) -> list[str]:

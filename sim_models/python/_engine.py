@@ -222,17 +222,36 @@ def drain(work: deque[Actor], wake) -> None:
 ENTRY_BYTES = {"spacc": 8, "spacc2": 12}
 
 
+#: bytes of a buffered stream token (a 32-bit crd, ref or value)
+TOKEN_BYTES = 4
+
+
+def lane_buffers(graph: Graph) -> list[tuple[str, int]]:
+    """The lanes' output buffers: every bounded FIFO into a lane merge, with its bytes
+    (docs/parallel.md, "Lane buffers")."""
+    return [(e.name, e.depth * TOKEN_BYTES) for e in graph.edges
+            if e.depth is not None and graph.nodes[e.dst_node].op in LANE_MERGES]
+
+
+LANE_MERGES = frozenset({"lane_merge", "lane_merge2"})
+
+
 def check_onchip(graph: Graph, actors, hw: Hardware) -> None:
-    """The sparse accumulators' largest contents must fit the on-chip buffer."""
+    """The sparse accumulators' largest contents and the lanes' output buffers must fit
+    the on-chip buffer."""
     held = [(a.id, a.op, a.peak * ENTRY_BYTES[a.op]) for a in actors if a.op in ENTRY_BYTES]
-    total = sum(b for _, _, b in held)
+    lanes = lane_buffers(graph)
+    total = sum(b for _, _, b in held) + sum(b for _, b in lanes)
     if total > hw.onchip.bytes:
         parts = ", ".join(f"{nid} ({op}) {b} bytes" for nid, op, b in held if b)
+        if lanes:
+            parts = ", ".join(p for p in (parts, f"{len(lanes)} lane buffers "
+                                          f"{sum(b for _, b in lanes)} bytes") if p)
         raise SimulationError(
-            f"graph {graph.name!r}: the sparse accumulators need {total} bytes on chip "
-            f"({parts}) but the buffer holds {hw.onchip.bytes} (onchip.bytes of "
-            f"{hw.name!r}); raise it with --hw-set onchip.bytes=N or choose a schedule or "
-            "order with smaller accumulators")
+            f"graph {graph.name!r}: the sparse accumulators and lane buffers need {total} "
+            f"bytes on chip ({parts}) but the buffer holds {hw.onchip.bytes} (onchip.bytes "
+            f"of {hw.name!r}); raise it with --hw-set onchip.bytes=N or choose a schedule "
+            "or order with smaller accumulators, fewer lanes or a smaller lane_buffer")
 
 
 def _deadlock(actors: dict[str, Actor], unfinished: list[Actor]) -> DeadlockError:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from compiler import LoweringError, compile_expression
 from ir import DONE, stop
-from sim_models.python import StreamError, run_primitive, simulate
+from sim_models.python import SimulationError, StreamError, run_primitive, simulate
 
 S0, S1, D = stop(0), stop(1), DONE
 
@@ -154,3 +154,18 @@ def test_parallelising_a_reduction_index_is_an_error_naming_it():
     with pytest.raises(LoweringError, match="expected a number of lanes"):
         compile_expression("y(i) = A(i,j) * x(j)", {"A": "csr"}, {"A": (4, 4), "x": (4,)},
                            par={"i": 0})
+
+
+def test_lane_buffers_count_against_the_onchip_buffer():
+    from ir import load_hw
+
+    A = sp.random(8, 8, density=0.5, format="csr", random_state=1, dtype=np.float32)
+    x = np.ones(8, np.float32)
+    g = compile_expression("y(i) = A(i,j) * x(j)", {"A": "csr"}, {"A": A.shape, "x": x.shape},
+                           par={"i": 4}, lane_buffer=64)
+    # two leaf merges x 4 FIFOs (crd, val per input) of 64 tokens, the root's 4 of 128
+    need = (2 * 4 * 64 + 4 * 128) * 4
+    with pytest.raises(SimulationError, match=rf"need {need} bytes.*12 lane buffers"):
+        simulate(g, {"A": A, "x": x}, hw=load_hw("hbm2-u280", [f"onchip.bytes={need - 1}"]))
+    ok = simulate(g, {"A": A, "x": x}, hw=load_hw("hbm2-u280", [f"onchip.bytes={need}"]))
+    np.testing.assert_allclose(ok.dense("y"), A.toarray() @ x, rtol=1e-5)
