@@ -20,7 +20,7 @@ import scipy.stats
 
 __all__ = ["GraphData", "GraphStats", "cora_like", "ogb_collab_like", "karate_club",
            "chung_lu_graph", "normalize_adjacency", "mean_adjacency", "bigbird_blocks",
-           "bigbird_mask", "describe", "random_features"]
+           "bigbird_mask", "describe", "random_features", "rmat_graph"]
 
 
 @dataclass(frozen=True)
@@ -121,6 +121,41 @@ def chung_lu_graph(n_nodes: int, n_edges: int, degree_exponent: float = 2.5,
     cols = np.concatenate([v, u[u != v]])
     adj = sp.csr_matrix((np.ones(len(rows), np.float32), (rows, cols)),
                         shape=(n_nodes, n_nodes))
+    adj.sort_indices()
+    return adj
+
+
+def rmat_graph(scale: int, edge_factor: int = 8, probs: tuple[float, float, float, float] =
+               (0.57, 0.19, 0.19, 0.05), seed: int = 0) -> sp.csr_matrix:
+    """A directed R-MAT graph (Chakrabarti et al., 2004; the Graph500 generator's
+    parameters by default): ``2**scale`` nodes, ``edge_factor · 2**scale`` edges drawn by
+    recursively choosing one of the adjacency matrix's four quadrants with ``probs``
+    (a, b, c, d); duplicates and self loops are dropped. Node ids are *not* shuffled, so
+    the hubs sit at low ids, as in the generator's raw output: degrees span three orders
+    of magnitude or more from scale 12 on, which is what a partitioner has to balance.
+    """
+    if not 1 <= scale <= 26 or edge_factor < 1:
+        raise ValueError(f"rmat_graph: need 1 <= scale <= 26 and edge_factor >= 1, got "
+                         f"scale={scale!r}, edge_factor={edge_factor!r}")
+    a, b, c, d = probs
+    if min(probs) < 0 or abs(a + b + c + d - 1.0) > 1e-9:
+        raise ValueError(f"rmat_graph: probs {probs!r} must be 4 non-negative numbers "
+                         "summing to 1")
+    rng = np.random.default_rng(seed)
+    n, m = 1 << scale, edge_factor << scale
+    rows = np.zeros(m, dtype=np.int64)
+    cols = np.zeros(m, dtype=np.int64)
+    for bit in range(scale):
+        r = rng.random(m)
+        down = r >= a + b                      # quadrants c, d: the lower half
+        right = ((r >= a) & (r < a + b)) | (r >= a + b + c)   # quadrants b, d
+        rows |= down.astype(np.int64) << bit
+        cols |= right.astype(np.int64) << bit
+    keep = rows != cols
+    adj = sp.csr_matrix((np.ones(int(keep.sum()), np.float32), (rows[keep], cols[keep])),
+                        shape=(n, n))
+    adj.sum_duplicates()
+    adj.data[:] = 1.0
     adj.sort_indices()
     return adj
 

@@ -1,0 +1,106 @@
+#!/usr/bin/env python
+"""Parallel lanes on the reference model (docs/parallel.md): what issue 13 asks to measure.
+
+1. Scaling: SpMM ``X(i,j) = A(i,k) * B(k,j)`` with ``A`` uniform random, 1-16 lanes on
+   ``i`` and nested 4x4 (``i`` and ``j``), under ``ideal`` and ``hbm2-u280``.
+2. Load balance: an R-MAT graph (degrees spanning three orders of magnitude) at 8 lanes,
+   round-robin vs balanced, on SpMM and on a three-operand masked product (SDDMM
+   ``X(i,j) = A(i,j) * U(i,k) * V(k,j)``), with per-lane work and imbalance.
+
+Prints one line per run: cycles, speed-up over one lane, imbalance, wall time.
+
+    .venv/bin/python scripts/bench_lanes.py [--quick] [--only scaling|balance]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from compiler import compile_expression
+from cosim._lanes import lane_report
+from ir import load_hw
+from ir.datasets import rmat_graph
+from sim_models.python import simulate
+
+SPMM = "X(i,j) = A(i,k) * B(k,j)"
+SDDMM = "X(i,j) = A(i,j) * U(i,k) * V(k,j)"
+
+
+def run(expr: str, tensors: Mapping[str, Any], order: str, par: dict[str, int],
+        partition: str, hw: str) -> dict[str, Any]:
+    formats = {"A": "csr", "X": "csr"}
+    shapes = {n: t.shape for n, t in tensors.items()}
+    graph = compile_expression(expr, formats, shapes, order=order, par=par,
+                               partition=partition, stats=dict(tensors))
+    start = time.perf_counter()
+    res = simulate(graph, tensors, hw=load_hw(hw))
+    lanes = lane_report(graph, res)
+    return {"cycles": res.cycles, "imbalance": lanes.imbalance, "work": lanes.work,
+            "wall": time.perf_counter() - start, "nodes": len(graph.nodes),
+            "dram": res.dram_read_bytes + res.dram_write_bytes}
+
+
+def scaling(quick: bool) -> None:
+    n, cols, per_row = (128, 16, 24) if quick else (256, 32, 32)
+    rng = np.random.default_rng(0)
+    A = sp.random(n, n, per_row / n, format="csr", dtype=np.float32, random_state=rng)
+    B = rng.random((n, cols), dtype=np.float32)
+    print(f"scaling: SpMM {n}x{n} uniform ({A.nnz} nnz, {per_row}/row) x dense {n}x{cols}, "
+          "round-robin; orders i,j,k (inner product) and i,k,j (Gustavson)")
+    for order in ("i,j,k", "i,k,j"):
+        for hw in ("ideal", "hbm2-u280"):
+            base = None
+            for par in ({}, {"i": 2}, {"i": 4}, {"i": 8}, {"i": 16}, {"i": 4, "j": 4}):
+                r = run(SPMM, {"A": A, "B": B}, order, par, "round-robin", hw)
+                base = base or r["cycles"]
+                shown = "x".join(f"{k}={v}" for k, v in par.items()) or "1 lane"
+                print(f"  {order} {hw:<10} {shown:<10} cycles {r['cycles']:>9}  speed-up "
+                      f"{base / r['cycles']:5.2f}x  imbalance {r['imbalance']:.3f}  DRAM "
+                      f"{r['dram']:>9} B  {r['nodes']:>4} nodes  wall {r['wall']:.1f} s")
+
+
+def balance(quick: bool) -> None:
+    scale, factor = (10, 8) if quick else (12, 16)
+    A = rmat_graph(scale, factor, seed=1)
+    deg = np.diff(A.indptr)
+    n = A.shape[0]
+    rng = np.random.default_rng(1)
+    B = rng.random((n, 8), dtype=np.float32)
+    U = rng.random((n, 4), dtype=np.float32)
+    V = rng.random((4, n), dtype=np.float32)
+    print(f"balance: R-MAT scale {scale} ({n} nodes, {A.nnz} edges, degrees "
+          f"{deg[deg > 0].min()}..{deg.max()}), 8 lanes on i, ideal memory")
+    for name, expr, tensors, order in (("SpMM x dense 8", SPMM, {"A": A, "B": B}, "i,k,j"),
+                                       ("SDDMM k=4", SDDMM, {"A": A, "U": U, "V": V},
+                                        "i,j,k")):
+        one = run(expr, tensors, order, {}, "round-robin", "ideal")["cycles"]
+        got = {}
+        for part in ("round-robin", "balanced"):
+            r = got[part] = run(expr, tensors, order, {"i": 8}, part, "ideal")
+            print(f"  {name:<15} {part:<12} cycles {r['cycles']:>9}  speed-up "
+                  f"{one / r['cycles']:5.2f}x  imbalance {r['imbalance']:.3f}  lane work "
+                  f"{min(r['work'].values())}..{max(r['work'].values())}  "
+                  f"wall {r['wall']:.1f} s")
+        print(f"  {name:<15} balanced is {got['round-robin']['cycles'] / got['balanced']['cycles']:.2f}x "
+              f"faster than round-robin (1 lane: {one} cycles)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes (seconds)")
+    ap.add_argument("--only", choices=("scaling", "balance"))
+    args = ap.parse_args()
+    if args.only != "balance":
+        scaling(args.quick)
+    if args.only != "scaling":
+        balance(args.quick)
+
+
+if __name__ == "__main__":
+    main()
