@@ -142,6 +142,8 @@ def compile_model(program: Program, schedule: Schedule | None = None, *,
     with no_gc_pauses():
         for reg in schedule.execution_order(program):
             fused = fuse_region(program, reg.statements)
+            reg = schedule.lanes_of(reg, (n for f in fused
+                                          for n in f.assignment.target.indices))
             _check_order_names(reg, fused)
             _check_par_names(reg, fused)
             kernels = [_compile_kernel(program, formats, reg, f, depth, known, stats or {})

@@ -94,6 +94,25 @@ class Schedule:
     regions: list[Region]
     formats: dict[str, str] = field(default_factory=dict)
     name: str = "schedule"
+    #: lanes for every region that sets no ``par`` of its own, on those of the indices
+    #: that are output indices of its kernels (a study's ``par`` axis; docs/parallel.md)
+    par: dict[str, int] = field(default_factory=dict)
+    partition: str = "round-robin"
+    lane_buffer: int = 1024
+
+    def __post_init__(self) -> None:
+        check = Region("schedule", [], None, True, self.par, self.partition,
+                       self.lane_buffer)  # the same rules as a region's
+        self.par = check.par
+
+    def lanes_of(self, region: Region, outputs: Iterable[str]) -> Region:
+        """``region`` with the schedule's lanes where it sets none: the schedule's
+        ``par`` restricted to ``outputs`` (its kernels' output indices)."""
+        if region.par or not self.par:
+            return region
+        par = {k: v for k, v in self.par.items() if k in set(outputs)}
+        return Region(region.name, region.statements, region.order, region.transpose, par,
+                      self.partition, self.lane_buffer)
 
     # -- constructors ----------------------------------------------------------------
     @classmethod
@@ -223,9 +242,13 @@ class Schedule:
 
     # -- serialisation ---------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return {"schema": SCHEDULE_SCHEMA, "name": self.name,
-                "regions": [reg.to_dict() for reg in self.regions],
-                "formats": dict(self.formats)}
+        out = {"schema": SCHEDULE_SCHEMA, "name": self.name,
+               "regions": [reg.to_dict() for reg in self.regions],
+               "formats": dict(self.formats)}
+        if self.par:
+            out.update(par=dict(self.par), partition=self.partition,
+                       lane_buffer=self.lane_buffer)
+        return out
 
     @classmethod
     def from_dict(cls, data: Any) -> Schedule:
@@ -235,10 +258,11 @@ class Schedule:
         if data.get("schema", SCHEDULE_SCHEMA) != SCHEDULE_SCHEMA:
             raise ScheduleError(f"schedule schema {data.get('schema')!r}: expected "
                                 f"{SCHEDULE_SCHEMA}")
-        unknown = sorted(set(data) - {"schema", "name", "regions", "formats"})
+        unknown = sorted(set(data) - {"schema", "name", "regions", "formats", "par",
+                                      "partition", "lane_buffer"})
         if unknown:
             raise ScheduleError(f"unknown schedule key(s) {unknown}; expected schema, "
-                                "name, regions, formats")
+                                "name, regions, formats, par, partition, lane_buffer")
         regions = data.get("regions")
         if not isinstance(regions, list):
             raise ScheduleError(f"schedule 'regions' must be a list, got {regions!r}")
@@ -248,7 +272,8 @@ class Schedule:
                                 f"specs, got {formats!r}")
         return cls([_region_from(r, n) for n, r in enumerate(regions)],
                    {str(k): str(v) for k, v in formats.items()},
-                   str(data.get("name", "schedule")))
+                   str(data.get("name", "schedule")), data.get("par") or {},
+                   data.get("partition", "round-robin"), data.get("lane_buffer", 1024))
 
     def to_yaml(self) -> str:
         import yaml
