@@ -710,6 +710,7 @@ class _Lowerer:
             return current[p]
 
         outputs = [*crds, val]
+        inner = 1  # innermost lanes in one lane of the index being replicated
         for v in sorted(self.par, key=self.pos.__getitem__, reverse=True):
             if v not in levels:
                 red = self.owner.get(v)
@@ -727,7 +728,9 @@ class _Lowerer:
             crd, refs = self.cuts[v]
             cuts = [(c, [now(r)[t] for r in refs]) for t, c in enumerate(now(crd))]
             rep = replicate(self.b, f"l{self.user(v)}", cuts,
-                            [now(p)[0] for p in outputs[at:]], self.par[v], self.lane_buffer)
+                            [now(p)[0] for p in outputs[at:]], self.par[v],
+                            self.lane_buffer * inner)
+            inner *= len(self.par[v])
             current = {p: [q for c in cs for q in rep.aliases[c]] for p, cs in current.items()}
             for p, m in zip(outputs[at:], rep.merged, strict=True):
                 current[p] = [m]

@@ -6,8 +6,9 @@ a FIFO depth and values of the hardware knobs asked for. Its **known constraints
 checked here, before anything is simulated: every region must compile, and a region's
 order must be one the compiler lowered for it (``compiler.region_orders``). Groupings
 vary at the boundaries of *units* (statements, or the runs of one module scope) plus
-the hand schedules (unfused, per layer, fully fused). Parallel factors, partitioning
-and block sizes are not in the space: the compiler has none yet.
+the hand schedules (unfused, per layer, fully fused). A point's lane count and partition
+apply to every kernel's outermost output index (docs/parallel.md); block sizes are not in
+the space: the compiler has no block values yet.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ir import Program, Region, Schedule
+from ir import PARTITIONS, Format, Program, Region, Schedule
 
 __all__ = ["Point", "TuneSpace", "TuneError", "UNITS"]
 
@@ -43,6 +44,9 @@ class Point:
     orders: tuple[tuple[str, ...] | None, ...]
     depth: int | None = 2
     hw: tuple[tuple[str, str], ...] = ()
+    #: parallel lanes on every kernel's outermost output index, and how they share it
+    lanes: int = 1
+    partition: str = "round-robin"
 
 
 @dataclass
@@ -56,6 +60,8 @@ class TuneSpace:
     stats: Mapping[str, Any] = field(default_factory=dict)
     depths: tuple[int | None, ...] = (2,)
     hw_knobs: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    lanes: tuple[int, ...] = (1,)
+    partitions: tuple[str, ...] = ("round-robin",)
     #: keep at most this many orders per region, the heuristic's cheapest
     max_orders: int = 8
     #: never propose a point the heuristic prices above this many times the space's
@@ -68,7 +74,9 @@ class TuneSpace:
               stats: Mapping[str, Any] | None = None,
               depths: Sequence[int | None] = (2,),
               hw_knobs: Mapping[str, Sequence[Any]] | None = None,
-              max_orders: int = 8, prune: float | None = 100.0) -> TuneSpace:
+              max_orders: int = 8, prune: float | None = 100.0,
+              lanes: Sequence[int] = (1,),
+              partitions: Sequence[str] = ("round-robin",)) -> TuneSpace:
         """The space of ``program``; ``units`` is ``statement`` or ``scope`` (the runs
         of statements of one module, ``Schedule.by_scope(depth=None)``)."""
         if units not in UNITS:
@@ -78,12 +86,19 @@ class TuneSpace:
             raise TuneError(f"depths {list(depths)!r}: expected FIFO depths >= 1 or None")
         if max_orders < 1:
             raise TuneError(f"max_orders {max_orders!r}: expected at least 1")
+        if not lanes or any(isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 64
+                            for n in lanes):
+            raise TuneError(f"lanes {list(lanes)!r}: expected lane counts from 1 to 64")
+        if not partitions or any(x not in PARTITIONS for x in partitions):
+            raise TuneError(f"partitions {list(partitions)!r}: expected some of "
+                            f"{', '.join(PARTITIONS)}")
         index = {st.target: n for n, st in enumerate(program.statements)}
         groups = [[st.target] for st in program.statements] if units == "statement" else \
             [r.statements for r in Schedule.by_scope(program, depth=None).regions]
         spans = [(index[g[0]], index[g[-1]] + 1) for g in groups]
         return cls(program, spans, dict(stats or {}), tuple(depths),
-                   _check_knobs(hw_knobs or {}), max_orders, prune)
+                   _check_knobs(hw_knobs or {}), tuple(dict.fromkeys(lanes)),
+                   tuple(dict.fromkeys(partitions)), max_orders, prune)
 
     # -- structure ---------------------------------------------------------------------
     @property
@@ -150,13 +165,15 @@ class TuneSpace:
         return self.heuristic(p) > self.prune * self.__dict__["_floor"]
 
     def _heuristic(self, p: Point) -> float:
+        """Each region's order cost over the lane count: the heuristic's busiest node
+        sees a lane's share (it assumes uniform data, so no partition differs)."""
         total = 0.0
         for (a, b), order in zip(self.regions(p.cuts), p.orders, strict=True):
             if not self.compiles(a, b):
                 return math.inf
             priced, default = self.span(a, b)
             total += priced.cost_of(order or default) if priced.orders else priced.cost
-        return total
+        return total / p.lanes
 
     # -- groupings ---------------------------------------------------------------------
     def hand_cuts(self) -> dict[str, tuple[bool, ...]]:
@@ -202,14 +219,16 @@ class TuneSpace:
         return self.allowed(p.cuts) and len(p.orders) == len(spans) and \
             all(o in [*self.options(a, b), None]
                 for (a, b), o in zip(spans, p.orders, strict=True)) and \
-            p.depth in self.depths and \
+            p.depth in self.depths and p.lanes in self.lanes and \
+            p.partition in self.partitions and \
             dict(p.hw) in [dict(zip([k for k, _ in self.hw_knobs], v, strict=True))
                            for v in itertools.product(*[vs for _, vs in self.hw_knobs])]
 
     def default_point(self, cuts: Sequence[bool]) -> Point:
         """A grouping with the compiler's orders and the first depth and knob values."""
         return Point(tuple(cuts), tuple(self.span(a, b)[1] for a, b in self.regions(cuts)),
-                     self.depths[0], tuple((k, vs[0]) for k, vs in self.hw_knobs))
+                     self.depths[0], tuple((k, vs[0]) for k, vs in self.hw_knobs),
+                     self.lanes[0], self.partitions[0])
 
     def cheapest_point(self, cuts: Sequence[bool]) -> Point:
         """A grouping with the heuristic's cheapest order for every region."""
@@ -231,7 +250,8 @@ class TuneSpace:
         return Point(cuts, tuple(rng.choice(self.options(a, b)) for a, b in
                                  self.regions(cuts)),
                      rng.choice(self.depths),
-                     tuple((k, rng.choice(vs)) for k, vs in self.hw_knobs))
+                     tuple((k, rng.choice(vs)) for k, vs in self.hw_knobs),
+                     rng.choice(self.lanes), rng.choice(self.partitions))
 
     def all_points(self) -> list[Point]:
         """Every valid point, listed once and kept (small spaces)."""
@@ -249,11 +269,11 @@ class TuneSpace:
         names = [k for k, _ in self.hw_knobs]
         for cuts in listed:
             per_region = [self.options(a, b) for a, b in self.regions(cuts)]
-            for orders in itertools.product(*per_region):
-                for depth in self.depths:
-                    for values in knobs:
-                        yield Point(cuts, tuple(orders), depth,
-                                    tuple(zip(names, values, strict=True)))
+            for orders, depth, values, lanes, part in itertools.product(
+                    itertools.product(*per_region), self.depths, knobs, self.lanes,
+                    self.partitions):
+                yield Point(cuts, tuple(orders), depth, tuple(zip(names, values, strict=True)),
+                            lanes, part)
 
     def neighbours(self, p: Point) -> list[Point]:
         """Points one move away: one free boundary flipped (new regions take the
@@ -271,6 +291,8 @@ class TuneSpace:
                 if o != p.orders[n]:
                     out.append(replace(p, orders=p.orders[:n] + (o,) + p.orders[n + 1:]))
         out += [replace(p, depth=d) for d in self.depths if d != p.depth]
+        out += [replace(p, lanes=n) for n in self.lanes if n != p.lanes]
+        out += [replace(p, partition=x) for x in self.partitions if x != p.partition]
         for n, (k, vs) in enumerate(self.hw_knobs):
             out += [replace(p, hw=p.hw[:n] + ((k, v),) + p.hw[n + 1:]) for v in vs
                     if v != p.hw[n][1]]
@@ -289,8 +311,22 @@ class TuneSpace:
             stmts = [st.target for st in self.program.statements[a:b]]
             label = "+".join(stmts) if len("+".join(stmts)) <= 120 else \
                 f"{stmts[0]}+{b - a - 2}+{stmts[-1]}"
-            regions.append(Region(label, stmts, list(order) if order else None))
+            par = {} if p.lanes == 1 else {v: p.lanes for v in
+                                           (self.outer_index(t) for t in stmts) if v}
+            regions.append(Region(label, stmts, list(order) if order else None, par=par,
+                                  partition=p.partition))
         return Schedule(regions, name=name)
+
+    def outer_index(self, target: str) -> str | None:
+        """The index of ``target``'s outermost storage level (None for a scalar)."""
+        st = next(s for s in self.program.statements if s.target == target)
+        head = st.text.split("=", 1)[0]
+        names = [n.strip() for n in head[head.find("(") + 1:head.rfind(")")].split(",")
+                 if n.strip()] if "(" in head else []
+        if not names:
+            return None
+        fmt = Format.parse(self.program.tensors[target].format, len(names))
+        return names[fmt.mode_order[0]]
 
     def describe(self, p: Point) -> str:
         """``linear+mm[i,k,j] | relu_ …`` with the depth and knobs."""
@@ -299,6 +335,10 @@ class TuneSpace:
             text = "+".join(st.target for st in self.program.statements[a:b])
             parts.append(text + (f"[{','.join(order)}]" if order else ""))
         extra = [f"depth={p.depth}"] * (len(self.depths) > 1) + [f"{k}={v}" for k, v in p.hw]
+        if len(self.lanes) > 1 or p.lanes > 1:
+            extra.append(f"lanes={p.lanes}")
+        if len(self.partitions) > 1:
+            extra.append(f"partition={p.partition}")
         return " | ".join(parts) + ("  " + " ".join(extra) if extra else "")
 
     def size(self) -> int | None:
@@ -306,7 +346,8 @@ class TuneSpace:
         listed = self._listed()
         if listed is None:
             return None
-        per = math.prod(len(vs) for _, vs in self.hw_knobs) * len(self.depths)
+        per = math.prod(len(vs) for _, vs in self.hw_knobs) * len(self.depths) * \
+            len(self.lanes) * len(self.partitions)
         return per * sum(math.prod(len(self.options(a, b)) for a, b in self.regions(c))
                          for c in listed)
 

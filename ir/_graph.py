@@ -168,6 +168,11 @@ class Graph:
                     params[p.name] = p.check(node.id, params[p.name])
                 except ValueError as exc:
                     raise GraphError(str(exc)) from None
+            if node.op == "lane_split" and not (
+                    params["lane"] < params["lanes"] and params["lo"] <= params["hi"]):
+                raise GraphError(f"node {node.id!r} (lane_split): lane {params['lane']} must "
+                                 f"be below lanes {params['lanes']} and lo {params['lo']} at "
+                                 f"most hi {params['hi']}")
             if node.op == "unary" and self.dtype == "int32":
                 try:  # the constant register is 32 bits wide in every backend
                     int_constant(params["const"], f"node {node.id!r} (unary): constant")

@@ -56,9 +56,8 @@ class LaneSplit(_LaneActor):
         self.ci, self.ri = inputs["crd_in"], inputs["ref_in"]
         self.oc, self.orf = outputs["crd"], outputs["ref"]
         p = node.params
+        # lane < lanes and lo <= hi: checked when the graph is built (ir.Graph)
         self.lanes, self.lane, self.lo, self.hi = p["lanes"], p["lane"], p["lo"], p["hi"]
-        if not 0 <= self.lane < self.lanes:
-            raise self.error(f"lane {self.lane} is not below lanes {self.lanes}")
         self.pos = 0  # position of the head in its fiber
         self.kept = 0  # coordinates this lane kept (its share of the level)
 

@@ -169,3 +169,11 @@ def test_lane_buffers_count_against_the_onchip_buffer():
         simulate(g, {"A": A, "x": x}, hw=load_hw("hbm2-u280", [f"onchip.bytes={need - 1}"]))
     ok = simulate(g, {"A": A, "x": x}, hw=load_hw("hbm2-u280", [f"onchip.bytes={need}"]))
     np.testing.assert_allclose(ok.dense("y"), A.toarray() @ x, rtol=1e-5)
+
+
+def test_a_lane_beyond_its_lane_count_does_not_load():
+    from ir import GraphError
+
+    with pytest.raises(GraphError, match="lane 2 must be below lanes 2"):
+        run_primitive("lane_split", {"crd_in": [D], "ref_in": [D]},
+                      params={"lanes": 2, "lane": 2, "lo": 0, "hi": 4})
