@@ -5,6 +5,7 @@ file-driven C testbench and a Vitis TCL script (:mod:`rtl_hls.hls.codegen`). The
 
 from .codegen import (
     DEFAULT_MEM_DEPTH,
+    LANE_BUFFER_BRAM_DEPTH,
     SHIM_DIR,
     TEMPLATE_DIR,
     UNBOUNDED_DEPTH,
@@ -20,4 +21,5 @@ from .codegen import (
 
 __all__ = ["generate", "write_design", "write_inputs", "HlsDesign", "ArrayArg", "MemArg",
            "WriterArgs",
-           "template_path", "TEMPLATE_DIR", "SHIM_DIR", "UNBOUNDED_DEPTH", "DEFAULT_MEM_DEPTH"]
+           "template_path", "TEMPLATE_DIR", "SHIM_DIR", "UNBOUNDED_DEPTH", "DEFAULT_MEM_DEPTH",
+           "LANE_BUFFER_BRAM_DEPTH"]

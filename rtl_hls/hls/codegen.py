@@ -3,8 +3,9 @@
 :func:`generate` returns an :class:`HlsDesign` holding the text of
 
 * ``<graph>_top.cpp``: ``void <graph>_top(...)`` with ``#pragma HLS dataflow``, one
-  ``hls::stream`` per graph edge (``#pragma HLS stream depth`` = the edge's depth), one
-  call of a primitive template (``templates/<op>.h``) per node in topological order, and
+  ``hls::stream`` per graph edge (``#pragma HLS stream depth`` = the edge's depth; a lane
+  merge's inputs, the lane buffers, are bound to BRAM when deep), one call of a primitive
+  template (``templates/<op>.h``) per node in topological order, and
   ``m_axi`` interfaces for every input array (seg/crd per compressed level, vals) and every
   writer's output arrays; with a hardware description that has memory, one ``m_axi``
   pointer per ``ir.memory_ports`` port on its channel's bundle instead (:mod:`._maxi`).
@@ -47,7 +48,8 @@ from ._maxi import (
 
 __all__ = ["generate", "HlsDesign", "ArrayArg", "MemArg", "WriterArgs", "write_design",
            "TEMPLATE_DIR",
-           "SHIM_DIR", "write_inputs", "UNBOUNDED_DEPTH", "DEFAULT_MEM_DEPTH", "template_path"]
+           "SHIM_DIR", "write_inputs", "UNBOUNDED_DEPTH", "DEFAULT_MEM_DEPTH", "template_path",
+           "LANE_BUFFER_BRAM_DEPTH"]
 
 HERE = Path(__file__).resolve().parent
 TEMPLATE_DIR = HERE / "templates"
@@ -57,6 +59,10 @@ SHIM_DIR = HERE / "shim"
 UNBOUNDED_DEPTH = 8192
 #: ``depth`` of each ``m_axi`` port (words the cosim memory model allocates)
 DEFAULT_MEM_DEPTH = 4096
+#: a lane buffer (an input FIFO of a lane merge, docs/parallel.md) at least this deep is
+#: bound to block RAM; shallower ones are left to Vitis (shift registers)
+LANE_BUFFER_BRAM_DEPTH = 128
+_LANE_MERGES = ("lane_merge", "lane_merge2")
 
 _BINOP = {"add": "OP_ADD", "sub": "OP_SUB", "mul": "OP_MUL", "div": "OP_DIV",
           "max": "OP_MAX", "min": "OP_MIN"}
@@ -237,6 +243,8 @@ def _call(design: HlsDesign, node: Node, eid: dict[str, int], arrays: list[str])
         tparams = [f"{_max_dim(graph)}u", flt]
     elif op == "spacc2":
         tparams = [f"{_max_dim(graph)}u", f"{_max_dim(graph)}u", flt]
+    elif op == "lane_split":
+        tparams = [f"{prm[k]}u" for k in ("lanes", "lane", "lo", "hi")]
     elif op not in CATALOGUE:  # pragma: no cover - graphs are validated
         raise AssertionError(op)
     targs = f"<{', '.join(tparams)}>" if tparams else ""
@@ -283,6 +291,9 @@ def _top_source(design: HlsDesign, body: list[str], mem_depth: int) -> str:
         lines.append(f'    hls::stream<samfuse::tok_t> s{i}("{e.name}");')
         lines.append(f"#pragma HLS stream variable=s{i} depth={depth}"
                      + ("  // unbounded in the graph" if e.depth is None else ""))
+        if g.nodes[e.dst_node].op in _LANE_MERGES and depth >= LANE_BUFFER_BRAM_DEPTH:
+            lines.append(f"#pragma HLS bind_storage variable=s{i} type=fifo impl=bram"
+                         "  // lane buffer")
     lines += ["", *body, "}", ""]
     return "\n".join(lines)
 

@@ -1,0 +1,114 @@
+// lane_merge2: ordered merge of two lanes' output at two levels (docs/primitives.md).
+// Outer crds (crd1) are disjoint within a fiber, each followed on crd0/val by its inner
+// fiber from the same lane. PICK passes the smaller outer crd and switches to COPY of that
+// lane's inner fiber; the stop closing a copied fiber is owed (pending) until the next
+// outer step shows which it is: S0 before another outer crd, S_{k+1} when the outer
+// fibers end with S_k. closed_x remembers the level (> 0) of the inner stop that closed
+// lane x's inner stream for this outer fiber; a lane without one still holds its lone
+// closing stop, consumed when the outer stop passes.
+#ifndef SAMFUSE_LANE_MERGE2_H
+#define SAMFUSE_LANE_MERGE2_H
+#include "lane_merge.h"
+
+namespace samfuse {
+
+enum { LM2_PICK = 0, LM2_COPY_A = 1, LM2_COPY_B = 2 };
+
+// One COPY firing on one lane: an inner crd and its value pass; the inner stop that ends
+// the fiber is consumed (needs no space) and leaves pending set. Returns true at the stop.
+template <class Crd0Out, class ValOut>
+bool lane_copy(Head& hc, Head& hv, hls::stream<tok_t>& crd0_in, hls::stream<tok_t>& val_in,
+               Crd0Out& crd0, ValOut& val, uint32_t& closed, const char* where) {
+    tok_t c = hc.peek(crd0_in), v = hv.peek(val_in);
+    hc.pop();
+    hv.pop();
+    if (is_stop(c)) {
+        SAMFUSE_LANE_CHECK(where, same_tok(v, c), "a val stream's stop does not match its crd0 stream's");
+        if (payload(c) > 0) closed = payload(c);
+        return true;
+    }
+    SAMFUSE_LANE_CHECK(where, is_data(c), "a crd0 stream holds D or N inside a fiber");
+    SAMFUSE_LANE_CHECK(where, !is_stop_or_done(v), "a val stream holds a control token where crd0 holds a crd");
+    crd0.write(c);
+    val.write(v);
+    return false;
+}
+
+// The lone closing stop of a lane's inner stream (crd0 and val heads must equal ``want``),
+// when the outer fibers end and the lane did not close its inner stream in a copy.
+inline void lane_close(Head& hc, Head& hv, hls::stream<tok_t>& crd0_in,
+                       hls::stream<tok_t>& val_in, const tok_t& want, const char* where) {
+    tok_t c = hc.peek(crd0_in), v = hv.peek(val_in);
+    SAMFUSE_LANE_CHECK(where, same_tok(c, want) && same_tok(v, want),
+                  "a lane's inner stream does not close its outer fiber with the stop below it");
+    hc.pop();
+    hv.pop();
+}
+
+}  // namespace samfuse
+
+template <class Crd1Out, class Crd0Out, class ValOut>
+void samfuse_lane_merge2(hls::stream<samfuse::tok_t>& crd1_a, hls::stream<samfuse::tok_t>& crd0_a,
+                         hls::stream<samfuse::tok_t>& val_a, hls::stream<samfuse::tok_t>& crd1_b,
+                         hls::stream<samfuse::tok_t>& crd0_b, hls::stream<samfuse::tok_t>& val_b,
+                         Crd1Out crd1, Crd0Out crd0, ValOut val) {
+    using namespace samfuse;
+    Head h1a, h0a, hva, h1b, h0b, hvb;
+    ap_uint<2> mode = LM2_PICK;
+    bool pending = false;
+    uint32_t closed_a = 0, closed_b = 0;  // 0: not closed (a closing inner stop is > 0)
+lane_merge2_loop:
+    while (true) {
+#pragma HLS pipeline II = 1
+        if (mode == LM2_COPY_A) {
+            if (lane_copy(h0a, hva, crd0_a, val_a, crd0, val, closed_a, __func__)) {
+                mode = LM2_PICK;
+                pending = true;
+            }
+            continue;
+        }
+        if (mode == LM2_COPY_B) {
+            if (lane_copy(h0b, hvb, crd0_b, val_b, crd0, val, closed_b, __func__)) {
+                mode = LM2_PICK;
+                pending = true;
+            }
+            continue;
+        }
+        tok_t a = h1a.peek(crd1_a), b = h1b.peek(crd1_b);
+        int side = lane_pick(a, b, __func__);
+        if (side >= 0) {
+            crd1.write(side == 0 ? a : b);
+            if (pending) {
+                crd0.write(stop_tok(0));
+                val.write(stop_tok(0));
+            }
+            if (side == 0) {
+                h1a.pop();
+                mode = LM2_COPY_A;
+            } else {
+                h1b.pop();
+                mode = LM2_COPY_B;
+            }
+            pending = false;
+            continue;
+        }
+        // both lanes end the outer fiber (S_k) or the stream (D)
+        bool done = is_done(a);
+        tok_t inner = done ? done_tok() : stop_tok(payload(a) + 1);
+        SAMFUSE_CHECK(done || closed_a == 0 || closed_a == payload(a) + 1,
+                      "lane a's inner stream closed its fiber at another level than the outer stop");
+        SAMFUSE_CHECK(done || closed_b == 0 || closed_b == payload(a) + 1,
+                      "lane b's inner stream closed its fiber at another level than the outer stop");
+        if (done || closed_a == 0) lane_close(h0a, hva, crd0_a, val_a, inner, __func__);
+        if (done || closed_b == 0) lane_close(h0b, hvb, crd0_b, val_b, inner, __func__);
+        h1a.pop();
+        h1b.pop();
+        crd1.write(a);
+        crd0.write(inner);
+        val.write(inner);
+        pending = false;
+        closed_a = closed_b = 0;
+        if (done) break;
+    }
+}
+#endif

@@ -1,0 +1,36 @@
+// lane_split: one lane's share of a level (docs/primitives.md, docs/parallel.md). A crd
+// (or N) is kept when its position p in the fiber satisfies p mod LANES == LANE and
+// LO <= crd < HI (N: LO == 0); a kept crd passes with its ref, the others are consumed
+// without output. Stops and D pass on both outputs and reset p. One firing per input
+// token, kept or not. p mod LANES is a wrapping counter (no divider).
+#ifndef SAMFUSE_LANE_SPLIT_H
+#define SAMFUSE_LANE_SPLIT_H
+#include "samfuse_hls.h"
+
+template <uint32_t LANES, uint32_t LANE, uint32_t LO, uint32_t HI, class CrdOut, class RefOut>
+void samfuse_lane_split(hls::stream<samfuse::tok_t>& crd_in, hls::stream<samfuse::tok_t>& ref_in,
+                        CrdOut crd, RefOut ref) {
+    using namespace samfuse;
+    SAMFUSE_CHECK(LANE < LANES, "lane is not below lanes");
+    uint32_t phase = 0;  // p mod LANES
+lane_split_loop:
+    while (true) {
+#pragma HLS pipeline II = 1
+        tok_t c = crd_in.read(), r = ref_in.read();
+        if (is_stop_or_done(c) || is_stop_or_done(r)) {
+            SAMFUSE_CHECK(same_tok(c, r), "misaligned streams on crd_in / ref_in");
+            crd.write(c);
+            ref.write(r);
+            phase = 0;
+            if (is_done(c)) break;
+            continue;
+        }
+        bool in_range = is_empty(c) ? LO == 0 : (payload(c) >= LO && payload(c) < HI);
+        if (phase == LANE && in_range) {
+            crd.write(c);
+            ref.write(r);
+        }
+        phase = phase + 1 == LANES ? 0 : phase + 1;
+    }
+}
+#endif
