@@ -338,6 +338,53 @@ def test_lane_merge_stream_errors_give_the_python_message(systemc):
     assert "misaligned lanes: crd_a holds " in msg
 
 
+def _misnested_merge2() -> Graph:
+    """lane_merge2 whose lane a pairs T's level-0 crds (outer) with its level-2 crds
+    (inner, one stop level too deep); lane b is a well-formed matrix B."""
+    g = GraphBuilder("misnested_merge2", depth=None)
+    g.tensor("T", (2, 2, 3), "ccc")
+    g.tensor("B", (3, 3), "cc")
+    g.tensor("X", (3, 3), "cc", role="output")
+    g.node("r", "root")
+    g.node("m", "lane_merge2")
+    g.node("Ti", "scan_compressed", tensor="T", level=0)
+    g.node("Tj", "scan_compressed", tensor="T", level=1)
+    g.node("Tk", "scan_compressed", tensor="T", level=2)
+    g.node("Tv", "array", tensor="T")
+    g.node("Bi", "scan_compressed", tensor="B", level=0)
+    g.node("Bj", "scan_compressed", tensor="B", level=1)
+    g.node("Bv", "array", tensor="B")
+    for nid, op, kw, src in [("Xi", "level_writer", {"level": 0}, "m.crd1"),
+                             ("Xj", "level_writer", {"level": 1}, "m.crd0"),
+                             ("Xv", "value_writer", {}, "m.val")]:
+        g.node(nid, op, tensor="X", **kw)
+        g.edge(src, f"{nid}.{'val' if op == 'value_writer' else 'crd'}")
+    for s, d in [("r.ref", "Ti.ref_in"), ("Ti.ref", "Tj.ref_in"), ("Tj.ref", "Tk.ref_in"),
+                 ("Tk.ref", "Tv.ref"), ("Ti.crd", "m.crd1_a"), ("Tk.crd", "m.crd0_a"),
+                 ("Tv.val", "m.val_a"), ("r.ref", "Bi.ref_in"),
+                 ("Bi.ref", "Bj.ref_in"), ("Bj.ref", "Bv.ref"), ("Bi.crd", "m.crd1_b"),
+                 ("Bj.crd", "m.crd0_b"), ("Bv.val", "m.val_b")]:
+        g.edge(s, d)
+    return g.build()
+
+
+def test_lane_merge2_stream_errors_give_the_python_message(systemc):
+    """An inner stream whose stops do not nest under the outer one: a copy closes lane a
+    with S2 where the outer fiber ends with S0 (S1 expected), or lane a still holds a crd
+    when the outer streams end (the Python model names the edge there, not the port)."""
+    g = _misnested_merge2()
+    b = np.zeros((3, 3), np.float32)
+    b[2, 0] = 1
+    t = np.zeros((2, 2, 3), np.float32)
+    t[0, 0, 1] = t[1, 0, 2] = 1  # Tk: 1 S1 2 S2 D against Ti: 0 1 S0 D
+    msg = _same_error(systemc, g, {"T": t, "B": b})
+    assert msg.endswith("lane a's inner stream closed its fiber with S2 but the outer "
+                        "stream ends it with S0")
+    t[0, 1, 0] = 1  # Tk: 1 S0 0 S1 2 S2 D: closes with S1, then holds 2 at the end
+    msg = _same_error(systemc, g, {"T": t, "B": b})
+    assert msg.endswith("Tk.crd->m.crd0_a holds 2 where its coordinates hold D")
+
+
 def test_lane_index_beyond_lanes_is_an_error_at_cycle_0(systemc):
     """docs/primitives.md: ``lane >= lanes`` is an error at the start of the run."""
     a = _csr(4, 4, 0.5, 61)
