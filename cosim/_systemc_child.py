@@ -50,7 +50,8 @@ MODEL_CLASSES: dict[str, str] = {
     "intersect": "Intersect", "union": "Union", "alu": "Alu", "unary": "Unary",
     "reduce": "Reduce", "spacc": "SpAcc", "spacc2": "SpAcc2", "crddrop": "CrdDrop",
     "crdhold": "CrdHold", "locate": "Locate", "level_writer": "LevelWriter",
-    "value_writer": "ValueWriter",
+    "value_writer": "ValueWriter", "lane_split": "LaneSplit", "lane_merge": "LaneMerge",
+    "lane_merge2": "LaneMerge2",
 }
 STATUS = {1: "done", 2: "deadlock", 3: "error", 4: "limit"}
 _BINARY = {"add": 0, "sub": 1, "mul": 2, "div": 3, "max": 4, "min": 5}
@@ -189,6 +190,9 @@ def _node_args(node: Node, tensors: dict[str, FiberTree], fp: bool) -> tuple:
         return (node.params["op"] == "max", fp)
     if op in ("spacc", "spacc2"):
         return (fp,)
+    if op == "lane_split":
+        p = node.params
+        return (p["lanes"], p["lane"], p["lo"], p["hi"])
     return ()
 
 
@@ -376,7 +380,14 @@ def _warm_graphs() -> list[tuple[Graph, dict[str, Any]]]:
                      ("hold.inner", "Xj.crd"), ("Aj.ref", "Av.ref"), ("Av.val", "u.a"),
                      ("u.val", "Xv.val")]:
         g.edge(src, dst)
+    from compiler import compile_expression  # lanes: split, one- and two-level merges
+
+    lanes = [compile_expression(expr, {"A": "csr"}, {"A": (3, 3), other: shape},
+                                par={"i": 2}, name=f"warm_lanes_{other}")
+             for expr, other, shape in (("y(i) = A(i,j) * x(j)", "x", (3,)),
+                                        ("X(i,j) = A(i,k) * B(k,j)", "B", (3, 3)))]
     return [(g.build(), {"A": eye}), (examples.spmv(3, 3), {"B": eye, "c": eye[0]}),
+            (lanes[0], {"A": eye, "x": eye[0]}), (lanes[1], {"A": eye, "B": eye}),
             (examples.spmm_ikj(3, 3, 3), {"B": eye, "C": eye}),
             (examples.spmm_kij(3, 3, 3), {"B": eye, "C": eye}),
             (examples.elementwise(3, 3, "add"), {"A": eye, "B": eye}),

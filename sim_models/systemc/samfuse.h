@@ -12,6 +12,7 @@
 #include "samfuse_locate.h"
 #include "samfuse_compute.h"
 #include "samfuse_crd.h"
+#include "samfuse_lanes.h"
 #include "samfuse_writers.h"
 #include "samfuse_net.h"
 

@@ -1,0 +1,291 @@
+// samfuse SystemC models: parallel lanes (docs/parallel.md) — one lane's share of a level
+// (lane_split) and the ordered merge of two lanes' outputs at one level (lane_merge) or two
+// (lane_merge2). Behaviour and timing: docs/primitives.md; sim_models/python/_lanes.py.
+// Every lane keeps every stop, so the lanes' streams have the same fibers; within a fiber
+// their coordinates are disjoint, so a merge restores coordinate order by comparing heads.
+// Heads and output space are checked in the Python actor's order, so a stall is charged
+// to (and a deadlock report names) the same FIFO.
+#ifndef SAMFUSE_LANES_H
+#define SAMFUSE_LANES_H
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+#include "samfuse_primitive.h"
+
+namespace samfuse {
+
+// Merge helpers shared by lane_merge and lane_merge2.
+class LanePrimitive : public Primitive {
+ protected:
+  using Primitive::Primitive;
+  enum Pick { PICK_A, PICK_B, PICK_CONTROL };
+
+  // The first of `fifos` whose head is not visible, or nullptr.
+  static Fifo* missing(std::initializer_list<Fifo*> fifos) {
+    for (Fifo* f : fifos)
+      if (!f->visible()) return f;
+    return nullptr;
+  }
+
+  // The lane whose head crd comes next, or PICK_CONTROL when both hold the same stop or D;
+  // any other pair is a malformed pair of lanes.
+  Pick pick(tok_t a, tok_t b, const char* name_a, const char* name_b) const {
+    bool a_crd = is_data(a), b_crd = is_data(b);
+    if (a_crd && b_crd) {
+      if (a == b)
+        fail("both lanes hold coordinate {0}: lanes must partition the coordinates", a,
+             KIND_CRD);
+      return a < b ? PICK_A : PICK_B;
+    }
+    if (a_crd && is_stop(b)) return PICK_A;
+    if (b_crd && is_stop(a)) return PICK_B;
+    if (is_stop_or_done(a) && a == b) return PICK_CONTROL;
+    fail(std::string("misaligned lanes: ") + name_a + " holds {0} while " + name_b +
+             " holds {1}",
+         a, KIND_CRD, b, KIND_CRD);
+  }
+
+  // `tok` (of kind `kind`, on `name`) must be the control token `want` its crds hold.
+  void check_stop(tok_t tok, char kind, tok_t want, const std::string& name) const {
+    if (tok != want)
+      fail(name + " holds {0} where its coordinates hold {1}", tok, kind, want, KIND_CRD);
+  }
+
+  // A value aligned with crd `crd` must not be a stop or D.
+  void check_value(tok_t val, tok_t crd, const std::string& name) const {
+    if (is_stop_or_done(val))
+      fail(name + " holds {0} where its coordinates hold {1}", val, KIND_VAL, crd, KIND_CRD);
+  }
+};
+
+// Keeps the p-th coordinate of each fiber when p mod lanes == lane and lo <= crd < hi (an N
+// crd when p mod lanes == lane and lo == 0); stops and D pass. One firing per input pair,
+// kept or not; a dropped pair needs no output space.
+class LaneSplit : public Primitive {
+ public:
+  static const char* inputs() { return "crd_in,ref_in"; }
+  static const char* outputs() { return "crd,ref"; }
+  LaneSplit(const std::string& id, long long lanes, long long lane, long long lo, long long hi)
+      : Primitive(id, "lane_split", 2, 2), lanes_(lanes), lane_(lane), lo_(lo), hi_(hi) {}
+
+  bool eval(cycle_t now) override {
+    if (!(0 <= lane_ && lane_ < lanes_))  // checked at the start of the run (cycle 0)
+      fail("lane " + std::to_string(lane_) + " is not below lanes " + std::to_string(lanes_));
+    Fifo &ci = *in_[0], &ri = *in_[1];
+    if (!ci.visible()) return wait_in(&ci);
+    if (!ri.visible()) return wait_in(&ri);
+    tok_t c = ci.peek(), r = ri.peek();
+    bool control = is_stop_or_done(c) || is_stop_or_done(r);
+    if (control && (c != r || !is_stop_or_done(c)))
+      fail("misaligned streams: crd_in holds {0} while ref_in holds {1}", c, KIND_CRD, r,
+           KIND_CRD);
+    bool keep = control || keeps(c);
+    if (keep) {
+      if (Fifo* b = out_[0].blocked()) return wait_out(b);
+      if (Fifo* b = out_[1].blocked()) return wait_out(b);
+    }
+    fire(now);
+    ci.pop();
+    ri.pop();
+    pos_ = control ? 0 : pos_ + 1;
+    if (keep) {
+      out_[0].push(c, now);
+      out_[1].push(r, now);
+      kept += !control;
+    }
+    if (is_done(c)) finish(now);
+    return true;
+  }
+
+  std::string describe_state() const override {
+    return "lane " + std::to_string(lane_) + "/" + std::to_string(lanes_) + " [" +
+           std::to_string(lo_) + ", " + std::to_string(hi_) + ") position " +
+           std::to_string(pos_);
+  }
+
+  std::int64_t kept = 0;  // coordinates this lane kept (its share of the level)
+
+ private:
+  bool keeps(tok_t c) const {
+    bool mine = pos_ % lanes_ == lane_;
+    if (is_empty(c)) return mine && lo_ == 0;
+    long long crd = payload(c);
+    return mine && lo_ <= crd && crd < hi_;
+  }
+
+  long long lanes_, lane_, lo_, hi_;
+  long long pos_ = 0;  // position of the head in its fiber
+};
+
+// Ordered merge of two lanes' (crd, val) streams of one level.
+class LaneMerge : public LanePrimitive {
+ public:
+  static const char* inputs() { return "crd_a,val_a,crd_b,val_b"; }
+  static const char* outputs() { return "crd,val"; }
+  explicit LaneMerge(const std::string& id) : LanePrimitive(id, "lane_merge", 4, 2) {}
+
+  bool eval(cycle_t now) override {
+    Fifo &ca = *in_[CA], &va = *in_[VA], &cb = *in_[CB], &vb = *in_[VB];
+    if (Fifo* f = missing({&ca, &cb})) return wait_in(f);
+    tok_t a = ca.peek(), b = cb.peek();
+    Pick side = pick(a, b, "crd_a", "crd_b");
+    tok_t tok, val;
+    if (side == PICK_CONTROL) {  // aligned stops or D: pass them with both values' stops
+      if (Fifo* f = missing({&va, &vb})) return wait_in(f);
+      check_stop(va.peek(), KIND_VAL, a, "val_a");
+      check_stop(vb.peek(), KIND_VAL, a, "val_b");
+      tok = a;
+      val = va.peek();
+    } else {
+      Fifo& v = side == PICK_A ? va : vb;
+      if (!v.visible()) return wait_in(&v);
+      tok = side == PICK_A ? a : b;
+      val = v.peek();
+      check_value(val, tok, side == PICK_A ? "val_a" : "val_b");
+    }
+    if (Fifo* f = out_[0].blocked()) return wait_out(f);
+    if (Fifo* f = out_[1].blocked()) return wait_out(f);
+    fire(now);
+    if (side != PICK_B) {
+      ca.pop();
+      va.pop();
+    }
+    if (side != PICK_A) {
+      cb.pop();
+      vb.pop();
+    }
+    out_[0].push(tok, now);
+    out_[1].push(val, now);
+    if (is_done(tok)) finish(now);
+    return true;
+  }
+
+ private:
+  enum { CA, VA, CB, VB };
+};
+
+// Ordered merge of two lanes' (outer crd, inner crd, val) streams: the smaller outer crd,
+// then its inner fiber copied from that lane. The stop closing a copied inner fiber is
+// written once the next outer step shows which it is (S0 before another outer crd, S_{k+1}
+// when the outer fiber ends with S_k).
+class LaneMerge2 : public LanePrimitive {
+ public:
+  static const char* inputs() { return "crd1_a,crd0_a,val_a,crd1_b,crd0_b,val_b"; }
+  static const char* outputs() { return "crd1,crd0,val"; }
+  explicit LaneMerge2(const std::string& id) : LanePrimitive(id, "lane_merge2", 6, 3) {}
+
+  bool eval(cycle_t now) override { return copying_ >= 0 ? copy(now) : pick_step(now); }
+
+  std::string describe_state() const override {
+    return copying_ >= 0 ? std::string("copying lane ") + kSide[copying_] : "picking";
+  }
+
+ private:
+  enum { C1, C0, V, PER_LANE };  // input port = lane * PER_LANE + one of these
+  enum { O1, O0, OV };
+  static constexpr const char* kSide[2] = {"a", "b"};
+
+  Fifo& in(int lane, int which) const { return *in_[std::size_t(lane * PER_LANE + which)]; }
+
+  // COPY_x: one inner crd and its value; the inner stop ends the copy (no space needed).
+  bool copy(cycle_t now) {
+    const int s = copying_;
+    Fifo &c0 = in(s, C0), &v = in(s, V);
+    if (Fifo* f = missing({&c0, &v})) return wait_in(f);
+    tok_t c = c0.peek(), val = v.peek();
+    const std::string side = kSide[s];
+    if (is_stop(c)) {
+      check_stop(val, KIND_VAL, c, "val_" + side);
+      fire(now);
+      c0.pop();
+      v.pop();
+      pending_ = true;
+      copying_ = -1;
+      if (payload(c) > 0) closed_[s] = int(payload(c));
+      return true;
+    }
+    if (is_done(c) || is_empty(c)) fail("crd0_" + side + " holds {0} inside a fiber", c, KIND_CRD);
+    check_value(val, c, "val_" + side);
+    if (Fifo* f = out_[O0].blocked()) return wait_out(f);
+    if (Fifo* f = out_[OV].blocked()) return wait_out(f);
+    fire(now);
+    c0.pop();
+    v.pop();
+    out_[O0].push(c, now);
+    out_[OV].push(val, now);
+    return true;
+  }
+
+  bool pick_step(cycle_t now) {
+    Fifo &a1 = in(0, C1), &b1 = in(1, C1);
+    if (Fifo* f = missing({&a1, &b1})) return wait_in(f);
+    tok_t a = a1.peek(), b = b1.peek();
+    Pick side = pick(a, b, "crd1_a", "crd1_b");
+    if (side != PICK_CONTROL) return pass_outer(now, side == PICK_A ? 0 : 1);
+    return end_fiber(now, a);
+  }
+
+  // PICK: write the smaller outer crd (and the owed S0 of the last copied fiber).
+  bool pass_outer(cycle_t now, int s) {
+    if (Fifo* f = out_[O1].blocked()) return wait_out(f);
+    if (pending_) {
+      if (Fifo* f = out_[O0].blocked()) return wait_out(f);
+      if (Fifo* f = out_[OV].blocked()) return wait_out(f);
+    }
+    fire(now);
+    out_[O1].push(in(s, C1).pop(), now);
+    if (pending_) {
+      out_[O0].push(stop_tok(0), now);
+      out_[OV].push(stop_tok(0), now);
+    }
+    pending_ = false;
+    copying_ = s;
+    return true;
+  }
+
+  // Both lanes end the outer fiber (S_k) or the stream (D): every lane that did not close
+  // its inner stream in a copy still holds the lone closing stop on crd0 and val.
+  bool end_fiber(cycle_t now, tok_t outer) {
+    const bool done = is_done(outer);
+    const tok_t inner = done ? DONE_TOK : stop_tok(payload(outer) + 1);
+    Fifo* need[4];
+    int n = 0;
+    for (int s = 0; s < 2; ++s) {
+      if (done || closed_[s] < 0) {
+        need[n++] = &in(s, C0);
+        need[n++] = &in(s, V);
+      } else if (std::uint32_t(closed_[s]) != payload(inner)) {
+        fail(std::string("lane ") + kSide[s] + "'s inner stream closed its fiber with S" +
+                 std::to_string(closed_[s]) + " but the outer stream ends it with {0}",
+             outer, KIND_CRD);
+      }
+    }
+    for (int i = 0; i < n; ++i)
+      if (!need[i]->visible()) return wait_in(need[i]);
+    for (int i = 0; i < n; ++i)  // the Python model names the edge here, not the port
+      check_stop(need[i]->peek(), i % 2 ? KIND_VAL : KIND_CRD, inner, need[i]->name());
+    for (OutPort& o : out_)
+      if (Fifo* f = o.blocked()) return wait_out(f);
+    fire(now);
+    in(0, C1).pop();
+    in(1, C1).pop();
+    for (int i = 0; i < n; ++i) need[i]->pop();
+    out_[O1].push(outer, now);
+    out_[O0].push(inner, now);
+    out_[OV].push(inner, now);
+    pending_ = false;
+    closed_[0] = closed_[1] = -1;
+    if (done) finish(now);
+    return true;
+  }
+
+  int copying_ = -1;      // the lane whose inner fiber is being copied (-1: PICK)
+  bool pending_ = false;  // a copied inner fiber's closing stop is not written yet
+  int closed_[2] = {-1, -1};  // per lane, the level of the inner stop that closed it, or -1
+};
+
+}  // namespace samfuse
+
+#endif  // SAMFUSE_LANES_H
