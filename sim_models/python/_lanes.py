@@ -229,19 +229,20 @@ class LaneMerge2(_LaneActor):
         # both lanes end the outer fiber (S_k) or the stream (D): every lane that did not
         # close its inner stream in a copy still holds the lone closing stop
         inner = DONE if a is DONE else stop(a.level + 1)
-        need = []
+        need, names = [], []
         for s in "ab":
             closed = self.closed[s]
             if a is DONE or closed is None:
                 need.extend(self.lane_in[s][1:])
+                names.extend((f"crd0_{s}", f"val_{s}"))
             elif closed != inner.level:
                 raise self.error(f"lane {s}'s inner stream closed its fiber with "
                                  f"S{closed} but the outer stream ends it with {a!r}")
         r2, blk = self.heads(*need)
         if blk is not None:
             return blk
-        for ch in need:
-            _check_stop(self, ch.peek(), inner, ch.name)
+        for ch, name in zip(need, names, strict=True):
+            _check_stop(self, ch.peek(), inner, name)
         st, blk = self.spaces(self.o1, self.o0, self.ov)
         if blk is not None:
             return blk

@@ -251,10 +251,13 @@ class LaneMerge2 : public LanePrimitive {
     const bool done = is_done(outer);
     const tok_t inner = done ? DONE_TOK : stop_tok(payload(outer) + 1);
     Fifo* need[4];
+    std::string names[4];
     int n = 0;
     for (int s = 0; s < 2; ++s) {
       if (done || closed_[s] < 0) {
+        names[n] = std::string("crd0_") + kSide[s];
         need[n++] = &in(s, C0);
+        names[n] = std::string("val_") + kSide[s];
         need[n++] = &in(s, V);
       } else if (std::uint32_t(closed_[s]) != payload(inner)) {
         fail(std::string("lane ") + kSide[s] + "'s inner stream closed its fiber with S" +
@@ -264,8 +267,8 @@ class LaneMerge2 : public LanePrimitive {
     }
     for (int i = 0; i < n; ++i)
       if (!need[i]->visible()) return wait_in(need[i]);
-    for (int i = 0; i < n; ++i)  // the Python model names the edge here, not the port
-      check_stop(need[i]->peek(), i % 2 ? KIND_VAL : KIND_CRD, inner, need[i]->name());
+    for (int i = 0; i < n; ++i)
+      check_stop(need[i]->peek(), i % 2 ? KIND_VAL : KIND_CRD, inner, names[i]);
     for (OutPort& o : out_)
       if (Fifo* f = o.blocked()) return wait_out(f);
     fire(now);
