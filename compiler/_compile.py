@@ -21,7 +21,7 @@ from ._normalize import Normalized, normalize
 from ._order import OrderSearch
 from ._parallel import DEFAULT_LANE_BUFFER, LaneSplit
 from ._parse import parse
-from ._partition import lane_splits
+from ._partition import check_lane_buffer, lane_buffer_for, lane_splits
 
 __all__ = ["compile_expression", "parse_order"]
 
@@ -55,7 +55,7 @@ def compile_expression(expr: str | Assignment,
                        stats: Mapping[str, Any] | None = None,
                        par: Mapping[str, int] | None = None,
                        partition: str = "round-robin",
-                       lane_buffer: int = DEFAULT_LANE_BUFFER) -> Graph:
+                       lane_buffer: int | None = None) -> Graph:
     """Compile one tensor index expression into a validated SAMML :class:`ir.Graph`.
 
     ``formats`` maps tensor names (inputs and the output) to format specs (``"csr"``,
@@ -79,26 +79,24 @@ def compile_expression(expr: str | Assignment,
         raise LoweringError(f"stats given for {unknown}, which the expression does not "
                             f"read; its inputs are {sorted(tensors)}")
     splits = lane_splits(norm, par or {}, partition, idx_sizes, fmts, stats or {})
-    if isinstance(lane_buffer, bool) or not isinstance(lane_buffer, int) or lane_buffer < 2:
-        raise LoweringError(f"lane_buffer {lane_buffer!r}: expected a number of tokens >= 2 "
-                            "(a lane's values trail its coordinates by a token: a reducer "
-                            "closes a fiber when it sees the next coordinate)")
+    if lane_buffer is not None:  # checked before any work
+        check_lane_buffer(lane_buffer)
     with no_gc_pauses():
-        if order is not None:
-            return job.build(parse_order(norm, order), splits, partition, lane_buffer)
         known = {}  # measured once (a tensor given as stats), not per candidate
-        for a in accesses(norm.assignment.rhs):
+        for a in accesses(norm.assignment.rhs) if order is None or splits else ():
             fmt = fmts.get(a.tensor) or Format.dense(len(a.indices))
             known[a.tensor] = input_stats((stats or {}).get(a.tensor),
                                           tuple(idx_sizes[i] for i in a.indices), fmt,
                                           "the expression", a.tensor)
-        best = _search(job, known)
+        best = job.build(parse_order(norm, order)) if order is not None else \
+            _search(job, known)
         if not splits:
             return best
         # lanes do not change which order is cheapest per lane: search on one lane
         graph = job.build(parse_order(norm, best.meta["order"]), splits, partition,
-                          lane_buffer)
-        graph.meta["order_search"] = best.meta.get("order_search")
+                          lane_buffer_for(best, splits, partition, lane_buffer, known))
+        if "order_search" in best.meta:
+            graph.meta["order_search"] = best.meta["order_search"]
         return graph
 
 

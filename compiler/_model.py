@@ -25,7 +25,7 @@ from ._factor import Factorer
 from ._fusion import FusedExpression, fuse_region
 from ._order import OrderError, OrderGraph, OrderSearch, order_graph
 from ._parse import parse
-from ._partition import lane_splits
+from ._partition import lane_buffer_for, lane_splits
 
 __all__ = ["CompiledModel", "CompiledRegion", "Kernel", "compile_model", "einsum_program",
            "MAX_TRIES"]
@@ -223,7 +223,8 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
                                  measured_only=True)
             searched = graph.meta.get("order_search")
             graph = job.build(parse_order(job.norm, graph.meta["order"]), splits,
-                              reg.partition, reg.lane_buffer)
+                              reg.partition, lane_buffer_for(graph, splits, reg.partition,
+                                                             reg.lane_buffer, known))
             graph.meta["order_search"] = searched
         graph.meta["region"] = reg.name
         graph.meta["inlined"] = list(fused.inlined)

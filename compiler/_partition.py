@@ -12,19 +12,22 @@ it a partition of multi-operand intersections and unions, not of one matrix.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from ir import PARTITIONS, FiberTree, Format
+from ir import PARTITIONS, FiberTree, Format, Graph
 
 from ._ast import Access, accesses
+from ._cost import TensorStats, estimate
 from ._errors import LoweringError
 from ._normalize import Normalized
-from ._parallel import LaneSplit
+from ._parallel import DEFAULT_LANE_BUFFER, LaneSplit
 
-__all__ = ["PARTITIONS", "MAX_LANES", "lane_splits", "coordinate_work"]
+__all__ = ["PARTITIONS", "MAX_LANES", "lane_splits", "coordinate_work", "lane_buffer_for",
+           "check_lane_buffer"]
 
 #: lanes per parallel index (a merge tree of 2-input merges; 64 covers FuseFlow's 4x4,
 #: 8x8 and the scaling curves)
@@ -62,6 +65,38 @@ def lane_splits(norm: Normalized, par: Mapping[str, int], partition: str,
         work = coordinate_work(norm, v, sizes, fmts, tensors, measured_only)
         out[v] = [LaneSplit(1, 0, lo, hi) for lo, hi in balanced_ranges(work, lanes)]
     return out
+
+
+def check_lane_buffer(given: int) -> int:
+    """A lane buffer a user gave: at least 2 tokens."""
+    if isinstance(given, bool) or not isinstance(given, int) or given < 2:
+        raise LoweringError(f"lane_buffer {given!r}: expected a number of tokens >= 2 (a "
+                            "lane's values trail its coordinates by a token: a reducer "
+                            "closes a fiber when it sees the next coordinate)")
+    return given
+
+
+def lane_buffer_for(one_lane: Graph, splits: Mapping[str, Sequence[LaneSplit]],
+                    partition: str, given: int | None,
+                    stats: Mapping[str, TensorStats]) -> int:
+    """The lane buffer: ``given``, or (``None``) one sized for the partition.
+
+    Round-robin lanes take turns at every fiber, so a shallow buffer
+    (:data:`DEFAULT_LANE_BUFFER`) keeps them busy. A balanced lane's coordinates all come
+    after the previous lane's, so it must hold its whole output while the earlier lanes
+    drain: the buffer is the heuristic's expected output tokens of one lane (the
+    one-lane graph's writers' input, ``docs/cost.md``) plus a quarter, at least the
+    default."""
+    if given is not None:
+        return check_lane_buffer(given)
+    if partition == "round-robin" or not splits:
+        return DEFAULT_LANE_BUFFER
+    est = estimate(one_lane, stats)
+    written = max((t for e, t in est.tokens.items()
+                   if one_lane.nodes[e.rpartition("->")[2].rpartition(".")[0]].op
+                   == "value_writer"), default=0.0)
+    lanes = math.prod(len(s) for s in splits.values())
+    return max(DEFAULT_LANE_BUFFER, math.ceil(1.25 * written / lanes) + 2)
 
 
 def balanced_ranges(work: np.ndarray, lanes: int) -> list[tuple[int, int]]:

@@ -521,8 +521,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--partition", default="round-robin", choices=("round-robin", "balanced"),
                    help="how lanes share an index: dealt in turn, or contiguous ranges of "
                    "equal work measured on --input data (default round-robin)")
-    c.add_argument("--lane-buffer", type=int, default=1024, metavar="TOKENS",
-                   help="output buffer per lane in front of the merges (default 1024)")
+    c.add_argument("--lane-buffer", type=int, metavar="TOKENS",
+                   help="output buffer per lane in front of the merges (default: 1024 for "
+                   "round-robin, a lane's expected output for balanced)")
     c.add_argument("--density", action="append", metavar="NAME=P",
                    help="expected fraction of non-zeros of a sparse input, for the order "
                    "search's cost (default 0.1; dense inputs 1)")

@@ -40,8 +40,9 @@ class Region:
     par: dict[str, int] = field(default_factory=dict)
     #: how lanes share an index: "round-robin" or "balanced" (equal measured work)
     partition: str = "round-robin"
-    #: output buffer per lane in front of the lane merges, in tokens
-    lane_buffer: int = 1024
+    #: output buffer per lane in front of the lane merges, in tokens (None: sized for the
+    #: partition by the compiler)
+    lane_buffer: int | None = None
 
     def __post_init__(self) -> None:
         check_name("region", self.name, ScheduleError)
@@ -49,8 +50,9 @@ class Region:
         if self.partition not in PARTITIONS:
             raise ScheduleError(f"region {self.name!r}: partition {self.partition!r} is not "
                                 f"one of {', '.join(PARTITIONS)}")
-        if isinstance(self.lane_buffer, bool) or not isinstance(self.lane_buffer, int) or \
-                self.lane_buffer < 2:
+        if self.lane_buffer is not None and (
+                isinstance(self.lane_buffer, bool) or not isinstance(self.lane_buffer, int)
+                or self.lane_buffer < 2):
             raise ScheduleError(f"region {self.name!r}: lane_buffer {self.lane_buffer!r} must "
                                 "be a number of tokens >= 2")
         if isinstance(self.statements, str):
@@ -82,7 +84,7 @@ class Region:
             out["par"] = dict(self.par)
         if self.partition != "round-robin":
             out["partition"] = self.partition
-        if self.lane_buffer != 1024:
+        if self.lane_buffer is not None:
             out["lane_buffer"] = self.lane_buffer
         return out
 
@@ -98,7 +100,7 @@ class Schedule:
     #: that are output indices of its kernels (a study's ``par`` axis; docs/parallel.md)
     par: dict[str, int] = field(default_factory=dict)
     partition: str = "round-robin"
-    lane_buffer: int = 1024
+    lane_buffer: int | None = None
 
     def __post_init__(self) -> None:
         check = Region("schedule", [], None, True, self.par, self.partition,
@@ -273,7 +275,7 @@ class Schedule:
         return cls([_region_from(r, n) for n, r in enumerate(regions)],
                    {str(k): str(v) for k, v in formats.items()},
                    str(data.get("name", "schedule")), data.get("par") or {},
-                   data.get("partition", "round-robin"), data.get("lane_buffer", 1024))
+                   data.get("partition", "round-robin"), data.get("lane_buffer"))
 
     def to_yaml(self) -> str:
         import yaml
@@ -341,7 +343,7 @@ def _region_from(data: Any, n: int) -> Region:
                             f"{transpose!r}")
     return Region(data.get("name", f"r{n}"), stmts, data.get("order"), transpose,
                   data.get("par") or {}, data.get("partition", "round-robin"),
-                  data.get("lane_buffer", 1024))
+                  data.get("lane_buffer"))
 
 
 _REGION_KEYS = ("name", "statements", "order", "transpose", "par", "partition",

@@ -101,3 +101,18 @@ def test_rmat_graph_is_power_law_and_reproducible():
     assert (rmat_graph(12, 24, seed=1) != a).nnz == 0
     with pytest.raises(ValueError, match="probs"):
         rmat_graph(4, probs=(0.5, 0.5, 0.5, 0.5))
+
+
+def test_balanced_lanes_get_buffers_that_hold_a_lane_s_output():
+    A = sp.random(64, 64, density=0.5, format="csr", random_state=3, dtype=np.float32)
+    B = np.ones((64, 64), np.float32)
+
+    def buffer(**kw):
+        g = compile_expression(SPMM, {"A": "csr", "X": "csr"}, {"A": A.shape, "B": B.shape},
+                               order="i,k,j", par={"i": 2}, stats={"A": A, "B": B}, **kw)
+        return g.meta["parallel"]["lane_buffer"]
+
+    assert buffer(partition="round-robin") == 1024
+    # the heuristic expects ~64 x 64 output entries: 2,048 per lane, plus a quarter
+    assert 2400 <= buffer(partition="balanced") <= 2700
+    assert buffer(partition="balanced", lane_buffer=16) == 16
