@@ -33,6 +33,12 @@ def add_tune_parser(sub: argparse._SubParsersAction, error: type[Exception]) -> 
     t.add_argument("--hw-knob", action="append", default=[], metavar="KEY=V1,V2,…",
                    help="a hardware key to search over these values (repeatable), e.g. "
                    "onchip.bytes=4096,65536")
+    t.add_argument("--lanes", metavar="N,N,…", default="1",
+                   help="parallel lane counts to search, on every kernel's outermost output "
+                   "index (default 1; docs/parallel.md)")
+    t.add_argument("--partitions", metavar="P,P,…", default="round-robin",
+                   help="lane partitions to search: round-robin, balanced (default "
+                   "round-robin)")
     t.add_argument("--batch", type=int, default=1, help="points per round (default 1)")
     t.add_argument("--workers", type=int, default=1, help="parallel runs (default 1)")
     t.add_argument("--dask", metavar="local|ADDRESS", help="evaluate on Dask")
@@ -72,6 +78,11 @@ def cmd_tune(args: argparse.Namespace, error: type[Exception]) -> int:
         raise error(f"--depth {args.depth!r}: expected depths like 2,4 (none: unbounded)"
                     ) from None
     knobs = {k: v.split(",") for k, v in _pairs(args.hw_knob, "--hw-knob", error)}
+    try:
+        lanes = tuple(int(n) for n in args.lanes.split(","))
+    except ValueError:
+        raise error(f"--lanes {args.lanes!r}: expected lane counts like 1,2,4") from None
+    partitions = tuple(p.strip() for p in args.partitions.split(",") if p.strip())
     label = Path(args.target).stem if args.target.endswith((".yaml", ".yml")) else \
         f"{args.target}-{args.config}"
     try:
@@ -82,7 +93,7 @@ def cmd_tune(args: argparse.Namespace, error: type[Exception]) -> int:
                       hw=args.hw, hw_set=_pairs(args.hw_set, "--hw-set", error),
                       hw_knobs=knobs, batch=args.batch, workers=args.workers,
                       dask=args.dask, backend=args.backend, hand=not args.no_hand,
-                      prune=args.prune or None)
+                      prune=args.prune or None, lanes=lanes, partitions=partitions)
     except (TuneError, OutputPathError) as exc:
         raise error(str(exc)) from None
     best = result.best

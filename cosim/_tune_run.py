@@ -34,7 +34,8 @@ class TuneResult:
 def model_space(workload: Any, *, seed: int = 0, units: str = "scope",
                 max_orders: int = 4, depths: Sequence[int | None] = (2,),
                 hw_knobs: Mapping[str, Sequence[Any]] | None = None,
-                prune: float | None = 100.0) -> TuneSpace:
+                prune: float | None = 100.0, lanes: Sequence[int] = (1,),
+                partitions: Sequence[str] = ("round-robin",)) -> TuneSpace:
     """The space of a model workload, priced on the tensors a run binds (seed ``seed``)."""
     from compiler import evaluate, from_torch, torch_inputs, torch_weights
     from compiler.models import MODELS
@@ -45,7 +46,7 @@ def model_space(workload: Any, *, seed: int = 0, units: str = "scope",
     binds = {**torch_weights(model, program), **torch_inputs(program, example)}
     return TuneSpace.build(program, units=units, stats={**binds, **evaluate(program, binds)},
                            depths=depths, hw_knobs=hw_knobs, max_orders=max_orders,
-                           prune=prune)
+                           prune=prune, lanes=lanes, partitions=partitions)
 
 
 def _workload(target: str | Path, config: str) -> tuple[Any, dict[str, Any]]:
@@ -86,7 +87,8 @@ def tune(target: str | Path, out: str | Path, *, budget: int = 30,
          hw_set: Sequence[tuple[str, str]] = (),
          hw_knobs: Mapping[str, Sequence[Any]] | None = None, batch: int = 1,
          workers: int = 1, dask: str | None = None, backend: str | None = None,
-         hand: bool = True, prune: float | None = 100.0) -> TuneResult:
+         hand: bool = True, prune: float | None = 100.0, lanes: Sequence[int] = (1,),
+         partitions: Sequence[str] = ("round-robin",)) -> TuneResult:
     """Tune ``target`` (a bundled model at ``config``, or a study file with one model
     workload) for ``budget`` evaluations; results in ``out`` (see docs/tune.md).
     Re-running with the same arguments replays the cached evaluations."""
@@ -96,7 +98,7 @@ def tune(target: str | Path, out: str | Path, *, budget: int = 30,
     seed = fixed.get("seed", 0) if seed is None else seed
     space = model_space(workload, seed=seed, units=units, max_orders=max_orders,
                         depths=depths or fixed.get("depths", (2,)), hw_knobs=hw_knobs,
-                        prune=prune)
+                        prune=prune, lanes=lanes, partitions=partitions)
     evaluator = StudyEvaluator(space, workload, objective, out, seed=seed,
                                backend=backend or fixed.get("backend", "python"),
                                hw=hw or fixed.get("hw"),
