@@ -134,6 +134,8 @@ def _params(graph: Graph, node: Node) -> dict[str, str]:
     if op == "spacc2":
         return {"FP": fp, "N1": str(_crd_bound(graph, node.id, "crd1")),
                 "N0": str(_crd_bound(graph, node.id, "crd0"))}
+    if op == "lane_split":
+        return {k.upper(): str(p[k]) for k in ("lanes", "lane", "lo", "hi")}
     if op in ("level_writer", "value_writer"):
         _, sizes = _mem_bounds(graph, p["tensor"])
         total = max(1, math.prod(sizes))
