@@ -131,6 +131,14 @@ def test_cases_use_every_lane_primitive():
     assert {"lane_split", "lane_merge", "lane_merge2"} <= ops
 
 
+def test_a_split_lane_outside_its_lanes_is_an_error_naming_the_node():
+    graph = _case("spmv_i2")[0]
+    split = next(n for n in graph.nodes.values() if n.op == "lane_split")
+    split.params["lane"] = 2
+    with pytest.raises(ValueError, match=f"node {split.id!r}: lane 2 is not below lanes 2"):
+        generate(graph)
+
+
 @pytest.mark.parametrize("case", SHALLOW)
 def test_shallow_lane_buffers_make_lanes_wait(case):
     """The shallow cases test back-pressure between lanes: with the default buffers the
