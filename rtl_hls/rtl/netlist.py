@@ -134,6 +134,12 @@ def _params(graph: Graph, node: Node) -> dict[str, str]:
     if op == "spacc2":
         return {"FP": fp, "N1": str(_crd_bound(graph, node.id, "crd1")),
                 "N0": str(_crd_bound(graph, node.id, "crd0"))}
+    if op == "lane_split":
+        # the module would silently keep nothing; the Python model stops with this error
+        if not 0 <= p["lane"] < p["lanes"]:
+            raise ValueError(f"node {node.id!r}: lane {p['lane']} is not below lanes "
+                             f"{p['lanes']}")
+        return {k.upper(): str(p[k]) for k in ("lanes", "lane", "lo", "hi")}
     if op in ("level_writer", "value_writer"):
         _, sizes = _mem_bounds(graph, p["tensor"])
         total = max(1, math.prod(sizes))

@@ -1,0 +1,155 @@
+// lane_merge2: ordered merge of two lanes' (outer crd1, inner crd0, val) streams. In PICK
+// the smaller head crd1 (a crd before a stop) is written and its lane's inner fiber is
+// copied (COPY_A/COPY_B) one crd0/val pair per cycle. The stop that closes a copied fiber
+// is popped without writing (`pending`): the next PICK writes S0 before another outer
+// crd, or S_{k+1} when both lanes end the outer fiber with S_k. A lane that copied no
+// fiber since the last outer stop (`closed_x` clear) still holds that lone S_{k+1} on
+// crd0/val, popped with the outer stops; D pops all six inputs.
+module samfuse_lane_merge2 (
+    input  logic        ap_clk,
+    input  logic        ap_rst,
+    input  logic [33:0] crd1_a_dout,
+    input  logic        crd1_a_empty_n,
+    output logic        crd1_a_read,
+    input  logic [33:0] crd0_a_dout,
+    input  logic        crd0_a_empty_n,
+    output logic        crd0_a_read,
+    input  logic [33:0] val_a_dout,
+    input  logic        val_a_empty_n,
+    output logic        val_a_read,
+    input  logic [33:0] crd1_b_dout,
+    input  logic        crd1_b_empty_n,
+    output logic        crd1_b_read,
+    input  logic [33:0] crd0_b_dout,
+    input  logic        crd0_b_empty_n,
+    output logic        crd0_b_read,
+    input  logic [33:0] val_b_dout,
+    input  logic        val_b_empty_n,
+    output logic        val_b_read,
+    output logic [33:0] crd1_din,
+    input  logic        crd1_full_n,
+    output logic        crd1_write,
+    output logic [33:0] crd0_din,
+    input  logic        crd0_full_n,
+    output logic        crd0_write,
+    output logic [33:0] val_din,
+    input  logic        val_full_n,
+    output logic        val_write
+);
+  import samfuse_pkg::*;
+  localparam logic [1:0] PICK = 2'd0, COPY_A = 2'd1, COPY_B = 2'd2;
+  logic [1:0] mode, mode_n;
+  logic fin, fin_n, pending, pending_n, closed_a, closed_a_n, closed_b, closed_b_n;
+  logic ad, bd, take_a, take_b, need_a, need_b, done, inner_sp;
+  logic [33:0] c0, v0, inner;
+  logic c0_head, c0_stop;
+
+  assign ad = crd1_a_dout[33:32] == TAG_DATA;
+  assign bd = crd1_b_dout[33:32] == TAG_DATA;
+  assign take_a = ad && (!bd || crd1_a_dout[31:0] < crd1_b_dout[31:0]);
+  assign take_b = bd && !take_a;
+  assign done = crd1_a_dout[33:32] == TAG_DONE;
+  // outer stops: each lane that closed no inner fiber in a copy holds the closing stop
+  assign need_a = done || !closed_a;
+  assign need_b = done || !closed_b;
+  assign inner = done ? crd1_a_dout : mk(TAG_STOP, crd1_a_dout[31:0] + 32'd1);
+  assign inner_sp = crd0_full_n && val_full_n;
+  // the lane being copied
+  assign c0 = mode == COPY_B ? crd0_b_dout : crd0_a_dout;
+  assign v0 = mode == COPY_B ? val_b_dout : val_a_dout;
+  assign c0_head = mode == COPY_B ? crd0_b_empty_n && val_b_empty_n
+                                  : crd0_a_empty_n && val_a_empty_n;
+  assign c0_stop = c0[33:32] == TAG_STOP;
+
+  always @* begin
+    crd1_a_read = 1'b0;
+    crd0_a_read = 1'b0;
+    val_a_read = 1'b0;
+    crd1_b_read = 1'b0;
+    crd0_b_read = 1'b0;
+    val_b_read = 1'b0;
+    crd1_write = 1'b0;
+    crd0_write = 1'b0;
+    val_write = 1'b0;
+    crd1_din = '0;
+    crd0_din = '0;
+    val_din = '0;
+    mode_n = mode;
+    fin_n = fin;
+    pending_n = pending;
+    closed_a_n = closed_a;
+    closed_b_n = closed_b;
+    if (fin) begin
+    end else if (mode != PICK) begin
+      if (c0_head && (c0_stop || inner_sp)) begin
+        crd0_a_read = mode == COPY_A;
+        val_a_read = mode == COPY_A;
+        crd0_b_read = mode == COPY_B;
+        val_b_read = mode == COPY_B;
+        if (c0_stop) begin  // the fiber's closing stop is owed, written by the next PICK
+          pending_n = 1'b1;
+          mode_n = PICK;
+          if (c0[31:0] != 32'd0) begin
+            closed_a_n = closed_a || mode == COPY_A;
+            closed_b_n = closed_b || mode == COPY_B;
+          end
+        end else begin
+          crd0_write = 1'b1;
+          val_write = 1'b1;
+          crd0_din = c0;
+          val_din = v0;
+        end
+      end
+    end else if (crd1_a_empty_n && crd1_b_empty_n) begin
+      if (take_a || take_b) begin
+        if (crd1_full_n && (!pending || inner_sp)) begin
+          crd1_a_read = take_a;
+          crd1_b_read = take_b;
+          crd1_write = 1'b1;
+          crd1_din = take_a ? crd1_a_dout : crd1_b_dout;
+          crd0_write = pending;
+          val_write = pending;
+          crd0_din = mk(TAG_STOP, 32'd0);
+          val_din = mk(TAG_STOP, 32'd0);
+          pending_n = 1'b0;
+          mode_n = take_a ? COPY_A : COPY_B;
+        end
+      end else if ((!need_a || (crd0_a_empty_n && val_a_empty_n)) &&
+                   (!need_b || (crd0_b_empty_n && val_b_empty_n)) &&
+                   crd1_full_n && inner_sp) begin
+        crd1_a_read = 1'b1;
+        crd1_b_read = 1'b1;
+        crd0_a_read = need_a;
+        val_a_read = need_a;
+        crd0_b_read = need_b;
+        val_b_read = need_b;
+        crd1_write = 1'b1;
+        crd0_write = 1'b1;
+        val_write = 1'b1;
+        crd1_din = crd1_a_dout;
+        crd0_din = inner;
+        val_din = inner;
+        pending_n = 1'b0;
+        closed_a_n = 1'b0;
+        closed_b_n = 1'b0;
+        fin_n = done;
+      end
+    end
+  end
+
+  always_ff @(posedge ap_clk) begin
+    if (ap_rst) begin
+      mode <= PICK;
+      fin <= 1'b0;
+      pending <= 1'b0;
+      closed_a <= 1'b0;
+      closed_b <= 1'b0;
+    end else begin
+      mode <= mode_n;
+      fin <= fin_n;
+      pending <= pending_n;
+      closed_a <= closed_a_n;
+      closed_b <= closed_b_n;
+    end
+  end
+endmodule
