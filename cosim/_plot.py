@@ -195,7 +195,8 @@ def _shown(col: str, value: Any) -> str:
 
 def _latency(frame: Any, ax: Any) -> None:
     """Cycles against the DRAM round trip (``hw_set: dram.latency_cycles``), one line per
-    workload and schedule; ideal-memory runs dashed (the floor no latency reaches)."""
+    workload and schedule; ideal-memory runs dashed (the floor no latency reaches). The
+    legend gives each line's slope: the round trips the run waits for one after another."""
     rows = _ok(frame, ["dram_latency_cycles", "cycles", "workload", "schedule"], "latency")
     if rows["dram_latency_cycles"].notna().sum() == 0:
         raise PlotError("--kind latency: no successful run has a memory (every run is on "
@@ -206,11 +207,14 @@ def _latency(frame: Any, ax: Any) -> None:
         swept = group[group["dram_latency_cycles"].notna()]
         if not swept.empty:
             g = swept.groupby("dram_latency_cycles")["cycles"].min().sort_index()
+            if len(g) > 1:
+                slope = (g.iloc[-1] - g.iloc[0]) / (g.index[-1] - g.index[0])
+                name += f" (+{slope:,.0f} cycles per latency cycle)"
             ax.plot(g.index, g.values, marker="o", color=color, label=name)
         ideal = group[group["dram_latency_cycles"].isna()]
         if not ideal.empty:
             ax.axhline(float(ideal["cycles"].min()), color=color, ls="--", lw=0.8)
-    ax.set_yscale("log")
+    ax.set_ylim(bottom=0)
     ax.set_xlabel("DRAM latency (cycles per round trip); dashed: ideal memory")
     ax.set_ylabel("cycles")
     ax.legend(fontsize="small")
