@@ -87,8 +87,9 @@ def balance(quick: bool) -> None:
                   f"{one / r['cycles']:5.2f}x  imbalance {r['imbalance']:.3f}  lane work "
                   f"{min(r['work'].values())}..{max(r['work'].values())}  "
                   f"wall {r['wall']:.1f} s")
-        print(f"  {name:<15} balanced is {got['round-robin']['cycles'] / got['balanced']['cycles']:.2f}x "
-              f"faster than round-robin (1 lane: {one} cycles)")
+        gain = got["round-robin"]["cycles"] / got["balanced"]["cycles"]
+        print(f"  {name:<15} balanced is {gain:.2f}x faster than round-robin (1 lane: {one} "
+              "cycles)")
 
 
 def main() -> None:
