@@ -1,7 +1,7 @@
 """Figures from a study's result table (matplotlib, PNG and PDF).
 
-Each kind reproduces one of FuseFlow's figures from the columns a study writes; a kind
-whose axis samfuse cannot run yet (lanes, blocks) says so instead of drawing
+Each kind reproduces one of FuseFlow's figures (or a memory what-if) from the columns a
+study writes; a kind whose axis samfuse cannot run yet (blocks) says so instead of drawing
 an empty plot.
 """
 
@@ -123,6 +123,104 @@ def _bandwidth(frame: Any, ax: Any) -> None:
     ax.set_title("Off-chip bandwidth")
 
 
+#: the columns that make two runs the same configuration apart from their lanes
+_SAME_RUN = ["workload", "schedule", "order", "depth", "dtype", "seed", "backend", "hw",
+             "hw_set"]
+#: what one line of the lanes figure holds fixed (seeds and backends are averaged)
+_LANE_LINE = ["workload", "schedule", "order", "depth", "dtype", "hw", "hw_set",
+              "partition", "lane_buffer", "par_on"]
+
+
+def _key(frame: Any, cols: list[str]) -> Any:
+    """One string per row naming its values of ``cols`` (missing values included)."""
+    import pandas as pd
+
+    return pd.Series(["|".join(map(str, t)) for t in frame[cols].itertuples(index=False)],
+                     index=frame.index, dtype=object)
+
+
+def _lanes(frame: Any, ax: Any) -> None:
+    """FuseFlow Fig. 16: speed-up over the one-lane run of the same configuration against
+    the number of lanes, one line per workload, partition and hardware (and whichever
+    other axis varies); the ideal linear speed-up dashed."""
+    rows = _ok(frame, ["lanes", "par", "partition", "lane_buffer", "cycles", *_SAME_RUN],
+               "lanes").copy()
+    if not (rows["lanes"] > 1).any():
+        raise PlotError("--kind lanes: no successful run has more than one lane (set the "
+                        "study's par axis)")
+    rows["_same"] = _key(rows, _SAME_RUN)
+    base = rows[rows["lanes"] == 1].groupby("_same")["cycles"].min()
+    multi = rows[rows["lanes"] > 1].copy()
+    multi["speedup"] = multi["_same"].map(base) / multi["cycles"]
+    multi = multi[multi["speedup"].notna()]
+    if multi.empty:
+        raise PlotError("--kind lanes: no run with lanes has a one-lane run of the same "
+                        "configuration to compare with (add par: none to the study)")
+    # the parallel indices, without their counts: i=2 and i=8 lie on one line
+    multi["par_on"] = multi["par"].map(lambda p: ",".join(x.split("=")[0]
+                                                        for x in str(p).split(",")))
+    varying = [c for c in _LANE_LINE if multi[c].map(str).nunique() > 1]
+    shown = ["workload", *[c for c in varying if c != "workload"]]
+    for i, (_, line) in enumerate(multi.groupby(_key(multi, _LANE_LINE))):
+        first = line.iloc[0]
+        g = line.groupby("lanes").agg(speedup=("speedup", "mean"),
+                                      imbalance=("imbalance", "mean")).sort_index()
+        label = " ".join(x for x in (_shown(c, first[c]) for c in shown) if x != "-")
+        top = g.iloc[-1]
+        if top["imbalance"] == top["imbalance"]:  # not NaN
+            label += f" (imbalance {top['imbalance']:.2f} at {g.index[-1]})"
+        ax.plot([1, *g.index], [1.0, *g["speedup"]], marker="o", color=f"C{i % 10}",
+                label=label)
+    most = int(multi["lanes"].max())
+    ax.plot([1, most], [1, most], color="gray", ls="--", lw=0.8, label="ideal (linear)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ticks = sorted({1, *map(int, multi["lanes"])})
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.set_yticks(ticks, [str(t) for t in ticks])
+    ax.set_xlabel("lanes")
+    ax.set_ylabel("speed-up over one lane (cycles)")
+    ax.legend(fontsize="x-small")
+    ax.set_title("Parallel lanes (cf. FuseFlow Fig. 16)")
+
+
+def _shown(col: str, value: Any) -> str:
+    """A line label's part: the workload as is, other axes as ``name value``."""
+    if col == "workload":
+        return str(value)
+    if col == "par_on":
+        return f"par {value}"
+    return str(value) if col in ("partition", "hw", "schedule") else f"{col} {value}"
+
+
+def _latency(frame: Any, ax: Any) -> None:
+    """Cycles against the DRAM round trip (``hw_set: dram.latency_cycles``), one line per
+    workload and schedule; ideal-memory runs dashed (the floor no latency reaches). The
+    legend gives each line's slope: the round trips the run waits for one after another."""
+    rows = _ok(frame, ["dram_latency_cycles", "cycles", "workload", "schedule"], "latency")
+    if rows["dram_latency_cycles"].notna().sum() == 0:
+        raise PlotError("--kind latency: no successful run has a memory (every run is on "
+                        "ideal hardware; sweep hw_set dram.latency_cycles on a preset)")
+    for i, ((label, sched), group) in enumerate(rows.groupby(["workload", "schedule"])):
+        name = f"{label} {sched}".rstrip(" -")
+        color = f"C{i % 10}"
+        swept = group[group["dram_latency_cycles"].notna()]
+        if not swept.empty:
+            g = swept.groupby("dram_latency_cycles")["cycles"].min().sort_index()
+            if len(g) > 1:
+                slope = (g.iloc[-1] - g.iloc[0]) / (g.index[-1] - g.index[0])
+                name += f" (+{slope:,.0f} cycles per latency cycle)"
+            ax.plot(g.index, g.values, marker="o", color=color, label=name)
+        ideal = group[group["dram_latency_cycles"].isna()]
+        if not ideal.empty:
+            ax.axhline(float(ideal["cycles"].min()), color=color, ls="--", lw=0.8)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("DRAM latency (cycles per round trip); dashed: ideal memory")
+    ax.set_ylabel("cycles")
+    ax.legend(fontsize="small")
+    ax.set_title("Off-chip latency")
+
+
 def _unbuilt(what: str) -> Callable[[Any, Any], None]:
     def draw(frame: Any, ax: Any) -> None:
         raise PlotError(f"this figure needs {what}, which samfuse does not model yet")
@@ -135,9 +233,10 @@ KINDS: dict[str, Callable[[Any, Any], None]] = {
     "orders": _orders,
     "heuristic": _heuristic,
     "depth": _depth,
-    "lanes": _unbuilt("parallel lanes (FuseFlow Fig. 16)"),
+    "lanes": _lanes,
     "block": _unbuilt("block-sparse values (FuseFlow Fig. 17)"),
     "bandwidth": _bandwidth,
+    "latency": _latency,
 }
 
 

@@ -9,6 +9,7 @@ from the cache. The collected rows become one columnar table (Parquet; CSV on re
 from __future__ import annotations
 
 import concurrent.futures as cf
+import dataclasses
 import functools
 import hashlib
 import json
@@ -31,6 +32,7 @@ from ._study_spec import (
     graph_dataset,
     hw_label,
     hw_set_label,
+    par_label,
     schedule_name,
 )
 
@@ -88,17 +90,21 @@ def _random_inputs(w: Workload, graph_inputs: dict[str, tuple[int, ...]], seed: 
 
 
 def _expr_graph(cfg: RunConfig) -> tuple[Any, dict[str, np.ndarray], np.ndarray]:
+    """The expression's graph, its seeded inputs and the numpy reference. The inputs come
+    first: a balanced lane partition measures the work on them when compiling."""
     from compiler import compile_expression, einsum_program, evaluate
 
     w = cfg.workload
     shapes = {k: list(v) for k, v in w.shapes}
+    program = einsum_program([w.expr], shapes, dict(w.formats))
+    ins = {n: tuple(program.tensors[n].shape) for n in program.inputs}
+    inputs = _random_inputs(w, ins, cfg.seed, cfg.dtype)
+    # with lanes the compiler sees the data (a one-lane run compiles as it always has)
+    lanes = {"par": dict(cfg.par), "partition": cfg.partition,
+             "lane_buffer": cfg.lane_buffer, "stats": inputs} if cfg.par else {}
     graph = compile_expression(w.expr, dict(w.formats), shapes, depth=cfg.depth,
                                dtype=cfg.dtype,
-                               order=None if cfg.order == "default" else cfg.order)
-    ins = {t.name: tuple(t.shape) for t in graph.tensors.values() if t.role == "input"}
-    inputs = _random_inputs(w, ins, cfg.seed, cfg.dtype)
-    program = einsum_program([w.expr], {k: v for k, v in shapes.items() if k in ins},
-                             dict(w.formats))
+                               order=None if cfg.order == "default" else cfg.order, **lanes)
     return graph, inputs, evaluate(program, inputs)[program.outputs[0]]
 
 
@@ -118,6 +124,7 @@ def _graph_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     from compiler import estimate
 
     from ._compare import compare_backends
+    from ._lanes import lane_report
     from ._model_run import storage_bytes
 
     t0 = time.perf_counter()
@@ -140,13 +147,30 @@ def _graph_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
                      "cycles": res.cycles if res else None,
                      "firings": res.firings if res and res.nodes else None,
                      "bytes_moved": nbytes, "correct": correct,
+                     "imbalance": _imbalance([lane_report(graph, res)] if res else []),
                      **(_memory_columns(res.dram_read_bytes, res.dram_write_bytes,
                                         sum(n.mem_requests for n in res.nodes.values()),
                                         res.cycles, hw) if res else {}),
                      "error": None if run.error is None else _short(run.error),
                      "wall_seconds": run.wall_seconds})
     return rows, {"agree": agree, "compile_seconds": compile_s, "est_flops": est.flops,
-                  "est_bytes": est.bytes, "est_tokens": sum(est.tokens.values())}
+                  "est_bytes": est.bytes, "est_tokens": sum(est.tokens.values()),
+                  "lanes": _graph_lanes(graph)}
+
+
+def _graph_lanes(graph: Any) -> int:
+    """The lanes a compiled graph has: the product of its parallel indices' lanes."""
+    return math.prod(graph.meta.get("parallel", {}).get("par", {}).values())
+
+
+def _imbalance(reports: list[Any]) -> float | None:
+    """Largest lane's work over the mean lane's; over several kernels the mean of theirs
+    weighted by their lanes' work. None without lanes (or a backend without firings)."""
+    reports = [r for r in reports if r.work and sum(r.work.values())]
+    if not reports:
+        return None
+    total = sum(sum(r.work.values()) for r in reports)
+    return sum(r.imbalance * sum(r.work.values()) for r in reports) / total
 
 
 def _memory_columns(read: int, write: int, bursts: int, cycles: int | None,
@@ -173,11 +197,20 @@ def _verdict(report: Any) -> bool:
 def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     import torch
 
-    from compiler import compile_model, estimate, evaluate, from_torch, torch_inputs, torch_weights
+    from compiler import (
+        CompileError,
+        compile_model,
+        estimate,
+        evaluate,
+        from_torch,
+        torch_inputs,
+        torch_weights,
+    )
     from compiler.models import MODELS
     from ir import Schedule
 
     from ._cli_model import SCHEDULES
+    from ._lanes import lane_report
     from ._model_run import run_model
 
     w = cfg.workload
@@ -187,9 +220,19 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     t0 = time.perf_counter()
     schedule = SCHEDULES[cfg.schedule](program) if cfg.schedule in SCHEDULES else \
         Schedule.from_dict(json.loads(cfg.schedule))
-    compiled = compile_model(program, schedule, depth=cfg.depth)
-    compile_s = time.perf_counter() - t0
     binds = {**torch_weights(model, program), **torch_inputs(program, example)}
+    if cfg.par:
+        # the schedule's lanes reach every region that sets none of its own; balanced
+        # partitions measure the bound inputs and weights
+        schedule = dataclasses.replace(schedule, par=dict(cfg.par), partition=cfg.partition,
+                                       lane_buffer=cfg.lane_buffer)
+    compiled = compile_model(program, schedule, depth=cfg.depth,
+                             stats=binds if cfg.par else None)
+    compile_s = time.perf_counter() - t0
+    if cfg.par and not any(k.graph.meta.get("parallel") for reg in compiled.regions
+                           for k in reg.kernels):
+        raise CompileError(f"par {par_label(cfg.par)!r}: no kernel of {w.label} has such an "
+                           "output index, so nothing runs on lanes")
     values = {**binds, **evaluate(program, binds)}
     flops = nbytes = tokens = 0.0
     for reg in compiled.regions:
@@ -214,6 +257,9 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
             continue
         got = run.outputs[program.outputs[0]]
         outs.append((run.cycles, got))
+        reports = [lane_report(k.graph, rr.results[k.target])
+                   for reg, rr in zip(compiled.regions, run.regions, strict=True)
+                   for k in reg.kernels]
         rows.append({"backend": backend, "order_used": None, "cycles": run.cycles,
                      "firings": sum(r.firings for reg in run.regions
                                     for r in reg.results.values()),
@@ -221,11 +267,14 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
                      **_memory_columns(run.dram_read_bytes, run.dram_write_bytes,
                                        run.mem_requests, run.cycles, hw),
                      "correct": bool(np.allclose(got, want_np, rtol=1e-4, atol=1e-5)),
-                     "error": None, "wall_seconds": time.perf_counter() - t0})
+                     "imbalance": _imbalance(reports), "error": None,
+                     "wall_seconds": time.perf_counter() - t0})
     agree = all(o is not None for o in outs) and all(
         o[0] == outs[0][0] and np.array_equal(o[1], outs[0][1]) for o in outs)
+    # a kernel gets those of the parallel indices it outputs: the widest one's lanes
+    lanes = max(_graph_lanes(k.graph) for reg in compiled.regions for k in reg.kernels)
     return rows, {"agree": agree, "compile_seconds": compile_s, "est_flops": flops,
-                  "est_bytes": nbytes, "est_tokens": tokens}
+                  "est_bytes": nbytes, "est_tokens": tokens, "lanes": lanes}
 
 
 def run_config(cfg: RunConfig) -> list[dict[str, Any]]:
@@ -267,6 +316,9 @@ def _config_columns(cfg: RunConfig) -> dict[str, Any]:
             "backends": ",".join(cfg.backends), "hw": hw_label(cfg.hw),
             "hw_set": hw_set_label(cfg.hw_set),
             "hw_spec": cfg.hw if cfg.hw.startswith("{") else None,
+            "par": par_label(cfg.par), "lanes": cfg.lanes,
+            "partition": cfg.partition if cfg.par else None,
+            "lane_buffer": cfg.lane_buffer if cfg.par else None,
             **_hw_columns(cfg.hardware())}
 
 

@@ -1,7 +1,8 @@
 """Declarative what-if studies: the YAML file, validated, expanded into run configurations.
 
 A study names workloads (bundled models or einsum expressions) and axes (fusion schedule,
-dataflow order, FIFO depth, seed, backends, simulated hardware and its overrides). Every
+dataflow order, FIFO depth, seed, backends, simulated hardware and its overrides, parallel
+lanes and their partition and buffers). Every
 combination is one :class:`RunConfig`, a frozen, JSON-able value whose hash names its
 cache file, so a study can be killed, resumed, re-run or farmed out without losing or
 repeating a finished run. Axes that the machine does not model yet are rejected by name
@@ -13,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -21,15 +23,21 @@ from typing import Any
 
 import yaml
 
-from ir import DEFAULT_HW, HW_PRESETS, Hardware, HwError, load_hw
+from ir import DEFAULT_HW, HW_PRESETS, PARTITIONS, Hardware, HwError, load_hw
 
 from ._hw_spec import hw_from_json, hw_label, hw_to_json
 
 __all__ = ["StudyError", "StudySpec", "RunConfig", "Workload", "load_study", "AXES",
-           "UNBUILT_AXES", "SAFE_NAME", "hw_label", "hw_set_label"]
+           "UNBUILT_AXES", "SAFE_NAME", "hw_label", "hw_set_label", "par_label",
+           "GRAPH_DATASETS", "graph_dataset"]
 
 #: names that reach file paths (study names, workload labels): letters, digits, ``._-``
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+#: a lane's output buffer, in tokens, unless the study says otherwise (docs/parallel.md)
+DEFAULT_LANE_BUFFER = 1024
+#: lanes per parallel index (the compiler's limit)
+_MAX_LANES = 64
 
 #: axis -> default value list
 AXES: dict[str, list[Any]] = {
@@ -41,17 +49,18 @@ AXES: dict[str, list[Any]] = {
     "backends": [["python"]],
     "hw": [DEFAULT_HW],
     "hw_set": [[]],
+    "par": [None],
+    "partition": ["round-robin"],
+    "lane_buffer": [DEFAULT_LANE_BUFFER],
 }
 
 #: axes a study may name one day, with what the machine still lacks for them
 UNBUILT_AXES = {
-    "par": "parallel lanes (parallelizer/serializer primitives) are not built yet",
-    "partition": "lane partitioning (round-robin/balanced) needs parallel lanes, which "
-                 "are not built yet",
     "block": "block-sparse values are not built yet",
 }
 
 _SCHEDULES = ("unfused", "partial", "full")
+
 _DTYPES = ("float32", "int32")
 
 
@@ -97,9 +106,28 @@ class RunConfig:
     hw: str = DEFAULT_HW
     #: overrides applied to it: sorted (key, value) pairs
     hw_set: tuple[tuple[str, str], ...] = ()
+    #: parallel lanes: sorted (index, lanes > 1) pairs; empty = one lane
+    par: tuple[tuple[str, int], ...] = ()
+    partition: str = "round-robin"
+    lane_buffer: int = DEFAULT_LANE_BUFFER
+
+    def __post_init__(self) -> None:
+        # one lane has no partition and no lane buffers: every spelling of it is one run
+        if not self.par:
+            object.__setattr__(self, "partition", "round-robin")
+            object.__setattr__(self, "lane_buffer", DEFAULT_LANE_BUFFER)
+
+    @property
+    def lanes(self) -> int:
+        """Lanes in all: the product of every parallel index's lanes."""
+        return math.prod(n for _, n in self.par)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if not self.par:  # a one-lane run keeps the key it had before lanes existed
+            for k in ("par", "partition", "lane_buffer"):
+                del out[k]
+        return out
 
     def hardware(self) -> Hardware:
         """The machine this run simulates."""
@@ -142,13 +170,41 @@ class StudySpec:
                 if w.model is not None and c["dtype"] != "float32":
                     raise StudyError(f"workload {w.label!r}: models run in float32, not "
                                      f"{c['dtype']}")
+                if c["par"]:
+                    _check_par_applies(w, c["par"])
                 # one expression or kernel is one graph: the fusion schedule does not apply
                 schedule = c["schedule"] if w.model is not None else "-"
                 for order in orders:
-                    out.append(RunConfig(self.name, w, schedule, str(order), c["depth"],
-                                         int(c["seed"]), c["dtype"], tuple(c["backends"]),
-                                         c["hw"], c["hw_set"]))
+                    out.append(RunConfig(
+                        self.name, w, schedule, str(order), c["depth"], int(c["seed"]),
+                        c["dtype"], tuple(c["backends"]), c["hw"], c["hw_set"],
+                        par=c["par"], partition=c["partition"],
+                        lane_buffer=c["lane_buffer"]))
         return list(dict.fromkeys(out))
+
+
+def _check_par_applies(w: Workload, par: tuple[tuple[str, int], ...]) -> None:
+    """Lanes need a compiled graph (not a hand-built kernel) and, for an expression, an
+    index of its output (a model's regions take the indices their kernels output)."""
+    shown = par_label(par)
+    if w.kernel is not None:
+        raise StudyError(f"workload {w.label!r}: par {shown!r} needs an expression or a "
+                         f"model; the example kernel {w.kernel!r} is built by hand, without "
+                         "lanes")
+    if w.expr is not None:
+        from compiler import parse
+
+        outs = parse(w.expr).target.indices
+        bad = [k for k, _ in par if k not in outs]
+        if bad:
+            raise StudyError(f"workload {w.label!r}: par {shown!r}: {bad[0]!r} is not an "
+                             f"index of the output (lanes split output indices: "
+                             f"{', '.join(outs)})")
+
+
+def par_label(par: tuple[tuple[str, int], ...] | list) -> str | None:
+    """What a run's ``par`` column shows: ``i=4,j=4``, or nothing for one lane."""
+    return ",".join(f"{k}={n}" for k, n in par) or None
 
 
 def _all_orders(w: Workload) -> list[str]:
@@ -299,6 +355,31 @@ def _hw_set_value(v: Any) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(pairs.items()))
 
 
+def _par_value(v: Any) -> tuple[tuple[str, int], ...]:
+    """``none``/``{}``, ``{i: 4, j: 4}`` or ``"i=4,j=4"`` as sorted (index, lanes) pairs;
+    an index at one lane is no split, so it is left out (``{i: 1}`` is one lane)."""
+    expected = "expected none, a mapping such as {i: 4, j: 4} or a string such as 'i=4,j=4'"
+    if v is None or v == {} or (isinstance(v, str) and v.strip().lower() in ("", "none")):
+        return ()
+    if isinstance(v, str):
+        items = [p.partition("=") for p in v.replace(" ", "").split(",") if p]
+        if any(not sep or not n.isdigit() for _, sep, n in items):
+            raise StudyError(f"par {v!r}: {expected}")
+        pairs = [(k, int(n)) for k, _, n in items]
+    elif isinstance(v, dict):
+        pairs = list(v.items())
+    else:
+        raise StudyError(f"par {v!r}: {expected}")
+    for k, n in pairs:
+        if not isinstance(k, str) or not k.isidentifier() or isinstance(n, bool) or \
+                not isinstance(n, int) or not 1 <= n <= _MAX_LANES:
+            raise StudyError(f"par {v!r}: {k!r}={n!r}: expected an index name and a number "
+                             f"of lanes from 1 to {_MAX_LANES}")
+    if len({k for k, _ in pairs}) != len(pairs):
+        raise StudyError(f"par {v!r}: an index is named twice")
+    return tuple(sorted((k, n) for k, n in pairs if n > 1))
+
+
 def _text(x: Any) -> str:
     """A YAML scalar as an override value: ``true``, ``100`` (also for ``1e2``), ``2.5``."""
     if isinstance(x, bool):
@@ -326,6 +407,15 @@ def _axis_value(axis: str, v: Any, base: Path) -> Any:
         return _hw_value(v, base)
     if axis == "hw_set":
         return _hw_set_value(v)
+    if axis == "par":
+        return _par_value(v)
+    elif axis == "partition":
+        if v not in PARTITIONS:
+            raise StudyError(f"partition {v!r}: expected one of {', '.join(PARTITIONS)}")
+    elif axis == "lane_buffer":
+        if isinstance(v, bool) or not isinstance(v, int) or v < 2:
+            raise StudyError(f"lane_buffer {v!r}: expected an int >= 2 (tokens per lane "
+                             "output buffer)")
     elif axis == "order":
         if not isinstance(v, str) or not v:
             raise StudyError(f"order {v!r}: expected 'default', 'all' or e.g. 'i,k,j'")
@@ -397,11 +487,11 @@ def _workload(w: Any, n: int) -> Workload:
         if not isinstance(formats, dict):
             raise StudyError(f"workloads[{n}]: 'formats' must map tensors to format specs")
         data = w.get("datasets", {})
-        if not isinstance(data, dict) or any(v not in GRAPH_DATASETS for v in data.values()):
+        if not isinstance(data, dict):
             raise StudyError(f"workloads[{n}]: 'datasets' maps tensors to one of "
-                             f"{', '.join(GRAPH_DATASETS)}")
+                             f"{', '.join(GRAPH_DATASETS)} or 'rmat:SCALE:EDGE_FACTOR'")
         for t, d in data.items():
-            n_nodes = graph_dataset(d).shape[0]
+            n_nodes = _dataset_nodes(d, f"workloads[{n}]: tensor {t!r}")
             if list(shapes.get(t, ())) != [n_nodes, n_nodes]:
                 raise StudyError(f"workloads[{n}]: tensor {t!r} holds the {d} adjacency, "
                                  f"so its shape must be [{n_nodes}, {n_nodes}]")
@@ -418,14 +508,57 @@ def _workload(w: Any, n: int) -> Workload:
     return wl
 
 
-#: data sets an expression's tensor can hold (its adjacency matrix)
-GRAPH_DATASETS = ("karate", "cora")
+#: data sets an expression's tensor can hold (its adjacency matrix); ``rmat`` is a
+#: generated power-law graph, ``rmat:SCALE:EDGE_FACTOR[:SEED]`` at another size
+GRAPH_DATASETS = ("karate", "cora", "rmat")
+#: ``rmat`` alone: 2**10 nodes, 8 edges per node (before duplicates), seed 0
+RMAT_DEFAULT = (10, 8, 0)
+#: the largest R-MAT a study builds: the numpy reference holds the adjacency dense
+RMAT_MAX_SCALE = 12
+_FIXED_NODES = {"karate": 34, "cora": None}
+
+
+def _rmat_params(name: str) -> tuple[int, int, int] | None:
+    """``(scale, edge_factor, seed)`` of an ``rmat`` data set name, None for another name;
+    raises ``ValueError`` for a malformed one."""
+    head, *rest = name.split(":")
+    if head != "rmat":
+        return None
+    if not rest:
+        return RMAT_DEFAULT
+    if len(rest) not in (2, 3) or not all(x.isdigit() for x in rest):
+        raise ValueError("expected rmat:SCALE:EDGE_FACTOR or rmat:SCALE:EDGE_FACTOR:SEED")
+    scale, factor, *seed = map(int, rest)
+    if not 1 <= scale <= RMAT_MAX_SCALE or factor < 1:
+        raise ValueError(f"expected 1 <= SCALE <= {RMAT_MAX_SCALE} and EDGE_FACTOR >= 1")
+    return scale, factor, seed[0] if seed else 0
+
+
+def _dataset_nodes(name: Any, where: str) -> int:
+    """Nodes of a data set name (its adjacency is nodes x nodes), checking the name."""
+    expected = (f"expected one of {', '.join(GRAPH_DATASETS)} or "
+                "'rmat:SCALE:EDGE_FACTOR[:SEED]'")
+    if not isinstance(name, str):
+        raise StudyError(f"{where}: data set {name!r}: {expected}")
+    try:
+        rmat = _rmat_params(name)
+    except ValueError as exc:
+        raise StudyError(f"{where}: data set {name!r}: {exc}") from None
+    if rmat is not None:
+        return 1 << rmat[0]
+    if name not in _FIXED_NODES:
+        raise StudyError(f"{where}: data set {name!r}: {expected}")
+    return _FIXED_NODES[name] or graph_dataset(name).shape[0]
 
 
 def graph_dataset(name: str) -> Any:
     """The named data set's adjacency (scipy CSR, 0/1)."""
     from ir import datasets
 
+    rmat = _rmat_params(name)
+    if rmat is not None:
+        scale, factor, seed = rmat
+        return datasets.rmat_graph(scale, factor, seed=seed)
     return datasets.karate_club().adj if name == "karate" else datasets.cora_like().adj
 
 

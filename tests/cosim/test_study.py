@@ -139,16 +139,19 @@ def test_cli_runs_the_bundled_smoke_study_and_plots_it(tmp_path):
         made = _cli("plot", str(out), "--kind", kind, cwd=tmp_path)
         assert made.returncode == 0, made.stderr
         assert (out / f"{kind}.png").read_bytes()[:4] == b"\x89PNG"
-    lanes = _cli("plot", str(out), "--kind", "lanes", cwd=tmp_path)
-    assert lanes.returncode != 0 and "parallel lanes" in lanes.stderr
+    block = _cli("plot", str(out), "--kind", "block", cwd=tmp_path)
+    assert block.returncode != 0 and "block-sparse values" in block.stderr
+    assert "Traceback" not in block.stderr
+    lanes = _cli("plot", str(out), "--kind", "lanes", cwd=tmp_path)  # no run has lanes
+    assert lanes.returncode != 0 and "par axis" in lanes.stderr
     assert "Traceback" not in lanes.stderr
 
 
 def test_cli_rejects_an_unbuilt_axis_in_one_line(tmp_path):
     study = tmp_path / "s.yaml"
-    study.write_text(json.dumps(_study(par=[{"i": 4}])))
+    study.write_text(json.dumps(_study(block=[4])))
     run = _cli("study", str(study), "--out", str(tmp_path / "o"), cwd=tmp_path)
-    assert run.returncode != 0 and "axis 'par' is not available" in run.stderr
+    assert run.returncode != 0 and "axis 'block' is not available" in run.stderr
     assert "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) == 1
 
 
