@@ -1,6 +1,6 @@
 """Partitioning a parallel index among lanes: round-robin, or balanced by measured work.
 
-Round-robin (FuseFlow's) deals the coordinates of every fiber in turn. Load-balanced
+Round-robin (FuseFlow's) deals the coordinates in turn (``c mod lanes``). Load-balanced
 (Chougule et al., 2026) splits the index's coordinate space into contiguous ranges of
 equal *work*, measured on the data: the work of coordinate ``c`` is the number of stored
 entries every operand contributes under ``c`` — its own entries at ``c`` if it has the

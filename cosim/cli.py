@@ -519,8 +519,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run an output index on LANES parallel lanes (repeat to nest, e.g. "
                    "--par i=4 --par j=4); see docs/parallel.md")
     c.add_argument("--partition", default="round-robin", choices=("round-robin", "balanced"),
-                   help="how lanes share an index: dealt in turn, or contiguous ranges of "
-                   "equal work measured on --input data (default round-robin)")
+                   help="how lanes share an index: dealt in turn (crd mod lanes), or "
+                   "contiguous ranges of equal work measured on --input data (default "
+                   "round-robin)")
     c.add_argument("--lane-buffer", type=int, metavar="TOKENS",
                    help="output buffer per lane in front of the merges (default: 1024 for "
                    "round-robin, a lane's expected output for balanced)")

@@ -144,8 +144,8 @@ _ENTRIES = [
               _ports("outer_in:crd", "inner_in:crd"), _ports("outer:crd", "inner:crd")),
     Primitive("crdhold", "coordinate hold: repeats each outer crd once per inner crd",
               _ports("outer_in:crd", "inner_in:crd"), _ports("outer:crd", "inner:crd")),
-    Primitive("lane_split", "one lane's share of a level: keeps the p-th crd of each fiber "
-              "when p mod lanes == lane and lo <= crd < hi; stops pass",
+    Primitive("lane_split", "one lane's share of a level: keeps a crd when crd mod lanes == "
+              "lane and lo <= crd < hi; stops pass",
               _ports("crd_in:crd", "ref_in:ref"), _ports("crd:crd", "ref:ref"),
               (Param("lanes", int, doc="round-robin period (1: no dealing)"),
                Param("lane", int, doc="the position class this lane keeps (< lanes)"),

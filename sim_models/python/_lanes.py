@@ -46,8 +46,10 @@ class _LaneActor(Actor):
 
 
 class LaneSplit(_LaneActor):
-    """Keeps the ``p``-th coordinate of each fiber when ``p mod lanes == lane`` and its
-    crd lies in ``[lo, hi)``; stops and ``D`` pass."""
+    """Keeps a coordinate ``c`` when ``c mod lanes == lane`` and ``lo <= c < hi``; stops
+    and ``D`` pass. Dealing by coordinate, not by position in the fiber: below a
+    reduction several fibers feed one output fiber, and a coordinate must reach the same
+    lane from each of them."""
 
     op = "lane_split"
 
@@ -58,14 +60,12 @@ class LaneSplit(_LaneActor):
         p = node.params
         # lane < lanes and lo <= hi: checked when the graph is built (ir.Graph)
         self.lanes, self.lane, self.lo, self.hi = p["lanes"], p["lane"], p["lo"], p["hi"]
-        self.pos = 0  # position of the head in its fiber
         self.kept = 0  # coordinates this lane kept (its share of the level)
 
     def keeps(self, c) -> bool:
-        mine = self.pos % self.lanes == self.lane
         if c is EMPTY:
-            return mine and self.lo == 0
-        return mine and self.lo <= c < self.hi
+            return self.lane == 0 and self.lo == 0
+        return c % self.lanes == self.lane and self.lo <= c < self.hi
 
     def run(self):
         ci, ri, oc, orf = self.ci, self.ri, self.oc, self.orf
@@ -78,15 +78,12 @@ class LaneSplit(_LaneActor):
                 if c != r or not _control(c):
                     raise self.error(f"misaligned streams: crd_in holds {c!r} while ref_in "
                                      f"holds {r!r}")
-                keep, self.pos = True, 0
+                keep = True
             else:
                 keep = self.keeps(c)
-                self.pos += 1
             if keep:
                 st, blk = self.spaces(oc, orf)
                 if blk is not None:
-                    if not _control(c):
-                        self.pos -= 1
                     return blk
             else:
                 st = 0
@@ -102,7 +99,7 @@ class LaneSplit(_LaneActor):
                 return None
 
     def describe_state(self) -> str:
-        return f"lane {self.lane}/{self.lanes} [{self.lo}, {self.hi}) position {self.pos}"
+        return f"lane {self.lane}/{self.lanes} [{self.lo}, {self.hi})"
 
 
 class LaneMerge(_LaneActor):

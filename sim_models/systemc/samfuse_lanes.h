@@ -60,9 +60,9 @@ class LanePrimitive : public Primitive {
   }
 };
 
-// Keeps the p-th coordinate of each fiber when p mod lanes == lane and lo <= crd < hi (an N
-// crd when p mod lanes == lane and lo == 0); stops and D pass. One firing per input pair,
-// kept or not; a dropped pair needs no output space.
+// Keeps a coordinate when crd mod lanes == lane and lo <= crd < hi (an N crd when lane == 0
+// and lo == 0); stops and D pass. One firing per input pair, kept or not; a dropped pair
+// needs no output space. (lane < lanes and lo <= hi are checked when the graph loads.)
 class LaneSplit : public Primitive {
  public:
   static const char* inputs() { return "crd_in,ref_in"; }
@@ -71,8 +71,6 @@ class LaneSplit : public Primitive {
       : Primitive(id, "lane_split", 2, 2), lanes_(lanes), lane_(lane), lo_(lo), hi_(hi) {}
 
   bool eval(cycle_t now) override {
-    if (!(0 <= lane_ && lane_ < lanes_))  // checked at the start of the run (cycle 0)
-      fail("lane " + std::to_string(lane_) + " is not below lanes " + std::to_string(lanes_));
     Fifo &ci = *in_[0], &ri = *in_[1];
     if (!ci.visible()) return wait_in(&ci);
     if (!ri.visible()) return wait_in(&ri);
@@ -89,7 +87,6 @@ class LaneSplit : public Primitive {
     fire(now);
     ci.pop();
     ri.pop();
-    pos_ = control ? 0 : pos_ + 1;
     if (keep) {
       out_[0].push(c, now);
       out_[1].push(r, now);
@@ -101,22 +98,19 @@ class LaneSplit : public Primitive {
 
   std::string describe_state() const override {
     return "lane " + std::to_string(lane_) + "/" + std::to_string(lanes_) + " [" +
-           std::to_string(lo_) + ", " + std::to_string(hi_) + ") position " +
-           std::to_string(pos_);
+           std::to_string(lo_) + ", " + std::to_string(hi_) + ")";
   }
 
   std::int64_t kept = 0;  // coordinates this lane kept (its share of the level)
 
  private:
   bool keeps(tok_t c) const {
-    bool mine = pos_ % lanes_ == lane_;
-    if (is_empty(c)) return mine && lo_ == 0;
+    if (is_empty(c)) return lane_ == 0 && lo_ == 0;
     long long crd = payload(c);
-    return mine && lo_ <= crd && crd < hi_;
+    return crd % lanes_ == lane_ && lo_ <= crd && crd < hi_;
   }
 
   long long lanes_, lane_, lo_, hi_;
-  long long pos_ = 0;  // position of the head in its fiber
 };
 
 // Ordered merge of two lanes' (crd, val) streams of one level.

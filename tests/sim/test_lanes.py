@@ -16,12 +16,12 @@ from sim_models.python import SimulationError, StreamError, run_primitive, simul
 S0, S1, D = stop(0), stop(1), DONE
 
 
-def test_lane_split_deals_positions_and_keeps_stops():
-    run = run_primitive("lane_split", {"crd_in": [0, 2, 5, S0, 1, S1, D],
-                                       "ref_in": [10, 12, 15, S0, 11, S1, D]},
+def test_lane_split_deals_coordinates_and_keeps_stops():
+    run = run_primitive("lane_split", {"crd_in": [0, 3, 5, S0, 1, S1, D],
+                                       "ref_in": [10, 13, 15, S0, 11, S1, D]},
                         params={"lanes": 2, "lane": 1, "lo": 0, "hi": 8})
-    assert run.tokens["crd"] == [2, S0, S1, D]
-    assert run.tokens["ref"] == [12, S0, S1, D]
+    assert run.tokens["crd"] == [3, 5, S0, 1, S1, D]
+    assert run.tokens["ref"] == [13, 15, S0, 11, S1, D]
 
 
 def test_lane_split_keeps_a_coordinate_range_one_cycle_per_input():
@@ -70,8 +70,9 @@ def test_lane_primitives_reject_malformed_streams(prim, streams, what):
         run_primitive(prim, streams, params=params)
 
 
-def _spmm(A, B, order, par, partition, **kw):
-    g = compile_expression("X(i,j) = A(i,k) * B(k,j)", {"A": "csr", "X": "csr"},
+def _spmm(A, B, order, par, partition, sparse_b=False, **kw):
+    formats = {"A": "csr", "X": "csr", **({"B": "csr"} if sparse_b else {})}
+    g = compile_expression("X(i,j) = A(i,k) * B(k,j)", formats,
                            {"A": A.shape, "B": B.shape}, order=order, par=par,
                            partition=partition, stats={"A": A, "B": B}, **kw)
     return g, simulate(g, {"A": A, "B": B})
@@ -80,7 +81,8 @@ def _spmm(A, B, order, par, partition, **kw):
 @settings(max_examples=40, deadline=None)
 @given(m=st.integers(1, 12), k=st.integers(1, 8), n=st.integers(1, 6),
        density=st.sampled_from([0.0, 0.1, 0.4, 1.0]), order=st.sampled_from(["i,k,j", "i,j,k"]),
-       par=st.sampled_from([{"i": 2}, {"i": 5}, {"j": 3}, {"i": 2, "j": 2}, {"i": 16}]),
+       par=st.sampled_from([{"i": 2}, {"i": 5}, {"j": 3}, {"i": 2, "j": 2}, {"i": 16},
+                            {"j": 2}]),
        partition=st.sampled_from(["round-robin", "balanced"]),
        buffer=st.sampled_from([2, 4, 1024]), seed=st.integers(0, 2**16))
 def test_lanes_compute_what_numpy_computes(m, k, n, density, order, par, partition, buffer,
@@ -89,7 +91,8 @@ def test_lanes_compute_what_numpy_computes(m, k, n, density, order, par, partiti
     rng = np.random.default_rng(seed)
     A = sp.random(m, k, density=density, format="csr", random_state=rng, dtype=np.float32)
     B = rng.standard_normal((k, n)).astype(np.float32)
-    g, res = _spmm(A, B, order, par, partition, lane_buffer=buffer)
+    B[rng.random((k, n)) < 0.5] = 0  # sparse rows of B: j sits at varying positions
+    g, res = _spmm(A, B, order, par, partition, lane_buffer=buffer, sparse_b=True)
     np.testing.assert_allclose(res.dense("X"), A.toarray() @ B, rtol=1e-4, atol=1e-4)
     lanes = {lab for lab in g.meta["parallel"]["lane_of"].values()
              if lab.count(".") == len(par) - 1}

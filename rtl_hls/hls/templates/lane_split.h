@@ -1,8 +1,8 @@
 // lane_split: one lane's share of a level (docs/primitives.md, docs/parallel.md). A crd
-// (or N) is kept when its position p in the fiber satisfies p mod LANES == LANE and
-// LO <= crd < HI (N: LO == 0); a kept crd passes with its ref, the others are consumed
-// without output. Stops and D pass on both outputs and reset p. One firing per input
-// token, kept or not. p mod LANES is a wrapping counter (no divider).
+// is kept when crd mod LANES == LANE and LO <= crd < HI (N: LANE == 0 and LO == 0); a
+// kept crd passes with its ref, the others are consumed without output. Stops and D pass
+// on both outputs. One firing per input token, kept or not (LANES is a constant: a
+// power of two is a mask, any other a constant divider).
 #ifndef SAMFUSE_LANE_SPLIT_H
 #define SAMFUSE_LANE_SPLIT_H
 #include "samfuse_hls.h"
@@ -12,7 +12,6 @@ void samfuse_lane_split(hls::stream<samfuse::tok_t>& crd_in, hls::stream<samfuse
                         CrdOut crd, RefOut ref) {
     using namespace samfuse;
     SAMFUSE_CHECK(LANE < LANES, "lane is not below lanes");
-    uint32_t phase = 0;  // p mod LANES
 lane_split_loop:
     while (true) {
 #pragma HLS pipeline II = 1
@@ -21,16 +20,15 @@ lane_split_loop:
             SAMFUSE_CHECK(same_tok(c, r), "misaligned streams on crd_in / ref_in");
             crd.write(c);
             ref.write(r);
-            phase = 0;
             if (is_done(c)) break;
             continue;
         }
-        bool in_range = is_empty(c) ? LO == 0 : (payload(c) >= LO && payload(c) < HI);
-        if (phase == LANE && in_range) {
+        bool keep = is_empty(c) ? LANE == 0 && LO == 0
+                                : payload(c) % LANES == LANE && payload(c) >= LO && payload(c) < HI;
+        if (keep) {
             crd.write(c);
             ref.write(r);
         }
-        phase = phase + 1 == LANES ? 0 : phase + 1;
     }
 }
 #endif

@@ -1,6 +1,6 @@
-// lane_split: one lane's share of a level (docs/parallel.md). `ph` is the position of the
-// head in its fiber modulo LANES (a wrapping counter, no divider), 0 after every stop. A
-// crd is kept when ph == LANE and LO <= crd < HI; an N crd when ph == LANE and LO == 0.
+// lane_split: one lane's share of a level (docs/parallel.md). A crd is kept when
+// crd mod LANES == LANE and LO <= crd < HI (LANES is a parameter: a power of two is a
+// mask, any other a constant divider); an N crd when LANE == 0 and LO == 0.
 // Every firing needs both heads and pops both; only a kept token (a crd of this lane, a
 // stop, D) is written and so needs space. One firing per cycle, kept or not.
 module samfuse_lane_split #(
@@ -25,19 +25,16 @@ module samfuse_lane_split #(
     output logic        ref_write
 );
   import samfuse_pkg::*;
-  localparam int PW = LANES > 1 ? $clog2(LANES) : 1;
-  localparam logic [PW-1:0] PLAST = PW'(LANES - 1);
   logic fin, ctl, mine, keep, fire;
-  logic [PW-1:0] ph;
   logic [1:0] tc;
   logic [31:0] c;
   assign tc = crd_in_dout[33:32];
   assign c = crd_in_dout[31:0];
   assign ctl = tc == TAG_STOP || tc == TAG_DONE;
-  assign mine = 32'(ph) == 32'(LANE);
+  assign mine = c % 32'(LANES) == 32'(LANE);
   always @* begin
     if (ctl) keep = 1'b1;
-    else if (tc == TAG_EMPTY) keep = mine && LO == 0;
+    else if (tc == TAG_EMPTY) keep = LANE == 0 && LO == 0;
     // LO = 0 (round-robin) or HI = 0 (an empty range) makes a comparison constant
     /* verilator lint_off UNSIGNED */
     else keep = mine && {1'b0, c} >= 33'(LO) && {1'b0, c} < 33'(HI);
@@ -55,10 +52,7 @@ module samfuse_lane_split #(
   always_ff @(posedge ap_clk) begin
     if (ap_rst) begin
       fin <= 1'b0;
-      ph <= '0;
     end else if (fire) begin
-      if (ctl) ph <= '0;
-      else ph <= (ph == PLAST) ? '0 : ph + 1'b1;
       if (tc == TAG_DONE) fin <= 1'b1;
     end
   end
