@@ -176,7 +176,8 @@ def _check_par_names(reg: Region, fused: list[FusedExpression]) -> None:
 
 def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
                     fused: FusedExpression, depth: int | None,
-                    stats: Mapping[str, TensorStats], data: Mapping[str, Any]) -> Kernel:
+                    stats: Mapping[str, TensorStats],
+                    data: Mapping[str, Any] | None = None) -> Kernel:
     """The cheapest of the first candidate orders that lower (as many as the search
     budget affords for the expression's size: :func:`compiler._compile.cost_tries`)."""
     start = time.perf_counter()
@@ -219,8 +220,8 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
                               + ("" if search.skipped else " (all)"))
         par = {n: k for n, k in reg.par.items() if n in fused.assignment.target.indices}
         if par:  # lanes do not change which order is cheapest per lane
-            splits = lane_splits(job.norm, par, reg.partition, job.idx_sizes, job.fmts, data,
-                                 measured_only=True)
+            splits = lane_splits(job.norm, par, reg.partition, job.idx_sizes, job.fmts,
+                                 data or {}, measured_only=True)
             searched = graph.meta.get("order_search")
             graph = job.build(parse_order(job.norm, graph.meta["order"]), splits,
                               reg.partition, lane_buffer_for(graph, splits, reg.partition,

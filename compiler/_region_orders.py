@@ -56,7 +56,7 @@ def region_orders(program: Program, statements: Sequence[str], *,
     name = "+".join(statements)
     region = Region(name if len(name) <= 120 else f"{statements[0]}+{len(statements) - 1}",
                     list(statements))
-    kernels = [_compile_kernel(program, fmts, region, f, depth, known)
+    kernels = [_compile_kernel(program, fmts, region, f, depth, known, stats or {})
                for f in fuse_region(program, list(statements))]
     searches = [k.graph.meta["order_search"] for k in kernels]
     chosen = [next(c["cost"] for c in s["candidates"] if c["order"] == s["chosen"]

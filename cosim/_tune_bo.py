@@ -58,7 +58,8 @@ class Encoder:
             self.pairs[s] = list(itertools.combinations(names, 2))
         n_order = sum(len(v) for v in self.pairs.values())
         self.order_cols = list(range(space.n - 1, space.n - 1 + n_order))
-        n_num = (len(space.depths) > 1) + len(space.hw_knobs) + 1
+        n_num = (len(space.depths) > 1) + len(space.hw_knobs) + (len(space.lanes) > 1) + \
+            (len(space.partitions) > 1) + 1
         start = space.n - 1 + n_order
         self.num_cols = list(range(start, start + n_num))
         heur = [math.log(max(space.heuristic(p), 1.0)) for p in points]
@@ -98,6 +99,10 @@ class Encoder:
             out.append(_scaled(p.depth, sp.depths))
         for (_, values), (_, v) in zip(sp.hw_knobs, p.hw, strict=True):
             out.append(_scaled(v, values))
+        if len(sp.lanes) > 1:
+            out.append(_scaled(p.lanes, sp.lanes))
+        if len(sp.partitions) > 1:
+            out.append(float(sp.partitions.index(p.partition)))
         h = math.log(max(sp.heuristic(p), 1.0))
         out.append((h - self.h_lo) / (self.h_hi - self.h_lo) if self.h_hi > self.h_lo else 0.5)
         return out

@@ -36,6 +36,7 @@ def history_rows(space: TuneSpace, trials: Sequence[Trial], objective: str
             "dram_bytes": None if r.get("dram_read_bytes") is None else
             r["dram_read_bytes"] + r["dram_write_bytes"],
             "regions": len(space.regions(t.point.cuts)), "depth": t.point.depth,
+            "lanes": t.point.lanes, "partition": t.point.partition,
             **{f"hw:{k}": val for k, val in t.point.hw},
             "heuristic": t.heuristic, "log_ei": t.log_ei, "p_feasible": t.p_feasible,
             "schedule": space.describe(t.point), "key": r.get("key"),
@@ -65,6 +66,7 @@ def write_outputs(space: TuneSpace, trials: Sequence[Trial], objective: str,
         write_atomic(out / "best.json", json.dumps({
             "objective": objective, "value": best.outcome.value, "eval": best.n + 1,
             "depth": best.point.depth, "hw_set": dict(best.point.hw),
+            "lanes": best.point.lanes, "partition": best.point.partition,
             "schedule": sched.to_dict(), "row": best.outcome.row}, indent=1, default=str))
     plot_history(frame, objective, out / "best_so_far.png")
     return best

@@ -157,3 +157,26 @@ def test_unknown_model_and_knob_are_clear_errors(chain):
     with pytest.raises(CompileError):
         compile_model(chain[0].program, Schedule([Region("all", ["T1", "T2", "H"],
                                                          ["z"])]))
+
+
+def test_lanes_and_partitions_are_knobs_that_reach_the_schedule(chain):
+    _, inputs = chain
+    space = TuneSpace.build(chain[0].program, stats=inputs, lanes=(1, 3),
+                            partitions=("round-robin", "balanced"))
+    one = space.default_point(space.hand_cuts()["unfused"])
+    three = Point(one.cuts, one.orders, one.depth, one.hw, 3, "balanced")
+    assert space.valid(three) and not space.valid(Point(one.cuts, one.orders, one.depth,
+                                                        one.hw, 2))
+    assert space.size() == 4 * TuneSpace.build(chain[0].program, stats=inputs).size()
+    assert space.heuristic(three) == pytest.approx(space.heuristic(one) / 3)
+    sched = space.schedule(three)
+    assert [r.par for r in sched.regions] == [{"i": 3}] * 3
+    assert {r.partition for r in sched.regions} == {"balanced"}
+    assert three in space.neighbours(Point(one.cuts, one.orders, one.depth, one.hw, 1,
+                                           "balanced"))
+    cm = compile_model(space.program, sched, stats=inputs)
+    assert all(k.graph.meta["parallel"]["par"] == {"i": 3} for r in cm.regions
+               for k in r.kernels)
+    want = np.maximum(inputs["A"] @ (inputs["X"] @ inputs["W"]), 0)
+    np.testing.assert_allclose(run_model(cm, inputs).outputs["H"], want, rtol=1e-4,
+                               atol=1e-5)
