@@ -250,6 +250,16 @@ class _Walker:
     def _op_union(self, node: Node) -> dict[str, _Stream]:
         return self._join(node, True)
 
+    def _op_intersect_val(self, node: Node) -> dict[str, _Stream]:
+        """As ``intersect``, side a's second stream being values (``real`` 1: ``N``
+        reads as 0)."""
+        out = self._join(node, False)
+        return {"crd": out["crd"], "val_a": _Stream(out["crd"].levels), "ref_b": out["ref_b"]}
+
+    def _op_union_val(self, node: Node) -> dict[str, _Stream]:
+        out = self._join(node, True)
+        return {"crd": out["crd"], "val_a": _Stream(out["crd"].levels), "ref_b": out["ref_b"]}
+
     def _op_array(self, node: Node) -> dict[str, _Stream]:
         ref = self._in(node, "ref")
         self._read(node.params["tensor"], ref.count * ref.real)

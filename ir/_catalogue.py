@@ -118,6 +118,14 @@ _ENTRIES = [
     Primitive("union", "coordinate unioner of two (crd, ref) streams; N on the missing side",
               _ports("crd_a:crd", "ref_a:ref", "crd_b:crd", "ref_b:ref"),
               _ports("crd:crd", "ref_a:ref", "ref_b:ref")),
+    Primitive("intersect_val", "intersecter of a (crd, val) stream with a (crd, ref) stream: "
+              "an accumulator's rows meeting an operand",
+              _ports("crd_a:crd", "val_a:val", "crd_b:crd", "ref_b:ref"),
+              _ports("crd:crd", "val_a:val", "ref_b:ref")),
+    Primitive("union_val", "unioner of a (crd, val) stream with a (crd, ref) stream; N on "
+              "the missing side (a missing value reads as 0)",
+              _ports("crd_a:crd", "val_a:val", "crd_b:crd", "ref_b:ref"),
+              _ports("crd:crd", "val_a:val", "ref_b:ref")),
     Primitive("array", "value array: val = vals[ref]; N loads 0",
               _ports("ref:ref"), _ports("val:val"), (_TENSOR,), reads_tensor=True,
               mem_reads=("vals",)),

@@ -18,7 +18,7 @@ from ._actor import Actor, StreamError
 from ._channel import Channel, Fanout, NullChannel
 from ._compute import Alu, Reduce, SpAcc, SpAcc2, Unary
 from ._crd import CrdDrop, CrdHold
-from ._join import Intersect, Union
+from ._join import Intersect, IntersectVal, Union, UnionVal
 from ._lanes import LaneMerge, LaneMerge2, LaneSplit
 from ._locate import Locate
 from ._memory import MemorySystem, ReadPort, WritePort
@@ -39,7 +39,7 @@ __all__ = ["ACTORS", "simulate", "bind_inputs"]  # results and errors: see _resu
 ACTORS: dict[str, type[Actor]] = {cls.op: cls for cls in (
     Root, ScanCompressed, ScanDense, RepSig, Repeat, Broadcast, Array, Locate, Intersect, Union,
     Alu, Unary, Reduce, SpAcc, SpAcc2, CrdDrop, CrdHold, LevelWriter, ValueWriter,
-    LaneSplit, LaneMerge, LaneMerge2)}
+    LaneSplit, LaneMerge, LaneMerge2, IntersectVal, UnionVal)}
 
 
 class _Context:

@@ -11,15 +11,18 @@ from ir import DONE, EMPTY, Stop
 
 from ._actor import Actor
 
-__all__ = ["Intersect", "Union"]
+__all__ = ["Intersect", "Union", "IntersectVal", "UnionVal"]
 
 
 class _Joiner(Actor):
+    #: side a's second stream: a reference stream, or values (``intersect_val``...)
+    side_a = "ref_a"
+
     def __init__(self, node, inputs, outputs, ctx):
         super().__init__(node, inputs, outputs, ctx)
-        self.ca, self.ra = inputs["crd_a"], inputs["ref_a"]
+        self.ca, self.ra = inputs["crd_a"], inputs[self.side_a]
         self.cb, self.rb = inputs["crd_b"], inputs["ref_b"]
-        self.oc, self.oa, self.ob = outputs["crd"], outputs["ref_a"], outputs["ref_b"]
+        self.oc, self.oa, self.ob = outputs["crd"], outputs[self.side_a], outputs["ref_b"]
 
     def _heads_ready(self):
         """(cycle all four heads are visible, None) or (-1, channel to block on)."""
@@ -159,3 +162,17 @@ class Union(_Joiner):
                     return None
             if blk is not None:
                 return blk
+
+
+class IntersectVal(Intersect):
+    """``intersect`` whose side a carries values (an accumulator's rows) instead of refs."""
+
+    op = "intersect_val"
+    side_a = "val_a"
+
+
+class UnionVal(Union):
+    """``union`` whose side a carries values; ``N`` where side a lacks the coordinate."""
+
+    op = "union_val"
+    side_a = "val_a"
