@@ -14,7 +14,8 @@ import numpy as np
 
 from ir import Graph, GraphBuilder
 
-__all__ = ["ALU_OF", "vector_graph", "matrix_graph", "expected", "rand_sparse"]
+__all__ = ["ALU_OF", "vector_graph", "matrix_graph", "expected", "matrix_expected",
+           "rand_sparse"]
 
 #: joiner → the ALU op that makes its graph a textbook kernel
 ALU_OF = {"union_val": "add", "intersect_val": "mul"}
@@ -100,6 +101,16 @@ def expected(join: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     intersect of rows only drops rows whose product is zero anyway.)"""
     with np.errstate(over="ignore", invalid="ignore"):
         return (a + b if join == "union_val" else a * b).astype(a.dtype)
+
+
+def matrix_expected(join: str, outer: str, fmt: str, a: np.ndarray, b: np.ndarray
+                    ) -> dict[str, np.ndarray] | None:
+    """``matrix_graph``'s X as numpy has it; None where an outer intersect of compressed
+    rows drops the rows only one side has (not a + b: the Python model is the only
+    reference there)."""
+    if (join, outer, fmt) == ("union_val", "intersect", "cc"):
+        return None
+    return {"X": expected(join, a, b)}
 
 
 def rand_sparse(rng: np.random.Generator, shape: tuple[int, ...], density: float,
