@@ -47,7 +47,8 @@ __all__ = ["MODEL_CLASSES", "NetPlan", "RawNet", "RawNode", "RawEdge", "RawError
 MODEL_CLASSES: dict[str, str] = {
     "root": "Root", "scan_compressed": "ScanCompressed", "scan_dense": "ScanDense",
     "repsig": "RepSig", "repeat": "Repeat", "broadcast": "Broadcast", "array": "Array",
-    "intersect": "Intersect", "union": "Union", "alu": "Alu", "unary": "Unary",
+    "intersect": "Intersect", "union": "Union", "intersect_val": "IntersectVal",
+    "union_val": "UnionVal", "alu": "Alu", "unary": "Unary",
     "reduce": "Reduce", "spacc": "SpAcc", "spacc2": "SpAcc2", "crddrop": "CrdDrop",
     "crdhold": "CrdHold", "locate": "Locate", "level_writer": "LevelWriter",
     "value_writer": "ValueWriter", "lane_split": "LaneSplit", "lane_merge": "LaneMerge",
@@ -382,6 +383,10 @@ def _warm_graphs() -> list[tuple[Graph, dict[str, Any]]]:
         g.edge(src, dst)
     from compiler import compile_expression  # lanes: split, one- and two-level merges
 
+    vec = np.ones(3, np.float32)
+    valjoins = [(_warm_valjoin(op), {"a": vec, "b": vec}) for op in ("intersect_val",
+                                                                      "union_val")]
+
     lanes = [compile_expression(expr, {"A": "csr"}, {"A": (3, 3), other: shape},
                                 par={"i": 2}, name=f"warm_lanes_{other}")
              for expr, other, shape in (("y(i) = A(i,j) * x(j)", "x", (3,)),
@@ -391,7 +396,29 @@ def _warm_graphs() -> list[tuple[Graph, dict[str, Any]]]:
             (examples.spmm_ikj(3, 3, 3), {"B": eye, "C": eye}),
             (examples.spmm_kij(3, 3, 3), {"B": eye, "C": eye}),
             (examples.elementwise(3, 3, "add"), {"A": eye, "B": eye}),
-            (examples.row_scale(3, 3), {"A": eye})]
+            (examples.row_scale(3, 3), {"A": eye}), *valjoins]
+
+
+def _warm_valjoin(op: str) -> Graph:
+    """x = a op b over compressed vectors, side a of the joiner carrying a's values."""
+    g = GraphBuilder(f"warm_{op}")
+    for t in ("a", "b"):
+        g.tensor(t, (3,), "c")
+        g.node(f"r{t}", "root")
+        g.node(f"{t}i", "scan_compressed", tensor=t, level=0)
+        g.node(f"{t}v", "array", tensor=t)
+        g.edge(f"r{t}.ref", f"{t}i.ref_in")
+    g.tensor("x", (3,), "c", role="output")
+    g.node("j", op)
+    g.node("alu", "alu", op="add")
+    g.node("xi", "level_writer", tensor="x", level=0)
+    g.node("xv", "value_writer", tensor="x")
+    for src, dst in [("ai.ref", "av.ref"), ("ai.crd", "j.crd_a"), ("av.val", "j.val_a"),
+                     ("bi.crd", "j.crd_b"), ("bi.ref", "j.ref_b"), ("j.ref_b", "bv.ref"),
+                     ("j.val_a", "alu.a"), ("bv.val", "alu.b"), ("j.crd", "xi.crd"),
+                     ("alu.val", "xv.val")]:
+        g.edge(src, dst)
+    return g.build()
 
 
 def prepare() -> Any:

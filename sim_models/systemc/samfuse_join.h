@@ -1,7 +1,13 @@
-// samfuse SystemC models: coordinate joiners (intersecter, unioner).
+// samfuse SystemC models: coordinate joiners (intersecter, unioner, and their _val forms).
 // Behaviour: sim_models/python/_join.py. Every firing needs all four heads (crd and ref
 // of a side travel together) and advances by sorted merge; stops must align and D must
 // arrive together.
+//
+// intersect_val / union_val are the same joiners with side a's second stream carrying
+// values (port val_a) instead of references (ref_a): an accumulator's drained rows meeting
+// an operand. The join core never looks at that stream's payload, it moves whole words, so
+// a value (float32 bits, -0.0 and NaN payloads included, or int32) passes unchanged and a
+// missing one is the N word. Only the port name, given by the SideA policy, differs.
 #ifndef SAMFUSE_JOIN_H
 #define SAMFUSE_JOIN_H
 
@@ -11,10 +17,20 @@
 
 namespace samfuse {
 
-class Joiner : public Primitive {
- public:
+// Side a's second stream: references (intersect, union) ...
+struct RefSideA {
   static const char* inputs() { return "crd_a,ref_a,crd_b,ref_b"; }
   static const char* outputs() { return "crd,ref_a,ref_b"; }
+};
+
+// ... or values (intersect_val, union_val).
+struct ValSideA {
+  static const char* inputs() { return "crd_a,val_a,crd_b,ref_b"; }
+  static const char* outputs() { return "crd,val_a,ref_b"; }
+};
+
+class Joiner : public Primitive {
+ public:
   using Primitive::Primitive;
 
  protected:
@@ -69,9 +85,12 @@ class Joiner : public Primitive {
 };
 
 // Emits a crd present on both sides; N matches nothing.
-class Intersect : public Joiner {
+template <class SideA>
+class IntersectOf : public Joiner {
  public:
-  explicit Intersect(const std::string& id) : Joiner(id, "intersect", 4, 3) {}
+  static const char* inputs() { return SideA::inputs(); }
+  static const char* outputs() { return SideA::outputs(); }
+  IntersectOf(const std::string& id, const char* op) : Joiner(id, op, 4, 3) {}
 
   bool eval(cycle_t now) override {
     if (Fifo* f = missing_head()) return wait_in(f);
@@ -93,10 +112,13 @@ class Intersect : public Joiner {
   }
 };
 
-// Emits every crd of either side, with N as the ref of the side that lacks it.
-class Union : public Joiner {
+// Emits every crd of either side, with N as the ref (value) of the side that lacks it.
+template <class SideA>
+class UnionOf : public Joiner {
  public:
-  explicit Union(const std::string& id) : Joiner(id, "union", 4, 3) {}
+  static const char* inputs() { return SideA::inputs(); }
+  static const char* outputs() { return SideA::outputs(); }
+  UnionOf(const std::string& id, const char* op) : Joiner(id, op, 4, 3) {}
 
   bool eval(cycle_t now) override {
     if (Fifo* f = missing_head()) return wait_in(f);
@@ -114,6 +136,28 @@ class Union : public Joiner {
     if (a_data) return emit(now, a, in_[RA]->peek(), in_[RB]->peek(), true, true);
     return control(now, a, b);
   }
+};
+
+// The catalogue's four joiners (classes, not aliases, so each has its own one-argument
+// constructor for the Python side).
+class Intersect : public IntersectOf<RefSideA> {
+ public:
+  explicit Intersect(const std::string& id) : IntersectOf(id, "intersect") {}
+};
+
+class Union : public UnionOf<RefSideA> {
+ public:
+  explicit Union(const std::string& id) : UnionOf(id, "union") {}
+};
+
+class IntersectVal : public IntersectOf<ValSideA> {
+ public:
+  explicit IntersectVal(const std::string& id) : IntersectOf(id, "intersect_val") {}
+};
+
+class UnionVal : public UnionOf<ValSideA> {
+ public:
+  explicit UnionVal(const std::string& id) : UnionOf(id, "union_val") {}
 };
 
 }  // namespace samfuse

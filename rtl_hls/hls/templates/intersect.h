@@ -1,19 +1,22 @@
 // intersect: emits a crd present on both sides with both refs; N matches nothing; the
-// smaller side is skipped one crd per firing.
+// smaller side is skipped one crd per firing. intersect_val (intersect_val.h) runs the same
+// loop with values on side a's second stream.
 #ifndef SAMFUSE_INTERSECT_H
 #define SAMFUSE_INTERSECT_H
 #include "join_core.h"
 
+namespace samfuse {
+// The intersecter loop shared by intersect and intersect_val: `side_a` is side a's second
+// stream (ref_a or val_a), passed to `out_a` word for word.
 template <class CrdOut, class AOut, class BOut>
-void samfuse_intersect(hls::stream<samfuse::tok_t>& crd_a, hls::stream<samfuse::tok_t>& ref_a,
-                       hls::stream<samfuse::tok_t>& crd_b, hls::stream<samfuse::tok_t>& ref_b,
-                       CrdOut crd, AOut out_a, BOut out_b) {
-    using namespace samfuse;
+void intersect_streams(hls::stream<tok_t>& crd_a, hls::stream<tok_t>& side_a,
+                       hls::stream<tok_t>& crd_b, hls::stream<tok_t>& ref_b, CrdOut& crd,
+                       AOut& out_a, BOut& out_b) {
     JoinSide sa, sb;
 intersect_loop:
     while (true) {
 #pragma HLS pipeline II = 1
-        tok_t a = sa.crd.peek(crd_a), ra = sa.ref.peek(ref_a);
+        tok_t a = sa.crd.peek(crd_a), ra = sa.ref.peek(side_a);
         tok_t b = sb.crd.peek(crd_b), rb = sb.ref.peek(ref_b);
         bool ad = is_data(a), bd = is_data(b);
         if (ad && bd) {
@@ -39,5 +42,13 @@ intersect_loop:
             break;
         }
     }
+}
+}  // namespace samfuse
+
+template <class CrdOut, class AOut, class BOut>
+void samfuse_intersect(hls::stream<samfuse::tok_t>& crd_a, hls::stream<samfuse::tok_t>& ref_a,
+                       hls::stream<samfuse::tok_t>& crd_b, hls::stream<samfuse::tok_t>& ref_b,
+                       CrdOut crd, AOut out_a, BOut out_b) {
+    samfuse::intersect_streams(crd_a, ref_a, crd_b, ref_b, crd, out_a, out_b);
 }
 #endif

@@ -1,6 +1,9 @@
-// Shared helpers of the coordinate joiners (intersect, union): both look at the four heads
-// (crd and ref of a side travel together) and advance by sorted merge. Stops must align and
-// D must arrive together on both sides.
+// Shared helpers of the coordinate joiners (intersect, union, intersect_val, union_val): all
+// look at the four heads (crd and ref of a side travel together) and advance by sorted merge.
+// Stops must align and D must arrive together on both sides. Side a's second stream holds
+// refs, or values in the _val joiners: the joiners move it as whole words, never reading
+// the payload, so a value (float32 bits, -0.0 and NaN payloads included, or int32) passes
+// unchanged, and the N written for a missing side is the N word of any stream kind.
 #ifndef SAMFUSE_JOIN_CORE_H
 #define SAMFUSE_JOIN_CORE_H
 #include "samfuse_hls.h"
@@ -8,7 +11,7 @@
 namespace samfuse {
 
 struct JoinSide {
-    Head crd, ref;
+    Head crd, ref;  // ref: side a's ref or value stream, side b's ref stream
     void pop() {
         crd.pop();
         ref.pop();

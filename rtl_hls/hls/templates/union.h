@@ -1,19 +1,22 @@
 // union: emits every crd of either side, with N as the ref of the side that lacks it; an N
-// crd on an input contributes nothing.
+// crd on an input contributes nothing. union_val (union_val.h) runs the same loop with values
+// on side a's second stream (N there is a missing value, read as 0 downstream).
 #ifndef SAMFUSE_UNION_H
 #define SAMFUSE_UNION_H
 #include "join_core.h"
 
+namespace samfuse {
+// The unioner loop shared by union and union_val: `side_a` is side a's second stream (ref_a
+// or val_a), passed to `out_a` word for word.
 template <class CrdOut, class AOut, class BOut>
-void samfuse_union(hls::stream<samfuse::tok_t>& crd_a, hls::stream<samfuse::tok_t>& ref_a,
-                   hls::stream<samfuse::tok_t>& crd_b, hls::stream<samfuse::tok_t>& ref_b,
-                   CrdOut crd, AOut out_a, BOut out_b) {
-    using namespace samfuse;
+void union_streams(hls::stream<tok_t>& crd_a, hls::stream<tok_t>& side_a,
+                   hls::stream<tok_t>& crd_b, hls::stream<tok_t>& ref_b, CrdOut& crd,
+                   AOut& out_a, BOut& out_b) {
     JoinSide sa, sb;
 union_loop:
     while (true) {
 #pragma HLS pipeline II = 1
-        tok_t a = sa.crd.peek(crd_a), ra = sa.ref.peek(ref_a);
+        tok_t a = sa.crd.peek(crd_a), ra = sa.ref.peek(side_a);
         tok_t b = sb.crd.peek(crd_b), rb = sb.ref.peek(ref_b);
         bool ad = is_data(a), bd = is_data(b);
         if (is_empty(a) || is_empty(b)) {
@@ -41,5 +44,13 @@ union_loop:
             break;
         }
     }
+}
+}  // namespace samfuse
+
+template <class CrdOut, class AOut, class BOut>
+void samfuse_union(hls::stream<samfuse::tok_t>& crd_a, hls::stream<samfuse::tok_t>& ref_a,
+                   hls::stream<samfuse::tok_t>& crd_b, hls::stream<samfuse::tok_t>& ref_b,
+                   CrdOut crd, AOut out_a, BOut out_b) {
+    samfuse::union_streams(crd_a, ref_a, crd_b, ref_b, crd, out_a, out_b);
 }
 #endif
