@@ -129,6 +129,9 @@ class _Lowerer:
                  par: Mapping[str, Sequence[LaneSplit]], lane_buffer: int) -> None:
         self.norm, self.order, self.layouts = norm, order, layouts
         self.par, self.lane_buffer = par, lane_buffer
+        #: operand id -> the index its iteration is deferred at (an epilogue operand)
+        self.deferred: dict[str, str] = {}
+        self.deferred_at: dict[str, list[_Operand]] = {}
         #: per parallel index, the join's crd port and its ref ports (what a lane splits)
         self.cuts: dict[str, tuple[str, list[str]]] = {}
         self.lane_of: dict[str, str] = {}
@@ -209,6 +212,9 @@ class _Lowerer:
         for v in self.order:
             self.step(v)
         val = self.value(self.rhs)
+        if self.deferred:  # no epilogue joined them: the loops cannot be shared after all
+            v = next(iter(self.deferred.values()))
+            self.check_prefixes(v, self.deferred_at[v])
         self.write(val)
         return Lowered(self.b, self.table, self.accumulator, self.reductions,
                        self.lane_of)
@@ -246,6 +252,10 @@ class _Lowerer:
     def step(self, v: str) -> None:
         scope = self.owner[v].body if v in self.owner else self.rhs
         parts = [op for op in self.operands(scope) if v in op.context]
+        red = self.defer_epilogue(v, parts)
+        if red is not None:  # the accumulated rows meet the deferred operands later
+            scope = red
+            parts = [op for op in parts if op.id not in self.deferred]
         self.check_prefixes(v, parts)
         bundle = self.join(scope, v)
         assert bundle is not _BCAST, f"index {v} is used by no operand of its scope"
@@ -276,6 +286,36 @@ class _Lowerer:
             self.repsig[crd] = f"{rs}.repsig"
         return self.repsig[crd]
 
+    def defer_epilogue(self, v: str, parts: list[_Operand]) -> Reduction | None:
+        """Operands that share ``v`` with an accumulated reduction but sit outside it
+        (``c(j)`` in ``relu(sum(k) A(i,k)*B(k,j) + c(j))`` over ``i,k,j``) are not
+        iterated at ``v`` with the reduction's operands: they meet the rows the
+        accumulator drains, in an epilogue join (:meth:`epilogue`). Returns the
+        reduction whose loop ``v`` then iterates, or None when the loop is shared."""
+        def prefix(op: _Operand) -> tuple[str, ...]:
+            return tuple(x for x in op.context if self.pos[x] < self.pos[v])
+
+        prefixes = {prefix(op) for op in parts}
+        if len(prefixes) != 2:
+            return None
+        deep, shallow = sorted(prefixes, key=len, reverse=True)
+        extra = [x for x in deep if x not in shallow]
+        if not extra or any(x not in self.owner for x in extra):
+            return None
+        red = self.owner[extra[0]]
+        inside = {op.id for op in self.operands(red)}
+        outer = [op for op in parts if prefix(op) == shallow]
+        inner = [op for op in parts if prefix(op) == deep]
+        if any(op.id in inside for op in outer) or \
+                any(op.id not in inside for op in inner) or \
+                not any(v in op.access.indices for op in inner) or \
+                any(op.context[-1] != v or v not in op.access.indices for op in outer):
+            return None  # (an operand broadcast over the rows' index: not joined yet)
+        for op in outer:
+            self.deferred[op.id] = v
+        self.deferred_at[v] = list(parts)
+        return red
+
     def check_prefixes(self, v: str, parts: list[_Operand]) -> None:
         """Every operand iterated at ``v`` must sit at the same loop depth."""
         def prefix(op: _Operand) -> tuple[str, ...]:
@@ -297,10 +337,12 @@ class _Lowerer:
             f"dataflow order {self.order_text} runs the {red.op} over {self.user(extra[0])!r} "
             f"outside index {self.user(v)!r}; the operands inside the reduction ({inside}) "
             f"and outside it ({outside}) cannot share the loop over {self.user(v)!r}. A "
-            f"reduction that is not innermost runs in a sparse accumulator, whose rows can "
-            f"only meet factors that do not depend on the rows' indices (no primitive joins "
-            f"value streams): put {self.user(extra[0])!r} after {self.user(v)!r} in the "
-            "order or split the expression", red)
+            f"reduction that is not innermost runs in a sparse accumulator, whose rows meet "
+            f"the operands outside it only in an epilogue join (intersect_val/union_val) "
+            f"of a product, quotient, sum or difference with the whole reduction, on "
+            f"operands that store {self.user(v)!r} as their last index: put "
+            f"{self.user(extra[0])!r} after {self.user(v)!r} in the order or split the "
+            "expression", red)
 
     def join(self, e: Expr, v: str) -> _Bundle | None:
         """Coordinates of ``e`` at ``v`` (scanning, intersecting, uniting as needed)."""
@@ -515,6 +557,13 @@ class _Lowerer:
         return _Val(f"{node}.val", spacc=val.spacc)
 
     def binary(self, e: BinOp) -> _Val:
+        joined = self.epilogue(e)
+        if joined is not None:
+            a, b = joined
+            node = self.node(_ALU[e.op], "alu", VAL_ROW, self.first(e), op=_ALU[e.op])
+            self.b.edge(a.port, f"{node}.a")
+            self.b.edge(b.port, f"{node}.b")
+            return _Val(f"{node}.val", spacc=(a.spacc or b.spacc))
         a, b = self.operands_of(e)
         if a.const is not None and b.const is not None:
             x, y = a.const, b.const
@@ -544,6 +593,56 @@ class _Lowerer:
         self.refer(VAL_ROW, self.first(e.right), node)
         return _Val(f"{node}.val", spacc=rows)
 
+    def epilogue(self, e: BinOp) -> tuple[_Val, _Val] | None:
+        """An accumulator's rows meeting operands deferred at one of its kept indices
+        (:meth:`defer_epilogue`): the rows' crds join the operands' level there —
+        ``intersect_val`` for ``*``/``/`` (a dense level is located instead),
+        ``union_val`` for ``+``/``-`` — and both sides' values follow the join.
+        Returns the two sides' values in ``e``'s order, or None."""
+        def deferred(x: Expr) -> set[str]:
+            return {op.id for op in self.operands(x) if op.id in self.deferred}
+
+        for acc_side, other in ((e.left, e.right), (e.right, e.left)):
+            if deferred(other) and not deferred(acc_side):
+                break
+        else:
+            return None
+        acc = self.value(acc_side)
+        us = {self.deferred[oid] for oid in deferred(other)}
+        if acc.spacc is None or len(us) != 1 or next(iter(us)) not in acc.spacc.crds:
+            return None  # the deferred operands stay unjoined: reported by run()
+        (u,) = us
+        rows = _Bundle(acc.spacc.crds[u], {}, False)
+        bundle = self.join(other, u)
+        assert bundle is not _BCAST, "a deferred operand is iterated at its index"
+        col = self.first(other)
+        crd, val = rows.crd, acc.port
+        if e.op in "*/" and bundle.dense is not None:  # the rows address a dense level
+            for oid, ref in self.locate(bundle, rows, u).refs.items():
+                self.op_by_id(oid).ref = ref
+        else:
+            bundle = self.scan(bundle, u)
+            union = e.op in "+-"
+            if union and not bundle.full:
+                self.check_vanishes(other, acc_side, e, u)
+            prim = "union_val" if union else "intersect_val"
+            for m, (oid, ref) in enumerate(bundle.refs.items()):
+                j = self.node(f"{prim}_{self.user(u)}", prim, u, col)
+                for src, port in ((rows.crd, "crd_a"), (acc.port, "val_a"),
+                                  (bundle.crd, "crd_b"), (ref, "ref_b")):
+                    self.b.edge(src, f"{j}.{port}")
+                op = self.op_by_id(oid)
+                op.ref = f"{j}.ref_b"
+                op.maybe_empty = op.maybe_empty or union
+                if m == 0:
+                    crd, val = f"{j}.crd", f"{j}.val_a"
+        for oid in deferred(other):
+            del self.deferred[oid]
+        assert acc.spacc is not None
+        joined = _Val(val, spacc=_Acc({**acc.spacc.crds, u: crd}, acc.spacc.reduction))
+        other_val = self.value(other)
+        return (joined, other_val) if acc_side is e.left else (other_val, joined)
+
     def rows_of(self, e: BinOp, a: _Val, b: _Val) -> _Acc | None:
         """The accumulator rows a product streams on: one side's, when the other side was
         broadcast over all of their crds (anything else cannot meet them)."""
@@ -566,8 +665,8 @@ class _Lowerer:
             f"a sparse accumulator; its rows (crd, value streams) can be scaled, passed "
             f"through functions, multiplied by factors that do not depend on the rows' "
             f"indices ({', '.join(self.user(v) for v in val.spacc.crds)}), summed by an outer "
-            f"accumulator or written out, but here they meet {self.show(other)}, which needs "
-            "a join of the rows with another stream (no primitive joins value streams). Put "
+            f"accumulator, joined with operands outside the reduction (an epilogue) or "
+            f"written out, but here they meet {self.show(other)}, which is neither. Put "
             "the reduced index last in the order or split the expression", red)
 
     def reduce(self, e: Reduction) -> _Val:

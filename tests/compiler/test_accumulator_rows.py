@@ -106,14 +106,41 @@ def _support(a: dict[str, np.ndarray]) -> np.ndarray:
     return ((a["B"] != 0).astype(int) @ (a["C"] != 0).astype(int)) > 0
 
 
-@pytest.mark.parametrize("expr, other", [
-    ("Y(i,j) = sum(k) B(i,k) * C(k,j) + b(j)", "b(j)"),
-    ("Y(i,j) = E(i,j) * sum(k) B(i,k) * C(k,j)", "E(i,j)"),
+@pytest.mark.parametrize("expr, fmts, ref", [
+    ("Y(i,j) = sum(k) B(i,k) * C(k,j) + b(j)", {"b": "c"},
+     lambda a: a["B"] @ a["C"] + a["b"]),
+    ("Y(i,j) = relu(sum(k) B(i,k) * C(k,j) + b(j))", {},
+     lambda a: np.maximum(a["B"] @ a["C"] + a["b"], 0)),
+    ("Y(i,j) = E(i,j) * sum(k) B(i,k) * C(k,j)", {"E": "csr"},
+     lambda a: a["E"] * (a["B"] @ a["C"])),
+    ("Y(i,j) = E(i,j) * sum(k) B(i,k) * C(k,j)", {},
+     lambda a: a["E"] * (a["B"] @ a["C"])),
+    ("Y(i,j) = E(i,j) - sum(k) B(i,k) * C(k,j)", {"E": "csr"},
+     lambda a: a["E"] - a["B"] @ a["C"]),
+    ("Y(i,j) = (sum(k) B(i,k) * C(k,j)) / d(j)", {},
+     lambda a: np.where(_support(a), (a["B"] @ a["C"]) / a["d"], 0)),
 ])
-def test_joining_accumulator_rows_with_another_stream_is_rejected(expr, other):
-    shapes = {"B": (3, 4), "C": (4, 5), "b": (5,), "E": (3, 5)}
-    with pytest.raises(LoweringError, match="no primitive joins value streams") as exc:
-        used = {t: s for t, s in shapes.items() if f"{t}(" in expr}
-        compile_expression(expr, {t: "csr" for t in used if t.isupper()}, used,
-                           order="i,k,j")
-    assert other in str(exc.value)
+def test_accumulator_rows_meet_operands_outside_the_reduction(expr, fmts, ref):
+    """Epilogue joins after a Gustavson SpMM: union_val for + and -, intersect_val for a
+    sparse factor, locate for a dense one; the rows' crds are the output's."""
+    rng = np.random.default_rng(5)
+    a = {"B": _sparse(rng, (6, 5), 0.4), "C": _sparse(rng, (5, 7), 0.4),
+         "b": _sparse(rng, (7,), 0.5), "E": _sparse(rng, (6, 7), 0.5),
+         "d": rng.uniform(1, 2, 7).astype(np.float32)}
+    a = {t: v for t, v in a.items() if re.search(rf"\b{t}\(", expr.split("=")[1])}
+    g = _compile(expr, a, {"B": "csr", "C": "csr", "Y": "dc", **fmts}, "i,k,j")
+    assert g.meta["reductions"] == ["sum(k): spacc"]
+    ops = {n.op for n in g.nodes.values()}
+    joined = "union_val" if re.search(r"[+-] ", expr.split("=")[1]) else \
+        "intersect_val" if fmts else "locate"
+    assert joined in ops
+    np.testing.assert_allclose(simulate(g, a).dense("Y"), ref(a), rtol=1e-4, atol=1e-5)
+
+
+def test_accumulator_rows_meet_no_operand_iterated_before_the_reduction():
+    """Over k,i,j the accumulator's loop is outermost: E(i,j) would have to share i."""
+    shapes = {"B": (3, 4), "C": (4, 5), "E": (3, 5)}
+    with pytest.raises(LoweringError, match="runs the sum over 'k' outside index 'i'") as exc:
+        compile_expression("Y(i,j) = E(i,j) * sum(k) B(i,k) * C(k,j)",
+                           {"B": "csr", "C": "csr", "E": "csr"}, shapes, order="k,i,j")
+    assert "epilogue join" in str(exc.value)

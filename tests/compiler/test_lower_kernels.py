@@ -340,8 +340,8 @@ def test_int32_graph_rejects_fractional_constants():
     ("X(i,j) = B(i,j) + 1", {"B": "csr"}, {"B": (3, 3)}, None,
      "'+' adds 1, which does not depend on index 'j', to an operand that is sparse in 'j'"),
     ("X(i,j) = D(i,j) + B(i,k) * C(k,j)", {"B": "csr", "C": "csr"},
-     {"B": (3, 4), "C": (4, 3), "D": (3, 3)}, "ikj",
-     "dataflow order i,k,j runs the sum over 'k' outside index 'j'"),
+     {"B": (3, 4), "C": (4, 3), "D": (3, 3)}, "kij",
+     "dataflow order k,i,j runs the sum over 'k' outside index 'i'"),
     ("X(i,j) = 2 / B(i,j)", {}, {"B": (3, 3)}, None,
      "a constant divided by a tensor (2 / B(i,j)) is not supported"),
 ])
