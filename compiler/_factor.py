@@ -16,9 +16,9 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from ._ast import Access, BinOp, Expr, Reduction, children, free_indices
+from ._ast import Access, BinOp, Expr, Reduction, accesses, children, free_indices
 
-__all__ = ["Factorer", "Factoring", "factor", "reduction_groups"]
+__all__ = ["Factorer", "Factoring", "factor", "reduction_groups", "epilogue_reduction"]
 
 
 @dataclass
@@ -45,6 +45,9 @@ class Factorer:
         #: expression nodes: planning one order visits each once
         self.size = 0
         self._scan(rhs)
+        self._access_nodes = accesses(rhs)
+        #: reduced index -> its reduction
+        self.owner = {v: r for r in _reductions(rhs) for v in r.indices}
 
     def _scan(self, e: Expr) -> tuple[frozenset[str], bool]:
         """The indices ``e``'s accesses use and whether it holds a reduction (one pass)."""
@@ -137,13 +140,23 @@ class Factorer:
         The lowering rejects an order that fails this ("cannot share the loop"); the
         order search uses it to skip such orders before building any graph.
         """
-        above: dict[str, tuple[str, ...]] = {}
         plan = self.plan(order)
-        for ctx in (plan.context[a] for a in self.accesses):
+        return self._nests({a: plan.context[id(a)] for a in self._access_nodes}, order)
+
+    def _nests(self, ctx_of: Mapping[Access, tuple[str, ...]], order: Sequence[str]) -> bool:
+        """Every loop's accesses share the loops above it, or split only as an epilogue
+        join (:func:`epilogue_reduction`)."""
+        above: dict[str, tuple[str, ...]] = {}
+        split: set[str] = set()
+        for ctx in ctx_of.values():
             for n, v in enumerate(ctx):
                 if above.setdefault(v, ctx[:n]) != ctx[:n]:
-                    return False
-        return True
+                    split.add(v)
+        if not split:
+            return True
+        pos = {v: n for n, v in enumerate(order)}
+        return all(epilogue_reduction(v, [(a, c) for a, c in ctx_of.items() if v in c], pos,
+                                      self.owner) is not None for v in split)
 
     def cost(self, order: Sequence[str], sizes: Mapping[str, int]) -> float:
         """Points computed over all nodes of the plan, every level taken dense.
@@ -168,19 +181,50 @@ class Factorer:
         pos = {v: n for n, v in enumerate(order)}
         points: dict[frozenset[str], int] = {}
         ordered: dict[frozenset[str], tuple[str, ...]] = {}
-        above: dict[str, tuple[str, ...]] = {}
-        total, nests = 0, True
+        ctx_of: dict[Access, tuple[str, ...]] = {}
+        total = 0
         for e, ctx, _ in self._contexts(order):
             if ctx not in points:
                 points[ctx] = math.prod(sizes.get(v, 1) for v in ctx)
             total += points[ctx]
-            if nests and id(e) in self.accesses:
+            if id(e) in self.accesses:
                 if ctx not in ordered:
                     ordered[ctx] = tuple(sorted(ctx, key=pos.__getitem__))
-                loops = ordered[ctx]
-                nests = all(above.setdefault(v, loops[:n]) == loops[:n]
-                            for n, v in enumerate(loops))
-        return not nests, float(total)
+                ctx_of[e] = ordered[ctx]  # type: ignore[index]
+        return not self._nests(ctx_of, order), float(total)
+
+
+def epilogue_reduction(v: str, parts: Sequence[tuple[Access, tuple[str, ...]]],
+                       pos: Mapping[str, int], owner: Mapping[str, Reduction]
+                       ) -> Reduction | None:
+    """The accumulated reduction whose rows meet the other operands of loop ``v`` in an
+    epilogue join, or None (``docs/compiler.md``, rule 5). ``parts``: the accesses whose
+    loop nest contains ``v``, each with that nest in dataflow order.
+
+    The loop is split in two depths: the deeper accesses are all inside one reduction
+    whose own indices make the difference, some of them store ``v``; the shallower ones
+    are outside it, store ``v`` and have it as their innermost loop. The lowering then
+    iterates ``v`` inside the reduction and joins the shallower operands with the rows
+    its accumulator drains; the order search counts such a loop as nesting."""
+    def prefix(ctx: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(x for x in ctx if pos[x] < pos[v])
+
+    prefixes = {prefix(ctx) for _, ctx in parts}
+    if len(prefixes) != 2:
+        return None
+    deep, shallow = sorted(prefixes, key=len, reverse=True)
+    extra = [x for x in deep if x not in shallow]
+    if not extra or any(x not in owner for x in extra):
+        return None
+    red = owner[extra[0]]
+    inside = {id(a) for a in accesses(red)}
+    inner = [a for a, ctx in parts if prefix(ctx) == deep]
+    outer = [(a, ctx) for a, ctx in parts if prefix(ctx) == shallow]
+    if any(id(a) not in inside for a in inner) or \
+            not any(v in a.indices for a in inner) or \
+            any(id(a) in inside or ctx[-1] != v or v not in a.indices for a, ctx in outer):
+        return None
+    return red
 
 
 def factor(rhs: Expr, out: Sequence[str], order: Sequence[str]) -> Factoring:
@@ -195,6 +239,13 @@ class ReductionGroup:
     indices: frozenset[str]
     free: frozenset[str]
     depth: int
+
+
+def _reductions(e: Expr) -> Iterator[Reduction]:
+    if isinstance(e, Reduction):
+        yield e
+    for child in children(e):
+        yield from _reductions(child)
 
 
 def reduction_groups(rhs: Expr) -> list[ReductionGroup]:

@@ -33,7 +33,7 @@ from ir import GraphBuilder
 
 from ._ast import Access, BinOp, Call, Const, Expr, Neg, Reduction, walk
 from ._errors import LoweringError
-from ._factor import factor
+from ._factor import epilogue_reduction, factor
 from ._layout import Layout
 from ._normalize import Normalized
 from ._parallel import DEFAULT_LANE_BUFFER, LaneSplit, replicate
@@ -290,29 +290,17 @@ class _Lowerer:
         """Operands that share ``v`` with an accumulated reduction but sit outside it
         (``c(j)`` in ``relu(sum(k) A(i,k)*B(k,j) + c(j))`` over ``i,k,j``) are not
         iterated at ``v`` with the reduction's operands: they meet the rows the
-        accumulator drains, in an epilogue join (:meth:`epilogue`). Returns the
-        reduction whose loop ``v`` then iterates, or None when the loop is shared."""
-        def prefix(op: _Operand) -> tuple[str, ...]:
-            return tuple(x for x in op.context if self.pos[x] < self.pos[v])
-
-        prefixes = {prefix(op) for op in parts}
-        if len(prefixes) != 2:
+        accumulator drains, in an epilogue join (:meth:`epilogue`; the rule is
+        :func:`_factor.epilogue_reduction`). Returns the reduction whose loop ``v`` then
+        iterates, or None when the loop is shared."""
+        red = epilogue_reduction(v, [(op.access, op.context) for op in parts], self.pos,
+                                 self.owner)
+        if red is None:
             return None
-        deep, shallow = sorted(prefixes, key=len, reverse=True)
-        extra = [x for x in deep if x not in shallow]
-        if not extra or any(x not in self.owner for x in extra):
-            return None
-        red = self.owner[extra[0]]
         inside = {op.id for op in self.operands(red)}
-        outer = [op for op in parts if prefix(op) == shallow]
-        inner = [op for op in parts if prefix(op) == deep]
-        if any(op.id in inside for op in outer) or \
-                any(op.id not in inside for op in inner) or \
-                not any(v in op.access.indices for op in inner) or \
-                any(op.context[-1] != v or v not in op.access.indices for op in outer):
-            return None  # (an operand broadcast over the rows' index: not joined yet)
-        for op in outer:
-            self.deferred[op.id] = v
+        for op in parts:
+            if op.id not in inside:
+                self.deferred[op.id] = v
         self.deferred_at[v] = list(parts)
         return red
 
