@@ -7,6 +7,8 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compiler import LoweringError, compile_expression
 from ir import Graph
@@ -144,3 +146,31 @@ def test_accumulator_rows_meet_no_operand_iterated_before_the_reduction():
         compile_expression("Y(i,j) = E(i,j) * sum(k) B(i,k) * C(k,j)",
                            {"B": "csr", "C": "csr", "E": "csr"}, shapes, order="k,i,j")
     assert "epilogue join" in str(exc.value)
+
+
+@settings(max_examples=30, deadline=None)
+@given(m=st.integers(1, 7), k=st.integers(1, 6), n=st.integers(1, 7),
+       density=st.sampled_from([0.0, 0.2, 0.5, 1.0]), op=st.sampled_from("+-*/"),
+       other_fmt=st.sampled_from(["csr", "dcsr", "dense"]), left=st.booleans(),
+       order=st.sampled_from(["i,k,j", "j,k,i"]), seed=st.integers(0, 2**16))
+def test_epilogue_joins_match_numpy(m, k, n, density, op, other_fmt, left, order, seed):
+    """Random shapes, densities, formats, operators and sides; both Gustavson orders
+    (rows of i, or columns of j, meeting E)."""
+    rng = np.random.default_rng(seed)
+    a = {"B": _sparse(rng, (m, k), density), "C": _sparse(rng, (k, n), density),
+         "E": _sparse(rng, (m, n), 0.5)}
+    if op == "/":
+        a["E"] = rng.uniform(1, 2, (m, n)).astype(np.float32)
+        other_fmt = "dense"
+    acc = "sum(k) B(i,k) * C(k,j)"
+    rhs = f"E(i,j) {op} ({acc})" if left and op in "+-*" else f"({acc}) {op} E(i,j)"
+    fmts = {"B": "csr" if order == "i,k,j" else "csc", "C": "csr" if order == "i,k,j"
+            else "csc", "Y": "csr" if order == "i,k,j" else "csc"}
+    if other_fmt != "dense":
+        fmts["E"] = other_fmt if order == "i,k,j" else {"csr": "csc", "dcsr": "dcsc"}[
+            other_fmt]
+    g = _compile(f"Y(i,j) = {rhs}", a, fmts, order)
+    prod, e = a["B"] @ a["C"], a["E"]
+    want = {"+": lambda: prod + e, "-": lambda: e - prod if left else prod - e,
+            "*": lambda: prod * e, "/": lambda: np.where(_support(a), prod / e, 0)}[op]()
+    np.testing.assert_allclose(simulate(g, a).dense("Y"), want, rtol=1e-4, atol=1e-5)
