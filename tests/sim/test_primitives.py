@@ -267,3 +267,13 @@ def test_locate_gathers_a_dense_operand_at_a_sparse_pattern(m, n, density, seed)
     np.testing.assert_array_equal(got, a.multiply(w).tocsr().data if a.nnz else got[:0])
     assert [t for t in run.tokens["ref"] if not isinstance(t, int)] == \
         [t for t in crd if not isinstance(t, int)] + [D]
+
+
+def test_intersect_n_rows_as_documented():
+    """A crd against N pops both sides (one firing); N against a crd pops side a only."""
+    run = run_primitive("intersect", {"crd_a": [5, S0, D], "ref_a": [1, S0, D],
+                                      "crd_b": [N, S0, D], "ref_b": [N, S0, D]})
+    assert run.tokens["crd"] == [S0, D] and run.cycles["crd"] == [1, 2]
+    run = run_primitive("intersect", {"crd_a": [N, S0, D], "ref_a": [N, S0, D],
+                                      "crd_b": [3, S0, D], "ref_b": [1, S0, D]})
+    assert run.tokens["crd"] == [S0, D] and run.cycles["crd"] == [2, 3]
