@@ -122,6 +122,8 @@ def coordinate_work(norm: Normalized, v: str, sizes: Mapping[str, int],
     """Work of every coordinate of internal index ``v`` (module docstring)."""
     ops = [a for a in accesses(norm.assignment.rhs)
            if not measured_only or _given(tensors.get(a.tensor))]
+    if not ops:  # a model region that reads only intermediates: equal coordinate ranges
+        return np.ones(sizes[v], dtype=np.float64)
     stored: dict[int, np.ndarray] = {}
     for a in ops:
         if not _given(tensors.get(a.tensor)):

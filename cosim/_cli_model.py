@@ -8,6 +8,7 @@ torch.export → einsum program → schedule (unfused / partial / full, or the u
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -54,6 +55,11 @@ def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) ->
     m.add_argument("--schedule", default="partial",
                    help="unfused, partial (one region per layer), full, or a YAML file "
                    "(see docs/fusion.md); default partial")
+    m.add_argument("--par", action="append", metavar="INDEX=LANES",
+                   help="parallel lanes for every region whose kernels output INDEX "
+                   "(repeat to nest; docs/parallel.md)")
+    m.add_argument("--partition", default="round-robin", choices=("round-robin", "balanced"),
+                   help="how lanes share an index (default round-robin)")
     m.add_argument("--backend", default="python", help="backend name (default python)")
     m.add_argument("--seed", type=seed_arg, default=0, help="random seed (an int >= 0)")
     m.add_argument("--program", action="store_true", help="print the einsum program")
@@ -72,6 +78,17 @@ def _schedule(text: str, program) -> Schedule:
     if text in SCHEDULES:
         return SCHEDULES[text](program)
     return Schedule.from_yaml(Path(text).read_text())
+
+
+def _lanes(items: list[str], error: type[Exception]) -> dict[str, int]:
+    """``--par i=4`` options: index -> lanes (1..64; the schedule checks the range)."""
+    out = {}
+    for item in items:
+        name, eq, n = item.partition("=")
+        if not eq or not name.strip() or not n.strip().isdigit():
+            raise error(f"--par {item!r}: expected INDEX=LANES, e.g. i=4")
+        out[name.strip()] = int(n)
+    return out
 
 
 def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
@@ -105,7 +122,12 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
     if args.program:
         print(program)
     schedule = _schedule(args.schedule, program)
-    compiled = compile_model(program, schedule)
+    if args.par:  # replace() re-checks the schedule (lane counts 1..64)
+        schedule = dataclasses.replace(schedule, par=_lanes(args.par, error),
+                                       partition=args.partition)
+    binds = {**torch_weights(model, program), **torch_inputs(program, example)}
+    lanes = bool(schedule.par) or any(r.par for r in schedule.regions)
+    compiled = compile_model(program, schedule, stats=binds if lanes else None)
     print(f"exported   {args.model} ({args.config}) to {len(program.statements)} statements "
           f"in {export_s * 1e3:.0f} ms")
     print(compiled)
@@ -118,7 +140,6 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
             for k in reg.kernels:
                 write_atomic(safe_join(out, f"{reg.name}.{k.target}.json"),
                              k.graph.to_json() + "\n")
-    binds = {**torch_weights(model, program), **torch_inputs(program, example)}
     t0 = time.perf_counter()
     run = run_model(compiled, binds, backend=args.backend, hw=hw, mem_trace=traces,
                     progress=lambda p: print(f"samfuse: {p}", file=sys.stderr, flush=True))

@@ -240,3 +240,16 @@ def test_model_runs_a_bundled_model_under_a_schedule_and_checks_it(tmp_path, cap
     assert _error(capsys).count("\n") == 1
     assert main(["model", "autoencoder", "--schedule", "halfway"]) == 1
     assert "expected one of unfused, partial, full or a YAML file" in _error(capsys)
+
+
+def test_model_runs_on_parallel_lanes(tmp_path, capsys):
+    assert main(["model", "gcn", "--config", "tiny", "--par", "i=2", "--partition",
+                 "balanced", "--hw", "ideal", "--out", str(tmp_path)]) == 0
+    assert "check      PASS" in capsys.readouterr().out
+    graphs = [Graph.from_json(p) for p in tmp_path.glob("*.json")]
+    assert graphs and all(g.meta["parallel"]["par"] == {"i": 2} for g in graphs)
+    assert all(g.meta["parallel"]["partition"] == "balanced" for g in graphs)
+    assert main(["model", "gcn", "--config", "tiny", "--par", "i=65"]) == 1
+    assert "lanes from 1 to 64" in _error(capsys)
+    assert main(["model", "gcn", "--config", "tiny", "--par", "i"]) == 1
+    assert "--par 'i': expected INDEX=LANES" in _error(capsys)
