@@ -34,8 +34,9 @@ __all__ = ["StudyError", "StudySpec", "RunConfig", "Workload", "load_study", "AX
 #: names that reach file paths (study names, workload labels): letters, digits, ``._-``
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
-#: a lane's output buffer, in tokens, unless the study says otherwise (docs/parallel.md)
-DEFAULT_LANE_BUFFER = 1024
+#: a lane's output buffer unless the study says otherwise: None, the compiler sizes it for
+#: the partition (docs/parallel.md, "Lane buffers")
+DEFAULT_LANE_BUFFER: int | None = None
 #: lanes per parallel index (the compiler's limit)
 _MAX_LANES = 64
 
@@ -109,7 +110,7 @@ class RunConfig:
     #: parallel lanes: sorted (index, lanes > 1) pairs; empty = one lane
     par: tuple[tuple[str, int], ...] = ()
     partition: str = "round-robin"
-    lane_buffer: int = DEFAULT_LANE_BUFFER
+    lane_buffer: int | None = DEFAULT_LANE_BUFFER
 
     def __post_init__(self) -> None:
         # one lane has no partition and no lane buffers: every spelling of it is one run
@@ -413,9 +414,11 @@ def _axis_value(axis: str, v: Any, base: Path) -> Any:
         if v not in PARTITIONS:
             raise StudyError(f"partition {v!r}: expected one of {', '.join(PARTITIONS)}")
     elif axis == "lane_buffer":
+        if v is None or v == "auto":
+            return None
         if isinstance(v, bool) or not isinstance(v, int) or v < 2:
             raise StudyError(f"lane_buffer {v!r}: expected an int >= 2 (tokens per lane "
-                             "output buffer)")
+                             "output buffer) or auto")
     elif axis == "order":
         if not isinstance(v, str) or not v:
             raise StudyError(f"order {v!r}: expected 'default', 'all' or e.g. 'i,k,j'")
