@@ -25,7 +25,7 @@ from ._factor import Factorer
 from ._fusion import FusedExpression, fuse_region
 from ._order import OrderError, OrderGraph, OrderSearch, order_graph
 from ._parse import parse
-from ._partition import lane_buffer_for, lane_splits
+from ._partition import expected_imbalance, lane_buffer_for, lane_splits
 
 __all__ = ["CompiledModel", "CompiledRegion", "Kernel", "compile_model", "einsum_program",
            "MAX_TRIES"]
@@ -227,6 +227,8 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
                               reg.partition, lane_buffer_for(graph, splits, reg.partition,
                                                              reg.lane_buffer, known))
             graph.meta["order_search"] = searched
+            graph.meta["parallel"]["expected_imbalance"] = expected_imbalance(
+                job.norm, splits, job.idx_sizes, job.fmts, data or {})
         graph.meta["region"] = reg.name
         graph.meta["inlined"] = list(fused.inlined)
         return Kernel(fused.target, fused.text, list(graph.meta["order"]), graph, graph_of,

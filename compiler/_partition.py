@@ -27,7 +27,7 @@ from ._normalize import Normalized
 from ._parallel import DEFAULT_LANE_BUFFER, LaneSplit
 
 __all__ = ["PARTITIONS", "MAX_LANES", "lane_splits", "coordinate_work", "lane_buffer_for",
-           "check_lane_buffer"]
+           "check_lane_buffer", "expected_imbalance"]
 
 #: lanes per parallel index (a merge tree of 2-input merges; 64 covers FuseFlow's 4x4,
 #: 8x8 and the scaling curves)
@@ -64,6 +64,30 @@ def lane_splits(norm: Normalized, par: Mapping[str, int], partition: str,
             continue
         work = coordinate_work(norm, v, sizes, fmts, tensors, measured_only)
         out[v] = [LaneSplit(1, 0, lo, hi) for lo, hi in balanced_ranges(work, lanes)]
+    return out
+
+
+def expected_imbalance(norm: Normalized, splits: Mapping[str, Sequence[LaneSplit]],
+                       sizes: Mapping[str, int], fmts: Mapping[str, Format],
+                       tensors: Mapping[str, Any]) -> dict[str, float]:
+    """Per parallel index (user name): the largest lane's share of the measured work over
+    the mean lane's, as the splits deal it — what ``sim`` will report as the imbalance,
+    predicted before the run (round-robin on skewed data is where it is far from 1).
+    Indices whose operands have no data are left out."""
+    out: dict[str, float] = {}
+    if not any(_given(tensors.get(a.tensor)) for a in accesses(norm.assignment.rhs)):
+        return out
+    for v, lanes in splits.items():
+        try:
+            work = coordinate_work(norm, v, sizes, fmts, tensors, measured_only=True)
+        except LoweringError:
+            continue
+        c = np.arange(len(work))
+        shares = [float(work[(c % x.lanes == x.lane) & (c >= x.lo) & (c < x.hi)].sum())
+                  for x in lanes]
+        mean = sum(shares) / len(shares)
+        if mean > 0:
+            out[norm.user[v]] = max(shares) / mean
     return out
 
 

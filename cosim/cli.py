@@ -277,8 +277,13 @@ def _parallel_lines(meta: dict[str, Any]) -> list[str]:
     lanes = " x ".join(f"{v}={n}" for v, n in par["par"].items())
     ranges = "; ".join(f"{v}: " + " ".join(f"[{lo},{hi})" for lo, hi in r)
                        for v, r in par["ranges"].items())
-    return [f"lanes      {lanes}, {par['partition']}, buffer {par['lane_buffer']} tokens",
-            f"ranges     {ranges}"]
+    lines = [f"lanes      {lanes}, {par['partition']}, buffer {par['lane_buffer']} tokens",
+             f"ranges     {ranges}"]
+    if par.get("expected_imbalance"):
+        lines.append("imbalance  " + ", ".join(
+            f"{v} {x:.3f}" for v, x in par["expected_imbalance"].items())
+            + " expected (largest lane / mean, measured on --input data)")
+    return lines
 
 
 def _densities(items: Sequence[str] | None) -> dict[str, float]:

@@ -116,3 +116,22 @@ def test_balanced_lanes_get_buffers_that_hold_a_lane_s_output():
     # the heuristic expects ~64 x 64 output entries: 2,048 per lane, plus a quarter
     assert 2400 <= buffer(partition="balanced") <= 2700
     assert buffer(partition="balanced", lane_buffer=16) == 16
+
+
+def test_expected_imbalance_predicts_the_measured_one():
+    """Measured on the data when compiling; the run's lane report agrees within 10 %."""
+    from cosim._lanes import lane_report
+    from sim_models.python import simulate
+
+    A = rmat_graph(9, 8, seed=2)
+    B = np.ones((A.shape[0], 3), np.float32)
+    for part in ("round-robin", "balanced"):
+        g = compile_expression(SPMM, {"A": "csr", "X": "csr"}, {"A": A.shape, "B": B.shape},
+                               order="i,k,j", par={"i": 8}, partition=part,
+                               stats={"A": A, "B": B})
+        want = g.meta["parallel"]["expected_imbalance"]["i"]
+        got = lane_report(g, simulate(g, {"A": A, "B": B})).imbalance
+        assert abs(want - got) / got < 0.1, (part, want, got)
+    assert _spmm({"i": 2}).meta["parallel"]["expected_imbalance"]["i"] >= 1.0
+    no_data = compile_expression(SPMM, {"A": "csr"}, {"A": (8, 8), "B": (8, 2)}, par={"i": 2})
+    assert no_data.meta["parallel"]["expected_imbalance"] == {}
