@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 from ._ast import Access, BinOp, Expr, Reduction, accesses, children, free_indices
 
-__all__ = ["Factorer", "Factoring", "factor", "reduction_groups", "epilogue_reduction"]
+__all__ = ["Factorer", "Factoring", "factor", "reduction_groups", "epilogue_reduction",
+           "accesses_under"]
 
 
 @dataclass
@@ -48,6 +49,7 @@ class Factorer:
         self._access_nodes = accesses(rhs)
         #: reduced index -> its reduction
         self.owner = {v: r for r in _reductions(rhs) for v in r.indices}
+        self.inside = accesses_under(rhs)
 
     def _scan(self, e: Expr) -> tuple[frozenset[str], bool]:
         """The indices ``e``'s accesses use and whether it holds a reduction (one pass)."""
@@ -156,7 +158,7 @@ class Factorer:
             return True
         pos = {v: n for n, v in enumerate(order)}
         return all(epilogue_reduction(v, [(a, c) for a, c in ctx_of.items() if v in c], pos,
-                                      self.owner) is not None for v in split)
+                                      self.owner, self.inside) is not None for v in split)
 
     def cost(self, order: Sequence[str], sizes: Mapping[str, int]) -> float:
         """Points computed over all nodes of the plan, every level taken dense.
@@ -195,8 +197,8 @@ class Factorer:
 
 
 def epilogue_reduction(v: str, parts: Sequence[tuple[Access, tuple[str, ...]]],
-                       pos: Mapping[str, int], owner: Mapping[str, Reduction]
-                       ) -> Reduction | None:
+                       pos: Mapping[str, int], owner: Mapping[str, Reduction],
+                       inside: Mapping[int, frozenset[int]]) -> Reduction | None:
     """The accumulated reduction whose rows meet the other operands of loop ``v`` in an
     epilogue join, or None (``docs/compiler.md``, rule 5). ``parts``: the accesses whose
     loop nest contains ``v``, each with that nest in dataflow order.
@@ -205,7 +207,8 @@ def epilogue_reduction(v: str, parts: Sequence[tuple[Access, tuple[str, ...]]],
     whose own indices make the difference, some of them store ``v``; the shallower ones
     are outside it, store ``v`` and have it as their innermost loop. The lowering then
     iterates ``v`` inside the reduction and joins the shallower operands with the rows
-    its accumulator drains; the order search counts such a loop as nesting."""
+    its accumulator drains; the order search counts such a loop as nesting. ``inside``:
+    id(reduction) -> the ids of the accesses under it (:func:`accesses_under`)."""
     def prefix(ctx: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(x for x in ctx if pos[x] < pos[v])
 
@@ -217,14 +220,19 @@ def epilogue_reduction(v: str, parts: Sequence[tuple[Access, tuple[str, ...]]],
     if not extra or any(x not in owner for x in extra):
         return None
     red = owner[extra[0]]
-    inside = {id(a) for a in accesses(red)}
+    under = inside[id(red)]
     inner = [a for a, ctx in parts if prefix(ctx) == deep]
     outer = [(a, ctx) for a, ctx in parts if prefix(ctx) == shallow]
-    if any(id(a) not in inside for a in inner) or \
+    if any(id(a) not in under for a in inner) or \
             not any(v in a.indices for a in inner) or \
-            any(id(a) in inside or ctx[-1] != v or v not in a.indices for a, ctx in outer):
+            any(id(a) in under or ctx[-1] != v or v not in a.indices for a, ctx in outer):
         return None
     return red
+
+
+def accesses_under(rhs: Expr) -> dict[int, frozenset[int]]:
+    """id(reduction) -> the ids of the accesses under it, for every reduction of ``rhs``."""
+    return {id(r): frozenset(id(a) for a in accesses(r)) for r in _reductions(rhs)}
 
 
 def factor(rhs: Expr, out: Sequence[str], order: Sequence[str]) -> Factoring:

@@ -33,7 +33,7 @@ from ir import GraphBuilder
 
 from ._ast import Access, BinOp, Call, Const, Expr, Neg, Reduction, walk
 from ._errors import LoweringError
-from ._factor import epilogue_reduction, factor
+from ._factor import accesses_under, epilogue_reduction, factor
 from ._layout import Layout
 from ._normalize import Normalized
 from ._parallel import DEFAULT_LANE_BUFFER, LaneSplit, replicate
@@ -132,6 +132,7 @@ class _Lowerer:
         #: operand id -> the index its iteration is deferred at (an epilogue operand)
         self.deferred: dict[str, str] = {}
         self.deferred_at: dict[str, list[_Operand]] = {}
+        self._inside: dict[int, frozenset[int]] | None = None  # accesses per reduction
         #: per parallel index, the join's crd port and its ref ports (what a lane splits)
         self.cuts: dict[str, tuple[str, list[str]]] = {}
         self.lane_of: dict[str, str] = {}
@@ -293,8 +294,10 @@ class _Lowerer:
         accumulator drains, in an epilogue join (:meth:`epilogue`; the rule is
         :func:`_factor.epilogue_reduction`). Returns the reduction whose loop ``v`` then
         iterates, or None when the loop is shared."""
+        if self._inside is None:
+            self._inside = accesses_under(self.rhs)
         red = epilogue_reduction(v, [(op.access, op.context) for op in parts], self.pos,
-                                 self.owner)
+                                 self.owner, self._inside)
         if red is None:
             return None
         inside = {op.id for op in self.operands(red)}
