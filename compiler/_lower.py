@@ -590,6 +590,9 @@ class _Lowerer:
         ``intersect_val`` for ``*``/``/`` (a dense level is located instead),
         ``union_val`` for ``+``/``-`` — and both sides' values follow the join.
         Returns the two sides' values in ``e``'s order, or None."""
+        if not self.deferred:  # the common case: no operand waits for an epilogue
+            return None
+
         def deferred(x: Expr) -> set[str]:
             return {op.id for op in self.operands(x) if op.id in self.deferred}
 
