@@ -21,7 +21,7 @@ from ._normalize import Normalized, normalize
 from ._order import OrderSearch
 from ._parallel import DEFAULT_LANE_BUFFER, LaneSplit
 from ._parse import parse
-from ._partition import check_lane_buffer, expected_imbalance, lane_buffer_for, lane_splits
+from ._partition import check_lane_buffer, lane_buffer_for, plan_lanes
 
 __all__ = ["compile_expression", "parse_order"]
 
@@ -78,7 +78,8 @@ def compile_expression(expr: str | Assignment,
     if unknown:
         raise LoweringError(f"stats given for {unknown}, which the expression does not "
                             f"read; its inputs are {sorted(tensors)}")
-    splits = lane_splits(norm, par or {}, partition, idx_sizes, fmts, stats or {})
+    lanes = plan_lanes(norm, par or {}, partition, idx_sizes, fmts, stats or {})
+    splits = lanes.splits
     if lane_buffer is not None:  # checked before any work
         check_lane_buffer(lane_buffer)
     with no_gc_pauses():
@@ -95,8 +96,7 @@ def compile_expression(expr: str | Assignment,
         # lanes do not change which order is cheapest per lane: search on one lane
         graph = job.build(parse_order(norm, best.meta["order"]), splits, partition,
                           lane_buffer_for(best, splits, partition, lane_buffer, known))
-        graph.meta["parallel"]["expected_imbalance"] = expected_imbalance(
-            norm, splits, idx_sizes, fmts, stats or {})
+        graph.meta["parallel"]["expected_imbalance"] = lanes.imbalance
         if "order_search" in best.meta:
             graph.meta["order_search"] = best.meta["order_search"]
         return graph

@@ -25,7 +25,7 @@ from ._factor import Factorer
 from ._fusion import FusedExpression, fuse_region
 from ._order import OrderError, OrderGraph, OrderSearch, order_graph
 from ._parse import parse
-from ._partition import expected_imbalance, lane_buffer_for, lane_splits
+from ._partition import lane_buffer_for, plan_lanes
 
 __all__ = ["CompiledModel", "CompiledRegion", "Kernel", "compile_model", "einsum_program",
            "MAX_TRIES"]
@@ -219,16 +219,16 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
         graph = search.finish(f"region {reg.name}: candidates of the partial order graph"
                               + ("" if search.skipped else " (all)"))
         par = {n: k for n, k in reg.par.items() if n in fused.assignment.target.indices}
-        if par:  # lanes do not change which order is cheapest per lane
-            splits = lane_splits(job.norm, par, reg.partition, job.idx_sizes, job.fmts,
-                                 data or {}, measured_only=True)
+        lanes = plan_lanes(job.norm, par, reg.partition, job.idx_sizes, job.fmts,
+                           data or {}, measured_only=True)
+        if lanes.splits:  # lanes do not change which order is cheapest per lane
             searched = graph.meta.get("order_search")
-            graph = job.build(parse_order(job.norm, graph.meta["order"]), splits,
-                              reg.partition, lane_buffer_for(graph, splits, reg.partition,
-                                                             reg.lane_buffer, known))
+            graph = job.build(parse_order(job.norm, graph.meta["order"]), lanes.splits,
+                              reg.partition, lane_buffer_for(graph, lanes.splits,
+                                                             reg.partition, reg.lane_buffer,
+                                                             known))
             graph.meta["order_search"] = searched
-            graph.meta["parallel"]["expected_imbalance"] = expected_imbalance(
-                job.norm, splits, job.idx_sizes, job.fmts, data or {})
+            graph.meta["parallel"]["expected_imbalance"] = lanes.imbalance
         graph.meta["region"] = reg.name
         graph.meta["inlined"] = list(fused.inlined)
         return Kernel(fused.target, fused.text, list(graph.meta["order"]), graph, graph_of,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -26,26 +27,40 @@ from ._errors import LoweringError
 from ._normalize import Normalized
 from ._parallel import DEFAULT_LANE_BUFFER, LaneSplit
 
-__all__ = ["PARTITIONS", "MAX_LANES", "lane_splits", "coordinate_work", "lane_buffer_for",
-           "check_lane_buffer", "expected_imbalance"]
+__all__ = ["PARTITIONS", "MAX_LANES", "LanePlan", "plan_lanes", "coordinate_work",
+           "lane_buffer_for", "check_lane_buffer"]
 
 #: lanes per parallel index (a merge tree of 2-input merges; 64 covers FuseFlow's 4x4,
 #: 8x8 and the scaling curves)
 MAX_LANES = 64
 
 
-def lane_splits(norm: Normalized, par: Mapping[str, int], partition: str,
-                sizes: Mapping[str, int], fmts: Mapping[str, Format],
-                tensors: Mapping[str, Any], *, measured_only: bool = False
-                ) -> dict[str, list[LaneSplit]]:
-    """Each parallel index's (internal name) lanes, checked against the expression.
+@dataclass(frozen=True)
+class LanePlan:
+    """Each parallel index's lanes, and the imbalance the data predicts for them."""
+
+    #: internal index -> each lane's split
+    splits: dict[str, list[LaneSplit]] = field(default_factory=dict)
+    #: user index -> the largest lane's share of the measured work over the mean lane's,
+    #: as the splits deal it — what ``sim`` will report as the imbalance, predicted
+    #: before the run (round-robin on skewed data is where it is far from 1); only for
+    #: expressions some of whose operands' data is given
+    imbalance: dict[str, float] = field(default_factory=dict)
+
+
+def plan_lanes(norm: Normalized, par: Mapping[str, int], partition: str,
+               sizes: Mapping[str, int], fmts: Mapping[str, Format],
+               tensors: Mapping[str, Any], *, measured_only: bool = False) -> LanePlan:
+    """Each parallel index's (internal name) lanes, checked against the expression, and
+    their expected imbalance; the work of an index is measured once for both.
     ``measured_only``: a balanced partition measures the operands whose data is given
     and leaves the others out (a model's intermediates, computed only at run time)."""
     if partition not in PARTITIONS:
         raise LoweringError(f"partition {partition!r} is not one of "
                             f"{', '.join(PARTITIONS)}")
     internal = {norm.user[v]: v for v in norm.indices}
-    out = {}
+    measured = any(_given(tensors.get(a.tensor)) for a in accesses(norm.assignment.rhs))
+    plan = LanePlan()
     for name, lanes in par.items():
         if name not in internal or name not in norm.assignment.target.indices:
             raise LoweringError(
@@ -59,36 +74,23 @@ def lane_splits(norm: Normalized, par: Mapping[str, int], partition: str,
         if lanes == 1:
             continue
         v, n = internal[name], sizes[internal[name]]
-        if partition == "round-robin":
-            out[v] = [LaneSplit(lanes, k, 0, n) for k in range(lanes)]
-            continue
-        work = coordinate_work(norm, v, sizes, fmts, tensors, measured_only)
-        out[v] = [LaneSplit(1, 0, lo, hi) for lo, hi in balanced_ranges(work, lanes)]
-    return out
-
-
-def expected_imbalance(norm: Normalized, splits: Mapping[str, Sequence[LaneSplit]],
-                       sizes: Mapping[str, int], fmts: Mapping[str, Format],
-                       tensors: Mapping[str, Any]) -> dict[str, float]:
-    """Per parallel index (user name): the largest lane's share of the measured work over
-    the mean lane's, as the splits deal it — what ``sim`` will report as the imbalance,
-    predicted before the run (round-robin on skewed data is where it is far from 1).
-    Indices whose operands have no data are left out."""
-    out: dict[str, float] = {}
-    if not any(_given(tensors.get(a.tensor)) for a in accesses(norm.assignment.rhs)):
-        return out
-    for v, lanes in splits.items():
-        try:
-            work = coordinate_work(norm, v, sizes, fmts, tensors, measured_only=True)
-        except LoweringError:
-            continue
-        c = np.arange(len(work))
-        shares = [float(work[(c % x.lanes == x.lane) & (c >= x.lo) & (c < x.hi)].sum())
-                  for x in lanes]
-        mean = sum(shares) / len(shares)
-        if mean > 0:
-            out[norm.user[v]] = max(shares) / mean
-    return out
+        work = None
+        if partition == "balanced":
+            work = coordinate_work(norm, v, sizes, fmts, tensors, measured_only)
+            splits = [LaneSplit(1, 0, lo, hi) for lo, hi in balanced_ranges(work, lanes)]
+        else:
+            splits = [LaneSplit(lanes, k, 0, n) for k in range(lanes)]
+        plan.splits[v] = splits
+        if measured:
+            if work is None:
+                work = coordinate_work(norm, v, sizes, fmts, tensors, measured_only=True)
+            c = np.arange(len(work))
+            shares = [float(work[(c % x.lanes == x.lane) & (c >= x.lo) & (c < x.hi)].sum())
+                      for x in splits]
+            mean = sum(shares) / len(shares)
+            if mean > 0:
+                plan.imbalance[name] = max(shares) / mean
+    return plan
 
 
 def check_lane_buffer(given: int) -> int:
@@ -116,9 +118,8 @@ def lane_buffer_for(one_lane: Graph, splits: Mapping[str, Sequence[LaneSplit]],
     if partition == "round-robin" or not splits:
         return DEFAULT_LANE_BUFFER
     est = estimate(one_lane, stats)
-    written = max((t for e, t in est.tokens.items()
-                   if one_lane.nodes[e.rpartition("->")[2].rpartition(".")[0]].op
-                   == "value_writer"), default=0.0)
+    written = max((est.tokens.get(e.name, 0.0) for e in one_lane.edges
+                   if one_lane.nodes[e.dst_node].op == "value_writer"), default=0.0)
     lanes = math.prod(len(s) for s in splits.values())
     return max(DEFAULT_LANE_BUFFER, math.ceil(1.25 * written / lanes) + 2)
 
@@ -181,8 +182,7 @@ def coordinate_work(norm: Normalized, v: str, sizes: Mapping[str, int],
 
 def _given(x: Any) -> bool:
     """Data, not a density or a statistics summary."""
-    return x is not None and not isinstance(x, int | float) and \
-        not type(x).__name__ == "TensorStats"
+    return x is not None and not isinstance(x, int | float | TensorStats)
 
 
 def _shared(a: Access, holders: list[Access]) -> tuple[Access, str] | None:

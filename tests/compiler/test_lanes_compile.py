@@ -135,3 +135,15 @@ def test_expected_imbalance_predicts_the_measured_one():
     assert _spmm({"i": 2}).meta["parallel"]["expected_imbalance"]["i"] >= 1.0
     no_data = compile_expression(SPMM, {"A": "csr"}, {"A": (8, 8), "B": (8, 2)}, par={"i": 2})
     assert no_data.meta["parallel"]["expected_imbalance"] == {}
+
+
+def test_a_region_on_one_lane_compiles_as_without_lanes():
+    """``par: {i: 1}`` asks for no lanes (it used to fail looking up the lanes' meta)."""
+    from compiler import compile_model, einsum_program
+
+    p = einsum_program([SPMM], {"A": (6, 5), "B": (5, 4)}, {"A": "csr"})
+    one = compile_model(p, Schedule([Region("r", ["X"], par={"i": 1})]))
+    plain = compile_model(p, Schedule([Region("r", ["X"])]))
+    (k1,), (k0,) = one.regions[0].kernels, plain.regions[0].kernels
+    assert "parallel" not in k1.graph.meta and k1.order == k0.order
+    assert len(k1.graph.nodes) == len(k0.graph.nodes)
