@@ -250,15 +250,17 @@ class _Walker:
     def _op_union(self, node: Node) -> dict[str, _Stream]:
         return self._join(node, True)
 
-    def _op_intersect_val(self, node: Node) -> dict[str, _Stream]:
-        """As ``intersect``, side a's second stream being values (``real`` 1: ``N``
-        reads as 0)."""
-        out = self._join(node, False)
+    def _val_join(self, node: Node, union: bool) -> dict[str, _Stream]:
+        """``intersect_val``/``union_val``: the joiners, side a's second stream being
+        values (``real`` 1: a missing value is a token, read as 0)."""
+        out = self._join(node, union)
         return {"crd": out["crd"], "val_a": _Stream(out["crd"].levels), "ref_b": out["ref_b"]}
 
+    def _op_intersect_val(self, node: Node) -> dict[str, _Stream]:
+        return self._val_join(node, False)
+
     def _op_union_val(self, node: Node) -> dict[str, _Stream]:
-        out = self._join(node, True)
-        return {"crd": out["crd"], "val_a": _Stream(out["crd"].levels), "ref_b": out["ref_b"]}
+        return self._val_join(node, True)
 
     def _op_array(self, node: Node) -> dict[str, _Stream]:
         ref = self._in(node, "ref")

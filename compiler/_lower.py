@@ -549,12 +549,9 @@ class _Lowerer:
 
     def binary(self, e: BinOp) -> _Val:
         joined = self.epilogue(e)
-        if joined is not None:
+        if joined is not None:  # the accumulator's rows, joined with the other side
             a, b = joined
-            node = self.node(_ALU[e.op], "alu", VAL_ROW, self.first(e), op=_ALU[e.op])
-            self.b.edge(a.port, f"{node}.a")
-            self.b.edge(b.port, f"{node}.b")
-            return _Val(f"{node}.val", spacc=(a.spacc or b.spacc))
+            return self.alu(e, a, b, a.spacc or b.spacc)
         a, b = self.operands_of(e)
         if a.const is not None and b.const is not None:
             x, y = a.const, b.const
@@ -577,7 +574,11 @@ class _Lowerer:
                 return self.unary(val, "div_const", c, e)
             raise self.fail(f"a constant divided by a tensor ({e}) is not supported: there "
                             "is no reverse-division primitive", e)
-        rows = self.rows_of(e, a, b)
+        return self.alu(e, a, b, self.rows_of(e, a, b))
+
+    def alu(self, e: BinOp, a: _Val, b: _Val, rows: _Acc | None) -> _Val:
+        """The ALU combining two value streams; ``rows``: the accumulator rows it
+        streams on, if any."""
         node = self.node(_ALU[e.op], "alu", VAL_ROW, self.first(e), op=_ALU[e.op])
         self.b.edge(a.port, f"{node}.a")
         self.b.edge(b.port, f"{node}.b")
@@ -798,20 +799,10 @@ class _Lowerer:
         # every output port of the one-lane graph -> its copies, lane by lane
         current = {f"{n.id}.{p.name}": [f"{n.id}.{p.name}"]
                    for n in self.b.nodes for p in n.primitive.outputs}
-
-        def now(p: str) -> list[str]:
-            return current[p]
-
         outputs = [*crds, val]
         inner = 1  # innermost lanes in one lane of the index being replicated
         for v in sorted(self.par, key=self.pos.__getitem__, reverse=True):
-            if v not in levels:
-                red = self.owner.get(v)
-                raise self.fail(
-                    f"index {self.user(v)!r} cannot be parallelised: it is not an index of "
-                    f"the output {self.target}, so every lane would hold a partial "
-                    f"{red.op if red else 'result'} to be combined, which no lane merge "
-                    "does; parallelise an output index", red)
+            assert v in levels, "plan_lanes admits output indices only"
             at = levels.index(v)
             if len(levels) - at > 2:
                 raise self.fail(
@@ -819,9 +810,9 @@ class _Lowerer:
                     "below it; the lane merges (lane_merge, lane_merge2) handle one or two: "
                     "parallelise an index nearer the innermost output level")
             crd, refs = self.cuts[v]
-            cuts = [(c, [now(r)[t] for r in refs]) for t, c in enumerate(now(crd))]
+            cuts = [(c, [current[r][t] for r in refs]) for t, c in enumerate(current[crd])]
             rep = replicate(self.b, f"l{self.user(v)}", cuts,
-                            [now(p)[0] for p in outputs[at:]], self.par[v],
+                            [current[p][0] for p in outputs[at:]], self.par[v],
                             self.lane_buffer * inner)
             inner *= len(self.par[v])
             current = {p: [q for c in cs for q in rep.aliases[c]] for p, cs in current.items()}
@@ -830,7 +821,7 @@ class _Lowerer:
             self.lane_of = {nid: f"{self.user(v)}{k}" + (
                 f".{self.lane_of[rep.origin[nid]]}" if rep.origin.get(nid) in self.lane_of
                 else "") for k, ids in enumerate(rep.lanes) for nid in ids}
-        final = [now(p)[0] for p in outputs]
+        final = [current[p][0] for p in outputs]
         return final[:-1], final[-1]
 
 
