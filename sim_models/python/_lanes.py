@@ -60,7 +60,6 @@ class LaneSplit(_LaneActor):
         p = node.params
         # lane < lanes and lo <= hi: checked when the graph is built (ir.Graph)
         self.lanes, self.lane, self.lo, self.hi = p["lanes"], p["lane"], p["lo"], p["hi"]
-        self.kept = 0  # coordinates this lane kept (its share of the level)
 
     def keeps(self, c) -> bool:
         if c is EMPTY:
@@ -93,7 +92,6 @@ class LaneSplit(_LaneActor):
             if keep:
                 oc.push(c, ft)
                 orf.push(r, ft)
-                self.kept += not _control(c)
             if c is DONE:
                 self.finish(ft)
                 return None

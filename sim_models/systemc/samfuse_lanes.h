@@ -90,7 +90,6 @@ class LaneSplit : public Primitive {
     if (keep) {
       out_[0].push(c, now);
       out_[1].push(r, now);
-      kept += !control;
     }
     if (is_done(c)) finish(now);
     return true;
@@ -100,8 +99,6 @@ class LaneSplit : public Primitive {
     return "lane " + std::to_string(lane_) + "/" + std::to_string(lanes_) + " [" +
            std::to_string(lo_) + ", " + std::to_string(hi_) + ")";
   }
-
-  std::int64_t kept = 0;  // coordinates this lane kept (its share of the level)
 
  private:
   bool keeps(tok_t c) const {
