@@ -126,8 +126,7 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
         schedule = dataclasses.replace(schedule, par=_lanes(args.par, error),
                                        partition=args.partition)
     binds = {**torch_weights(model, program), **torch_inputs(program, example)}
-    lanes = bool(schedule.par) or any(r.par for r in schedule.regions)
-    compiled = compile_model(program, schedule, stats=binds if lanes else None)
+    compiled = compile_model(program, schedule, stats=binds if schedule.has_lanes else None)
     print(f"exported   {args.model} ({args.config}) to {len(program.statements)} statements "
           f"in {export_s * 1e3:.0f} ms")
     print(compiled)

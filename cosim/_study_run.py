@@ -226,9 +226,8 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         # partitions measure the bound inputs and weights
         schedule = dataclasses.replace(schedule, par=dict(cfg.par), partition=cfg.partition,
                                        lane_buffer=cfg.lane_buffer)
-    lanes = bool(schedule.par) or any(r.par for r in schedule.regions)
     compiled = compile_model(program, schedule, depth=cfg.depth,
-                             stats=binds if lanes else None)
+                             stats=binds if schedule.has_lanes else None)
     compile_s = time.perf_counter() - t0
     if cfg.par and not any(k.graph.meta.get("parallel") for reg in compiled.regions
                            for k in reg.kernels):

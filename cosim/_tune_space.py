@@ -319,10 +319,10 @@ class TuneSpace:
 
     def outer_index(self, target: str) -> str | None:
         """The index of ``target``'s outermost storage level (None for a scalar)."""
+        from compiler import parse
+
         st = next(s for s in self.program.statements if s.target == target)
-        head = st.text.split("=", 1)[0]
-        names = [n.strip() for n in head[head.find("(") + 1:head.rfind(")")].split(",")
-                 if n.strip()] if "(" in head else []
+        names = parse(st.text).target.indices
         if not names:
             return None
         fmt = Format.parse(self.program.tensors[target].format, len(names))

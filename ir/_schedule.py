@@ -107,6 +107,12 @@ class Schedule:
                        self.lane_buffer)  # the same rules as a region's
         self.par = check.par
 
+    @property
+    def has_lanes(self) -> bool:
+        """Whether some region may run on parallel lanes (its own ``par`` or the
+        schedule's): its compile then wants the data, for balanced partitions."""
+        return bool(self.par) or any(r.par for r in self.regions)
+
     def lanes_of(self, region: Region, outputs: Iterable[str]) -> Region:
         """``region`` with the schedule's lanes where it sets none: the schedule's
         ``par`` restricted to ``outputs`` (its kernels' output indices)."""
