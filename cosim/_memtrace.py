@@ -43,7 +43,7 @@ class ArrayPlacement:
 
 def _words(tree: FiberTree, level: int | None, array: str) -> int:
     if array == "vals":
-        return len(tree.vals)
+        return tree.vals.size  # blocks are consecutive words
     lvl = tree.levels[level] if level is not None else None
     if not isinstance(lvl, CompressedLevel):
         raise ValueError(f"level {level} of a {tree.format.letters} tensor stores no "

@@ -10,6 +10,18 @@ presets, a graph's memory ports). ``ir.examples`` (hand-built kernel graphs) and
 else in samfuse; scipy and torch are imported only by the converters that need them.
 """
 
+from ._blocks import (
+    COMPUTE_PRIMITIVES,
+    BlockError,
+    BlockOp,
+    block_cycles,
+    block_elems,
+    firing_work,
+    from_blocks,
+    to_blocks,
+    value_elems,
+    written_blocks,
+)
 from ._catalogue import (
                      BINARY_OPS,
                      CATALOGUE,
@@ -60,7 +72,7 @@ from ._hw import (
                      DramSpec,
                      Hardware,
                      HwError,
-                     OnchipSpec,
+                     OnchipSpec, ComputeSpec,
                      load_hw,
 )
 from ._interop import tensor_file_header
@@ -78,6 +90,7 @@ from ._storage import (
 )
 from ._tokens import (
                      DONE,
+                     Block,
                      EMPTY,
                      REPEAT,
                      Done,
@@ -96,12 +109,15 @@ from ._tokens import (
 from ._trace import EdgeTrace, Trace, TraceFormatError, TraceMismatch, compare_traces
 
 __all__ = [
+    # block sparsity: block operators, blocked tensors, value widths
+    "BlockOp", "BlockError", "block_elems", "to_blocks", "from_blocks", "value_elems",
+    "firing_work", "block_cycles", "written_blocks", "COMPUTE_PRIMITIVES",
     # the simulated hardware (memory system) and a graph's memory ports
-    "Hardware", "DramSpec", "OnchipSpec", "HwError", "HW_KEYS", "HW_PRESETS", "DEFAULT_HW",
+    "Hardware", "DramSpec", "OnchipSpec", "ComputeSpec", "HwError", "HW_KEYS", "HW_PRESETS", "DEFAULT_HW",
     "WORD_BYTES", "load_hw", "MemPortSpec", "memory_ports",
     # tokens
     "Stop", "Empty", "Done", "Repeat", "EMPTY", "DONE", "REPEAT", "Token", "stop",
-    "is_control", "is_data", "token_text", "parse_token", "to_f32", "to_i32",
+    "Block", "is_control", "is_data", "token_text", "parse_token", "to_f32", "to_i32",
     # the hardware word (tag + 32-bit payload) every bit-level backend uses
     "TAG_DATA", "TAG_STOP", "TAG_EMPTY", "TAG_DONE", "encode_token", "decode_token",
     "decode_words", "f32_bits", "value_bits", "values_from_bits", "int_constant",

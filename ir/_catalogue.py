@@ -90,6 +90,9 @@ def _ports(*spec: str) -> tuple[Port, ...]:
     return tuple(Port(*s.split(":")) for s in spec)
 
 
+_BLOCK = Param("block", str, required=False, default="",
+               doc="block operator 'ik,kj->ij;i=16,j=16,k=16' on block values "
+                   "(docs/blocks.md); empty = scalar values")
 _TENSOR = Param("tensor", str, doc="name of the graph tensor this node reads or writes")
 _LEVEL = Param("level", int, doc="storage level of the tensor (0 = outermost)")
 
@@ -131,7 +134,7 @@ _ENTRIES = [
               mem_reads=("vals",)),
     Primitive("alu", "binary elementwise ALU on two aligned value streams",
               _ports("a:val", "b:val"), _ports("val:val"),
-              (Param("op", str, choices=BINARY_OPS),)),
+              (Param("op", str, choices=BINARY_OPS), _BLOCK)),
     Primitive("unary", "unary elementwise ALU, optionally with a constant operand",
               _ports("a:val"), _ports("val:val"),
               (Param("op", str, choices=UNARY_OPS),
@@ -140,7 +143,7 @@ _ENTRIES = [
     Primitive("reduce", "reducer: removes the innermost level by sum or max; `outer` is the"
               " parent level's ref stream (one ref per reduced fiber)",
               _ports("val_in:val", "outer:ref"), _ports("val:val"),
-              (Param("op", str, required=False, default="sum", choices=REDUCE_OPS),)),
+              (Param("op", str, required=False, default="sum", choices=REDUCE_OPS), _BLOCK)),
     Primitive("spacc", "sparse vector accumulator: sums the inner fibers of each outer fiber,"
               " emits them sorted by crd", _ports("crd_in:crd", "val_in:val"),
               _ports("crd:crd", "val:val")),

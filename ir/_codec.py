@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ._tokens import DONE, EMPTY, REPEAT, Stop, Token, stop
+from ._tokens import DONE, EMPTY, REPEAT, Block, Stop, Token, stop
 
 __all__ = ["TAG_DATA", "TAG_STOP", "TAG_EMPTY", "TAG_DONE", "PAYLOAD_MASK", "CodecError",
            "f32_bits", "value_bits", "values_from_bits", "encode_token", "decode_token",
@@ -56,16 +56,22 @@ def values_from_bits(words: Sequence[int] | np.ndarray, dtype: str) -> list[Any]
     return low.view(np.float32 if dtype == "float32" else np.int32).tolist()
 
 
-def encode_token(tok: Token, numeric: str) -> int:
-    """The 34-bit word of ``tok``; ``numeric`` is ``"float"`` or ``"int"`` (the edge's
-    data: float only for the values of a float32 graph)."""
+def encode_token(tok: Token, numeric: str, elems: int = 1) -> int:
+    """The word of ``tok``: a 2-bit tag above a ``32·elems``-bit payload (34 bits for a
+    scalar; docs/blocks.md for blocks, element k in bits [32k, 32k+32)). ``numeric`` is
+    ``"float"`` or ``"int"`` (the edge's data: float only for the values of a float32
+    graph)."""
     cls = tok.__class__
+    shift = 32 * elems
     if cls is Stop:
-        return (TAG_STOP << 32) | tok.level
+        return (TAG_STOP << shift) | tok.level
     if tok is EMPTY:
-        return TAG_EMPTY << 32
+        return TAG_EMPTY << shift
     if tok is DONE:
-        return TAG_DONE << 32
+        return TAG_DONE << shift
+    if cls is Block:
+        bits = np.asarray(tok.a, dtype=np.float32).view(np.uint32).tolist()
+        return sum(b << (32 * k) for k, b in enumerate(bits))
     if tok is REPEAT:
         return 0
     if numeric == "float":
@@ -73,9 +79,16 @@ def encode_token(tok: Token, numeric: str) -> int:
     return int(tok) & PAYLOAD_MASK
 
 
-def decode_token(word: int, numeric: str, kind: str = "") -> Token:
+def decode_token(word: int, numeric: str, kind: str = "", elems: int = 1) -> Token:
     """Inverse of :func:`encode_token`. ``kind`` is the edge kind: a ``repsig`` data word
-    is ``R``; a ``val`` data word is signed (int32) or binary32 (float)."""
+    is ``R``; a ``val`` data word is signed (int32) or binary32 (float), or a
+    :class:`~ir.Block` of ``elems`` binary32 elements."""
+    if elems > 1:
+        tag = word >> (32 * elems)
+        if tag == TAG_DATA:
+            words = [(word >> (32 * k)) & PAYLOAD_MASK for k in range(elems)]
+            return Block(np.array(words, dtype=np.uint32).view(np.float32))
+        word = (tag << 32) | (word & PAYLOAD_MASK)
     tag, payload = word >> 32, word & PAYLOAD_MASK
     if tag == TAG_STOP:
         return stop(payload)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._blocks import BlockError, value_elems
 from ._catalogue import CATALOGUE, Primitive
 from ._codec import CodecError, int_constant
 from ._formats import Format, FormatError
@@ -93,6 +94,8 @@ class TensorSpec:
     shape: tuple[int, ...]
     format: str
     role: str = "input"
+    #: block extents per mode (values are dense blocks, docs/blocks.md); None = scalars
+    block: tuple[int, ...] | None = None
 
 
 class Graph:
@@ -128,6 +131,7 @@ class Graph:
             self.in_edges[e.dst_node][e.dst.rsplit(".", 1)[1]] = e
         self._validate_chains()
         self.topological_order()  # a cycle is a load error, not a surprise at run time
+        self._validate_blocks()
 
     # -- validation ---------------------------------------------------------------------
     def _check_tensor(self, t: TensorSpec) -> None:
@@ -144,6 +148,30 @@ class Graph:
             Format.parse(t.format, len(t.shape))
         except FormatError as exc:
             raise GraphError(f"tensor {t.name!r}: {exc}") from None
+        if t.block is not None:
+            b = t.block
+            if len(b) != len(t.shape) or any(isinstance(x, bool) or not isinstance(x, int)
+                                             or x < 1 for x in b):
+                raise GraphError(f"tensor {t.name!r}: block {list(b)} must give one extent "
+                                 f">= 1 per mode of its shape {list(t.shape)}")
+            bad = [m for m, (n, x) in enumerate(zip(t.shape, b)) if n % x]
+            if bad:
+                m = bad[0]
+                raise GraphError(f"tensor {t.name!r}: mode {m} has size {t.shape[m]}, not a "
+                                 f"multiple of its block extent {b[m]}")
+
+    def _validate_blocks(self) -> None:
+        """Block value widths must agree along every value path (docs/blocks.md)."""
+        if not any(t.block for t in self.tensors.values()) and \
+                not any(n.params.get("block") for n in self.nodes.values()):
+            return
+        if self.dtype != "float32":
+            raise GraphError(f"graph {self.name!r}: block values are binary32; an "
+                             f"{self.dtype} graph cannot carry them")
+        try:
+            value_elems(self)
+        except BlockError as exc:
+            raise GraphError(str(exc)) from None
 
     def _validate_nodes(self) -> None:
         if self.dtype not in DTYPES:
@@ -350,7 +378,8 @@ class Graph:
             "dtype": self.dtype,
             "meta": self.meta,
             "tensors": [{"name": t.name, "shape": list(t.shape), "format": t.format,
-                         "role": t.role} for t in self.tensors.values()],
+                         "role": t.role, **({"block": list(t.block)} if t.block else {})}
+                        for t in self.tensors.values()],
             "nodes": [{"id": n.id, "op": n.op, "params": n.params}
                       for n in self.nodes.values()],
             "edges": [{"src": e.src, "dst": e.dst, "depth": e.depth} for e in self.edges],
@@ -387,15 +416,19 @@ class Graph:
                               e.get("depth", default_depth)))
         tensors = []
         for k, t in enumerate(_items(top, "tensors")):
-            t = _fields(t, f"tensors[{k}]", ("name", "shape", "format", "role"),
+            t = _fields(t, f"tensors[{k}]", ("name", "shape", "format", "role", "block"),
                         ("name", "shape", "format"))
             name = _text(t, "name", f"tensors[{k}]")
             if not isinstance(t["shape"], list):
                 raise GraphError(f"tensor {name!r}: shape {t['shape']!r} must be a list of "
                                  "ints >= 1")
+            block = t.get("block")
+            if block is not None and not isinstance(block, list):
+                raise GraphError(f"tensor {name!r}: block {block!r} must be a list of ints")
             tensors.append(TensorSpec(name, tuple(t["shape"]),
                                       _text(t, "format", f"tensor {name!r}"),
-                                      _text(t, "role", f"tensor {name!r}", "input")))
+                                      _text(t, "role", f"tensor {name!r}", "input"),
+                                      tuple(block) if block is not None else None))
         meta = top.get("meta", {})
         if not isinstance(meta, dict):
             raise GraphError(f"graph meta {meta!r} must be a JSON object")
@@ -481,8 +514,10 @@ class GraphBuilder:
         self._ids: set[str] = set()
         self._suffix: dict[str, int] = {}  # base id -> last suffix tried (no rescans)
 
-    def tensor(self, name: str, shape: tuple[int, ...], fmt: str, role: str = "input") -> str:
-        self.tensors.append(TensorSpec(name, tuple(shape), fmt, role))
+    def tensor(self, name: str, shape: tuple[int, ...], fmt: str, role: str = "input",
+               block: tuple[int, ...] | None = None) -> str:
+        self.tensors.append(TensorSpec(name, tuple(shape), fmt, role,
+                                       tuple(block) if block else None))
         return name
 
     def node(self, node_id: str, primitive: str, /, **params: Any) -> str:

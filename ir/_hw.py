@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Hardware", "DramSpec", "OnchipSpec", "HwError", "HW_KEYS", "HW_PRESETS",
+__all__ = ["Hardware", "DramSpec", "OnchipSpec", "ComputeSpec", "HwError", "HW_KEYS", "HW_PRESETS",
            "DEFAULT_HW", "load_hw", "WORD_BYTES"]
 
 #: every stored word (a seg or crd entry, a value) is 32 bits, as on the token payload
@@ -45,17 +45,32 @@ class OnchipSpec:
 
 
 @dataclass(frozen=True)
+class ComputeSpec:
+    """The datapath of a block operator (docs/blocks.md): multiply-accumulates (or
+    elementwise operations) one ALU, reducer or accumulator node performs per cycle.
+    0 = unbounded: every firing takes one cycle, the scalar contract."""
+
+    macs_per_cycle: int = 0
+
+
+@dataclass(frozen=True)
 class Hardware:
     name: str = "ideal"
     clock_mhz: float = 1000.0
     dram: DramSpec = field(default_factory=lambda: DramSpec(enabled=False))
     onchip: OnchipSpec = field(default_factory=OnchipSpec)
+    compute: ComputeSpec = field(default_factory=ComputeSpec)
     source: str = ""
 
     @property
     def memory(self) -> bool:
         """Whether scanners, arrays and writers pay for off-chip accesses."""
         return self.dram.enabled
+
+    def firing_cycles(self, work: int) -> int:
+        """Cycles a block operator's firing of ``work`` operations occupies its node."""
+        m = self.compute.macs_per_cycle
+        return 1 if m == 0 or work <= m else -(-work // m)
 
     def words_per_line(self) -> int:
         return self.dram.line_bytes // WORD_BYTES
@@ -102,6 +117,10 @@ HW_KEYS: dict[str, tuple[type, str, str]] = {
                          "(writes)"),
     "onchip.bytes": (int, "B", "on-chip buffer for the sparse accumulators' entries "
                      "(8 bytes per spacc entry, 12 per spacc2 entry)"),
+    "compute.macs_per_cycle": (int, "ops/cycle", "operations one block ALU, reducer or "
+                               "accumulator performs per cycle: a firing on a block of W "
+                               "operations occupies its node ceil(W / this) cycles (0 = "
+                               "unbounded; scalar values always take one cycle)"),
     "source": (str, "", "where the numbers come from"),
 }
 
@@ -158,7 +177,7 @@ def _build(data: dict[str, Any], where: str) -> Hardware:
     """Validate every key and value; unknown keys and bad values name the key."""
     flat: dict[str, Any] = {}
     for key, value in data.items():
-        if isinstance(value, dict) and key in ("dram", "onchip"):
+        if isinstance(value, dict) and key in ("dram", "onchip", "compute"):
             for sub, v in value.items():
                 flat[f"{key}.{sub}"] = v
         else:
@@ -171,12 +190,15 @@ def _build(data: dict[str, Any], where: str) -> Hardware:
     dram_keys = {k.split(".", 1)[1]: v for k, v in checked.items() if k.startswith("dram.")}
     onchip_keys = {k.split(".", 1)[1]: v for k, v in checked.items()
                    if k.startswith("onchip.")}
+    compute_keys = {k.split(".", 1)[1]: v for k, v in checked.items()
+                    if k.startswith("compute.")}
     top = {k: v for k, v in checked.items() if "." not in k}
     dram = DramSpec(**dram_keys)
     if dram.line_bytes % 4:
         raise HwError(f"{where}: dram.line_bytes = {dram.line_bytes} must be a multiple of "
                       "the 4-byte word")
-    return Hardware(dram=dram, onchip=OnchipSpec(**onchip_keys), **top)
+    return Hardware(dram=dram, onchip=OnchipSpec(**onchip_keys),
+                    compute=ComputeSpec(**compute_keys), **top)
 
 
 def _check(key: str, value: Any, where: str) -> Any:
@@ -202,6 +224,8 @@ def _check(key: str, value: Any, where: str) -> Any:
         if value != int(value):
             raise HwError(f"{where}: {key} = {value!r} must be a whole number")
         value = int(value)
+    if key == "compute.macs_per_cycle" and value == 0:
+        return 0
     if not value > 0 or value > 1 << 48:
         raise HwError(f"{where}: {key} = {value!r} must be positive (and below 2^48)")
     return typ(value)

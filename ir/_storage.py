@@ -233,6 +233,9 @@ class FiberTree:
     """
 
     __hash__ = None  # type: ignore[assignment]
+    #: block extents per mode of a blocked tree (``shape`` is then the block grid and
+    #: ``vals`` is (positions, elements)); None for scalar values (ir/_blocks.py)
+    block: tuple[int, ...] | None = None
 
     def __init__(self, shape: Sequence[int], format: Format | str,
                  levels: Sequence[DenseLevel | CompressedLevel | Any], vals: Any,
@@ -253,12 +256,21 @@ class FiberTree:
         self._validate()
 
     @classmethod
-    def _trusted(cls, shape: tuple[int, ...], fmt: Format, levels: list, vals: np.ndarray
-                 ) -> FiberTree:
+    def _trusted(cls, shape: tuple[int, ...], fmt: Format, levels: list, vals: np.ndarray,
+                 block: tuple[int, ...] | None = None) -> FiberTree:
         """Skip validation: for constructors whose output is consistent by construction."""
         self = cls.__new__(cls)
         self.shape, self.format, self.levels, self.vals = shape, fmt, levels, vals
+        if block is not None:
+            self.block = block
         return self
+
+    @property
+    def full_shape(self) -> tuple[int, ...]:
+        """The logical shape: the grid times the block extents (``shape`` if scalar)."""
+        if self.block is None:
+            return self.shape
+        return tuple(g * b for g, b in zip(self.shape, self.block))
 
     # -- validation --------------------------------------------------------------------
 
@@ -566,7 +578,12 @@ class FiberTree:
         return coords, vals.copy()
 
     def to_dense(self) -> np.ndarray:
-        """The tensor as a dense numpy array in logical mode order."""
+        """The tensor as a dense numpy array in logical mode order (a blocked tree expands
+        its blocks to the full shape)."""
+        if self.block is not None:
+            from ._blocks import from_blocks
+
+            return from_blocks(self)
         fmt = self.format
         sshape = tuple(self.shape[m] for m in fmt.mode_order)
         inverse = tuple(np.argsort(fmt.mode_order)) if fmt.ndim else ()

@@ -10,9 +10,11 @@ bit: ``Stop(k)``, ``EMPTY`` (SAM's ``N``), ``DONE`` (``D``) and, on repeat-signa
 from __future__ import annotations
 
 import struct
-from typing import Final
+from typing import Any, Final
 
-__all__ = ["Stop", "Empty", "Done", "Repeat", "EMPTY", "DONE", "REPEAT", "Token",
+import numpy as np
+
+__all__ = ["Stop", "Empty", "Done", "Repeat", "Block", "EMPTY", "DONE", "REPEAT", "Token",
            "is_control", "is_data", "token_text", "parse_token", "stop", "to_f32", "to_i32"]
 
 _F32 = struct.Struct("<f")
@@ -104,7 +106,45 @@ def _singleton(text: str) -> _Singleton:
     return _BY_TEXT[text]
 
 
-Token = int | float | Stop | Empty | Done | Repeat
+class Block:
+    """A dense block of binary32 values: one data token of a block value stream.
+
+    Elements are row-major over the stream's intra-block indices (docs/blocks.md). The
+    array is read-only and compared bit for bit, so a block is a value like a float:
+    shared by every reader of a fork, never changed in place.
+    """
+
+    __slots__ = ("a",)
+
+    def __init__(self, a: Any) -> None:
+        arr = np.array(a, dtype=np.float32).reshape(-1)
+        arr.setflags(write=False)
+        object.__setattr__(self, "a", arr)
+
+    @classmethod
+    def zeros(cls, elems: int) -> Block:
+        return cls(np.zeros(elems, dtype=np.float32))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("Block tokens are immutable")
+
+    def __len__(self) -> int:
+        return len(self.a)
+
+    def __eq__(self, other: object) -> bool:
+        return other.__class__ is Block and self.a.tobytes() == other.a.tobytes()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self.a.tobytes())
+
+    def __repr__(self) -> str:
+        return "[" + ",".join("%.9g" % x for x in self.a.tolist()) + "]"  # noqa: UP031
+
+    def __reduce__(self):
+        return (Block, (self.a.copy(),))
+
+
+Token = int | float | Block | Stop | Empty | Done | Repeat
 _CONTROL = (Stop, Empty, Done, Repeat)
 
 
@@ -123,7 +163,7 @@ def token_text(tok: object) -> str:
         return str(tok)
     if cls is float:
         return "%.9g" % tok  # noqa: UP031 - the same spelling as C's printf
-    return repr(tok)
+    return repr(tok)  # S<k>, N, D, R and blocks ``[v0,v1,...]``
 
 
 def parse_token(text: str, numeric: type = int) -> Token:
@@ -132,6 +172,8 @@ def parse_token(text: str, numeric: type = int) -> Token:
         return stop(int(text[1:]))
     if text in _BY_TEXT:
         return _BY_TEXT[text]
+    if text[0] == "[" and text[-1] == "]":
+        return Block(np.array([float(x) for x in text[1:-1].split(",")], dtype=np.float64))
     if numeric is float:
         return to_f32(float(text))
     return numeric(text)

@@ -13,13 +13,27 @@ __all__ = ["spmv", "spmm_ijk", "spmm_ikj", "spmm_kij", "sddmm", "elementwise", "
            "row_scale", "masked_dense", "KERNELS", "reconvergent_fork", "misaligned_alu"]
 
 
+def _blk(block: int, spec: str) -> dict[str, str]:
+    """The ``block`` parameter of a block operator with every letter of extent ``block``
+    (no parameter for scalar graphs)."""
+    if not block:
+        return {}
+    letters = sorted(set(spec.replace(",", "").replace("->", "")))
+    return {"block": f"{spec};" + ",".join(f"{c}={block}" for c in letters)}
+
+
+def _bt(block: int, ndim: int) -> tuple[int, ...] | None:
+    return (block,) * ndim if block else None
+
+
 def spmv(m: int, n: int, b_fmt: str = "dc", depth: int | None = 2,
-         dtype: str = "float32") -> Graph:
-    """x(i) = B(i,j) * c(j); B in ``b_fmt`` (row-major), c dense."""
+         dtype: str = "float32", block: int = 0) -> Graph:
+    """x(i) = B(i,j) * c(j); B in ``b_fmt`` (row-major), c dense. ``block`` > 0: B in
+    block x block blocks, c and x in block-vectors (a block matrix-vector product)."""
     g = GraphBuilder("spmv", dtype, depth)
-    g.tensor("B", (m, n), b_fmt)
-    g.tensor("c", (n,), "d")
-    g.tensor("x", (m,), "d", role="output")
+    g.tensor("B", (m, n), b_fmt, block=_bt(block, 2))
+    g.tensor("c", (n,), "d", block=_bt(block, 1))
+    g.tensor("x", (m,), "d", role="output", block=_bt(block, 1))
     g.node("rootB", "root")
     g.node("rootc", "root")
     g.node("Bi", "scan_" + _kind(b_fmt, 0), tensor="B", level=0)
@@ -30,8 +44,8 @@ def spmv(m: int, n: int, b_fmt: str = "dc", depth: int | None = 2,
     g.node("isect_j", "intersect")
     g.node("Bv", "array", tensor="B")
     g.node("cv", "array", tensor="c")
-    g.node("mul", "alu", op="mul")
-    g.node("red", "reduce", op="sum")
+    g.node("mul", "alu", op="mul", **_blk(block, "ij,j->i"))
+    g.node("red", "reduce", op="sum", **_blk(block, "i->i"))
     g.node("xi", "level_writer", tensor="x", level=0)
     g.node("xv", "value_writer", tensor="x")
     for s, d in [("rootB.ref", "Bi.ref_in"), ("Bi.ref", "Bj.ref_in"), ("Bi.crd", "rs_i.crd"),
@@ -86,12 +100,13 @@ def spmm_ijk(m: int, k: int, n: int, b_fmt: str = "dc", depth: int | None = 2,
 
 
 def spmm_ikj(m: int, k: int, n: int, b_fmt: str = "dc", c_fmt: str = "dc",
-             depth: int | None = 2, dtype: str = "float32") -> Graph:
-    """X(i,j) = B(i,k) * C(k,j), Gustavson order i,k,j with a sparse accumulator."""
+             depth: int | None = 2, dtype: str = "float32", block: int = 0) -> Graph:
+    """X(i,j) = B(i,k) * C(k,j), Gustavson order i,k,j with a sparse accumulator;
+    ``block`` > 0: every operand in block x block blocks (block products)."""
     g = GraphBuilder("spmm_ikj", dtype, depth)
-    g.tensor("B", (m, k), b_fmt)
-    g.tensor("C", (k, n), c_fmt)
-    g.tensor("X", (m, n), "dc", role="output")
+    g.tensor("B", (m, k), b_fmt, block=_bt(block, 2))
+    g.tensor("C", (k, n), c_fmt, block=_bt(block, 2))
+    g.tensor("X", (m, n), "dc", role="output", block=_bt(block, 2))
     g.node("rootB", "root")
     g.node("rootC", "root")
     g.node("Bi", "scan_" + _kind(b_fmt, 0), tensor="B", level=0)
@@ -105,7 +120,7 @@ def spmm_ikj(m: int, k: int, n: int, b_fmt: str = "dc", c_fmt: str = "dc",
     g.node("rep_B", "repeat")
     g.node("Bv", "array", tensor="B")
     g.node("Cv", "array", tensor="C")
-    g.node("mul", "alu", op="mul")
+    g.node("mul", "alu", op="mul", **_blk(block, "ik,kj->ij"))
     g.node("acc", "spacc")
     g.node("Xi", "level_writer", tensor="X", level=0)
     g.node("Xj", "level_writer", tensor="X", level=1)
@@ -165,13 +180,14 @@ def spmm_kij(m: int, k: int, n: int, depth: int | None = 2, dtype: str = "float3
 
 
 def sddmm(m: int, n: int, k: int, b_fmt: str = "dc", depth: int | None = 2,
-          dtype: str = "float32") -> Graph:
-    """X(i,j) = B(i,j) * C(i,k) * D(k,j): sampled dense-dense matmul; C, D dense."""
+          dtype: str = "float32", block: int = 0) -> Graph:
+    """X(i,j) = B(i,j) * C(i,k) * D(k,j): sampled dense-dense matmul; C, D dense.
+    ``block`` > 0: every operand in block x block blocks (BigBird's block SDDMM)."""
     g = GraphBuilder("sddmm", dtype, depth)
-    g.tensor("B", (m, n), b_fmt)
-    g.tensor("C", (m, k), "dd")
-    g.tensor("D", (k, n), "dd:1,0")
-    g.tensor("X", (m, n), "dc", role="output")
+    g.tensor("B", (m, n), b_fmt, block=_bt(block, 2))
+    g.tensor("C", (m, k), "dd", block=_bt(block, 2))
+    g.tensor("D", (k, n), "dd:1,0", block=_bt(block, 2))
+    g.tensor("X", (m, n), "dc", role="output", block=_bt(block, 2))
     for r in ("rootB", "rootC", "rootD"):
         g.node(r, "root")
     g.node("Bi", "scan_" + _kind(b_fmt, 0), tensor="B", level=0)
@@ -190,9 +206,9 @@ def sddmm(m: int, n: int, k: int, b_fmt: str = "dc", depth: int | None = 2,
     g.node("Cv", "array", tensor="C")
     g.node("Dv", "array", tensor="D")
     g.node("Bv", "array", tensor="B")
-    g.node("mul_cd", "alu", op="mul")
-    g.node("red", "reduce", op="sum")
-    g.node("mul_b", "alu", op="mul")
+    g.node("mul_cd", "alu", op="mul", **_blk(block, "ik,kj->ij"))
+    g.node("red", "reduce", op="sum", **_blk(block, "ij->ij"))
+    g.node("mul_b", "alu", op="mul", **_blk(block, "ij,ij->ij"))
     g.node("Xi", "level_writer", tensor="X", level=0)
     g.node("Xj", "level_writer", tensor="X", level=1)
     g.node("Xv", "value_writer", tensor="X")
@@ -218,14 +234,16 @@ def sddmm(m: int, n: int, k: int, b_fmt: str = "dc", depth: int | None = 2,
 
 
 def elementwise(m: int, n: int, op: str = "add", a_fmt: str = "dc", b_fmt: str = "dc",
-                out_fmt: str = "dc", depth: int | None = 2, dtype: str = "float32") -> Graph:
+                out_fmt: str = "dc", depth: int | None = 2, dtype: str = "float32",
+                block: int = 0) -> Graph:
     """X(i,j) = A(i,j) op B(i,j): ``add``/``sub``/``max`` co-iterate by union, ``mul`` by
-    intersection; compressed outer output levels drop coordinates with empty fibers."""
+    intersection; compressed outer output levels drop coordinates with empty fibers.
+    ``block`` > 0: block x block blocks, the op elementwise inside them."""
     join = "intersect" if op == "mul" else "union"
     g = GraphBuilder(f"elementwise_{op}", dtype, depth)
-    g.tensor("A", (m, n), a_fmt)
-    g.tensor("B", (m, n), b_fmt)
-    g.tensor("X", (m, n), out_fmt, role="output")
+    g.tensor("A", (m, n), a_fmt, block=_bt(block, 2))
+    g.tensor("B", (m, n), b_fmt, block=_bt(block, 2))
+    g.tensor("X", (m, n), out_fmt, role="output", block=_bt(block, 2))
     g.node("rootA", "root")
     g.node("rootB", "root")
     g.node("Ai", "scan_" + _kind(a_fmt, 0), tensor="A", level=0)
@@ -236,7 +254,7 @@ def elementwise(m: int, n: int, op: str = "add", a_fmt: str = "dc", b_fmt: str =
     g.node("join_j", join)
     g.node("Av", "array", tensor="A")
     g.node("Bv", "array", tensor="B")
-    g.node("alu", "alu", op=op)
+    g.node("alu", "alu", op=op, **_blk(block, "ij,ij->ij"))
     g.node("Xi", "level_writer", tensor="X", level=0)
     g.node("Xj", "level_writer", tensor="X", level=1)
     g.node("Xv", "value_writer", tensor="X")

@@ -52,10 +52,13 @@ class Actor:
                     sub.writer = self
         self.inputs, self.outputs = inputs, outputs
         self.dtype = ctx.dtype
+        #: cycles a value-consuming firing takes (blocks on a bounded datapath), else 1
+        self.cycles = ctx.cycles.get(node.id, 1)
 
-    def fire_at(self, rt: int, st: int, mt: int = 0) -> int:
+    def fire_at(self, rt: int, st: int, mt: int = 0, cycles: int = 1) -> int:
         """Claim the firing cycle: max(own clock, inputs visible ``rt``, memory ready
-        ``mt``, space ``st``), charging the stalls in that order."""
+        ``mt``, space ``st``), charging the stalls in that order. A block firing of
+        ``cycles`` > 1 occupies the node until ``ft + cycles`` (docs/blocks.md)."""
         t = self.t
         ft = t if t >= rt else rt
         if rt > t:
@@ -67,7 +70,7 @@ class Actor:
             self.stall_out += st - ft
             ft = st
         self.fires += 1
-        self.t = ft + 1
+        self.t = ft + cycles
         return ft
 
     def finish(self, cycle: int) -> None:

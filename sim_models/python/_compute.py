@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from ir import DONE, EMPTY, Stop, stop
+from ir import DONE, EMPTY, Block, Stop, stop
 
 from ._actor import Actor
+from ._blocks import BlockBinary, BlockFold, block_add, block_unary, zero_block
 from ._values import binary_op, reduce_identity, unary_op, zero
 
 __all__ = ["Alu", "Unary", "Reduce", "SpAcc", "SpAcc2"]
@@ -18,8 +19,11 @@ class Alu(Actor):
     def __init__(self, node, inputs, outputs, ctx):
         super().__init__(node, inputs, outputs, ctx)
         self.a, self.b, self.out = inputs["a"], inputs["b"], outputs["val"]
-        self.f = binary_op(node.params["op"], self.dtype)
-        self.zero = zero(self.dtype)
+        spec = node.params.get("block", "")
+        if spec:  # block values: N reaches the block op, which reads it as zeros
+            self.f, self.zero = BlockBinary(node.params["op"], spec, node.id), EMPTY
+        else:
+            self.f, self.zero = binary_op(node.params["op"], self.dtype), zero(self.dtype)
 
     def run(self):
         a_ch, b_ch, out, f = self.a, self.b, self.out, self.f
@@ -34,13 +38,15 @@ class Alu(Actor):
             if st < 0:
                 return out
             a, b = a_ch.peek(), b_ch.peek()
+            cycles = 1
             if a.__class__ is Stop or a is DONE or b.__class__ is Stop or b is DONE:
                 if a != b:
                     raise self.error(f"misaligned operands: a holds {a!r} while b holds {b!r}")
                 res = a
             else:
                 res = f(self.zero if a is EMPTY else a, self.zero if b is EMPTY else b)
-            ft = self.fire_at(rt if rt > r2 else r2, st)
+                cycles = self.cycles
+            ft = self.fire_at(rt if rt > r2 else r2, st, 0, cycles)
             a_ch.pop(ft)
             b_ch.pop(ft)
             out.push(res, ft)
@@ -55,8 +61,13 @@ class Unary(Actor):
     def __init__(self, node, inputs, outputs, ctx):
         super().__init__(node, inputs, outputs, ctx)
         self.inp, self.out = inputs["a"], outputs["val"]
-        self.f = unary_op(node.params["op"], node.params["const"], self.dtype)
-        self.zero = zero(self.dtype)
+        elems = ctx.elems_in(node, "a")
+        if elems > 1 or ctx.elems_out(node) > 1:
+            self.f = block_unary(node.params["op"], node.params["const"])
+            self.zero = zero_block(elems)
+        else:
+            self.f = unary_op(node.params["op"], node.params["const"], self.dtype)
+            self.zero = zero(self.dtype)
 
     def run(self):
         inp, out, f = self.inp, self.out, self.f
@@ -67,10 +78,11 @@ class Unary(Actor):
             st = out.space()
             if st < 0:
                 return out
-            ft = self.fire_at(rt, st)
-            tok = inp.pop(ft)
+            tok = inp.peek()
             cls = tok.__class__
-            if cls is float or cls is int:
+            ft = self.fire_at(rt, st, 0, self.cycles if cls is Block or tok is EMPTY else 1)
+            inp.pop(ft)
+            if cls is float or cls is int or cls is Block:
                 out.push(f(tok), ft)
             elif tok is EMPTY:
                 out.push(f(self.zero), ft)
@@ -96,9 +108,13 @@ class Reduce(Actor):
         super().__init__(node, inputs, outputs, ctx)
         self.inp, self.outer, self.out = inputs["val_in"], inputs["outer"], outputs["val"]
         rop = node.params["op"]
-        self.f = binary_op("add" if rop == "sum" else "max", self.dtype)
-        self.identity = reduce_identity(rop, self.dtype)
-        self.zero = zero(self.dtype)
+        spec = node.params.get("block", "")
+        if spec:  # fold the block, then combine elementwise; N reaches the fold as zeros
+            self.f = BlockFold(rop, spec, node.id)
+            self.identity, self.zero = self.f.identity, EMPTY
+        else:
+            self.f = binary_op("add" if rop == "sum" else "max", self.dtype)
+            self.identity, self.zero = reduce_identity(rop, self.dtype), zero(self.dtype)
         self.acc = self.identity
 
     def run(self):
@@ -109,8 +125,8 @@ class Reduce(Actor):
                 return inp
             tok = inp.peek()
             cls = tok.__class__
-            if cls is float or cls is int or tok is EMPTY:
-                inp.pop(self.fire_at(rt, 0))
+            if cls is float or cls is int or cls is Block or tok is EMPTY:
+                inp.pop(self.fire_at(rt, 0, 0, self.cycles))
                 self.acc = f(self.acc, self.zero if tok is EMPTY else tok)
                 continue
             r2 = outer.ready()
@@ -154,8 +170,7 @@ class SpAcc(Actor):
         super().__init__(node, inputs, outputs, ctx)
         self.ci, self.vi = inputs["crd_in"], inputs["val_in"]
         self.oc, self.ov = outputs["crd"], outputs["val"]
-        self.f = binary_op("add", self.dtype)
-        self.zero = zero(self.dtype)
+        self.f = _accumulate(ctx, node, "val_in", self.dtype)
         self.acc: dict[int, float | int] = {}
         self.drain: list = []
         self.drain_pos = 0
@@ -195,11 +210,11 @@ class SpAcc(Actor):
             if c.__class__ is int:
                 if v.__class__ is Stop or v is DONE:
                     raise self.error(f"crd_in holds {c!r} while val_in holds {v!r}")
-                ft = self.fire_at(rt, 0)
+                ft = self.fire_at(rt, 0, 0, self.cycles)
                 ci.pop(ft)
                 vi.pop(ft)
                 acc = self.acc
-                acc[c] = self.f(acc.get(c, self.zero), self.zero if v is EMPTY else v)
+                acc[c] = self.f(acc.get(c), v)
                 continue
             if c is EMPTY:
                 ft = self.fire_at(rt, 0)
@@ -252,8 +267,7 @@ class SpAcc2(Actor):
         super().__init__(node, inputs, outputs, ctx)
         self.c1, self.c0, self.vi = inputs["crd1_in"], inputs["crd0_in"], inputs["val_in"]
         self.outs = (outputs["crd1"], outputs["crd0"], outputs["val"])
-        self.f = binary_op("add", self.dtype)
-        self.zero = zero(self.dtype)
+        self.f = _accumulate(ctx, node, "val_in", self.dtype)
         self.acc: dict[int, dict[int, float | int]] = {}
         self.drain: list[tuple] = []
         self.drain_pos = 0
@@ -316,12 +330,12 @@ class SpAcc2(Actor):
             if j.__class__ is int or j is EMPTY:
                 if not i_crd or v.__class__ is Stop or v is DONE:
                     raise self.error(f"crd0_in holds {j!r} with crd1_in {i!r}, val_in {v!r}")
-                ft = self.fire_at(rt, 0)
+                ft = self.fire_at(rt, 0, 0, self.cycles if j is not EMPTY else 1)
                 c0.pop(ft)
                 vi.pop(ft)
                 if j is not EMPTY:
                     row = self.acc.setdefault(i, {})
-                    row[j] = self.f(row.get(j, self.zero), self.zero if v is EMPTY else v)
+                    row[j] = self.f(row.get(j), v)
                 continue
             if j != v:
                 raise self.error(f"misaligned streams: crd0_in holds {j!r}, val_in {v!r}")
@@ -345,3 +359,13 @@ class SpAcc2(Actor):
                 ch.pop(ft)
             if j.level >= 2:
                 self.drain, self.drain_pos = self._steps(j.level), 0
+
+
+def _accumulate(ctx, node, port: str, dtype: str):
+    """An accumulator's update ``f(held or None, value or N)``: the scalar sum from 0, or
+    the elementwise block sum (docs/blocks.md)."""
+    elems = ctx.elems_in(node, port)
+    if elems > 1 or ctx.elems_out(node) > 1:
+        return lambda held, v: block_add(held, v, elems)
+    add, z = binary_op("add", dtype), zero(dtype)
+    return lambda held, v: add(z if held is None else held, z if v is EMPTY else v)

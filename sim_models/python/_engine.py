@@ -12,7 +12,19 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
-from ir import CATALOGUE, EdgeTrace, FiberTree, Format, Graph, Hardware, Trace
+from ir import (
+    CATALOGUE,
+    Block,
+    EdgeTrace,
+    FiberTree,
+    Format,
+    Graph,
+    Hardware,
+    Trace,
+    block_cycles,
+    to_blocks,
+    value_elems,
+)
 
 from ._actor import Actor, StreamError
 from ._channel import Channel, Fanout, NullChannel
@@ -45,10 +57,30 @@ ACTORS: dict[str, type[Actor]] = {cls.op: cls for cls in (
 class _Context:
     """What actors may ask about the bound input tensors."""
 
-    def __init__(self, graph: Graph, tensors: Mapping[str, FiberTree]) -> None:
+    def __init__(self, graph: Graph, tensors: Mapping[str, FiberTree],
+                 hw: Hardware | None = None, ports: Mapping[str, int] | None = None) -> None:
         self.dtype = graph.dtype
         self.tensors = tensors
         self.memory: MemorySystem | None = None
+        self.graph = graph
+        #: elements per token of every val edge, and each compute node's firing cycles;
+        #: a one-primitive harness gives its ports' elements instead (``ports``)
+        self.ports = ports
+        self.widths = value_elems(graph) if ports is None else {}
+        self.cycles = block_cycles(graph, hw) if ports is None else {}
+
+    def elems_in(self, node, port: str) -> int:
+        """Elements per value token on ``node``'s input ``port`` (1 = scalar)."""
+        if self.ports is not None:
+            return self.ports.get(port, 1)
+        e = self.graph.in_edges[node.id].get(port)
+        return self.widths.get(e.name, 1) if e is not None else 1
+
+    def elems_out(self, node, port: str = "val") -> int:
+        if self.ports is not None:
+            return self.ports.get(port, 1)
+        es = self.graph.out_edges[node.id].get(port)
+        return self.widths.get(es[0].name, 1) if es else 1
 
     def mem_port(self, actor: Actor, array: str):
         """The actor's memory port on ``array``, or None (ideal memory, dense level)."""
@@ -72,7 +104,10 @@ class _Context:
         return self.tensors[node.params["tensor"]].num_fibers(node.params["level"])
 
     def values(self, node):
-        return self.tensors[node.params["tensor"]].vals.tolist()
+        tree = self.tensors[node.params["tensor"]]
+        if tree.block is not None:
+            return [Block(row) for row in tree.vals]
+        return tree.vals.tolist()
 
 
 def bind_inputs(graph: Graph, inputs: Mapping[str, Any]) -> dict[str, FiberTree]:
@@ -90,6 +125,9 @@ def bind_inputs(graph: Graph, inputs: Mapping[str, Any]) -> dict[str, FiberTree]
     for name, spec in wanted.items():
         fmt = Format.parse(spec.format, len(spec.shape))
         obj = inputs[name]
+        if spec.block is not None:
+            bound[name] = _bind_blocked(name, spec, fmt, obj)
+            continue
         tree = obj if isinstance(obj, FiberTree) else FiberTree.from_any(obj, fmt,
                                                                          dtype=graph.dtype)
         if tuple(tree.shape) != tuple(spec.shape):
@@ -99,6 +137,24 @@ def bind_inputs(graph: Graph, inputs: Mapping[str, Any]) -> dict[str, FiberTree]
             tree = FiberTree.from_coo(*tree.to_coo(), tree.shape, fmt, dtype=graph.dtype)
         bound[name] = tree
     return bound
+
+
+def _bind_blocked(name: str, spec, fmt: Format, obj: Any) -> FiberTree:
+    """A blocked input: an already blocked tree of the right block and shape, or any
+    tensor of the full shape, cut into the graph's blocks."""
+    if isinstance(obj, FiberTree) and obj.block is not None:
+        if tuple(obj.block) != tuple(spec.block) or obj.full_shape != tuple(spec.shape):
+            raise InputError(f"tensor {name!r}: blocks {obj.block} of shape "
+                             f"{obj.full_shape}, but the graph expects blocks "
+                             f"{tuple(spec.block)} of shape {tuple(spec.shape)}")
+        if obj.format == fmt:
+            return obj
+    dense = obj.to_dense() if isinstance(obj, FiberTree) else \
+        FiberTree.from_any(obj, None).to_dense()
+    if tuple(dense.shape) != tuple(spec.shape):
+        raise InputError(f"tensor {name!r}: shape {tuple(dense.shape)} but the graph "
+                         f"expects {tuple(spec.shape)}")
+    return to_blocks(dense.astype("float32"), fmt, spec.block)
 
 
 def _collect_outputs(graph: Graph, actors: dict[str, Actor]) -> dict[str, FiberTree]:
@@ -119,7 +175,7 @@ def simulate(graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
     """
     start = time.perf_counter()
     tensors = bind_inputs(graph, inputs)
-    ctx = _Context(graph, tensors)
+    ctx = _Context(graph, tensors, hw)
     work: deque[Actor] = deque()
 
     def wake(actor: Actor) -> None:

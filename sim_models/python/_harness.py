@@ -41,6 +41,7 @@ class _Sink(Actor):
 
 class _Dtype:
     dtype = "float32"
+    cycles: dict[str, int] = {}
 
 
 class PrimitiveRun:
@@ -57,8 +58,12 @@ def run_primitive(op: str, inputs: Mapping[str, Sequence[Any]], *, params: dict 
                   tensors: Mapping[str, Any] | None = None, tensor_specs: Sequence[TensorSpec] = (),
                   input_cycles: Mapping[str, Sequence[int]] | None = None,
                   depth: int | None = 2, sink_period: int = 1,
-                  dtype: str = "float32") -> PrimitiveRun:
+                  dtype: str = "float32", elems: Mapping[str, int] | None = None,
+                  cycles: int = 1) -> PrimitiveRun:
     """Fire primitive ``op`` on ``inputs`` (port → tokens) until it consumes ``D``.
+
+    ``elems`` gives the elements per value token of block ports (port → count) and
+    ``cycles`` the cycles a value-consuming firing takes (docs/blocks.md).
 
     ``input_cycles`` gives each input token's write cycle (default: token *i* written at
     cycle *i - 1*, so the whole stream is available at the source's full rate).
@@ -70,8 +75,10 @@ def run_primitive(op: str, inputs: Mapping[str, Sequence[Any]], *, params: dict 
     g.nodes, g.dtype, g.name = {"dut": node}, dtype, "harness"
     g.tensors = {t.name: t for t in tensor_specs}
     Graph._validate_nodes(g)
-    ctx = _Context(g, bind_inputs(g, tensors or {}) if tensor_specs else {})
+    ctx = _Context(g, bind_inputs(g, tensors or {}) if tensor_specs else {},
+                   ports=dict(elems or {}))
     ctx.dtype = dtype
+    ctx.cycles = {"dut": cycles} if cycles > 1 else {}
     work: deque[Actor] = deque()
 
     def wake(a: Actor) -> None:

@@ -129,6 +129,18 @@ class ReadPort(_Port):
             self._fetch(cycle, line, end)
         return self.where[line]
 
+    def read_span(self, first: int, words: int, cycle: int) -> Handle:
+        """Access ``words`` consecutive words (a block) at issue cycle ``cycle``: each
+        line they span in turn, as single-word accesses would; the handle is the last
+        line's (one port's lines are granted in order, so it is ready last)."""
+        if words == 1:
+            return self.read(first, cycle)
+        wpl = self.wpl
+        h = self.read(first, cycle)
+        for line in range(first // wpl + 1, (first + words - 1) // wpl + 1):
+            h = self.read(line * wpl, cycle)
+        return h
+
     def _fetch(self, cycle: int, first: int, end: int) -> None:
         burst = self.issue(cycle, first, end - first)
         for i in range(end - first):
@@ -147,20 +159,25 @@ class WritePort(_Port):
         self.lines_written = 0
         self.recent: deque[Burst] = deque(maxlen=self.k)  # the last K writes, oldest first
 
-    def slot(self, done: bool) -> int:
-        """Cycle from which the next word may be written (0 if it issues no write; ``done``:
-        the word is ``D``, which flushes a partial line), or -1 while the write it must
-        wait for, K writes back, is not yet acknowledged."""
-        if not (self.words > 0 if done else self.words + 1 == self.wpl):
+    def slot(self, done: bool, words: int = 1) -> int:
+        """Cycle from which the next ``words`` words (a value or a block) may be written
+        (0 if they issue no write; ``done``: the token is ``D``, which flushes a partial
+        line), or -1 while the write they must wait for is not yet acknowledged: K writes
+        back from the last line they complete, and never one they issue themselves."""
+        lines = int(self.words > 0) if done else (self.words + words) // self.wpl
+        if not lines:
             return 0
-        if len(self.recent) < self.k:
+        n = self.lines_written
+        must = n - 1 if lines > self.k else n + lines - 1 - self.k  # the write to wait for
+        if must < 0:
             return 0
-        return self.wait((self.recent[0], 0))
+        return self.wait((self.recent[must - (n - len(self.recent))], 0))
 
-    def add_word(self, cycle: int) -> None:
-        self.words += 1
-        if self.words == self.wpl:
-            self.flush(cycle)
+    def add_word(self, cycle: int, words: int = 1) -> None:
+        for _ in range(words):
+            self.words += 1
+            if self.words == self.wpl:
+                self.flush(cycle)
 
     def flush(self, cycle: int) -> None:
         """Write the line being filled, if it holds any word."""
@@ -287,7 +304,7 @@ class MemorySystem:
 def _words(tree: FiberTree, spec: MemPortSpec) -> int:
     """Length in words of the array a read port streams."""
     if spec.array == "vals":
-        return len(tree.vals)
+        return tree.vals.size  # a blocked tree's blocks are consecutive words
     level = tree.levels[spec.level]
     return len(level.seg if spec.array == "seg" else level.crd)
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ir import FiberTree, Format, Graph, StorageError, Trace, check_fits
+from ir import FiberTree, Format, Graph, StorageError, Trace, check_fits, written_blocks
 
 __all__ = ["SimResult", "NodeStats", "SimulationError", "DeadlockError", "InputError",
            "deadlock_error", "decode_levels", "outputs_from_writers", "LevelRecord",
@@ -186,6 +186,9 @@ def outputs_from_writers(graph: Graph, levels: Mapping[str, LevelRecord],
                                   f"for levels 0..{ndim - 1}; found levels {sorted(lv)}")
         segs = decode_levels([lv[i] for i in range(ndim)])
         fmt = Format.parse(spec.format, ndim)
+        if spec.block is not None:
+            outs[name] = written_blocks(spec.shape, spec.block, fmt, segs, vals)
+            continue
         check_fits(f"output {name!r}", spec.shape, fmt, graph.dtype, len(vals))
         try:
             outs[name] = FiberTree.from_written(spec.shape, fmt, segs, vals,

@@ -3,7 +3,7 @@ form, broadcast), value array."""
 
 from __future__ import annotations
 
-from ir import DONE, EMPTY, REPEAT, Stop, stop
+from ir import DONE, EMPTY, REPEAT, Block, Stop, stop
 
 from ._actor import Actor
 
@@ -330,7 +330,7 @@ class Broadcast(Repeat):
 
     op = "broadcast"
     in_port, out_port = "val_in", "val"
-    data_types = (float, int)
+    data_types = (float, int, Block)
 
 
 class Array(Actor):
@@ -342,7 +342,10 @@ class Array(Actor):
         super().__init__(node, inputs, outputs, ctx)
         self.inp, self.out = inputs["ref"], outputs["val"]
         self.vals = ctx.values(node)
-        self.zero = 0.0 if self.dtype == "float32" else 0
+        elems = ctx.elems_out(node)
+        self.zero = Block.zeros(elems) if elems > 1 or ctx.tensors[
+            node.params["tensor"]].block is not None else 0.0 if self.dtype == "float32" else 0
+        self.words = elems  # memory words per value (a block reads all its lines)
         self.port = ctx.mem_port(self, "vals")
         self.h = None  # the pending firing's memory access
 
@@ -362,7 +365,8 @@ class Array(Actor):
                     raise self.error(f"reference {ref} is outside the {n} values")
                 h = self.h
                 if h is None:
-                    h = self.h = port.read(ref, self.t if self.t >= rt else rt)
+                    h = self.h = port.read_span(ref * self.words, self.words,
+                                                self.t if self.t >= rt else rt)
                 st = out.space()
                 if st < 0:
                     return out

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ir import DONE, EMPTY, Stop
+from ir import DONE, EMPTY, Block, Stop
 
 from ._actor import Actor
 
@@ -71,6 +71,7 @@ class ValueWriter(Actor):
         self.inp = inputs["val"]
         self.vals: list = []
         self.port = ctx.mem_port(self, "vals")
+        self.words = ctx.elems_in(node, "val")  # memory words per value (block elements)
 
     def run(self):
         inp, port = self.inp, self.port
@@ -82,16 +83,16 @@ class ValueWriter(Actor):
             if port is not None:
                 tok = inp.peek()
                 if tok.__class__ is not Stop:
-                    mt = port.slot(tok is DONE)
+                    mt = port.slot(tok is DONE, self.words)
                     if mt < 0:
                         return port
             ft = self.fire_at(rt, 0, mt)
             tok = inp.pop(ft)
             cls = tok.__class__
-            if cls is float or cls is int:
+            if cls is float or cls is int or cls is Block:
                 self.vals.append(tok)
                 if port is not None:
-                    port.add_word(ft)
+                    port.add_word(ft, self.words)
             elif tok is DONE:
                 if port is not None:
                     port.flush(ft)

@@ -1,0 +1,141 @@
+"""Block value semantics (docs/blocks.md): what a firing computes on :class:`ir.Block`
+tokens. Every backend computes the same bits:
+
+* elementwise operators apply the scalar rule of ``_values`` to every element (binary32
+  arithmetic is correctly rounded, so numpy's float32 operations are that rule);
+* a contraction (a mul ALU whose block op folds letters) sums the exact binary64
+  products in loop order (:meth:`ir.BlockOp.loops`: contracted letters innermost) in a
+  binary64 accumulator from +0.0 and rounds once;
+* a reducer folds its block's contracted letters the same way (sum) or by the scalar max
+  rule from -inf, then combines the folded block with its accumulator elementwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ir import EMPTY, Block, BlockOp
+
+from ._values import _fexp, _frsqrt
+
+__all__ = ["BlockBinary", "BlockFold", "block_unary", "block_add", "zero_block"]
+
+_F32, _F64 = np.float32, np.float64
+
+
+def zero_block(elems: int) -> Block:
+    return Block.zeros(elems)
+
+
+def _max(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.where(a >= b, a, b)  # the scalar rule: a if a >= b else b
+
+
+def _min(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.where(a <= b, a, b)
+
+
+_ELEMENTWISE: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+    "max": _max, "min": _min,
+}
+
+
+def _arr(tok, elems: int) -> np.ndarray:
+    return np.zeros(elems, dtype=_F32) if tok is EMPTY else tok.a
+
+
+class BlockBinary:
+    """A binary ALU on blocks: elementwise with broadcasts, or a mul contraction."""
+
+    def __init__(self, op: str, spec: str, node_id: str) -> None:
+        self.bop = BlockOp.parse(spec, 2, f"node {node_id!r}: block")
+        self.ia, self.ib = self.bop.index_maps()
+        self.na, self.nb = self.bop.operand_elems(0), self.bop.operand_elems(1)
+        self.f = _ELEMENTWISE[op]
+        self.contract = bool(self.bop.contracted)
+
+    def __call__(self, a, b) -> Block:
+        x, y = _arr(a, self.na), _arr(b, self.nb)
+        with np.errstate(all="ignore"):
+            if not self.contract:
+                return Block(self.f(x[self.ia[:, 0]], y[self.ib[:, 0]]))
+            x64, y64 = x.astype(_F64), y.astype(_F64)
+            acc = np.zeros(self.bop.out_elems, dtype=_F64)
+            for c in range(self.ia.shape[1]):
+                acc += x64[self.ia[:, c]] * y64[self.ib[:, c]]
+            return Block(acc.astype(_F32))
+
+
+class BlockFold:
+    """A reducer's firing on a block: fold the contracted letters, then combine with the
+    accumulator elementwise (the scalar reducer rule per element)."""
+
+    def __init__(self, op: str, spec: str, node_id: str) -> None:
+        self.bop = BlockOp.parse(spec, 1, f"node {node_id!r}: block")
+        (self.ix,) = self.bop.index_maps()
+        self.n_in = self.bop.operand_elems(0)
+        self.sum = op == "sum"
+        self.identity = zero_block(self.bop.out_elems) if self.sum else \
+            Block(np.full(self.bop.out_elems, -np.inf, dtype=_F32))
+
+    def fold(self, tok) -> np.ndarray:
+        x = _arr(tok, self.n_in)
+        if self.ix.shape[1] == 1:
+            return x[self.ix[:, 0]]
+        with np.errstate(all="ignore"):
+            if self.sum:
+                x64 = x.astype(_F64)
+                acc = np.zeros(self.bop.out_elems, dtype=_F64)
+                for c in range(self.ix.shape[1]):
+                    acc += x64[self.ix[:, c]]
+                return acc.astype(_F32)
+            acc32 = np.full(self.bop.out_elems, -np.inf, dtype=_F32)
+            for c in range(self.ix.shape[1]):
+                acc32 = _max(acc32, x[self.ix[:, c]])
+            return acc32
+
+    def __call__(self, acc: Block, tok) -> Block:
+        y = self.fold(tok)
+        with np.errstate(all="ignore"):
+            return Block(np.add(acc.a, y) if self.sum else _max(acc.a, y))
+
+
+def block_add(acc: Block | None, tok, elems: int) -> Block:
+    """An accumulator's elementwise sum (``None``: an entry not yet held, i.e. zeros)."""
+    x = _arr(tok, elems)
+    if acc is None:
+        return Block(x + np.float32(0.0))  # 0 + x, so -0.0 becomes +0.0 as in scalars
+    with np.errstate(all="ignore"):
+        return Block(acc.a + x)
+
+
+def _exp(x: float) -> float:
+    return _fexp(x)
+
+
+def block_unary(op: str, const: float) -> Callable[[Block], Block]:
+    """The ``unary`` primitive on every element of a block."""
+    c = np.float32(const)
+
+    def each(fn: Callable[[float], float]) -> Callable[[Block], Block]:
+        return lambda blk: Block(np.array([fn(v) for v in blk.a.tolist()], dtype=_F64))
+
+    table: dict[str, Callable[[Block], Block]] = {
+        "relu": lambda blk: Block(np.where(blk.a > 0, blk.a, _F32(0.0))),
+        "exp": each(_exp),
+        "neg": lambda blk: Block(-blk.a),
+        "rsqrt": each(_frsqrt),
+        "add_const": lambda blk: Block(blk.a + c),
+        "mul_const": lambda blk: Block(blk.a * c),
+        "div_const": lambda blk: Block(blk.a / c),
+    }
+    fn = table[op]
+
+    def run(blk: Block) -> Block:
+        with np.errstate(all="ignore"):
+            return fn(blk)
+    return run
+
