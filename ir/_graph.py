@@ -154,6 +154,9 @@ class Graph:
                                              or x < 1 for x in b):
                 raise GraphError(f"tensor {t.name!r}: block {list(b)} must give one extent "
                                  f">= 1 per mode of its shape {list(t.shape)}")
+            if all(x == 1 for x in b):
+                raise GraphError(f"tensor {t.name!r}: block {list(b)} has one element, which "
+                                 "is a scalar value; omit block")
             bad = [m for m, (n, x) in enumerate(zip(t.shape, b)) if n % x]
             if bad:
                 m = bad[0]

@@ -10,20 +10,21 @@ from __future__ import annotations
 from ._graph import Graph, GraphBuilder
 
 __all__ = ["spmv", "spmm_ijk", "spmm_ikj", "spmm_kij", "sddmm", "elementwise", "ttv",
-           "row_scale", "masked_dense", "KERNELS", "reconvergent_fork", "misaligned_alu"]
+           "row_scale", "masked_dense", "row_reduce", "KERNELS", "reconvergent_fork",
+           "misaligned_alu"]
 
 
 def _blk(block: int, spec: str) -> dict[str, str]:
     """The ``block`` parameter of a block operator with every letter of extent ``block``
     (no parameter for scalar graphs)."""
-    if not block:
+    if block <= 1:  # a 1-element block is a scalar
         return {}
     letters = sorted(set(spec.replace(",", "").replace("->", "")))
     return {"block": f"{spec};" + ",".join(f"{c}={block}" for c in letters)}
 
 
 def _bt(block: int, ndim: int) -> tuple[int, ...] | None:
-    return (block,) * ndim if block else None
+    return (block,) * ndim if block > 1 else None
 
 
 def spmv(m: int, n: int, b_fmt: str = "dc", depth: int | None = 2,
@@ -275,6 +276,33 @@ def elementwise(m: int, n: int, op: str = "add", a_fmt: str = "dc", b_fmt: str =
     for s, d in edges:
         g.edge(s, d)
     return g.build(kernel=f"elementwise_{op}")
+
+
+def row_reduce(m: int, n: int, op: str = "sum", fn: str = "exp", a_fmt: str = "dc",
+               depth: int | None = 2, dtype: str = "float32", block: int = 0) -> Graph:
+    """x(i) = op_j fn(A(i,j)) over A's stored entries (``fn`` a ``unary`` op or ""):
+    a softmax's row max or denominator. ``block`` > 0: A in block x block blocks, the
+    reducer folding the blocks' columns (``ij->i``)."""
+    g = GraphBuilder(f"row_{op}", dtype, depth)
+    g.tensor("A", (m, n), a_fmt, block=_bt(block, 2))
+    g.tensor("x", (m,), "d", role="output", block=_bt(block, 1))
+    g.node("rootA", "root")
+    g.node("Ai", "scan_" + _kind(a_fmt, 0), tensor="A", level=0)
+    g.node("Aj", "scan_" + _kind(a_fmt, 1), tensor="A", level=1)
+    g.node("Av", "array", tensor="A")
+    g.node("red", "reduce", op=op, **_blk(block, "ij->i"))
+    g.node("xi", "level_writer", tensor="x", level=0)
+    g.node("xv", "value_writer", tensor="x")
+    val = "Av.val"
+    if fn:
+        g.node("fn", "unary", op=fn)
+        g.edge("Av.val", "fn.a")
+        val = "fn.val"
+    for s, d in [("rootA.ref", "Ai.ref_in"), ("Ai.ref", "Aj.ref_in"), ("Aj.ref", "Av.ref"),
+                 (val, "red.val_in"), ("Ai.ref", "red.outer"), ("Ai.crd", "xi.crd"),
+                 ("red.val", "xv.val")]:
+        g.edge(s, d)
+    return g.build(kernel=f"row_{op}")
 
 
 def ttv(m: int, n: int, p: int, b_fmt: str = "dcc", depth: int | None = 2,

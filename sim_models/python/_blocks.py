@@ -44,7 +44,14 @@ _ELEMENTWISE: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 
 
 def _arr(tok, elems: int) -> np.ndarray:
-    return np.zeros(elems, dtype=_F32) if tok is EMPTY else tok.a
+    if tok is EMPTY:
+        return np.zeros(elems, dtype=_F32)
+    return tok.a if tok.__class__ is Block else np.array([tok], dtype=_F32)
+
+
+def _token(values: np.ndarray):
+    """A 1-element value is a scalar token in every backend (its word is the scalar's)."""
+    return Block(values) if len(values) != 1 else float(values[0])
 
 
 class BlockBinary:
@@ -61,12 +68,12 @@ class BlockBinary:
         x, y = _arr(a, self.na), _arr(b, self.nb)
         with np.errstate(all="ignore"):
             if not self.contract:
-                return Block(self.f(x[self.ia[:, 0]], y[self.ib[:, 0]]))
+                return _token(self.f(x[self.ia[:, 0]], y[self.ib[:, 0]]))
             x64, y64 = x.astype(_F64), y.astype(_F64)
             acc = np.zeros(self.bop.out_elems, dtype=_F64)
             for c in range(self.ia.shape[1]):
                 acc += x64[self.ia[:, c]] * y64[self.ib[:, c]]
-            return Block(acc.astype(_F32))
+            return _token(acc.astype(_F32))
 
 
 class BlockFold:
@@ -78,8 +85,8 @@ class BlockFold:
         (self.ix,) = self.bop.index_maps()
         self.n_in = self.bop.operand_elems(0)
         self.sum = op == "sum"
-        self.identity = zero_block(self.bop.out_elems) if self.sum else \
-            Block(np.full(self.bop.out_elems, -np.inf, dtype=_F32))
+        self.identity = _token(np.full(self.bop.out_elems, 0.0 if self.sum else -np.inf,
+                                       dtype=_F32))
 
     def fold(self, tok) -> np.ndarray:
         x = _arr(tok, self.n_in)
@@ -97,10 +104,11 @@ class BlockFold:
                 acc32 = _max(acc32, x[self.ix[:, c]])
             return acc32
 
-    def __call__(self, acc: Block, tok) -> Block:
+    def __call__(self, acc, tok):
         y = self.fold(tok)
+        held = _arr(acc, len(y))
         with np.errstate(all="ignore"):
-            return Block(np.add(acc.a, y) if self.sum else _max(acc.a, y))
+            return _token(np.add(held, y) if self.sum else _max(held, y))
 
 
 def block_add(acc: Block | None, tok, elems: int) -> Block:
