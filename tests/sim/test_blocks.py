@@ -121,7 +121,8 @@ def test_block_graph_errors_name_the_node():
     for n in data["nodes"]:
         if n["id"] == "mul":
             n["params"]["block"] = "ij,j->i;i=2,j=3"
-    with pytest.raises(GraphError, match="node 'mul': input a carries 4-element values but block .* reads 6"):
+    with pytest.raises(GraphError,
+                       match="node 'mul': input a carries 4-element values but block .* reads 6"):
         ir.Graph.from_dict(data)
     for n in data["nodes"]:
         if n["id"] == "mul":
