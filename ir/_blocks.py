@@ -153,13 +153,14 @@ def to_blocks(dense: np.ndarray, fmt: Any, block: Sequence[int], dtype: str = "f
     block = tuple(int(b) for b in block)
     if len(block) != dense.ndim:
         raise BlockError(f"block {block} has {len(block)} extents for a {dense.ndim}-d tensor")
-    bad = [(m, n, b) for m, (n, b) in enumerate(zip(dense.shape, block, strict=False)) if b < 1 or n % b]
+    bad = [(m, n, b) for m, (n, b) in enumerate(zip(dense.shape, block, strict=True))
+           if b < 1 or n % b]
     if bad:
         m, n, b = bad[0]
         raise BlockError(f"mode {m} has size {n}, not a multiple of its block extent {b}")
-    grid = tuple(n // b for n, b in zip(dense.shape, block, strict=False))
+    grid = tuple(n // b for n, b in zip(dense.shape, block, strict=True))
     nd = dense.ndim
-    split = dense.reshape([x for g, b in zip(grid, block, strict=False) for x in (g, b)])
+    split = dense.reshape([x for g, b in zip(grid, block, strict=True) for x in (g, b)])
     blocks = split.transpose([*range(0, 2 * nd, 2), *range(1, 2 * nd, 2)]) \
         .reshape(*grid, block_elems(block))
     fmt = Format.parse(fmt, nd) if not isinstance(fmt, Format) else fmt
@@ -187,10 +188,11 @@ def from_blocks(tree) -> np.ndarray:
     scrd = tree._storage_coords()
     coords = np.empty_like(scrd)
     coords[list(tree.format.mode_order)] = scrd
-    out = np.zeros([x for g, b in zip(grid, block, strict=False) for x in (g, b)], dtype=tree.vals.dtype)
+    out = np.zeros([x for g, b in zip(grid, block, strict=True) for x in (g, b)],
+                   dtype=tree.vals.dtype)
     view = out.transpose([*range(0, 2 * nd, 2), *range(1, 2 * nd, 2)])
     view[tuple(coords)] = tree.vals.reshape(-1, *block)
-    return out.reshape([g * b for g, b in zip(grid, block, strict=False)])
+    return out.reshape([g * b for g, b in zip(grid, block, strict=True)])
 
 
 def value_elems(graph) -> dict[str, int]:
@@ -284,7 +286,7 @@ def written_blocks(shape: Sequence[int], block: Sequence[int], fmt: Any,
     from ._storage import FiberTree
 
     block = tuple(block)
-    grid = tuple(n // b for n, b in zip(shape, block, strict=False))
+    grid = tuple(n // b for n, b in zip(shape, block, strict=True))
     order = FiberTree.from_written(grid, fmt, segs_crds, np.arange(1, len(blocks) + 1),
                                    dtype="int32")
     elems = block_elems(block)

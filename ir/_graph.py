@@ -157,7 +157,7 @@ class Graph:
             if all(x == 1 for x in b):
                 raise GraphError(f"tensor {t.name!r}: block {list(b)} has one element, which "
                                  "is a scalar value; omit block")
-            bad = [m for m, (n, x) in enumerate(zip(t.shape, b, strict=False)) if n % x]
+            bad = [m for m, (n, x) in enumerate(zip(t.shape, b, strict=True)) if n % x]
             if bad:
                 m = bad[0]
                 raise GraphError(f"tensor {t.name!r}: mode {m} has size {t.shape[m]}, not a "

@@ -270,7 +270,7 @@ class FiberTree:
         """The logical shape: the grid times the block extents (``shape`` if scalar)."""
         if self.block is None:
             return self.shape
-        return tuple(g * b for g, b in zip(self.shape, self.block, strict=False))
+        return tuple(g * b for g, b in zip(self.shape, self.block, strict=True))
 
     # -- validation --------------------------------------------------------------------
 
