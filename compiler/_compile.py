@@ -5,13 +5,14 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import pairwise, permutations
 from typing import Any
 
 from ir import Format, Graph, GraphError, check_name
 
 from ._ast import Assignment, accesses
+from ._blocks import block_extents, grid_sizes, grid_stats
 from ._cost import TensorStats, input_stats, order_cost, transpose_tokens
 from ._errors import LoweringError
 from ._factor import Factorer
@@ -55,7 +56,8 @@ def compile_expression(expr: str | Assignment,
                        stats: Mapping[str, Any] | None = None,
                        par: Mapping[str, int] | None = None,
                        partition: str = "round-robin",
-                       lane_buffer: int | None = None) -> Graph:
+                       lane_buffer: int | None = None,
+                       block: Mapping[str, int] | None = None) -> Graph:
     """Compile one tensor index expression into a validated SAMML :class:`ir.Graph`.
 
     ``formats`` maps tensor names (inputs and the output) to format specs (``"csr"``,
@@ -68,16 +70,19 @@ def compile_expression(expr: str | Assignment,
     their costs are in ``graph.meta["order_search"]`` (:func:`compiler.explain_orders`).
     Discordant operands are transposed in memory (their graph format is permuted)
     unless ``transpose=False``. ``reduce`` is the reduction for implicit (einsum)
-    indices.
+    indices. ``block`` ({index: extent}) blocks those indices: the graph iterates the
+    block grid and its values are dense blocks (``docs/blocks.md``); ``stats`` and
+    ``par`` then speak of the grid.
     """
     job = prepare(expr, formats, shapes, sizes=sizes, reduce=reduce, dtype=dtype,
-                  depth=depth, transpose=transpose, name=name)
+                  depth=depth, transpose=transpose, name=name, block=block)
     norm, fmts, idx_sizes = job.norm, job.fmts, job.idx_sizes
     tensors = {a.tensor for a in accesses(norm.assignment.rhs)}
     unknown = sorted(set(stats or {}) - tensors)
     if unknown:
         raise LoweringError(f"stats given for {unknown}, which the expression does not "
                             f"read; its inputs are {sorted(tensors)}")
+    stats = grid_stats(norm, stats or {}, job.blocks, idx_sizes)
     lanes = plan_lanes(norm, par or {}, partition, idx_sizes, fmts, stats or {})
     splits = lanes.splits
     if lane_buffer is not None:  # checked before any work
@@ -106,7 +111,7 @@ def prepare(expr: str | Assignment, formats: Mapping[str, str | Format] | None =
             shapes: Mapping[str, Sequence[int]] | None = None, *,
             sizes: Mapping[str, int] | None = None, reduce: str = "sum",
             dtype: str = "float32", depth: int | None = 2, transpose: bool = True,
-            name: str | None = None) -> _Job:
+            name: str | None = None, block: Mapping[str, int] | None = None) -> _Job:
     """Everything of :func:`compile_expression` that does not depend on the order,
     checked once: ``prepare(...).build(parse_order(job.norm, order))`` compiles one
     order (the model compiler costs many orders of one fused expression this way)."""
@@ -123,7 +128,11 @@ def prepare(expr: str | Assignment, formats: Mapping[str, str | Format] | None =
     norm = normalize(assign, reduce)
     fmts = parse_formats(norm, formats or {})
     idx_sizes = index_sizes(norm, shapes or {}, sizes or {})
-    return _Job(assign, norm, fmts, idx_sizes, transpose, dtype, depth, name or "einsum")
+    extents = block_extents(norm, block, idx_sizes)
+    if extents and dtype != "float32":
+        raise LoweringError(f"block values are binary32; dtype {dtype!r} cannot be blocked")
+    return _Job(assign, norm, fmts, grid_sizes(idx_sizes, extents), transpose, dtype, depth,
+                name or "einsum", extents)
 
 
 @contextmanager
@@ -155,6 +164,8 @@ class _Job:
     dtype: str
     depth: int | None
     name: str
+    #: blocked index -> its extent; ``idx_sizes`` are then the block grid's
+    blocks: Mapping[str, int] = field(default_factory=dict)
 
     def build(self, internal: list[str],
               splits: Mapping[str, Sequence[LaneSplit]] | None = None,
@@ -167,7 +178,7 @@ class _Job:
         text = ",".join(norm.user[v] for v in internal)
         lays = layouts(norm, self.fmts, self.idx_sizes, position, self.transpose, text)
         lowered = lower_order(norm, internal, lays, self.dtype, self.depth, self.name,
-                              splits, lane_buffer)
+                              splits, lane_buffer, self.blocks)
         meta = {
             "kernel": self.name,
             "expression": norm.assignment.source or str(self.assign),
@@ -179,6 +190,8 @@ class _Job:
             "reductions": lowered.reductions,
             "fusion_table": lowered.table.to_json(),
         }
+        if self.blocks:
+            meta["block"] = {norm.user[v]: b for v, b in self.blocks.items()}
         if splits:
             meta["parallel"] = {
                 "par": {norm.user[v]: len(s) for v, s in splits.items()},

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ir import WORD_BYTES, FiberTree, Format, Graph, Node
+from ir import WORD_BYTES, BlockOp, FiberTree, Format, Graph, Hardware, Node, value_elems
 
 __all__ = ["TensorStats", "Estimate", "estimate", "WORD_BYTES", "OrderCost", "order_cost",
            "transpose_tokens", "cycle_estimate", "input_stats", "DEFAULT_DENSITY",
@@ -146,8 +146,12 @@ def _union_of(n: float, p: float) -> float:
 class _Walker:
     """One pass over the graph: node rules (``_op_<primitive>``) → stream shapes."""
 
-    def __init__(self, graph: Graph, stats: Mapping[str, TensorStats]) -> None:
-        self.graph, self.stats = graph, stats
+    def __init__(self, graph: Graph, stats: Mapping[str, TensorStats],
+                 hw: Hardware | None = None) -> None:
+        self.graph, self.stats, self.hw = graph, stats, hw
+        #: elements per value token (blocks) and each block node's work per firing
+        self.elems = value_elems(graph) if _blocked(graph) else {}
+        self.cycles: dict[str, float] = {}
         self.out: dict[tuple[str, str], _Stream] = {}
         self.est = Estimate()
         self.writers: dict[tuple[str, int], _Stream] = {}
@@ -175,7 +179,10 @@ class _Walker:
                 busy[src] = max(busy.get(src, 0.0), t)
                 busy[dst] = max(busy.get(dst, 0.0), t)
         for nid, drained in self.drained.items():  # an accumulator: input, then drain
-            busy[nid] = drained + self.out[(nid, "val")].count
+            busy[nid] = drained * self.cycles.get(nid, 1.0) + self.out[(nid, "val")].count
+        for nid, cycles in self.cycles.items():  # a block firing occupies its node longer
+            if nid not in self.drained:
+                busy[nid] = busy.get(nid, 0.0) * cycles
         est.flops = sum(est.flops_by_node.values())
         est.bytes_read = WORD_BYTES * sum(est.words_read.values())
         est.bytes_written = WORD_BYTES * sum(est.words_written.values())
@@ -190,9 +197,22 @@ class _Walker:
     def _read(self, tensor: str, words: float) -> None:
         self.est.words_read[tensor] = self.est.words_read.get(tensor, 0.0) + words
 
+    def _elems(self, node: Node, port: str) -> int:
+        """Elements per value token on ``node``'s input ``port`` (1 for scalars)."""
+        if not self.elems:
+            return 1
+        return self.elems.get(self.graph.in_edges[node.id][port].name, 1)
+
     def _flops(self, node: Node, port: str) -> dict[str, _Stream]:
+        """One operation per value, or a block operator's work per block (its firings
+        then take ``ceil(work / macs_per_cycle)`` cycles, docs/blocks.md)."""
         s = self._in(node, port)
-        self.est.flops_by_node[node.id] = s.count
+        spec = node.params.get("block", "")
+        work = BlockOp.parse(spec, 2 if node.op == "alu" else 1).work if spec else \
+            self._elems(node, port)
+        self.est.flops_by_node[node.id] = s.count * work
+        if work > 1 and self.hw is not None:
+            self.cycles[node.id] = float(self.hw.firing_cycles(work))
         return {"val": _Stream(s.levels)}
 
     # -- node rules -----------------------------------------------------------------
@@ -264,7 +284,9 @@ class _Walker:
 
     def _op_array(self, node: Node) -> dict[str, _Stream]:
         ref = self._in(node, "ref")
-        self._read(node.params["tensor"], ref.count * ref.real)
+        elems = self.elems.get(self.graph.out_edges[node.id]["val"][0].name, 1) \
+            if self.elems and self.graph.out_edges[node.id].get("val") else 1
+        self._read(node.params["tensor"], ref.count * ref.real * elems)
         return {"val": _Stream(ref.levels)}
 
     def _op_alu(self, node: Node) -> dict[str, _Stream]:
@@ -341,7 +363,7 @@ class _Walker:
     def _op_value_writer(self, node: Node) -> dict[str, _Stream]:
         name = node.params["tensor"]
         self.est.words_written[name] = self.est.words_written.get(name, 0.0) + \
-            self._in(node, "val").count
+            self._in(node, "val").count * self._elems(node, "val")
         return {}
 
     def _write_levels(self) -> None:
@@ -350,9 +372,10 @@ class _Walker:
             if spec.role != "output":
                 continue
             fmt = Format.parse(spec.format, len(spec.shape))
+            shape = grid_shape(spec)
             parent = 1.0
             for lv in range(fmt.ndim):
-                size = spec.shape[fmt.mode_order[lv]]
+                size = shape[fmt.mode_order[lv]]
                 if fmt.is_dense(lv):
                     parent *= size
                     continue
@@ -362,21 +385,35 @@ class _Walker:
                 parent = crds
 
 
-def estimate(graph: Graph, stats: Mapping[str, TensorStats | float | Any]) -> Estimate:
+def _blocked(graph: Graph) -> bool:
+    return any(t.block for t in graph.tensors.values())
+
+
+def grid_shape(spec) -> tuple[int, ...]:
+    """The shape a graph iterates for a tensor: its block grid when it is blocked."""
+    if not spec.block:
+        return tuple(spec.shape)
+    return tuple(n // b for n, b in zip(spec.shape, spec.block, strict=True))
+
+
+def estimate(graph: Graph, stats: Mapping[str, TensorStats | float | Any],
+             hw: Hardware | None = None) -> Estimate:
     """Expected FLOPs and bytes of ``graph`` for inputs described by ``stats``.
 
     ``stats`` maps every input tensor to a :class:`TensorStats`, a density (a float: the
     shape comes from the graph) or a tensor (measured with
-    :meth:`TensorStats.from_tensor` in the format the graph binds it in).
+    :meth:`TensorStats.from_tensor` in the format the graph binds it in). A blocked
+    tensor's statistics describe its block grid (which blocks are stored). ``hw`` sets
+    the block operators' datapath (``compute.macs_per_cycle``; None: unbounded).
     """
     inputs = {n: t for n, t in graph.tensors.items() if t.role == "input"}
     missing = sorted(set(inputs) - set(stats))
     if missing:
         raise ValueError(f"estimate: no statistics for input tensor(s) {missing} of graph "
                          f"{graph.name!r}; give a TensorStats, a density or a tensor")
-    resolved = {name: as_stats(stats[name], spec.shape, spec.format, f"graph {graph.name!r}",
-                               name) for name, spec in inputs.items()}
-    return _Walker(graph, resolved).run()
+    resolved = {name: as_stats(stats[name], grid_shape(spec), spec.format,
+                               f"graph {graph.name!r}", name) for name, spec in inputs.items()}
+    return _Walker(graph, resolved, hw).run()
 
 
 def as_stats(s: TensorStats | float | Any, shape: tuple[int, ...], fmt: str | Format,
@@ -475,8 +512,8 @@ def order_cost(graph: Graph, stats: Mapping[str, TensorStats | float | Any] | No
         if spec.role != "input":
             continue
         asked = moved.get(name, {}).get("requested", spec.format)
-        full[name] = input_stats(stats.get(name), spec.shape, asked, f"graph {graph.name!r}",
-                                 name)
+        full[name] = input_stats(stats.get(name), grid_shape(spec), asked,
+                                 f"graph {graph.name!r}", name)
     est = estimate(graph, full)
     return OrderCost(cycle_estimate(graph, est), sum(est.tokens.values()),
                      {t: transpose_tokens(full[t], v["requested"]) for t, v in moved.items()

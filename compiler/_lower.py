@@ -31,7 +31,8 @@ import numpy as np
 
 from ir import GraphBuilder
 
-from ._ast import Access, BinOp, Call, Const, Expr, Neg, Reduction, walk
+from ._ast import Access, BinOp, Call, Const, Expr, Neg, Reduction, accesses, walk
+from ._blocks import BlockPlan
 from ._errors import LoweringError
 from ._factor import accesses_under, epilogue_reduction, factor
 from ._layout import Layout
@@ -87,6 +88,8 @@ class _Val:
     const: float | None = None
     #: set when the value comes out of a sparse accumulator (spacc or spacc2)
     spacc: _Acc | None = None
+    #: the blocked indices inside each value (block sparsity), in canonical order
+    intra: tuple[str, ...] = ()
 
 
 #: accumulator primitive by the number of kept levels below the reduced index
@@ -117,18 +120,24 @@ class Lowered:
 def lower_order(norm: Normalized, order: list[str], layouts: Mapping[str, Layout],
                 dtype: str, depth: int | None, name: str,
                 par: Mapping[str, Sequence[LaneSplit]] | None = None,
-                lane_buffer: int = DEFAULT_LANE_BUFFER) -> Lowered:
+                lane_buffer: int = DEFAULT_LANE_BUFFER,
+                blocks: Mapping[str, int] | None = None) -> Lowered:
     """Build the graph for internal dataflow ``order``; raises :class:`LoweringError`.
-    ``par`` gives each parallel output index (internal name) its lanes' splits."""
-    return _Lowerer(norm, order, layouts, dtype, depth, name, par or {}, lane_buffer).run()
+    ``par`` gives each parallel output index (internal name) its lanes' splits;
+    ``blocks`` each blocked index its block extent (the layouts then hold the block
+    grid's sizes; docs/blocks.md)."""
+    return _Lowerer(norm, order, layouts, dtype, depth, name, par or {}, lane_buffer,
+                    blocks or {}).run()
 
 
 class _Lowerer:
     def __init__(self, norm: Normalized, order: list[str], layouts: Mapping[str, Layout],
                  dtype: str, depth: int | None, name: str,
-                 par: Mapping[str, Sequence[LaneSplit]], lane_buffer: int) -> None:
+                 par: Mapping[str, Sequence[LaneSplit]], lane_buffer: int,
+                 blocks: Mapping[str, int]) -> None:
         self.norm, self.order, self.layouts = norm, order, layouts
         self.par, self.lane_buffer = par, lane_buffer
+        self.blocks = BlockPlan(norm, blocks)
         #: operand id -> the index its iteration is deferred at (an epilogue operand)
         self.deferred: dict[str, str] = {}
         self.deferred_at: dict[str, list[_Operand]] = {}
@@ -201,9 +210,11 @@ class _Lowerer:
 
     # -- set-up -------------------------------------------------------------------------
     def run(self) -> Lowered:
+        indices = {a.tensor: a.indices for a in (*accesses(self.rhs), self.target)}
         for lay in self.layouts.values():
             role = "output" if lay.name == self.target.tensor else "input"
-            self.b.tensor(lay.name, lay.shape, str(lay.format), role)
+            shape, block = self.blocks.tensor(lay.shape, indices[lay.name])
+            self.b.tensor(lay.name, shape, str(lay.format), role, block)
         self.collect(self.rhs)
         self.add_view(self.target.tensor, str(self.target))
         for op in self.ops.values():
@@ -492,7 +503,7 @@ class _Lowerer:
             self.b.edge(port, f"{node}.val_in")
             self.b.edge(self.repsig_of(u, crd, self.first(e)), f"{node}.repsig")
             port = f"{node}.val"
-        return _Val(port)
+        return _Val(port, intra=val.intra)
 
     def operands_of(self, e: BinOp) -> tuple[_Val, _Val]:
         """Both sides' values; an accumulator's side first, so that the other side,
@@ -508,7 +519,7 @@ class _Lowerer:
             op = self.ops[id(e)]
             arr = self.node(f"{op.id}_val", "array", VAL_ROW, op.id, tensor=e.tensor)
             self.b.edge(op.ref, f"{arr}.ref")
-            return _Val(f"{arr}.val")
+            return _Val(f"{arr}.val", intra=self.blocks.of_access(e))
         if isinstance(e, Const):
             return _Val(const=e.value)
         if isinstance(e, Neg):
@@ -545,7 +556,7 @@ class _Lowerer:
                             "in integers", at)
         node = self.node(op, "unary", VAL_ROW, self.first(at), op=op, const=float(const))
         self.b.edge(val.port, f"{node}.a")
-        return _Val(f"{node}.val", spacc=val.spacc)
+        return _Val(f"{node}.val", spacc=val.spacc, intra=val.intra)
 
     def binary(self, e: BinOp) -> _Val:
         joined = self.epilogue(e)
@@ -579,11 +590,12 @@ class _Lowerer:
     def alu(self, e: BinOp, a: _Val, b: _Val, rows: _Acc | None) -> _Val:
         """The ALU combining two value streams; ``rows``: the accumulator rows it
         streams on, if any."""
-        node = self.node(_ALU[e.op], "alu", VAL_ROW, self.first(e), op=_ALU[e.op])
+        intra, spec = self.blocks.alu(e, a.intra, b.intra)
+        node = self.node(_ALU[e.op], "alu", VAL_ROW, self.first(e), op=_ALU[e.op], **spec)
         self.b.edge(a.port, f"{node}.a")
         self.b.edge(b.port, f"{node}.b")
         self.refer(VAL_ROW, self.first(e.right), node)
-        return _Val(f"{node}.val", spacc=rows)
+        return _Val(f"{node}.val", spacc=rows, intra=intra)
 
     def epilogue(self, e: BinOp) -> tuple[_Val, _Val] | None:
         """An accumulator's rows meeting operands deferred at one of its kept indices
@@ -634,7 +646,8 @@ class _Lowerer:
         for oid in deferred(other):
             del self.deferred[oid]
         assert acc.spacc is not None
-        joined = _Val(val, spacc=_Acc({**acc.spacc.crds, u: crd}, acc.spacc.reduction))
+        joined = _Val(val, spacc=_Acc({**acc.spacc.crds, u: crd}, acc.spacc.reduction),
+                      intra=acc.intra)
         other_val = self.value(other)
         return (joined, other_val) if acc_side is e.left else (other_val, joined)
 
@@ -669,22 +682,24 @@ class _Lowerer:
         assert body.port is not None, "a reduction body reads a tensor"
         nest = list(self.context[id(e.body)])
         left = set(e.indices)
-        port = body.port
+        port, intra = body.port, body.intra
         if body.spacc is not None and nest[-1] in left:
             raise self.spacc_misuse(body, e)  # a reducer cannot follow an accumulator
         while nest and nest[-1] in left:
             v = nest.pop()
             left.discard(v)
-            red = self.node(f"red_{self.user(v)}", "reduce", VAL_ROW, self.first(e), op=e.op)
+            intra, spec = self.blocks.fold(intra, v)
+            red = self.node(f"red_{self.user(v)}", "reduce", VAL_ROW, self.first(e), op=e.op,
+                            **spec)
             self.b.edge(port, f"{red}.val_in")
             self.b.edge(self.outer_ref(nest, self.first(e)), f"{red}.outer")
             port = f"{red}.val"
             self.reductions.append(f"{e.op}({self.user(v)}): reduce")
         if not left:
-            return _Val(port)
-        return self.accumulate_chain(e, port, nest, left, body.spacc)
+            return _Val(port, intra=intra)
+        return self.accumulate_chain(e, _Val(port, intra=intra), nest, left, body.spacc)
 
-    def accumulate_chain(self, e: Reduction, port: str, nest: list[str],
+    def accumulate_chain(self, e: Reduction, val: _Val, nest: list[str],
                          left: set[str], rows: _Acc | None) -> _Val:
         """Reduced indices above kept ones: one accumulator per reduced index, innermost
         first, each fed the crds its inner neighbour emits (higher-order accumulation
@@ -700,9 +715,16 @@ class _Lowerer:
                 continue
             if len(kept) not in _ACCUMULATORS or e.op != "sum":
                 raise self.misplaced(e, v, len(kept))
-            acc = self.accumulate(e, port, v, kept, crds)
+            if v in val.intra:
+                raise self.fail(
+                    f"block: the sum over {self.user(v)!r} runs in a sparse accumulator, "
+                    f"which adds whole blocks, but its summand still carries "
+                    f"{self.user(v)!r} inside its blocks (only a product directly under "
+                    f"the sum contracts it); use an order with {self.user(v)!r} innermost "
+                    f"or do not block {self.user(v)!r}", e)
+            acc = self.accumulate(e, val, v, kept, crds)
             assert acc.port is not None and acc.spacc is not None
-            port = acc.port
+            val = acc
             crds.update(acc.spacc.crds)
             left.discard(v)
             if not left:
@@ -727,7 +749,7 @@ class _Lowerer:
             f"(spacc: one, spacc2: two; several reduced indices chain accumulators); "
             f"{why}. Move the reduced indices towards the end of the order", e)
 
-    def accumulate(self, e: Reduction, port: str, r: str, kept: list[str],
+    def accumulate(self, e: Reduction, val: _Val, r: str, kept: list[str],
                    crds: Mapping[str, str]) -> _Val:
         """A ``spacc`` (one kept level) or ``spacc2`` (two) summing over ``r``.
 
@@ -741,11 +763,11 @@ class _Lowerer:
         outs = ("crd",) if prim == "spacc" else ("crd1", "crd0")
         for v, p in zip(kept, ins, strict=True):
             self.b.edge(crds[v], f"{acc}.{p}")
-        self.b.edge(port, f"{acc}.val_in")
+        self.b.edge(val.port, f"{acc}.val_in")
         self.accumulator = max(self.accumulator, len(kept))
         self.reductions.append(f"sum({self.user(r)}): {prim}")
         out = {v: f"{acc}.{p}" for v, p in zip(kept, outs, strict=True)}
-        return _Val(f"{acc}.val", spacc=_Acc(out, e))
+        return _Val(f"{acc}.val", spacc=_Acc(out, e), intra=val.intra)
 
     def outer_ref(self, nest: list[str], col: str) -> str:
         """A reference stream with one token per fiber of the innermost index."""
