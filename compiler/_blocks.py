@@ -15,11 +15,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from string import ascii_lowercase
 
-from ._ast import BinOp, Reduction, walk
+from ._ast import BinOp, Reduction, accesses, walk
 from ._errors import LoweringError
 from ._normalize import Normalized
 
-__all__ = ["BlockPlan", "block_extents", "grid_sizes"]
+__all__ = ["BlockPlan", "block_extents", "grid_sizes", "grid_stats", "grid_given",
+           "tensor_blocks"]
 
 Spec = dict[str, str]
 
@@ -118,35 +119,82 @@ class BlockPlan:
 
 def grid_stats(norm: Normalized, stats: Mapping[str, object], extents: Mapping[str, int],
                sizes: Mapping[str, int]) -> dict[str, object]:
-    """Statistics of blocked inputs as their block grids: a tensor given at its full
-    size becomes the 0/1 pattern of its stored blocks (what the graph iterates); a
-    density or a grid-sized tensor is kept."""
-    if not extents:
-        return dict(stats)
+    """Statistics of an expression's blocked inputs as their block grids
+    (:func:`grid_given` per tensor)."""
+    out = dict(stats)
+    for a in accesses(norm.assignment.rhs):
+        block = tuple(extents.get(v, 1) for v in a.indices)
+        if a.tensor in stats and any(b > 1 for b in block):
+            full = tuple(sizes[v] * extents.get(v, 1) for v in a.indices)
+            out[a.tensor] = grid_given(stats[a.tensor], full, block)
+    return out
+
+
+def grid_given(given: object, full: Sequence[int], block: Sequence[int]) -> object:
+    """What the heuristic should know of a blocked tensor: a full-size tensor becomes the
+    0/1 pattern of its stored blocks (what the graph iterates), a full-size density or
+    :class:`TensorStats` the chance that a block holds a nonzero (uniform entries);
+    anything already of the grid's shape is kept."""
+    import math
+
     import numpy as np
 
     from ir import FiberTree
 
-    out = dict(stats)
-    for a in accesses_of(norm):
-        x = stats.get(a.tensor)
-        block = tuple(extents.get(v, 1) for v in a.indices)
-        if x is None or isinstance(x, int | float) or all(b == 1 for b in block) or \
-                not hasattr(x, "shape"):
-            continue
-        full = tuple(sizes[v] * extents.get(v, 1) for v in a.indices)
-        if tuple(x.shape) != full:
-            continue
-        dense = x.to_dense() if isinstance(x, FiberTree) else \
-            FiberTree.from_any(x, None).to_dense()
-        split = dense.reshape([n for g, b in zip(full, block, strict=True)
-                               for n in (g // b, b)])
-        out[a.tensor] = np.any(split != 0, axis=tuple(range(1, 2 * len(block), 2))) \
-            .astype(np.float32)
-    return out
+    from ._cost import TensorStats
+
+    elems = math.prod(block)
+    grid = tuple(n // b for n, b in zip(full, block, strict=True))
+    if isinstance(given, int | float) and not isinstance(given, bool):
+        return 1.0 - (1.0 - float(given)) ** elems
+    if isinstance(given, TensorStats):
+        if tuple(given.shape) != tuple(full):
+            return given
+        return TensorStats(grid, 1.0 - (1.0 - given.density) ** elems)
+    if given is None or not hasattr(given, "shape") or tuple(given.shape) != tuple(full):
+        return given
+    dense = given.to_dense() if isinstance(given, FiberTree) else \
+        FiberTree.from_any(given, None).to_dense()
+    split = dense.reshape([n for g, b in zip(grid, block, strict=True) for n in (g, b)])
+    return np.any(split != 0, axis=tuple(range(1, 2 * len(block), 2))).astype(np.float32)
 
 
-def accesses_of(norm: Normalized):
-    from ._ast import accesses
+def tensor_blocks(program, seeds: Mapping[str, int]) -> dict[str, tuple[int, ...]]:
+    """Every program tensor's block extents, from seed tensors blocked on all modes
+    (``{"mask": 16}``): an index of a statement takes the extent of any blocked mode it
+    indexes, and every mode it indexes takes it, until nothing changes. Two extents
+    meeting at one index is an error naming the statement. Tensors left unblocked are
+    absent."""
+    from ._parse import parse
 
-    return accesses(norm.assignment.rhs)
+    ext: dict[str, list[int]] = {t: [b] * len(program.tensors[t].shape)
+                                 for t, b in seeds.items() if b > 1}
+    parsed = [(st, parse(st.text)) for st in program.statements]
+    changed = bool(ext)
+    while changed:
+        changed = False
+        for st, assign in parsed:
+            idx: dict[str, int] = {}
+            views = [*accesses(assign.rhs), assign.target]
+            for a in views:
+                for m, v in enumerate(a.indices):
+                    b = ext.get(a.tensor, [1] * len(a.indices))[m]
+                    if b > 1 and idx.setdefault(v, b) != b:
+                        raise LoweringError(
+                            f"block: statement {st.text!r} meets blocks {idx[v]} and {b} "
+                            f"at index {v!r}; blocked tensors that share an index need "
+                            "the same extent")
+            for a in views:
+                for m, v in enumerate(a.indices):
+                    if v in idx:
+                        row = ext.setdefault(a.tensor, [1] * len(a.indices))
+                        if row[m] != idx[v]:
+                            row[m] = idx[v]
+                            changed = True
+    for t, row in ext.items():
+        for m, b in enumerate(row):
+            n = program.tensors[t].shape[m]
+            if n % b:
+                raise LoweringError(f"block: tensor {t!r} mode {m} has size {n}, not a "
+                                    f"multiple of its block extent {b}")
+    return {t: tuple(row) for t, row in ext.items() if any(b > 1 for b in row)}

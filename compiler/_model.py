@@ -18,6 +18,7 @@ from typing import Any
 from ir import Graph, Program, ProgramError, Region, Schedule, Statement, TensorDecl
 
 from ._ast import Assignment, accesses
+from ._blocks import grid_given, grid_stats, tensor_blocks
 from ._compile import cost_tries, no_gc_pauses, parse_order, prepare
 from ._cost import TensorStats, as_stats, input_stats, order_cost, transpose_tokens
 from ._errors import LoweringError
@@ -136,8 +137,11 @@ def compile_model(program: Program, schedule: Schedule | None = None, *,
     schedule = schedule if schedule is not None else Schedule.unfused(program)
     schedule.validate(program)
     formats = {n: schedule.formats.get(n, t.format) for n, t in program.tensors.items()}
+    blocks = tensor_blocks(program, schedule.block)
     known = {n: as_stats(v, program.tensors[n].shape, formats[n], f"program {program.name!r}",
-                         n) for n, v in (stats or {}).items() if n in program.tensors}
+                         n) for n, v in (stats or {}).items()
+             if n in program.tensors and n not in blocks}
+    known.update({n: v for n, v in (stats or {}).items() if n in blocks})  # per kernel
     regions = []
     with no_gc_pauses():
         for reg in schedule.execution_order(program):
@@ -146,8 +150,8 @@ def compile_model(program: Program, schedule: Schedule | None = None, *,
                                           for n in f.assignment.target.indices))
             _check_order_names(reg, fused)
             _check_par_names(reg, fused)
-            kernels = [_compile_kernel(program, formats, reg, f, depth, known, stats or {})
-                       for f in fused]
+            kernels = [_compile_kernel(program, formats, reg, f, depth, known, stats or {},
+                                       blocks) for f in fused]
             regions.append(CompiledRegion(reg.name, list(reg.statements), kernels))
     return CompiledModel(program, schedule, regions, depth, formats)
 
@@ -177,7 +181,8 @@ def _check_par_names(reg: Region, fused: list[FusedExpression]) -> None:
 def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
                     fused: FusedExpression, depth: int | None,
                     stats: Mapping[str, TensorStats],
-                    data: Mapping[str, Any] | None = None) -> Kernel:
+                    data: Mapping[str, Any] | None = None,
+                    blocks: Mapping[str, tuple[int, ...]] | None = None) -> Kernel:
     """The cheapest of the first candidate orders that lower (as many as the search
     budget affords for the expression's size: :func:`compiler._compile.cost_tries`)."""
     start = time.perf_counter()
@@ -188,18 +193,26 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
     tensors = [fused.target, *fused.reads]
     fmts = {t: formats[t] for t in tensors}
     shapes = {t: program.tensors[t].shape for t in tensors}
-    known = {t: input_stats(stats.get(t), shapes[t], fmts[t], f"region {reg.name!r}", t)
+    blocks = blocks or {}
+    # blocked tensors: the graph iterates their grids, and so does the heuristic
+    grid = {t: tuple(n // b for n, b in zip(shapes[t], blocks[t], strict=True))
+            if t in blocks else shapes[t] for t in tensors}
+    known = {t: input_stats(grid_given(stats.get(t), shapes[t], blocks[t]) if t in blocks
+                            else stats.get(t), grid[t], fmts[t], f"region {reg.name!r}", t)
              for t in fused.reads}
     resort = {t: transpose_tokens(known[t], fmts[t]) for t in fused.reads}
     dtype = program.tensors[fused.target].dtype
     name = f"{program.name}.{reg.name}.{fused.target}"
     tried: list[tuple[list[str], str]] = []
-    sizes = {v: shapes[a.tensor][m] for a in accesses(fused.assignment.rhs)
+    sizes = {v: grid[a.tensor][m] for a in accesses(fused.assignment.rhs)
              for m, v in enumerate(a.indices)}
+    block = {v: blocks[a.tensor][m]
+             for a in (*accesses(fused.assignment.rhs), fused.assignment.target)
+             if a.tensor in blocks for m, v in enumerate(a.indices) if blocks[a.tensor][m] > 1}
     factorer = Factorer(fused.assignment.rhs, fused.assignment.target.indices)
     budget = cost_tries(factorer.size)
     job = prepare(fused.assignment, fmts, shapes, transpose=reg.transpose, depth=depth,
-                  dtype=dtype, name=name)
+                  dtype=dtype, name=name, block=block)
     search = OrderSearch()
     for order in _candidates(graph_of, fused.assignment, sizes, user, reg.transpose,
                              factorer):
@@ -220,7 +233,8 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
                               + ("" if search.skipped else " (all)"))
         par = {n: k for n, k in reg.par.items() if n in fused.assignment.target.indices}
         lanes = plan_lanes(job.norm, par, reg.partition, job.idx_sizes, job.fmts,
-                           data or {}, measured_only=True)
+                           grid_stats(job.norm, data or {}, job.blocks, job.idx_sizes),
+                           measured_only=True)
         if lanes.splits:  # lanes do not change which order is cheapest per lane
             searched = graph.meta.get("order_search")
             graph = job.build(parse_order(job.norm, graph.meta["order"]), lanes.splits,

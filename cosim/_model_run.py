@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from compiler import CompiledModel
-from ir import CompressedLevel, FiberTree, Format, Hardware, load_hw
+from ir import CompressedLevel, FiberTree, Format, Hardware, load_hw, to_blocks
 from sim_models.python import InputError, NodeStats, SimResult, bind_inputs
 
 from ._backend import get_backend
@@ -40,7 +40,7 @@ BYTES_PER_ENTRY = 4
 
 def storage_bytes(tree: FiberTree) -> int:
     """Bytes a fiber tree occupies in memory: 4 per seg, crd and value entry."""
-    entries = len(tree.vals)
+    entries = tree.vals.size  # a blocked tree stores every element of its blocks
     for lvl in tree.levels:
         if isinstance(lvl, CompressedLevel):
             entries += len(lvl.seg) + len(lvl.crd)
@@ -232,8 +232,8 @@ def run_model(compiled: CompiledModel, inputs: Mapping[str, Any], backend: str =
             if mem_trace is not None:
                 _write_kernel_trace(Path(mem_trace), reg.name, k, machine, res, bound)
             rr.bytes_written[k.target] = storage_bytes(written)
-            memory[k.target] = FiberTree.from_any(written, _memory_format(compiled, k.target),
-                                                  dtype=k.graph.dtype)
+            memory[k.target] = _to_memory(written, _memory_format(compiled, k.target),
+                                          k.graph.dtype)
             rr.results[k.target] = res
         run.regions.append(rr)
         if progress is not None:
@@ -245,6 +245,15 @@ def run_model(compiled: CompiledModel, inputs: Mapping[str, Any], backend: str =
     run.outputs = {name: memory[name].to_dense() for name in program.outputs}
     run.memory = memory
     return run
+
+
+def _to_memory(written: FiberTree, fmt: Format, dtype: str) -> FiberTree:
+    """A kernel's output as the next regions read it: in its memory format, and kept in
+    blocks when it was written in blocks (docs/blocks.md)."""
+    if written.block is None:
+        return FiberTree.from_any(written, fmt, dtype=dtype)
+    return written if written.format == fmt else to_blocks(written.to_dense(), fmt,
+                                                          written.block)
 
 
 def _write_kernel_trace(folder: Path, region: str, kernel: Any, hw: Hardware,

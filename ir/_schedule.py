@@ -101,11 +101,21 @@ class Schedule:
     par: dict[str, int] = field(default_factory=dict)
     partition: str = "round-robin"
     lane_buffer: int | None = None
+    #: block sparsity: seed tensor -> block extent of each of its modes; the compiler
+    #: blocks every index the seeds' indices meet (docs/blocks.md, "Models")
+    block: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         check = Region("schedule", [], None, True, self.par, self.partition,
                        self.lane_buffer)  # the same rules as a region's
         self.par = check.par
+        if not isinstance(self.block, dict):
+            raise ScheduleError(f"schedule block {self.block!r} must map tensor names to "
+                                "block extents, e.g. {mask: 16}")
+        for tensor, b in self.block.items():
+            if isinstance(b, bool) or not isinstance(b, int) or b < 1:
+                raise ScheduleError(f"schedule block {tensor}: {b!r} must be an int >= 1")
+        self.block = {str(t): b for t, b in self.block.items() if b > 1}
 
     @property
     def has_lanes(self) -> bool:
@@ -207,6 +217,11 @@ class Schedule:
                 Format.parse(spec, len(decl.shape))
             except FormatError as exc:
                 raise ScheduleError(f"format override for {tensor!r}: {exc}") from None
+        for tensor in self.block:
+            if tensor not in program.tensors:
+                raise ScheduleError(f"block names {tensor!r}, which program "
+                                    f"{program.name!r} does not declare; tensors: "
+                                    f"{sorted(program.tensors)}")
         self.execution_order(program)
 
     def region_of(self, target: str) -> Region:
@@ -256,6 +271,8 @@ class Schedule:
         if self.par:
             out.update(par=dict(self.par), partition=self.partition,
                        lane_buffer=self.lane_buffer)
+        if self.block:
+            out["block"] = dict(self.block)
         return out
 
     @classmethod
@@ -267,10 +284,10 @@ class Schedule:
             raise ScheduleError(f"schedule schema {data.get('schema')!r}: expected "
                                 f"{SCHEDULE_SCHEMA}")
         unknown = sorted(set(data) - {"schema", "name", "regions", "formats", "par",
-                                      "partition", "lane_buffer"})
+                                      "partition", "lane_buffer", "block"})
         if unknown:
             raise ScheduleError(f"unknown schedule key(s) {unknown}; expected schema, "
-                                "name, regions, formats, par, partition, lane_buffer")
+                                "name, regions, formats, par, partition, lane_buffer, block")
         regions = data.get("regions")
         if not isinstance(regions, list):
             raise ScheduleError(f"schedule 'regions' must be a list, got {regions!r}")
@@ -281,7 +298,8 @@ class Schedule:
         return cls([_region_from(r, n) for n, r in enumerate(regions)],
                    {str(k): str(v) for k, v in formats.items()},
                    str(data.get("name", "schedule")), data.get("par") or {},
-                   data.get("partition", "round-robin"), data.get("lane_buffer"))
+                   data.get("partition", "round-robin"), data.get("lane_buffer"),
+                   data.get("block") or {})
 
     def to_yaml(self) -> str:
         import yaml
