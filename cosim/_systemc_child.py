@@ -437,11 +437,22 @@ def _warm_graphs() -> list[tuple[Graph, dict[str, Any]]]:
              for expr, other, shape in (("y(i) = A(i,j) * x(j)", "x", (3,)),
                                         ("X(i,j) = A(i,k) * B(k,j)", "B", (3, 3)))]
     return [(g.build(), {"A": eye}), (examples.spmv(3, 3), {"B": eye, "c": eye[0]}),
+            *_warm_block_graphs(),
             (lanes[0], {"A": eye, "x": eye[0]}), (lanes[1], {"A": eye, "B": eye}),
             (examples.spmm_ikj(3, 3, 3), {"B": eye, "C": eye}),
             (examples.spmm_kij(3, 3, 3), {"B": eye, "C": eye}),
             (examples.elementwise(3, 3, "add"), {"A": eye, "B": eye}),
             (examples.row_scale(3, 3), {"A": eye}), *valjoins]
+
+
+def _warm_block_graphs() -> list[tuple[Graph, dict[str, Any]]]:
+    """Graphs on 2 x 2 blocks: contraction, spacc and spacc2 of blocks, a folding reducer,
+    a unary op and an elementwise ALU fed N (every block entry point of the models)."""
+    eye = np.eye(4, dtype=np.float32)
+    return [(examples.spmm_ikj(4, 4, 4, block=2), {"B": eye, "C": eye}),
+            (examples.spmm_kij(4, 4, 4, block=2), {"B": eye, "C": eye}),
+            (examples.row_reduce(4, 4, "sum", "exp", block=2), {"A": eye}),
+            (examples.elementwise(4, 4, "add", block=2), {"A": eye, "B": eye})]
 
 
 def _warm_valjoin(op: str) -> Graph:
@@ -479,9 +490,10 @@ def prepare() -> Any:
         if "seconds" not in _WARM:
             start = time.perf_counter()
             hbm = load_hw("hbm2-u280")
+            slow = load_hw("ideal", ["compute.macs_per_cycle=1"])  # multi-cycle firings
             plans = [plan_net(g, bind_inputs(g, ins), trace=True, depth="graph", hw=hw,
-                              mem_trace=hw is not None)
-                     for g, ins in _warm_graphs() for hw in (None, hbm)]
+                              mem_trace=hw is not None and hw.memory)
+                     for g, ins in _warm_graphs() for hw in (None, hbm, slow)]
             run_plans(plans, keep=_IMMORTAL)
             sf.fresh_simcontext()
             _WARM["seconds"] = time.perf_counter() - start
