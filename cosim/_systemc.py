@@ -20,16 +20,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ir import (
+    Block,
     EdgeTrace,
     FiberTree,
     Graph,
     Hardware,
     StorageError,
     Trace,
+    block_elems,
     decode_token,
     decode_words,
     memory_ports,
+    value_elems,
     values_from_bits,
 )
 from sim_models.python import (
@@ -207,8 +212,9 @@ def _decode(graph: Graph, raw: RawNet, hw: Hardware | None) -> SimResult | Simul
     if raw.status == "error":
         err = raw.error
         assert err is not None
-        toks = [_token(w, k, graph.dtype)
-                for w, k in zip(err.toks, err.kinds, strict=True)]
+        blocks = err.blocks or (None,) * len(err.toks)
+        toks = [_token(w, k, graph.dtype, b)
+                for w, k, b in zip(err.toks, err.kinds, blocks, strict=True)]
         text = err.format.format(*(repr(t) for t in toks))
         return SimulationError(f"graph {graph.name!r}: node {err.node!r} at cycle "
                                f"{err.cycle}: {text}")
@@ -237,8 +243,9 @@ def _decode(graph: Graph, raw: RawNet, hw: Hardware | None) -> SimResult | Simul
                                    for c, p, f, n, w in mem.log.tolist()]
     if raw.edges and raw.edges[0].words is not None:
         kinds = {e.name: e.kind for e in graph.edges}
+        widths = value_elems(graph)
         result.trace = Trace(graph.name, {
-            e.name: _edge_trace(e.name, kinds[e.name], graph.dtype, e)
+            e.name: _edge_trace(e.name, kinds[e.name], graph.dtype, e, widths.get(e.name, 1))
             for e in raw.edges})
     return result
 
@@ -260,9 +267,12 @@ def _outputs(graph: Graph, raw: RawNet) -> dict[str, FiberTree]:
     """Output tensors from the writers' records (numpy arrays from the child)."""
     levels, values = {}, {}
     for nid, rec in raw.writers.items():
-        if graph.nodes[nid].op == "level_writer":
+        node = graph.nodes[nid]
+        if node.op == "level_writer":
             crd, pos, lvl = rec
             levels[nid] = (crd.tolist(), list(zip(pos.tolist(), lvl.tolist(), strict=True)))
+        elif (block := graph.tensors[node.params["tensor"]].block) is not None:
+            values[nid] = rec[0].view(np.float32).reshape(-1, block_elems(block))  # block rows
         else:
             values[nid] = values_from_bits(rec[0], graph.dtype)
     return outputs_from_writers(graph, levels, values)
@@ -270,19 +280,33 @@ def _outputs(graph: Graph, raw: RawNet) -> dict[str, FiberTree]:
 
 #: the child's edge-kind letters (crd/ref, value, repeat signal; blank: an unused slot)
 _KINDS = {"c": "", "v": "val", "r": "repsig"}
+#: a data word whose payload is a block handle (samfuse_token.h BLOCK_FLAG)
+_BLOCK_FLAG = 1 << 34
 
 
-def _token(word: int, kind: str, dtype: str) -> Any:
-    """One hardware word as a Python token; ``kind``: c crd/ref, v value, r repsig."""
+def _token(word: int, kind: str, dtype: str, block: np.ndarray | None = None) -> Any:
+    """One hardware word as a Python token; ``kind``: c crd/ref, v value, r repsig;
+    a block token's words come in ``block``."""
+    if word & _BLOCK_FLAG:
+        assert block is not None
+        return Block(block.view(np.float32))
     numeric = "float" if kind == "v" and dtype == "float32" else "int"
     return decode_token(word, numeric, _KINDS.get(kind, ""))
 
 
-def _edge_trace(name: str, kind: str, dtype: str, edge: RawEdge) -> EdgeTrace:
+def _edge_trace(name: str, kind: str, dtype: str, edge: RawEdge, elems: int) -> EdgeTrace:
     assert edge.words is not None and edge.cycles is not None and edge.reads is not None
     numeric = "float" if kind == "val" and dtype == "float32" else "int"
-    return EdgeTrace(name, kind, numeric, decode_words(edge.words, kind, numeric),
-                     edge.cycles.tolist(), edge.reads.tolist())
+    words = edge.words
+    if elems == 1:
+        toks = decode_words(words, kind, numeric)
+    else:  # block handles -> the words the child recorded at each push
+        is_block = (words & np.uint64(_BLOCK_FLAG)) != 0
+        toks = decode_words(np.where(is_block, np.uint64(0), words), kind, numeric)
+        rows = edge.block_words.view(np.float32).reshape(-1, elems)  # type: ignore[union-attr]
+        for i, row in zip(np.flatnonzero(is_block).tolist(), rows, strict=True):
+            toks[i] = Block(row)
+    return EdgeTrace(name, kind, numeric, toks, edge.cycles.tolist(), edge.reads.tolist())
 
 
 def _deadlock(raw: RawNet) -> DeadlockError:

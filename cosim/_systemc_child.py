@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ir import (
+    BlockOp,
     CompressedLevel,
     DenseLevel,
     FiberTree,
@@ -29,11 +30,14 @@ from ir import (
     Hardware,
     MemPortSpec,
     Node,
+    block_cycles,
+    block_elems,
     examples,
     f32_bits,
     int_constant,
     load_hw,
     memory_ports,
+    value_elems,
 )
 from sim_models.python import InputError, bind_inputs
 
@@ -78,6 +82,9 @@ class NetPlan:
     #: memory ports in ir.memory_ports order: (node, slot in the catalogue's mem_reads +
     #: mem_writes, write, words of a read array, channel)
     mem_ports: list[tuple[str, int, bool, int, int]] = field(default_factory=list)
+    #: calls on a node's module after Net::add (node, method, args): block operators,
+    #: block widths, multi-cycle firings (docs/blocks.md)
+    setup: list[tuple[str, str, tuple]] = field(default_factory=list)
 
 
 @dataclass
@@ -106,6 +113,7 @@ class RawEdge:
     unread: int
     writer_finished: bool
     words: np.ndarray | None = None   # trace: token words (2-bit tag << 32 | payload)
+    block_words: np.ndarray | None = None  # trace: the words of the block tokens, in order
     cycles: np.ndarray | None = None  # trace: write cycles
     reads: np.ndarray | None = None   # trace: read cycles
 
@@ -117,6 +125,7 @@ class RawError:
     format: str
     toks: tuple[int, ...]
     kinds: str
+    blocks: tuple[np.ndarray, ...] = ()  # the words of a block token (else empty)
 
 
 @dataclass
@@ -179,9 +188,10 @@ def _node_args(node: Node, tensors: dict[str, FiberTree], fp: bool) -> tuple:
     if op in ("scan_dense", "locate"):
         tree, lvl, level = _level(node, tensors)
         return (level.size, tree.num_fibers(lvl))
-    if op == "array":
+    if op == "array":  # a blocked tensor's blocks one after the other
         vals = tensors[node.params["tensor"]].vals
-        bits = np.ascontiguousarray(vals.astype(np.float32 if fp else np.int32)).view(np.uint32)
+        bits = np.ascontiguousarray(vals.astype(np.float32 if fp else np.int32)).view(
+            np.uint32).ravel()
         return ((bits if len(bits) else _DUMMY), len(bits))
     if op == "alu":
         return (_BINARY[node.params["op"]], fp)
@@ -202,7 +212,7 @@ def _array_words(tree: FiberTree, spec: MemPortSpec) -> int:
     if spec.write:
         return 0
     if spec.array == "vals":
-        return len(tree.vals)
+        return tree.vals.size  # a blocked tree's blocks are consecutive words
     level = tree.levels[spec.level]
     return len(level.seg if spec.array == "seg" else level.crd)
 
@@ -222,6 +232,36 @@ def _memory_plan(graph: Graph, tensors: dict[str, FiberTree], hw: Hardware | Non
              mem_trace), ports)
 
 
+def _block_spec(spec: str, n_ops: int) -> tuple[np.ndarray, int]:
+    """ir.BlockOp.loops() flattened for samfuse::BlockOp: loops, output loops, operands,
+    extents, then each operand's strides."""
+    extents, strides, n_out = BlockOp.parse(spec, n_ops).loops()
+    arr = np.array([len(extents), n_out, n_ops, *extents, *(s for st in strides for s in st)],
+                   dtype=np.int64)
+    return arr, len(arr)
+
+
+def _setup(graph: Graph, hw: Hardware | None) -> list[tuple[str, str, tuple]]:
+    """The block parameters of every node (none for a scalar graph)."""
+    widths = value_elems(graph)
+    calls: list[tuple[str, str, tuple]] = []
+    for nid in graph.topological_order():
+        node = graph.nodes[nid]
+        spec = node.params.get("block", "")
+        elems = max((widths.get(e.name, 1) for e in graph.in_edges[nid].values()
+                     if e.kind == "val"), default=1)
+        if node.op in ("alu", "reduce") and spec:
+            calls.append((nid, "set_block", _block_spec(spec, 2 if node.op == "alu" else 1)))
+        elif node.op in ("unary", "spacc", "spacc2") and elems > 1:
+            calls.append((nid, "set_elems", (elems,)))
+        elif node.op == "array":
+            block = graph.tensors[node.params["tensor"]].block
+            if block is not None:
+                calls.append((nid, "set_block", (block_elems(block),)))
+    calls += [(nid, "set_cycles", (c,)) for nid, c in block_cycles(graph, hw).items()]
+    return calls
+
+
 def plan_net(graph: Graph, tensors: dict[str, FiberTree], *, trace: bool,
              depth: int | None | str, max_cycles: int = 0, hw: Hardware | None = None,
              mem_trace: bool = False) -> NetPlan:
@@ -239,7 +279,7 @@ def plan_net(graph: Graph, tensors: dict[str, FiberTree], *, trace: bool,
                for port, es in graph.out_edges[nid].items() for e in es]
     memory, mem_ports = _memory_plan(graph, tensors, hw, mem_trace)
     return NetPlan(graph.name, trace, max_cycles, nodes, edges, inputs, outputs, memory,
-                   mem_ports)
+                   mem_ports, _setup(graph, hw))
 
 
 # -- elaboration and run (child) -------------------------------------------------------
@@ -257,11 +297,14 @@ def _elaborate(sf: Any, plan: NetPlan, index: int, keep: list) -> Any:
     fifo = {name: net.add_fifo(name, depth) for name, depth in plan.edges}
     node_index: dict[str, int] = {}
     classes: dict[str, Any] = {}
+    modules: dict[str, Any] = {}
     for nid, op, args in plan.nodes:
         cls = classes[nid] = getattr(sf, MODEL_CLASSES[op])
-        module = cls(nid, *args)
+        module = modules[nid] = cls(nid, *args)
         keep.append(module)
         node_index[nid] = net.add(module)
+    for nid, method, args in plan.setup:  # after add: the module sees its net's block pool
+        getattr(modules[nid], method)(*args)
     for nid, port, edge in plan.inputs:
         net.bind_input(node_index[nid], _ports(classes[nid], "inputs")[port], fifo[edge])
     for nid, port, edge in plan.outputs:
@@ -303,6 +346,7 @@ def _extract(net: Any, plan: NetPlan) -> RawNet:
                        int(f.max_occ), int(f.unread()), nodes[w].finished)
         if plan.trace:
             edge.words = _vector(f.trace_toks, np.uint64)
+            edge.block_words = _vector(f.trace_block_words, np.uint32)
             edge.cycles = _vector(f.trace_cycles, np.int64)
             edge.reads = _vector(f.trace_reads, np.int64)
         edges.append(edge)
@@ -310,7 +354,8 @@ def _extract(net: Any, plan: NetPlan) -> RawNet:
     raw_err = None
     if err:
         raw_err = RawError(str(err.node), int(err.cycle), str(err.what()),
-                           tuple(int(err.tok(i)) for i in range(3)), str(err.kind_str()))
+                           tuple(int(err.tok(i)) for i in range(3)), str(err.kind_str()),
+                           tuple(_vector(err.block(i), np.uint32) for i in range(3)))
     return RawNet(STATUS.get(int(net.status()), "running"), int(net.end_cycle()), nodes,
                   edges, writers, raw_err, _extract_memory(net, plan))
 
@@ -392,11 +437,22 @@ def _warm_graphs() -> list[tuple[Graph, dict[str, Any]]]:
              for expr, other, shape in (("y(i) = A(i,j) * x(j)", "x", (3,)),
                                         ("X(i,j) = A(i,k) * B(k,j)", "B", (3, 3)))]
     return [(g.build(), {"A": eye}), (examples.spmv(3, 3), {"B": eye, "c": eye[0]}),
+            *_warm_block_graphs(),
             (lanes[0], {"A": eye, "x": eye[0]}), (lanes[1], {"A": eye, "B": eye}),
             (examples.spmm_ikj(3, 3, 3), {"B": eye, "C": eye}),
             (examples.spmm_kij(3, 3, 3), {"B": eye, "C": eye}),
             (examples.elementwise(3, 3, "add"), {"A": eye, "B": eye}),
             (examples.row_scale(3, 3), {"A": eye}), *valjoins]
+
+
+def _warm_block_graphs() -> list[tuple[Graph, dict[str, Any]]]:
+    """Graphs on 2 x 2 blocks: contraction, spacc and spacc2 of blocks, a folding reducer,
+    a unary op and an elementwise ALU fed N (every block entry point of the models)."""
+    eye = np.eye(4, dtype=np.float32)
+    return [(examples.spmm_ikj(4, 4, 4, block=2), {"B": eye, "C": eye}),
+            (examples.spmm_kij(4, 4, 4, block=2), {"B": eye, "C": eye}),
+            (examples.row_reduce(4, 4, "sum", "exp", block=2), {"A": eye}),
+            (examples.elementwise(4, 4, "add", block=2), {"A": eye, "B": eye})]
 
 
 def _warm_valjoin(op: str) -> Graph:
@@ -434,9 +490,10 @@ def prepare() -> Any:
         if "seconds" not in _WARM:
             start = time.perf_counter()
             hbm = load_hw("hbm2-u280")
+            slow = load_hw("ideal", ["compute.macs_per_cycle=1"])  # multi-cycle firings
             plans = [plan_net(g, bind_inputs(g, ins), trace=True, depth="graph", hw=hw,
-                              mem_trace=hw is not None)
-                     for g, ins in _warm_graphs() for hw in (None, hbm)]
+                              mem_trace=hw is not None and hw.memory)
+                     for g, ins in _warm_graphs() for hw in (None, hbm, slow)]
             run_plans(plans, keep=_IMMORTAL)
             sf.fresh_simcontext()
             _WARM["seconds"] = time.perf_counter() - start

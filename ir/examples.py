@@ -140,13 +140,15 @@ def spmm_ikj(m: int, k: int, n: int, b_fmt: str = "dc", c_fmt: str = "dc",
     return g.build(kernel="spmm_ikj")
 
 
-def spmm_kij(m: int, k: int, n: int, depth: int | None = 2, dtype: str = "float32") -> Graph:
+def spmm_kij(m: int, k: int, n: int, depth: int | None = 2, dtype: str = "float32",
+             block: int = 0) -> Graph:
     """X(i,j) = B(i,k) * C(k,j), outer-product order k,i,j: B column-major (k outer), C
-    row-major; the reduction over the outermost index needs the matrix accumulator."""
+    row-major; the reduction over the outermost index needs the matrix accumulator.
+    ``block`` > 0: every operand in block x block blocks (block outer products)."""
     g = GraphBuilder("spmm_kij", dtype, depth)
-    g.tensor("B", (m, k), "dc:1,0")
-    g.tensor("C", (k, n), "dc")
-    g.tensor("X", (m, n), "cc", role="output")
+    g.tensor("B", (m, k), "dc:1,0", block=_bt(block, 2))
+    g.tensor("C", (k, n), "dc", block=_bt(block, 2))
+    g.tensor("X", (m, n), "cc", role="output", block=_bt(block, 2))
     g.node("rootB", "root")
     g.node("rootC", "root")
     g.node("Bk", "scan_dense", tensor="B", level=0)
@@ -160,7 +162,7 @@ def spmm_kij(m: int, k: int, n: int, depth: int | None = 2, dtype: str = "float3
     g.node("rep_B", "repeat")
     g.node("Bv", "array", tensor="B")
     g.node("Cv", "array", tensor="C")
-    g.node("mul", "alu", op="mul")
+    g.node("mul", "alu", op="mul", **_blk(block, "ik,kj->ij"))
     g.node("acc", "spacc2")
     g.node("Xi", "level_writer", tensor="X", level=0)
     g.node("Xj", "level_writer", tensor="X", level=1)

@@ -4,6 +4,7 @@
 #define SAMFUSE_H
 
 #include "samfuse_token.h"
+#include "samfuse_block.h"
 #include "samfuse_fifo.h"
 #include "samfuse_memory.h"
 #include "samfuse_primitive.h"

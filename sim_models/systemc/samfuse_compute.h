@@ -1,6 +1,7 @@
 // samfuse SystemC models: value computation (binary and unary ALUs, reducer, sparse
 // vector accumulator). Behaviour: sim_models/python/_compute.py; value semantics:
-// samfuse_token.h (= sim_models/python/_values.py).
+// samfuse_token.h (= sim_models/python/_values.py); on blocks: samfuse_block.h (=
+// sim_models/python/_blocks.py). A value-consuming firing takes `cycles_` cycles.
 #ifndef SAMFUSE_COMPUTE_H
 #define SAMFUSE_COMPUTE_H
 
@@ -11,9 +12,45 @@
 #include <utility>
 #include <vector>
 
+#include "samfuse_block.h"
 #include "samfuse_primitive.h"
 
 namespace samfuse {
+
+// An accumulator entry (SpAcc, SpAcc2): a scalar's bits, or the handle of a block the
+// accumulator owns until the drain pushes it. The first value is 0 + v, later ones held + v.
+class EntryAdder {
+ public:
+  explicit EntryAdder(bool fp) : fp_(fp) {}
+  void set_elems(int elems) {
+    elems_ = elems;
+    x_ = Operand(elems);
+  }
+  std::uint32_t first(tok_t v, BlockPool& pool) {
+    if (elems_ == 1) return binary_op(OP_ADD, fp_, 0u, payload(v));
+    std::uint32_t h = pool.alloc(elems_);
+    add_into(pool.data(h), v, pool, true);
+    return h;
+  }
+  void add(std::uint32_t& held, tok_t v, BlockPool& pool) {
+    if (elems_ == 1) held = binary_op(OP_ADD, fp_, held, payload(v));
+    else add_into(pool.data(held), v, pool, false);
+  }
+  tok_t token(std::uint32_t held) const { return elems_ == 1 ? data_tok(held) : block_tok(held); }
+  // After pushing an entry's token: the FIFOs hold the block now, not the accumulator.
+  void pushed(tok_t t, BlockPool& pool) const {
+    if (is_block(t)) pool.unref_later(payload(t));
+  }
+
+ private:
+  void add_into(std::uint32_t* acc, tok_t v, BlockPool& pool, bool fresh) {
+    const std::uint32_t* x = x_.words(v, pool);
+    for (int k = 0; k < elems_; ++k) acc[k] = binary_op(OP_ADD, true, fresh ? 0u : acc[k], x[k]);
+  }
+  bool fp_;
+  int elems_ = 1;
+  Operand x_;
+};
 
 // val = a op b on aligned streams; N counts as 0; stops must match.
 class Alu : public Primitive {
@@ -22,19 +59,33 @@ class Alu : public Primitive {
   static const char* outputs() { return "val"; }
   Alu(const std::string& id, int op, bool fp) : Primitive(id, "alu", 2, 1), op_(op), fp_(fp) {}
 
+  // The block operator (spec: see BlockOp); without it the ALU is scalar.
+  void set_block(const std::int64_t* spec, std::size_t n) {
+    bop_.reset(new BlockOp(spec, n));
+    xa_ = Operand(bop_->in_elems[0]);
+    xb_ = Operand(bop_->in_elems[1]);
+  }
+
   bool eval(cycle_t now) override {
+    if (busy(now)) return wait_busy();
     Fifo &a_in = *in_[0], &b_in = *in_[1];
     if (!a_in.visible()) return wait_in(&a_in);
     if (!b_in.visible()) return wait_in(&b_in);
     if (Fifo* blk = out_[0].blocked()) return wait_out(blk);
     tok_t a = a_in.peek(), b = b_in.peek(), res;
+    int cycles = 1;
     if (is_stop_or_done(a) || is_stop_or_done(b)) {
       if (a != b) fail("misaligned operands: a holds {0} while b holds {1}", a, KIND_VAL, b, KIND_VAL);
       res = a;
+    } else if (bop_) {
+      Result r(bop_->out);
+      block_binary(*bop_, op_, xa_.words(a, pool()), xb_.words(b, pool()), r.begin(pool()));
+      res = r.token();
+      cycles = cycles_;
     } else {
       res = data_tok(binary_op(op_, fp_, payload(a), payload(b)));  // N's payload is 0
     }
-    fire(now);
+    fire(now, cycles);
     a_in.pop();
     b_in.pop();
     out_[0].push(res, now);
@@ -45,6 +96,8 @@ class Alu : public Primitive {
  private:
   int op_;
   bool fp_;
+  std::unique_ptr<BlockOp> bop_;
+  Operand xa_, xb_;
 };
 
 class Unary : public Primitive {
@@ -59,13 +112,28 @@ class Unary : public Primitive {
     c_.idiv = c_idiv;
   }
 
+  // Elements of the values it transforms (> 1: blocks, elementwise).
+  void set_elems(int elems) {
+    elems_ = elems;
+    x_ = Operand(elems);
+  }
+
   bool eval(cycle_t now) override {
+    if (busy(now)) return wait_busy();
     Fifo& inp = *in_[0];
     if (!inp.visible()) return wait_in(&inp);
     if (Fifo* b = out_[0].blocked()) return wait_out(b);
-    fire(now);
-    tok_t tok = inp.pop();
-    if (is_data(tok) || is_empty(tok)) {
+    tok_t tok = inp.peek();
+    bool value = is_data(tok) || is_empty(tok);
+    fire(now, value ? cycles_ : 1);
+    inp.pop();
+    if (value && elems_ > 1) {
+      Result r(elems_);
+      const std::uint32_t* x = x_.words(tok, pool());
+      std::uint32_t* y = r.begin(pool());
+      for (int k = 0; k < elems_; ++k) y[k] = unary_op(op_, true, c_, x[k]);
+      out_[0].push(r.token(), now);
+    } else if (value) {
       out_[0].push(data_tok(unary_op(op_, fp_, c_, payload(tok))), now);
     } else {
       out_[0].push(tok, now);
@@ -78,6 +146,8 @@ class Unary : public Primitive {
   int op_;
   bool fp_;
   UnaryConst c_;
+  int elems_ = 1;
+  Operand x_;
 };
 
 // Removes the innermost level: one value per level-0 fiber. `outer` carries one ref per
@@ -91,14 +161,28 @@ class Reduce : public Primitive {
       : Primitive(id, "reduce", 2, 1), op_(is_max ? OP_MAX : OP_ADD), fp_(fp),
         identity_(!is_max ? 0u : fp ? 0xFF800000u : 0x80000000u), acc_(identity_) {}
 
+  // The block operator (spec: see BlockOp): fold each block, then combine elementwise.
+  void set_block(const std::int64_t* spec, std::size_t n) {
+    bop_.reset(new BlockOp(spec, n));
+    x_ = Operand(bop_->in_elems[0]);
+    fold_.assign(std::size_t(bop_->out), 0u);
+    accs_.assign(std::size_t(bop_->out), identity_);
+  }
+
   bool eval(cycle_t now) override {
+    if (busy(now)) return wait_busy();
     Fifo &inp = *in_[0], &outer = *in_[1];
     if (!inp.visible()) return wait_in(&inp);
     tok_t tok = inp.peek();
     if (is_data(tok) || is_empty(tok)) {
-      fire(now);
+      fire(now, cycles_);
       inp.pop();
-      acc_ = binary_op(op_, fp_, acc_, payload(tok));
+      if (bop_) {
+        block_fold(*bop_, op_ == OP_MAX, x_.words(tok, pool()), fold_.data());
+        for (std::size_t o = 0; o < fold_.size(); ++o) accs_[o] = binary_op(op_, true, accs_[o], fold_[o]);
+      } else {
+        acc_ = binary_op(op_, fp_, acc_, payload(tok));
+      }
       return true;
     }
     if (!outer.visible()) return wait_in(&outer);
@@ -108,8 +192,7 @@ class Reduce : public Primitive {
     if (is_data(o) || is_empty(o)) {  // a level-0 fiber closes
       if (!is_stop(tok)) fail("val_in holds {0} while outer holds a ref", tok, KIND_VAL);
       outer.pop();
-      out_[0].push(data_tok(acc_), now);
-      acc_ = identity_;
+      out_[0].push(emit(), now);
       if (payload(tok) == 0) inp.pop();
     } else if ((is_stop(tok) && is_stop(o) && payload(o) + 1 == payload(tok)) ||
                (is_done(tok) && is_done(o))) {
@@ -124,9 +207,25 @@ class Reduce : public Primitive {
   }
 
  private:
+  // The accumulator's token; the accumulator restarts from the identity.
+  tok_t emit() {
+    if (!bop_) {
+      tok_t t = data_tok(acc_);
+      acc_ = identity_;
+      return t;
+    }
+    Result r(bop_->out);
+    std::copy(accs_.begin(), accs_.end(), r.begin(pool()));
+    std::fill(accs_.begin(), accs_.end(), identity_);
+    return r.token();
+  }
+
   int op_;
   bool fp_;
   std::uint32_t identity_, acc_;
+  std::unique_ptr<BlockOp> bop_;
+  Operand x_;
+  std::vector<std::uint32_t> fold_, accs_;  // blocks: the folded value, the accumulator
 };
 
 // Sparse vector accumulator: sums the level-0 fibers of each level-1 fiber by crd. S0
@@ -136,16 +235,18 @@ class SpAcc : public Primitive {
  public:
   static const char* inputs() { return "crd_in,val_in"; }
   static const char* outputs() { return "crd,val"; }
-  SpAcc(const std::string& id, bool fp) : Primitive(id, "spacc", 2, 2), fp_(fp) {}
+  SpAcc(const std::string& id, bool fp) : Primitive(id, "spacc", 2, 2), add_(fp) {}
 
   std::int64_t peak_entries() const override { return max_entries_; }
+  // Elements of the values it accumulates (> 1: blocks, elementwise).
+  void set_elems(int elems) { add_.set_elems(elems); }
 
   bool eval(cycle_t now) override {
+    if (busy(now)) return wait_busy();
     if (drain_pos_ < drain_.size()) {
       if (Fifo* b = space_block()) return wait_out(b);
       fire(now);
-      out_[0].push(drain_[drain_pos_].first, now);
-      out_[1].push(drain_[drain_pos_].second, now);
+      push_entry(drain_[drain_pos_], now);
       ++drain_pos_;
       return true;
     }
@@ -155,10 +256,10 @@ class SpAcc : public Primitive {
     tok_t c = ci.peek(), v = vi.peek();
     if (is_data(c)) {
       if (is_stop_or_done(v)) fail("crd_in holds {0} while val_in holds {1}", c, KIND_CRD, v, KIND_VAL);
-      fire(now);
+      fire(now, cycles_);
       ci.pop();
       vi.pop();
-      accumulate(payload(c), payload(v));
+      accumulate(payload(c), v);
       return true;
     }
     if (is_empty(c)) {
@@ -185,8 +286,7 @@ class SpAcc : public Primitive {
       return true;
     }
     start_drain(stop_tok(payload(c) - 1));
-    out_[0].push(drain_[0].first, now);
-    out_[1].push(drain_[0].second, now);
+    push_entry(drain_[0], now);
     drain_pos_ = 1;
     return true;
   }
@@ -197,15 +297,21 @@ class SpAcc : public Primitive {
     return out_[1].blocked();
   }
 
-  void accumulate(std::uint32_t crd, std::uint32_t val) {
+  void push_entry(const std::pair<tok_t, tok_t>& e, cycle_t now) {
+    out_[0].push(e.first, now);
+    out_[1].push(e.second, now);
+    add_.pushed(e.second, pool());
+  }
+
+  void accumulate(std::uint32_t crd, tok_t val) {
     if (crd >= slot_.size()) slot_.resize(std::size_t(crd) + 1, -1);
     std::int64_t& s = slot_[crd];
     if (s < 0) {
       s = std::int64_t(acc_.size());
-      acc_.emplace_back(crd, binary_op(OP_ADD, fp_, 0u, val));  // 0 + v, as in Python
+      acc_.emplace_back(crd, add_.first(val, pool()));  // 0 + v, as in Python
       if (std::int64_t(acc_.size()) > max_entries_) max_entries_ = std::int64_t(acc_.size());
     } else {
-      acc_[std::size_t(s)].second = binary_op(OP_ADD, fp_, acc_[std::size_t(s)].second, val);
+      add_.add(acc_[std::size_t(s)].second, val, pool());
     }
   }
 
@@ -214,17 +320,17 @@ class SpAcc : public Primitive {
     std::sort(acc_.begin(), acc_.end());
     drain_.clear();
     for (const auto& [crd, val] : acc_) {
-      drain_.emplace_back(data_tok(crd), data_tok(val));
+      drain_.emplace_back(data_tok(crd), add_.token(val));
       slot_[crd] = -1;
     }
     drain_.emplace_back(stop, stop);
     acc_.clear();
   }
 
-  bool fp_;
+  EntryAdder add_;
   std::int64_t max_entries_ = 0;
   std::vector<std::int64_t> slot_;                         // crd -> index in acc_, or -1
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> acc_;  // (crd, value bits)
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> acc_;  // (crd, EntryAdder entry)
   std::vector<std::pair<tok_t, tok_t>> drain_;
   std::size_t drain_pos_ = 0;
 };
@@ -238,11 +344,14 @@ class SpAcc2 : public Primitive {
  public:
   static const char* inputs() { return "crd1_in,crd0_in,val_in"; }
   static const char* outputs() { return "crd1,crd0,val"; }
-  SpAcc2(const std::string& id, bool fp) : Primitive(id, "spacc2", 3, 3), fp_(fp) {}
+  SpAcc2(const std::string& id, bool fp) : Primitive(id, "spacc2", 3, 3), add_(fp) {}
 
   std::int64_t peak_entries() const override { return max_entries_; }
+  // Elements of the values it accumulates (> 1: blocks, elementwise).
+  void set_elems(int elems) { add_.set_elems(elems); }
 
   bool eval(cycle_t now) override {
+    if (busy(now)) return wait_busy();
     if (drain_pos_ < drain_.size()) return drain_step(now);
     Fifo &c1 = *in_[0], &c0 = *in_[1], &vi = *in_[2];
     for (Fifo* f : {&c0, &vi, &c1})
@@ -253,15 +362,18 @@ class SpAcc2 : public Primitive {
       if (!i_crd || is_stop_or_done(v))
         fail("crd0_in holds {0} with crd1_in {1}, val_in {2}", j, KIND_CRD, i, KIND_CRD, v,
              KIND_VAL);
-      fire(now);
+      fire(now, is_empty(j) ? 1 : cycles_);
       c0.pop();
       vi.pop();
       if (!is_empty(j)) {
         std::map<std::uint32_t, std::uint32_t>& row = acc_[payload(i)];
         auto it = row.find(payload(j));
-        std::uint32_t old = it == row.end() ? 0u : it->second;  // 0 + v, as in Python
-        if (it == row.end() && ++entries_ > max_entries_) max_entries_ = entries_;
-        row[payload(j)] = binary_op(OP_ADD, fp_, old, payload(v));
+        if (it != row.end()) {
+          add_.add(it->second, v, pool());
+        } else {
+          row.emplace(payload(j), add_.first(v, pool()));  // 0 + v, as in Python
+          if (++entries_ > max_entries_) max_entries_ = entries_;
+        }
       }
       return true;
     }
@@ -307,6 +419,7 @@ class SpAcc2 : public Primitive {
     fire(now);
     for (int o = 0; o < 3; ++o)
       if (s.has[o]) out_[o].push(s.tok[o], now);
+    if (s.has[2]) add_.pushed(s.tok[2], pool());
     ++drain_pos_;
     if (is_done(s.tok[0])) finish(now);
     return true;
@@ -319,7 +432,7 @@ class SpAcc2 : public Primitive {
     for (const auto& [i, row] : acc_) {
       bool first = true;
       for (const auto& [j, v] : row) {
-        drain_.push_back(Step{{data_tok(i), data_tok(j), data_tok(v)}, {first, true, true}});
+        drain_.push_back(Step{{data_tok(i), data_tok(j), add_.token(v)}, {first, true, true}});
         first = false;
       }
       if (++r < acc_.size())
@@ -331,7 +444,7 @@ class SpAcc2 : public Primitive {
     entries_ = 0;
   }
 
-  bool fp_;
+  EntryAdder add_;
   std::int64_t entries_ = 0, max_entries_ = 0;  // entries in acc_, and the most at once
   std::map<std::uint32_t, std::map<std::uint32_t, std::uint32_t>> acc_;  // crd1 -> crd0 -> val
   std::vector<Step> drain_;

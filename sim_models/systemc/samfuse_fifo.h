@@ -6,6 +6,7 @@
 // is the evaluate-then-commit scheme of a clocked RTL FIFO, done on plain C++ objects so
 // that a cycle costs a few loads and stores instead of sc_signal updates.
 // Only the edges touched in a cycle are committed (they put themselves on a dirty list).
+// A block token (samfuse_block.h) holds a pool reference while it is in the FIFO.
 #ifndef SAMFUSE_FIFO_H
 #define SAMFUSE_FIFO_H
 
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "samfuse_block.h"
 #include "samfuse_token.h"
 
 namespace samfuse {
@@ -23,9 +25,9 @@ class Fifo {
 
   // depth <= 0 means unbounded; `clock` is the current cycle (read cycles in traces).
   Fifo(std::string name, long depth, bool trace, std::vector<Fifo*>* dirty,
-       const cycle_t* clock)
+       const cycle_t* clock, BlockPool* pool)
       : name_(std::move(name)), depth_(depth), trace_(trace), dirty_list_(dirty),
-        clock_(clock) {
+        clock_(clock), pool_(pool) {
     // Start small and grow on demand (push doubles a full buffer): a declared depth is a
     // bound on occupancy, not an allocation, so depth 2^40 costs what the run fills.
     std::size_t cap = 4;
@@ -41,6 +43,7 @@ class Fifo {
     popped_ = true;
     out_tok_ = buf_[head_ & mask_];
     ++head_;
+    if (is_block(out_tok_)) pool_->unref_later(payload(out_tok_));
     if (trace_) trace_reads.push_back(*clock_);
     touch();
     return out_tok_;
@@ -54,9 +57,14 @@ class Fifo {
     ++tail_;
     pushed_ = true;
     in_tok_ = t;
+    if (is_block(t)) pool_->ref(payload(t));
     if (trace_) {
       trace_toks.push_back(t);
       trace_cycles.push_back(now);
+      if (is_block(t)) {  // the words as they are now: the handle is reused once freed
+        const std::uint32_t* w = pool_->data(payload(t));
+        trace_block_words.insert(trace_block_words.end(), w, w + pool_->elems(payload(t)));
+      }
     }
     touch();
   }
@@ -90,6 +98,7 @@ class Fifo {
   std::vector<tok_t> trace_toks;
   std::vector<cycle_t> trace_cycles;  // write cycle of each token
   std::vector<cycle_t> trace_reads;   // read cycle of each token read
+  std::vector<std::uint32_t> trace_block_words;  // the words of each block token, in order
 
  private:
   void touch() {
@@ -110,6 +119,7 @@ class Fifo {
   bool trace_;
   std::vector<Fifo*>* dirty_list_;
   const cycle_t* clock_;
+  BlockPool* pool_;
   std::vector<tok_t> buf_;
   std::uint64_t mask_ = 0;
   std::uint64_t head_ = 0, tail_ = 0;  // absolute read / write counts

@@ -153,6 +153,13 @@ class MemReadPort : public MemPort {
       : MemPort(sys, no, channel, false), W_(sys->cfg.words_per_line()),
         K_(sys->cfg.outstanding), n_((n_words + W_ - 1) / W_), ring_(std::size_t(K_)) {}
 
+  // Access `words` consecutive words (a block) from word `first`: each line they span in
+  // turn, as single-word accesses would; *need becomes the last line's ready cycle.
+  void read_span(std::int64_t first, std::int64_t words, cycle_t now, cycle_t* need) {
+    read(first, now, need);
+    for (std::int64_t l = first / W_ + 1; l <= (first + words - 1) / W_; ++l) read(l * W_, now, need);
+  }
+
   // Access word w at issue cycle `now`; raises *need to the cycle the word is usable
   // from (for a line requested this cycle: to now + 1 now, to its ready cycle at commit).
   void read(std::int64_t w, cycle_t now, cycle_t* need) {
@@ -221,6 +228,16 @@ class MemWritePort : public MemPort {
   bool flush_writes() const { return words_ % W_ != 0; }
   // May the port issue its next write in cycle `now`?
   bool slot_free(cycle_t now) const { return writes_ < K_ || acks_[std::size_t(writes_ % K_)] <= now; }
+  // May a firing that adds `words` words (or flushes: `done`) issue its writes in cycle
+  // `now`? Its L writes wait for the write K back from the last one (docs/blocks.md,
+  // "Memory"); when L > K, for every earlier write. For one word: slot_free when it writes.
+  bool slot_free_for(std::int64_t words, bool done, cycle_t now) const {
+    std::int64_t open = words_ % W_;
+    std::int64_t lines = done ? (open > 0 ? 1 : 0) : (open + words) / W_;
+    if (!lines) return true;
+    std::int64_t must = lines > K_ ? writes_ - 1 : writes_ + lines - 1 - K_;
+    return must < 0 || acks_[std::size_t(must % K_)] <= now;
+  }
 
   void append() {
     if (append_writes()) write_line();

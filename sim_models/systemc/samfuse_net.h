@@ -34,7 +34,7 @@ class Net {
   Net(std::string name, bool trace) : name_(std::move(name)), trace_(trace) {}
 
   int add_fifo(const std::string& name, long depth) {
-    fifos_.emplace_back(new Fifo(name, depth, trace_, &dirty_, &state_.now));
+    fifos_.emplace_back(new Fifo(name, depth, trace_, &dirty_, &state_.now, &state_.pool));
     return int(fifos_.size()) - 1;
   }
   int add(Primitive* p) {
@@ -105,6 +105,7 @@ class Net {
       dirty_.clear();
     }
     if (mem_) mem_->commit(state_.now);
+    state_.pool.commit();
     if (state_.error) {
       end(ERROR);
     } else if (state_.unfinished == 0) {
@@ -134,6 +135,7 @@ class Net {
     return -1;
   }
   const StreamError* error() const { return state_.error.get(); }
+  const BlockPool& pool() const { return state_.pool; }
   NetState& state() { return state_; }
 
  private:

@@ -8,7 +8,9 @@
 // `stall_out`. With a memory system, a cycle with every needed head visible but a needed
 // memory word not yet usable (or no free write slot) is `stall_mem`, charged before
 // `stall_out` (docs/timing.md, "Memory"). The FIFO a module last stalled on is kept for
-// deadlock reports.
+// deadlock reports. A value-consuming firing on blocks may take several cycles
+// (docs/blocks.md, "Timing"): the primitive then neither fires nor stalls until it is
+// free again, and the net does not count those cycles as a deadlock.
 #ifndef SAMFUSE_PRIMITIVE_H
 #define SAMFUSE_PRIMITIVE_H
 
@@ -34,9 +36,11 @@ struct NetState {
   cycle_t now = 0;       // current cycle
   bool running = false;  // false once the graph ended (done, deadlock, error)
   bool fired = false;    // did any primitive fire this cycle
-  bool mem_wait = false;  // did any primitive wait for memory this cycle (not a deadlock)
+  bool mem_wait = false;  // did any primitive wait for memory or a multi-cycle firing this
+                          // cycle (not a deadlock)
   int unfinished = 0;    // primitives that have not consumed D yet
   std::unique_ptr<StreamError> error;
+  BlockPool pool;  // the words behind the block tokens of this graph instance
 
   void fail(const StreamError& e) {
     if (!error) error.reset(new StreamError(e));
@@ -83,6 +87,8 @@ class Primitive : private ScopedModuleName, public sc_core::sc_module {
   virtual std::string describe_state() const { return ""; }
   // Most entries an accumulator held at once (the on-chip buffer rule); 0 for others.
   virtual std::int64_t peak_entries() const { return 0; }
+  // Cycles a value-consuming firing takes (ir.block_cycles; set after Net::add).
+  void set_cycles(int cycles) { cycles_ = cycles; }
 
   void attach(NetState* net) {
     net_ = net;
@@ -136,10 +142,17 @@ class Primitive : private ScopedModuleName, public sc_core::sc_module {
   MemWritePort* write_port(int slot) const {
     return slot < int(mem_.size()) ? static_cast<MemWritePort*>(mem_[std::size_t(slot)]) : nullptr;
   }
-  void fire(cycle_t now) {
+  void fire(cycle_t now, int cycles = 1) {
     ++fires;
-    t_next_ = now + 1;
+    t_next_ = now + cycles;
   }
+  // Still inside a multi-cycle firing: no firing, no stall.
+  bool busy(cycle_t now) const { return now < t_next_; }
+  bool wait_busy() {
+    net_->mem_wait = true;
+    return false;
+  }
+  BlockPool& pool() const { return net_->pool; }
   void finish(cycle_t now) {
     finished_ = true;
     done_cycle = now;
@@ -148,7 +161,13 @@ class Primitive : private ScopedModuleName, public sc_core::sc_module {
   // A stream-rule violation; the cycle is the module's next own cycle, as in Python.
   [[noreturn]] void fail(const std::string& format, tok_t a = 0, char ka = 0, tok_t b = 0,
                          char kb = 0, tok_t c = 0, char kc = 0) const {
-    throw StreamError(id_, t_next_, format, a, ka, b, kb, c, kc);
+    StreamError e(id_, t_next_, format, a, ka, b, kb, c, kc);
+    for (int i = 0; i < 3; ++i)
+      if (is_block(e.toks[i])) {
+        const std::uint32_t* w = net_->pool.data(payload(e.toks[i]));
+        e.block_words[i].assign(w, w + net_->pool.elems(payload(e.toks[i])));
+      }
+    throw e;
   }
 
   std::string id_;
@@ -158,6 +177,7 @@ class Primitive : private ScopedModuleName, public sc_core::sc_module {
   std::vector<MemPort*> mem_;
   NetState* net_ = nullptr;
   cycle_t t_next_ = 0;
+  int cycles_ = 1;
   bool finished_ = false;
 
  private:

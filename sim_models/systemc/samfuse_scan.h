@@ -295,27 +295,41 @@ class Broadcast : public Repeat {
   explicit Broadcast(const std::string& id) : Repeat(id, "broadcast", "val_in", KIND_VAL) {}
 };
 
-// Value array: val = vals[ref]; N loads as 0; stops and D pass through.
+// Value array: val = vals[ref]; N loads as 0 (the zero block); stops and D pass through.
+// A blocked tensor's values are blocks of `elems` words (set_block), kept as pinned pool
+// blocks so that a load pushes a handle; its memory accesses span the block's lines.
 class Array : public Primitive {
  public:
   static const char* inputs() { return "ref"; }
   static const char* outputs() { return "val"; }
   Array(const std::string& id, const std::uint32_t* vals, std::size_t n)
-      : Primitive(id, "array", 1, 1), vals_(vals, vals + n) {}
+      : Primitive(id, "array", 1, 1), vals_(vals, vals + n), n_(n) {}
+
+  // The values are blocks of `elems` words (after Net::add: the pool is the net's).
+  void set_block(int elems) {
+    elems_ = elems;
+    n_ = vals_.size() / std::size_t(elems);
+    if (elems == 1) return;  // a 1-element value is a scalar token
+    handles_.resize(n_);
+    for (std::size_t p = 0; p < n_; ++p)
+      handles_[p] = pool().pinned(vals_.data() + p * std::size_t(elems), elems);
+    std::vector<std::uint32_t> zeros(std::size_t(elems), 0u);
+    zero_ = block_tok(pool().pinned(zeros.data(), elems));
+  }
 
   bool eval(cycle_t now) override {
     Fifo& inp = *in_[0];
     if (!inp.visible()) return wait_in(&inp);
     MemReadPort* vals = read_port(0);
     if (vals && is_data(inp.peek())) {
-      if (payload(inp.peek()) >= vals_.size()) {  // no word to read: fail before firing
+      if (payload(inp.peek()) >= n_) {  // no word to read: fail before firing
         if (Fifo* b = out_[0].blocked()) return wait_out(b);
         fail("reference " + std::to_string(payload(inp.peek())) + " is outside the " +
-             std::to_string(vals_.size()) + " values");
+             std::to_string(n_) + " values");
       }
       if (!issued_) {  // vals[r], once per ref, as soon as the ref is visible
         need_ = 0;
-        vals->read(payload(inp.peek()), now, &need_);
+        vals->read_span(std::int64_t(payload(inp.peek())) * elems_, elems_, now, &need_);
         issued_ = true;
       }
       if (need_ > now) return wait_mem();
@@ -325,12 +339,13 @@ class Array : public Primitive {
     issued_ = false;
     tok_t tok = inp.pop();
     if (is_data(tok)) {
-      if (payload(tok) >= vals_.size())
+      if (payload(tok) >= n_)
         fail("reference " + std::to_string(payload(tok)) + " is outside the " +
-             std::to_string(vals_.size()) + " values");
-      out_[0].push(data_tok(vals_[payload(tok)]), now);
+             std::to_string(n_) + " values");
+      out_[0].push(handles_.empty() ? data_tok(vals_[payload(tok)]) : block_tok(handles_[payload(tok)]),
+                   now);
     } else if (is_empty(tok)) {
-      out_[0].push(data_tok(0), now);  // 0.0f and 0 share the all-zero word
+      out_[0].push(zero_, now);  // 0.0f and 0 share the all-zero word
     } else {
       out_[0].push(tok, now);
       if (is_done(tok)) finish(now);
@@ -340,6 +355,10 @@ class Array : public Primitive {
 
  private:
   std::vector<std::uint32_t> vals_;
+  std::size_t n_;                       // stored values
+  int elems_ = 1;                       // words per value
+  std::vector<std::uint32_t> handles_;  // blocks: the pool block of each value
+  tok_t zero_ = data_tok(0);
   bool issued_ = false;  // the head ref's vals access is in flight (memory system)
   cycle_t need_ = 0;
 };

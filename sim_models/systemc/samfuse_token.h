@@ -3,6 +3,10 @@
 // A token is the hardware word of DESIGN.md: a 2-bit tag above a 32-bit payload.
 // Tag 0 = data (crd/ref unsigned, values as binary32 bits or int32), 1 = stop (payload =
 // level), 2 = empty (N), 3 = done (D). Repeat-signal streams use tag 0 for R.
+// A block value (docs/blocks.md) is a data token with BLOCK_FLAG above the tag and a
+// handle into the net's BlockPool as payload (samfuse_block.h): the whole block moves as
+// one 64-bit word, and only the FIFOs (reference counts) and the value primitives look
+// behind the handle.
 // Values follow sim_models/python/_values.py exactly: float32 ops are computed in
 // binary64 and rounded once; int32 ops wrap, divide truncating toward zero, x / 0 = 0.
 #ifndef SAMFUSE_TOKEN_H
@@ -13,6 +17,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace samfuse {
 
@@ -24,12 +29,15 @@ enum Tag : std::uint32_t { TAG_DATA = 0, TAG_STOP = 1, TAG_EMPTY = 2, TAG_DONE =
 constexpr tok_t EMPTY_TOK = tok_t(TAG_EMPTY) << 32;
 constexpr tok_t DONE_TOK = tok_t(TAG_DONE) << 32;
 constexpr tok_t REPEAT_TOK = 0;  // tag 0 on a repsig stream
+constexpr tok_t BLOCK_FLAG = tok_t(1) << 34;  // a data token whose payload is a block handle
 
 constexpr tok_t data_tok(std::uint32_t payload) { return payload; }
+constexpr tok_t block_tok(std::uint32_t handle) { return BLOCK_FLAG | handle; }
 constexpr tok_t stop_tok(std::uint32_t level) { return (tok_t(TAG_STOP) << 32) | level; }
-constexpr std::uint32_t tag_of(tok_t t) { return std::uint32_t(t >> 32); }
+constexpr std::uint32_t tag_of(tok_t t) { return std::uint32_t(t >> 32) & 3u; }
 constexpr std::uint32_t payload(tok_t t) { return std::uint32_t(t); }
-constexpr bool is_data(tok_t t) { return (t >> 32) == TAG_DATA; }
+constexpr bool is_data(tok_t t) { return ((t >> 32) & 3u) == TAG_DATA; }
+constexpr bool is_block(tok_t t) { return (t & BLOCK_FLAG) != 0; }
 constexpr bool is_stop(tok_t t) { return (t >> 32) == TAG_STOP; }
 constexpr bool is_empty(tok_t t) { return t == EMPTY_TOK; }
 constexpr bool is_done(tok_t t) { return t == DONE_TOK; }
@@ -50,7 +58,9 @@ struct StreamError : std::runtime_error {
               tok_t a = 0, char ka = 0, tok_t b = 0, char kb = 0, tok_t c = 0, char kc = 0)
       : std::runtime_error(format), node(node_), cycle(cycle_), toks{a, b, c},
         kinds{ka, kb, kc} {}
+  std::vector<std::uint32_t> block_words[3];  // the words of a block token (handles are reused)
   tok_t tok(int i) const { return toks[i]; }
+  const std::vector<std::uint32_t>& block(int i) const { return block_words[i]; }
   // The kinds as a string, ' ' for an unused slot.
   std::string kind_str() const {
     std::string s;

@@ -66,15 +66,21 @@ class ValueWriter : public Primitive {
     Fifo& inp = *in_[0];
     if (!inp.visible()) return wait_in(&inp);
     tok_t tok = inp.peek();
+    int words = is_block(tok) ? pool().elems(payload(tok)) : 1;
     if (MemWritePort* w = write_port(0)) {  // stops write nothing; D flushes
-      bool writes = !is_stop(tok) && (is_done(tok) ? w->flush_writes() : w->append_writes());
-      if (writes && !w->slot_free(now)) return wait_mem();
+      if (!is_stop(tok) && !w->slot_free_for(words, is_done(tok), now)) return wait_mem();
     }
     fire(now);
     inp.pop();
-    if (is_data(tok)) {
+    if (is_block(tok)) {  // its words (the handle is dropped at the end of the cycle)
+      const std::uint32_t* w = pool().data(payload(tok));
+      vals.insert(vals.end(), w, w + words);
+    } else if (is_data(tok)) {
       vals.push_back(payload(tok));
-      if (MemWritePort* w = write_port(0)) w->append();
+    }
+    if (is_data(tok)) {
+      if (MemWritePort* w = write_port(0))
+        for (int k = 0; k < words; ++k) w->append();
     } else if (is_done(tok)) {
       if (MemWritePort* w = write_port(0)) w->flush();
       finish(now);
@@ -84,7 +90,7 @@ class ValueWriter : public Primitive {
     return true;
   }
 
-  std::vector<std::uint32_t> vals;  // binary32 bits or int32
+  std::vector<std::uint32_t> vals;  // binary32 bits or int32; a block's words in order
 };
 
 }  // namespace samfuse
