@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from compiler import compile_model, fusion_table
-from ir import DEFAULT_HW, Schedule
+from ir import DEFAULT_HW, Format, Schedule
 
 from ._backend import get_backend
 from ._cli_hw import add_hw_options, hw_from_args
@@ -60,6 +60,10 @@ def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) ->
                    "(repeat to nest; docs/parallel.md)")
     m.add_argument("--partition", default="round-robin", choices=("round-robin", "balanced"),
                    help="how lanes share an index (default round-robin)")
+    m.add_argument("--block", action="append", metavar="[TENSOR=]EXTENT",
+                   help="block sparsity: values are dense blocks of EXTENT along every index "
+                   "a blocked tensor meets; EXTENT alone blocks the model's sparse tensors "
+                   "(e.g. BigBird's mask), TENSOR=EXTENT names one (docs/blocks.md)")
     m.add_argument("--backend", default="python", help="backend name (default python)")
     m.add_argument("--seed", type=seed_arg, default=0, help="random seed (an int >= 0)")
     m.add_argument("--program", action="store_true", help="print the einsum program")
@@ -88,6 +92,23 @@ def _lanes(items: list[str], error: type[Exception]) -> dict[str, int]:
         if not eq or not name.strip() or not n.strip().isdigit():
             raise error(f"--par {item!r}: expected INDEX=LANES, e.g. i=4")
         out[name.strip()] = int(n)
+    return out
+
+
+def block_seeds(items: list[str], sparse: list[str], error: type[Exception]
+                ) -> dict[str, int]:
+    """``--block 16`` (every sparse tensor) / ``--block mask=16``: seed -> extent."""
+    out: dict[str, int] = {}
+    for item in items:
+        name, eq, n = item.rpartition("=")
+        if not n.strip().isdigit() or int(n) < 1 or (eq and not name.strip()):
+            raise error(f"--block {item!r}: expected EXTENT or TENSOR=EXTENT, e.g. 16 or "
+                        "mask=16")
+        for tensor in ([name.strip()] if eq else sparse):
+            out[tensor] = int(n)
+    if items and not out:
+        raise error(f"--block {items[0]!r}: the model has no sparse tensor to block; name "
+                    "one with TENSOR=EXTENT")
     return out
 
 
@@ -125,8 +146,14 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
     if args.par:  # replace() re-checks the schedule (lane counts 1..64)
         schedule = dataclasses.replace(schedule, par=_lanes(args.par, error),
                                        partition=args.partition)
+    if args.block:
+        sparse = [n for n, t in program.tensors.items() if t.role in ("input", "weight")
+                  and "compressed" in Format.parse(t.format, len(t.shape)).levels]
+        schedule = dataclasses.replace(schedule, block=block_seeds(args.block, sparse, error))
+        schedule.validate(program)
     binds = {**torch_weights(model, program), **torch_inputs(program, example)}
-    compiled = compile_model(program, schedule, stats=binds if schedule.has_lanes else None)
+    compiled = compile_model(program, schedule,
+                             stats=binds if schedule.has_lanes or schedule.block else None)
     print(f"exported   {args.model} ({args.config}) to {len(program.statements)} statements "
           f"in {export_s * 1e3:.0f} ms")
     print(compiled)

@@ -235,11 +235,16 @@ def cmd_compile(args: argparse.Namespace) -> int:
         if not text.isdigit():
             raise CliError(f"--par {name}={text}: expected a number of lanes")
         par[name] = int(text)
+    block = {}
+    for name, text in _pairs(args.block, "--block", "EXTENT").items():
+        if not text.isdigit() or int(text) < 1:
+            raise CliError(f"--block {name}={text}: expected a block extent >= 1")
+        block[name] = int(text)
     graph = compile_expression(args.expr, formats, shapes, sizes=sizes, order=args.order,
                                reduce=args.reduce, dtype=args.dtype, depth=depth,
                                transpose=not args.no_transpose, name=args.name, stats=stats,
                                par=par, partition=args.partition,
-                               lane_buffer=args.lane_buffer)
+                               lane_buffer=args.lane_buffer, block=block)
     if args.explain:
         print(explain_orders(graph, stats))
     if args.table:
@@ -255,6 +260,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
     _say(f"wrote {args.output}: {len(graph.nodes)} nodes, {len(graph.edges)} edges",
          f"order      {','.join(meta['order'])}",
          *_parallel_lines(meta),
+         *([f"block      {', '.join(f'{i}={b}' for i, b in meta['block'].items())}"]
+           if "block" in meta else []),
          f"reductions {', '.join(meta['reductions']) or 'none'}",
          f"transposed {moved}")
     return 0
@@ -527,6 +534,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how lanes share an index: dealt in turn (crd mod lanes), or "
                    "contiguous ranges of equal work measured on --input data (default "
                    "round-robin)")
+    c.add_argument("--block", action="append", metavar="INDEX=EXTENT",
+                   help="block an index: the graph iterates blocks of EXTENT and its values "
+                   "are dense blocks (repeat per index, e.g. --block i=16 --block j=16); "
+                   "see docs/blocks.md")
     c.add_argument("--lane-buffer", type=int, metavar="TOKENS",
                    help="output buffer per lane in front of the merges (default: 1024 for "
                    "round-robin, a lane's expected output for balanced)")

@@ -253,3 +253,21 @@ def test_model_runs_on_parallel_lanes(tmp_path, capsys):
     assert "lanes from 1 to 64" in _error(capsys)
     assert main(["model", "gcn", "--config", "tiny", "--par", "i"]) == 1
     assert "--par 'i': expected INDEX=LANES" in _error(capsys)
+
+
+def test_compile_and_model_take_blocks(tmp_path, capsys):
+    """``--block`` on compile (per index) and model (the model's sparse tensors, or one
+    named): blocked graphs whose runs pass the model's check; bad values are one line."""
+    out = tmp_path / "g.json"
+    assert main(["compile", "X(i,j)=A(i,k)*B(k,j)", "--format", "A=csr", "--shape",
+                 "A=16,16", "--shape", "B=16,8", "--block", "i=4", "--block", "k=4",
+                 "--block", "j=4", "-o", str(out)]) == 0
+    assert "block      i=4, k=4, j=4" in capsys.readouterr().out
+    assert Graph.from_json(out).tensors["A"].block == (4, 4)
+    assert main(["compile", "y(i)=A(i,j)*x(j)", "--shape", "A=6,6", "--block", "i=4"]) != 0
+    assert "not a multiple of 4" in _error(capsys)
+    assert main(["model", "bigbird", "--config", "small", "--block", "4", "--hw",
+                 "ideal"]) == 0
+    assert "check      PASS" in capsys.readouterr().out
+    assert main(["model", "bigbird", "--config", "small", "--block", "x=y"]) != 0
+    assert "expected EXTENT or TENSOR=EXTENT" in _error(capsys)
