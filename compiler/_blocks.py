@@ -20,7 +20,7 @@ from ._errors import LoweringError
 from ._normalize import Normalized
 
 __all__ = ["BlockPlan", "block_extents", "grid_sizes", "grid_stats", "grid_given",
-           "tensor_blocks"]
+           "tensor_blocks", "sparse_tensors", "statement_blocks"]
 
 Spec = dict[str, str]
 
@@ -198,3 +198,23 @@ def tensor_blocks(program, seeds: Mapping[str, int]) -> dict[str, tuple[int, ...
                 raise LoweringError(f"block: tensor {t!r} mode {m} has size {n}, not a "
                                     f"multiple of its block extent {b}")
     return {t: tuple(row) for t, row in ext.items() if any(b > 1 for b in row)}
+
+
+def sparse_tensors(program) -> list[str]:
+    """The inputs and weights stored with a compressed level: what ``block`` seeds when
+    a study or the command line gives only an extent."""
+    from ir import Format
+
+    return [n for n, t in program.tensors.items() if t.role in ("input", "weight")
+            and "compressed" in Format.parse(t.format, len(t.shape)).levels]
+
+
+def statement_blocks(program, seeds: Mapping[str, int]) -> dict[str, int]:
+    """Index -> extent for a one-statement program (an expression) from seed tensors."""
+    from ._parse import parse
+
+    blocks = tensor_blocks(program, seeds)
+    (st,) = program.statements
+    assign = parse(st.text)
+    return {v: blocks[a.tensor][m] for a in (*accesses(assign.rhs), assign.target)
+            if a.tensor in blocks for m, v in enumerate(a.indices) if blocks[a.tensor][m] > 1}

@@ -389,6 +389,16 @@ def _blocked(graph: Graph) -> bool:
     return any(t.block for t in graph.tensors.values())
 
 
+def _grid(given: Any, spec) -> Any:
+    """A blocked tensor's statistics as its block grid's (full-size data or densities
+    are converted: :func:`compiler._blocks.grid_given`)."""
+    if not spec.block:
+        return given
+    from ._blocks import grid_given
+
+    return grid_given(given, spec.shape, spec.block)
+
+
 def grid_shape(spec) -> tuple[int, ...]:
     """The shape a graph iterates for a tensor: its block grid when it is blocked."""
     if not spec.block:
@@ -411,7 +421,7 @@ def estimate(graph: Graph, stats: Mapping[str, TensorStats | float | Any],
     if missing:
         raise ValueError(f"estimate: no statistics for input tensor(s) {missing} of graph "
                          f"{graph.name!r}; give a TensorStats, a density or a tensor")
-    resolved = {name: as_stats(stats[name], grid_shape(spec), spec.format,
+    resolved = {name: as_stats(_grid(stats[name], spec), grid_shape(spec), spec.format,
                                f"graph {graph.name!r}", name) for name, spec in inputs.items()}
     return _Walker(graph, resolved, hw).run()
 
@@ -512,7 +522,7 @@ def order_cost(graph: Graph, stats: Mapping[str, TensorStats | float | Any] | No
         if spec.role != "input":
             continue
         asked = moved.get(name, {}).get("requested", spec.format)
-        full[name] = input_stats(stats.get(name), grid_shape(spec), asked,
+        full[name] = input_stats(_grid(stats.get(name), spec), grid_shape(spec), asked,
                                  f"graph {graph.name!r}", name)
     est = estimate(graph, full)
     return OrderCost(cycle_estimate(graph, est), sum(est.tokens.values()),

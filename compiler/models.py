@@ -365,6 +365,7 @@ class BigBirdAttention(_Model):
     default_config: ClassVar[dict[str, dict[str, Any]]] = {
         "tiny": {"seq_len": 4, "d_model": 2, "block": 1, "n_random": 0},
         "small": {"seq_len": 32, "d_model": 16, "block": 4},
+        "medium": {"seq_len": 256, "d_model": 32, "block": 16, "n_random": 2},
         "bigbird16": {"seq_len": 1024, "d_model": 768, "block": 16, "n_random": 3,
                       "n_global": 2},
     }

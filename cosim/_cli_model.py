@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from compiler import compile_model, fusion_table
-from ir import DEFAULT_HW, Format, Schedule
+from compiler._blocks import sparse_tensors
+from ir import DEFAULT_HW, Schedule
 
 from ._backend import get_backend
 from ._cli_hw import add_hw_options, hw_from_args
@@ -147,9 +148,8 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
         schedule = dataclasses.replace(schedule, par=_lanes(args.par, error),
                                        partition=args.partition)
     if args.block:
-        sparse = [n for n, t in program.tensors.items() if t.role in ("input", "weight")
-                  and "compressed" in Format.parse(t.format, len(t.shape)).levels]
-        schedule = dataclasses.replace(schedule, block=block_seeds(args.block, sparse, error))
+        schedule = dataclasses.replace(schedule, block=block_seeds(
+            args.block, sparse_tensors(program), error))
         schedule.validate(program)
     binds = {**torch_weights(model, program), **torch_inputs(program, example)}
     compiled = compile_model(program, schedule,

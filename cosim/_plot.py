@@ -1,8 +1,8 @@
 """Figures from a study's result table (matplotlib, PNG and PDF).
 
 Each kind reproduces one of FuseFlow's figures (or a memory what-if) from the columns a
-study writes; a kind whose axis samfuse cannot run yet (blocks) says so instead of drawing
-an empty plot.
+study writes; a kind whose axis samfuse cannot run yet says so instead of drawing an
+empty plot.
 """
 
 from __future__ import annotations
@@ -184,6 +184,49 @@ def _lanes(frame: Any, ax: Any) -> None:
     ax.set_title("Parallel lanes (cf. FuseFlow Fig. 16)")
 
 
+def _blocks(frame: Any, ax: Any) -> None:
+    """FuseFlow Fig. 17: speed-up of block values over scalar values (block 1) of the
+    same configuration against the block size, one line per workload, schedule and
+    hardware; the legend gives the DRAM bytes at the largest block over scalar's."""
+    same = [*_SAME_RUN, "par", "partition"]
+    rows = _ok(frame, ["block", "cycles", *same], "block").copy()
+    if not (rows["block"] > 1).any():
+        raise PlotError("--kind block: no successful run has a block size above 1 (set the "
+                        "study's block axis)")
+    rows["_same"] = _key(rows, same)
+    scalar = rows[rows["block"] == 1].groupby("_same")[["cycles", "dram_read_bytes",
+                                                       "dram_write_bytes"]].min()
+    blocked = rows[rows["block"] > 1].copy()
+    blocked = blocked[blocked["_same"].isin(scalar.index)]
+    if blocked.empty:
+        raise PlotError("--kind block: no blocked run has a scalar run (block 1) of the same "
+                        "configuration to compare with (add 1 to the block axis)")
+    blocked["speedup"] = blocked["_same"].map(scalar["cycles"]) / blocked["cycles"]
+    dram = blocked["dram_read_bytes"].fillna(0) + blocked["dram_write_bytes"].fillna(0)
+    base = (scalar["dram_read_bytes"].fillna(0) + scalar["dram_write_bytes"].fillna(0))
+    blocked["dram_ratio"] = dram / blocked["_same"].map(base).where(lambda x: x > 0)
+    line = ["workload", "schedule", "hw", "hw_set", "order", "depth"]
+    for i, (_, g) in enumerate(blocked.groupby(_key(blocked, line))):
+        first = g.iloc[0]
+        s = g.groupby("block").agg(speedup=("speedup", "mean"),
+                                   dram=("dram_ratio", "mean")).sort_index()
+        label = " ".join(str(first[c]) for c in ("workload", "schedule", "hw")
+                         if str(first[c]) not in ("-", "None"))
+        if s["dram"].iloc[-1] == s["dram"].iloc[-1]:  # not NaN: a memory system
+            label += f" (DRAM ×{s['dram'].iloc[-1]:.2f} at {s.index[-1]})"
+        ax.plot([1, *s.index], [1.0, *s["speedup"]], marker="o", color=f"C{i % 10}",
+                label=label)
+    ticks = sorted({1, *map(int, blocked["block"])})
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.axhline(1.0, color="gray", lw=0.8)
+    ax.set_xlabel("block size (values per block along each blocked index)")
+    ax.set_ylabel("speed-up over scalar values (cycles)")
+    ax.legend(fontsize="x-small")
+    ax.set_title("Block sparsity (cf. FuseFlow Fig. 17)")
+
+
 def _shown(col: str, value: Any) -> str:
     """A line label's part: the workload as is, other axes as ``name value``."""
     if col == "workload":
@@ -221,12 +264,6 @@ def _latency(frame: Any, ax: Any) -> None:
     ax.set_title("Off-chip latency")
 
 
-def _unbuilt(what: str) -> Callable[[Any, Any], None]:
-    def draw(frame: Any, ax: Any) -> None:
-        raise PlotError(f"this figure needs {what}, which samfuse does not model yet")
-    return draw
-
-
 #: kind -> drawing function
 KINDS: dict[str, Callable[[Any, Any], None]] = {
     "speedup": _speedup,
@@ -234,7 +271,7 @@ KINDS: dict[str, Callable[[Any, Any], None]] = {
     "heuristic": _heuristic,
     "depth": _depth,
     "lanes": _lanes,
-    "block": _unbuilt("block-sparse values (FuseFlow Fig. 17)"),
+    "block": _blocks,
     "bandwidth": _bandwidth,
     "latency": _latency,
 }

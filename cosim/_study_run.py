@@ -93,6 +93,7 @@ def _expr_graph(cfg: RunConfig) -> tuple[Any, dict[str, np.ndarray], np.ndarray]
     """The expression's graph, its seeded inputs and the numpy reference. The inputs come
     first: a balanced lane partition measures the work on them when compiling."""
     from compiler import compile_expression, einsum_program, evaluate
+    from compiler._blocks import sparse_tensors, statement_blocks
 
     w = cfg.workload
     shapes = {k: list(v) for k, v in w.shapes}
@@ -102,6 +103,9 @@ def _expr_graph(cfg: RunConfig) -> tuple[Any, dict[str, np.ndarray], np.ndarray]
     # with lanes the compiler sees the data (a one-lane run compiles as it always has)
     lanes = {"par": dict(cfg.par), "partition": cfg.partition,
              "lane_buffer": cfg.lane_buffer, "stats": inputs} if cfg.par else {}
+    if cfg.block > 1:  # the sparse operands' indices are blocked (docs/blocks.md)
+        lanes.update(stats=inputs, block=statement_blocks(
+            program, {n: cfg.block for n in sparse_tensors(program)}))
     graph = compile_expression(w.expr, dict(w.formats), shapes, depth=cfg.depth,
                                dtype=cfg.dtype,
                                order=None if cfg.order == "default" else cfg.order, **lanes)
@@ -206,6 +210,7 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         torch_inputs,
         torch_weights,
     )
+    from compiler._blocks import sparse_tensors
     from compiler.models import MODELS
     from ir import Schedule
 
@@ -226,8 +231,11 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         # partitions measure the bound inputs and weights
         schedule = dataclasses.replace(schedule, par=dict(cfg.par), partition=cfg.partition,
                                        lane_buffer=cfg.lane_buffer)
+    if cfg.block > 1:  # the model's sparse tensors seed the blocks
+        schedule = dataclasses.replace(schedule, block={
+            n: cfg.block for n in sparse_tensors(program)})
     compiled = compile_model(program, schedule, depth=cfg.depth,
-                             stats=binds if schedule.has_lanes else None)
+                             stats=binds if schedule.has_lanes or schedule.block else None)
     compile_s = time.perf_counter() - t0
     if cfg.par and not any(k.graph.meta.get("parallel") for reg in compiled.regions
                            for k in reg.kernels):
@@ -319,6 +327,7 @@ def _config_columns(cfg: RunConfig) -> dict[str, Any]:
             "par": par_label(cfg.par), "lanes": cfg.lanes,
             "partition": cfg.partition if cfg.par else None,
             "lane_buffer": cfg.lane_buffer if cfg.par else None,
+            "block": cfg.block,
             **_hw_columns(cfg.hardware())}
 
 

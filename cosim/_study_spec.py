@@ -2,7 +2,7 @@
 
 A study names workloads (bundled models or einsum expressions) and axes (fusion schedule,
 dataflow order, FIFO depth, seed, backends, simulated hardware and its overrides, parallel
-lanes and their partition and buffers). Every
+lanes and their partition and buffers, block sizes). Every
 combination is one :class:`RunConfig`, a frozen, JSON-able value whose hash names its
 cache file, so a study can be killed, resumed, re-run or farmed out without losing or
 repeating a finished run. Axes that the machine does not model yet are rejected by name
@@ -53,12 +53,11 @@ AXES: dict[str, list[Any]] = {
     "par": [None],
     "partition": ["round-robin"],
     "lane_buffer": [DEFAULT_LANE_BUFFER],
+    "block": [1],
 }
 
 #: axes a study may name one day, with what the machine still lacks for them
-UNBUILT_AXES = {
-    "block": "block-sparse values are not built yet",
-}
+UNBUILT_AXES: dict[str, str] = {}
 
 _SCHEDULES = ("unfused", "partial", "full")
 
@@ -111,6 +110,8 @@ class RunConfig:
     par: tuple[tuple[str, int], ...] = ()
     partition: str = "round-robin"
     lane_buffer: int | None = DEFAULT_LANE_BUFFER
+    #: block extent of the workload's sparse tensors (1 = scalar values; docs/blocks.md)
+    block: int = 1
 
     def __post_init__(self) -> None:
         # one lane has no partition and no lane buffers: every spelling of it is one run
@@ -128,6 +129,8 @@ class RunConfig:
         if not self.par:  # a one-lane run keeps the key it had before lanes existed
             for k in ("par", "partition", "lane_buffer"):
                 del out[k]
+        if self.block == 1:  # so does a scalar run, from before blocks
+            del out["block"]
         return out
 
     def hardware(self) -> Hardware:
@@ -173,6 +176,10 @@ class StudySpec:
                                      f"{c['dtype']}")
                 if c["par"]:
                     _check_par_applies(w, c["par"])
+                if c["block"] > 1 and w.kernel is not None:
+                    raise StudyError(f"workload {w.label!r}: block {c['block']} needs an "
+                                     f"expression or a model; the example kernel "
+                                     f"{w.kernel!r} is built by hand, with scalar values")
                 # one expression or kernel is one graph: the fusion schedule does not apply
                 schedule = c["schedule"] if w.model is not None else "-"
                 for order in orders:
@@ -180,7 +187,7 @@ class StudySpec:
                         self.name, w, schedule, str(order), c["depth"], int(c["seed"]),
                         c["dtype"], tuple(c["backends"]), c["hw"], c["hw_set"],
                         par=c["par"], partition=c["partition"],
-                        lane_buffer=c["lane_buffer"]))
+                        lane_buffer=c["lane_buffer"], block=c["block"]))
         return list(dict.fromkeys(out))
 
 
@@ -259,8 +266,7 @@ def load_study(source: str | Path | Mapping[str, Any]) -> StudySpec:
         if axis in UNBUILT_AXES:
             raise StudyError(f"axis {axis!r} is not available: {UNBUILT_AXES[axis]}")
         if axis not in AXES:
-            raise StudyError(f"unknown axis {axis!r}; known axes: {', '.join(AXES)} "
-                             f"(not yet built: {', '.join(UNBUILT_AXES)})")
+            raise StudyError(f"unknown axis {axis!r}; known axes: {', '.join(AXES)}")
     axes = {a: [_axis_value(a, v, base) for v in _list(axes_doc.get(a, d), f"axes.{a}")]
             for a, d in AXES.items()}
     mode = doc.get("mode", "product")
@@ -413,6 +419,10 @@ def _axis_value(axis: str, v: Any, base: Path) -> Any:
     elif axis == "partition":
         if v not in PARTITIONS:
             raise StudyError(f"partition {v!r}: expected one of {', '.join(PARTITIONS)}")
+    elif axis == "block":
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 256:
+            raise StudyError(f"block {v!r}: expected a block extent from 1 (scalar values) "
+                             "to 256")
     elif axis == "lane_buffer":
         if v is None or v == "auto":
             return None
