@@ -40,8 +40,8 @@ from pathlib import Path
 from ir import (
     BINARY_OPS,
     CATALOGUE,
-    BlockOp,
     UNARY_OPS,
+    BlockOp,
     Edge,
     FiberTree,
     Format,

@@ -177,10 +177,11 @@ def test_outer_product(hw):
 
 
 @pytest.mark.cosim
-@pytest.mark.parametrize("op", ["add", "max", "mul"])
+@pytest.mark.parametrize("op", ["add", "max", "mul", "div"])
 def test_special_values_bit_exact(op):
     """NaN payloads, -0.0 and infinities inside blocks: the RTL equals the Python model
-    bit for bit (N from the union is the zero block: -0.0 + N is +0.0)."""
+    bit for bit (N from the union is the zero block: -0.0 + N is +0.0, and x / N is the
+    scalar division by zero: 0/0 and NaN/0 the canonical NaN)."""
     b = 2
     rng = np.random.default_rng(5)
     A = rng.standard_normal((4, 4)).astype(np.float32)
@@ -192,7 +193,7 @@ def test_special_values_bit_exact(op):
     A[0, 0], B[0, 0] = -0.0, -0.0
     A[0, 1], B[0, 1] = np.inf, -np.inf
     graph = examples.elementwise(4, 4, op, block=b)
-    f = {"add": np.add, "max": np.maximum, "mul": np.multiply}[op]
+    f = {"add": np.add, "max": np.maximum, "mul": np.multiply, "div": np.divide}[op]
     with np.errstate(all="ignore"):
         gold = f(A, B) if op != "max" else np.where(A >= B, A, B)
     if op == "mul":  # an intersection: only blocks both store
