@@ -16,7 +16,19 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ir import EdgeTrace, Graph, Hardware, Trace, decode_token, memory_ports, values_from_bits
+import numpy as np
+
+from ir import (
+    EdgeTrace,
+    Graph,
+    Hardware,
+    Trace,
+    block_elems,
+    decode_token,
+    memory_ports,
+    value_elems,
+    values_from_bits,
+)
 from sim_models.python import (
     MemRequest,
     NodeStats,
@@ -63,7 +75,7 @@ class RtlBackend(Backend):
         run = run_graph(graph, tensors, self.simulator, trace=trace, hw=hw)
         if hw is not None:
             check_peaks(graph, run.acc_peaks, hw)
-        values = {k: values_from_bits(v, graph.dtype) for k, v in run.values.items()}
+        values = _writer_values(graph, run.values)
         result = SimResult(graph.name, outputs_from_writers(graph, run.levels, values),
                            run.cycles, trace=trace_from_records(graph, run.edges) if trace
                            else None, wall_seconds=run.wall_seconds,
@@ -73,6 +85,20 @@ class RtlBackend(Backend):
             if hw.memory:
                 memory_report(graph, hw, run.bursts, run.mem_stall, result, mem_trace)
         return result
+
+
+def _writer_values(graph: Graph, raw: Mapping[str, list[int]]) -> dict[str, list[Any]]:
+    """Each value writer's recorded words as values: numbers, or for a blocked output one
+    float32 row per block (the writer dumps a block's E words in element order)."""
+    out: dict[str, list[Any]] = {}
+    for nid, words in raw.items():
+        block = graph.tensors[graph.nodes[nid].params["tensor"]].block
+        if block is None:
+            out[nid] = values_from_bits(words, graph.dtype)
+        else:
+            bits = np.asarray(words, dtype=np.uint32).view(np.float32)
+            out[nid] = list(bits.reshape(-1, block_elems(block)))
+    return out
 
 
 def memory_report(graph: Graph, hw: Hardware, bursts: list[tuple[int, int, int, int, bool]],
@@ -104,13 +130,16 @@ def memory_report(graph: Graph, hw: Hardware, bursts: list[tuple[int, int, int, 
 
 
 def trace_from_records(graph: Graph, records: Mapping[str, EdgeRecord]) -> Trace:
-    """Decode each edge's FIFO recording (34-bit words) into an ``ir`` trace, with the
-    tokens typed as the Python model types them (float32 bits or int32 by graph dtype)."""
+    """Decode each edge's FIFO recording (token words: 34 bits, or ``2 + 32*E`` on a block
+    value edge) into an ``ir`` trace, with the tokens typed as the Python model types them
+    (float32 bits or int32 by graph dtype, ``ir.Block`` for blocks)."""
     edges: dict[str, EdgeTrace] = {}
+    widths = value_elems(graph)
     for e in graph.edges:
         rec = records[e.name]
         numeric = "float" if e.kind == "val" and graph.dtype == "float32" else "int"
-        toks = [decode_token(w, numeric, e.kind) for w in rec.words]
+        elems = widths.get(e.name, 1)
+        toks = [decode_token(w, numeric, e.kind, elems) for w in rec.words]
         edges[e.name] = EdgeTrace(e.name, e.kind, numeric, toks, list(rec.writes),
                                   list(rec.reads))
     return Trace(graph.name, edges)

@@ -21,6 +21,12 @@ memory-capable ``*_core`` module; each channel is a ``samfuse_mem_channel`` serv
 ports in port-number order, and a free-running ``mem_now`` gives every port the cycle
 number. Without memory (``hw`` None or ``ideal``) the netlist is exactly the one without
 ``hw``.
+
+Block values (docs/blocks.md): a ``val`` edge of ``E`` > 1 elements (``ir.value_elems``)
+is a ``2 + 32*E``-bit word; the FIFOs and value primitives get its width, the block ALUs
+and reducers their block op's loop nest (``ir.BlockOp.loops``) for ``samfuse_block_op``,
+and compute nodes of ``ir.block_cycles(graph, hw)`` their ``CYCLES``. Scalar graphs get
+exactly the netlist they had before blocks.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from ir import (
     BINARY_OPS,
     CATALOGUE,
     UNARY_OPS,
+    BlockOp,
     Edge,
     FiberTree,
     Format,
@@ -42,9 +49,12 @@ from ir import (
     Hardware,
     MemPortSpec,
     Node,
+    block_cycles,
+    block_elems,
     memory_ports,
     unary_constant_bits,
     value_bits,
+    value_elems,
 )
 
 __all__ = ["generate", "Netlist", "write_memories", "rtl_sources", "module_name",
@@ -77,9 +87,70 @@ def _level_sizes(spec_shape: tuple[int, ...], fmt: Format) -> list[int]:
 
 
 def _mem_bounds(graph: Graph, tensor: str) -> tuple[Format, list[int]]:
+    """The tensor's format and level sizes: over the block grid for a blocked tensor."""
     spec = graph.tensors[tensor]
     fmt = Format.parse(spec.format, len(spec.shape))
-    return fmt, _level_sizes(tuple(spec.shape), fmt)
+    grid = tuple(spec.shape) if spec.block is None else \
+        tuple(n // b for n, b in zip(spec.shape, spec.block, strict=True))
+    return fmt, _level_sizes(grid, fmt)
+
+
+def _word_width(elems: int) -> int:
+    """Bits of a token word carrying ``elems``-element values (34 for scalars)."""
+    return 2 + 32 * elems
+
+
+#: the loop tables of samfuse_block_op: at most this many letters, 32 bits each
+_MAX_LOOPS = 16
+#: samfuse_block_op MODE: elementwise, contraction, gather, fold
+_ELEMENTWISE, _CONTRACT, _GATHER, _FOLD = range(4)
+
+
+def _block_params(node: Node) -> dict[str, str]:
+    """``samfuse_block_op`` parameters of a block ALU or reducer (its loop nest)."""
+    alu = node.op == "alu"
+    bop = BlockOp.parse(node.params["block"], 2 if alu else 1, f"node {node.id!r}: block")
+    extents, strides, _ = bop.loops()  # the output index is o = flat // CI
+    if len(extents) > _MAX_LOOPS:
+        raise ValueError(f"node {node.id!r}: block {node.params['block']!r} has "
+                         f"{len(extents)} letters; the RTL block op takes {_MAX_LOOPS}")
+    inner = bop.elems(bop.contracted)
+    # the Python model (sim_models/python/_blocks.py): an ALU with contracted letters sums
+    # from +0.0 even over one step; a reducer with one step per output only gathers
+    if alu:
+        mode = _CONTRACT if bop.contracted else _ELEMENTWISE
+    else:
+        mode = _FOLD if inner > 1 else _GATHER
+
+    def table(vals: tuple[int, ...]) -> str:
+        return f"512'h{sum(v << (32 * i) for i, v in enumerate(vals)):x}"
+
+    out = {"BLOCK": "1'b1"}
+    if alu:
+        out |= {"EA": str(bop.operand_elems(0)), "EB": str(bop.operand_elems(1))}
+    else:
+        out |= {"EI": str(bop.operand_elems(0))}
+    out |= {"EO": str(bop.out_elems), "NL": str(len(extents)), "CI": str(inner),
+            "MODE": str(mode), "EXT": table(extents), "SA": table(strides[0])}
+    if alu:
+        out["SB"] = table(strides[1])
+    return out
+
+
+def _elems(graph: Graph, widths: Mapping[str, int], node: Node) -> tuple[int, int]:
+    """Elements per value on ``node``'s value inputs (the widest) and output."""
+    ins = [widths.get(e.name, 1) for e in graph.in_edges[node.id].values()
+           if e.kind == "val"]
+    outs = [widths.get(e.name, 1) for es in graph.out_edges[node.id].values() for e in es
+            if e.kind == "val"]
+    e_in = max(ins, default=1)
+    if outs:
+        return e_in, outs[0]
+    if node.params.get("block"):
+        return e_in, BlockOp.parse(node.params["block"], 2 if node.op == "alu" else 1).out_elems
+    if node.op == "array":
+        return e_in, block_elems(graph.tensors[node.params["tensor"]].block)
+    return e_in, e_in
 
 
 #: memory-capable module of each primitive with memory ports (and its extra parameters)
@@ -103,8 +174,26 @@ def _mem_params(hw: Hardware, ports: list[MemPortSpec]) -> dict[str, str]:
     return out
 
 
-def _params(graph: Graph, node: Node) -> dict[str, str]:
-    """SystemVerilog parameter overrides of ``node``'s instance."""
+def _params(graph: Graph, node: Node, widths: Mapping[str, int] | None = None,
+            cycles: Mapping[str, int] | None = None) -> dict[str, str]:
+    """SystemVerilog parameter overrides of ``node``'s instance: its own, then those of
+    block values (element counts, block op, cycles), which scalar nodes never get."""
+    out = _scalar_params(graph, node)
+    e_in, e_out = _elems(graph, widths or {}, node)
+    op = node.op
+    if node.params.get("block"):
+        out |= _block_params(node)
+    elif op in ("unary", "spacc", "spacc2", "array", "value_writer") and max(e_in, e_out) > 1:
+        out["E"] = str(max(e_in, e_out))
+    elif op in ("broadcast", "intersect_val", "union_val", "lane_merge", "lane_merge2") \
+            and e_out > 1:
+        out["W"] = str(_word_width(e_out))
+    if (cycles or {}).get(node.id, 1) > 1:
+        out["CYCLES"] = str(cycles[node.id])  # type: ignore[index]
+    return out
+
+
+def _scalar_params(graph: Graph, node: Node) -> dict[str, str]:
     fp = "1'b1" if graph.dtype == "float32" else "1'b0"
     op, p = node.op, node.params
     if op in ("scan_compressed", "scan_dense", "locate"):
@@ -211,6 +300,9 @@ def generate(graph: Graph, top: str | None = None, open_edges: bool = False,
     adds its memory system."""
     top = top or "samfuse_top_" + _SEP.sub("_", graph.name)
     sig = {e.name: edge_signal(graph, e) for e in graph.edges}
+    widths = value_elems(graph)
+    cycles = block_cycles(graph, hw)
+    bits = {e.name: _word_width(widths.get(e.name, 1)) for e in graph.edges}
     mports = memory_ports(graph, hw) if hw is not None else []
     by_node: dict[str, list[MemPortSpec]] = {}
     for mp in mports:
@@ -221,15 +313,17 @@ def generate(graph: Graph, top: str | None = None, open_edges: bool = False,
     if open_edges:
         for e in graph.edges:
             s = sig[e.name]
-            ports += [f"output logic [33:0] {s}_din", f"output logic {s}_write",
-                      f"input  logic {s}_full_n", f"input  logic [33:0] {s}_dout",
+            w = bits[e.name] - 1
+            ports += [f"output logic [{w}:0] {s}_din", f"output logic {s}_write",
+                      f"input  logic {s}_full_n", f"input  logic [{w}:0] {s}_dout",
                       f"input  logic {s}_empty_n", f"output logic {s}_read"]
     else:
         for e in graph.edges:
             s = sig[e.name]
-            body += [f"  // {e.name}", f"  logic [33:0] {s}_din, {s}_dout;",
+            wide = f", .W({bits[e.name]})" if bits[e.name] != 34 else ""
+            body += [f"  // {e.name}", f"  logic [{bits[e.name] - 1}:0] {s}_din, {s}_dout;",
                      f"  logic {s}_write, {s}_full_n, {s}_empty_n, {s}_read;",
-                     f'  samfuse_fifo #(.DEPTH({e.depth}), .NAME("{s}")) u_{s} (',
+                     f'  samfuse_fifo #(.DEPTH({e.depth}){wide}, .NAME("{s}")) u_{s} (',
                      "      .ap_clk(ap_clk), .ap_rst(ap_rst),",
                      f"      .if_din({s}_din), .if_full_n({s}_full_n), .if_write({s}_write),",
                      f"      .if_dout({s}_dout), .if_empty_n({s}_empty_n), .if_read({s}_read)",
@@ -238,7 +332,8 @@ def generate(graph: Graph, top: str | None = None, open_edges: bool = False,
     if mports:
         body += _memory(hw, mports)
     for nid in graph.topological_order():
-        body += _instance(graph, graph.nodes[nid], sig, hw, by_node.get(nid, []))
+        body += _instance(graph, graph.nodes[nid], sig, hw, by_node.get(nid, []), widths,
+                          cycles)
     if writers:
         done = " & ".join(f"{_ident(w)}_done" for w in writers)
         body += [f"  assign ap_done = {done};",
@@ -285,8 +380,11 @@ def _memory(hw: Hardware | None, mports: list[MemPortSpec]) -> list[str]:
 
 
 def _instance(graph: Graph, node: Node, sig: dict[str, str], hw: Hardware | None = None,
-              mports: list[MemPortSpec] | None = None) -> list[str]:
+              mports: list[MemPortSpec] | None = None,
+              widths: Mapping[str, int] | None = None,
+              cycles: Mapping[str, int] | None = None) -> list[str]:
     prim = CATALOGUE[node.op]
+    e_out = _elems(graph, widths or {}, node)[1]
     lines: list[str] = []
     conns = [".ap_clk(ap_clk)", ".ap_rst(ap_rst)"]
     for port in prim.inputs:
@@ -296,7 +394,8 @@ def _instance(graph: Graph, node: Node, sig: dict[str, str], hw: Hardware | None
     for port in prim.outputs:
         edges = graph.out_edges[node.id].get(port.name, [])
         w = f"{_ident(node.id)}_{port.name}"
-        lines.append(f"  logic [33:0] {w}_din;")
+        width = _word_width(e_out) if port.kind == "val" else 34
+        lines.append(f"  logic [{width - 1}:0] {w}_din;")
         lines.append(f"  logic {w}_write, {w}_full_n;")
         if edges:
             full = " & ".join(f"{sig[e.name]}_full_n" for e in edges)
@@ -316,7 +415,7 @@ def _instance(graph: Graph, node: Node, sig: dict[str, str], hw: Hardware | None
     if prim.writes_tensor:
         lines.append(f"  logic {_ident(node.id)}_done;")
         conns.append(f".done({_ident(node.id)}_done)")
-    params = _params(graph, node)
+    params = _params(graph, node, widths, cycles)
     module = module_name(node.op)
     if mports:
         assert hw is not None
@@ -347,8 +446,8 @@ def write_memories(graph: Graph, tensors: Mapping[str, FiberTree], out_dir: str 
             lvl = tree.levels[node.params["level"]]
             _write_image(out, name, node.params["level"], "seg", [int(x) for x in lvl.seg])
             _write_image(out, name, node.params["level"], "crd", [int(x) for x in lvl.crd])
-        elif node.op == "array":
-            vals = tree.vals
+        elif node.op == "array":  # a blocked tree's rows are its blocks: E words each
+            vals = tree.vals.reshape(-1)
             words = [value_bits(v, graph.dtype) for v in vals.tolist()]
             _write_image(out, name, None, "vals", words)
 

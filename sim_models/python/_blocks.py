@@ -37,8 +37,18 @@ def _min(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(a <= b, a, b)
 
 
+_NAN = np.uint32(0x7FC00000).view(_F32)
+
+
+def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The scalar rule (``_values._fdiv``): 0/0 and NaN/0 are the canonical quiet NaN
+    (numpy would give the FPU's default NaN, 0xffc00000 on x86, or keep a NaN's payload)."""
+    q = np.divide(a, b)
+    return np.where((b == 0) & ((a == 0) | np.isnan(a)), _NAN, q)
+
+
 _ELEMENTWISE: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": _div,
     "max": _max, "min": _min,
 }
 
@@ -138,7 +148,7 @@ def block_unary(op: str, const: float) -> Callable[[Block], Block]:
         "rsqrt": each(_frsqrt),
         "add_const": lambda blk: Block(blk.a + c),
         "mul_const": lambda blk: Block(blk.a * c),
-        "div_const": lambda blk: Block(blk.a / c),
+        "div_const": lambda blk: Block(_div(blk.a, c)),
     }
     fn = table[op]
 

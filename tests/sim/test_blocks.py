@@ -134,3 +134,19 @@ def test_block_graph_errors_name_the_node():
             n["params"] = {"op": "mul"}
     with pytest.raises(GraphError, match="node 'mul': input a, b carries blocks"):
         ir.Graph.from_dict(data)
+
+
+def test_block_division_by_zero_follows_the_scalar_rule():
+    """0/0 and NaN/0 give the canonical NaN (0x7fc00000) as the scalar division does, not
+    the FPU's default NaN: block and scalar values agree bit for bit (docs/blocks.md)."""
+    from sim_models.python._blocks import BlockBinary, block_unary
+    from sim_models.python._values import binary_op
+
+    nan = np.uint32(0x7FC01234).view(np.float32)
+    a = np.array([0.0, nan, 1.0, -2.0, -0.0], dtype=np.float32)
+    got = BlockBinary("div", "i,i->i;i=5", "n")(Block(a), Block(np.zeros(5, np.float32))).a
+    scalar = binary_op("div", "float32")
+    want = np.array([scalar(float(x), 0.0) for x in a], dtype=np.float32)
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    by_const = block_unary("div_const", 0.0)(Block(a)).a
+    np.testing.assert_array_equal(by_const.view(np.uint32), want.view(np.uint32))

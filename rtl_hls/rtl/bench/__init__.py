@@ -130,10 +130,23 @@ def _build(netlist: Netlist, sim: str, waves: bool) -> tuple[Any, Path]:
         if sim == "icarus":
             kwargs["timescale"] = ("1ns", "1ps")
         with _sim_env(sim):  # both runners skip the work when nothing changed
-            runner.build(sources=[*srcs, top_file], hdl_toplevel=netlist.top,
-                         build_dir=build_dir, build_args=args, waves=waves,
-                         log_file=build_dir / "build.log", **kwargs)
+            try:
+                runner.build(sources=[*srcs, top_file], hdl_toplevel=netlist.top,
+                             build_dir=build_dir, build_args=args, waves=waves,
+                             log_file=build_dir / "build.log", **kwargs)
+            except (RuntimeError, SystemExit) as exc:
+                raise RuntimeError(_build_failure(sim, netlist.top, build_dir, exc)) from None
     return runner, build_dir
+
+
+def _build_failure(sim: str, top: str, build_dir: Path, exc: BaseException) -> str:
+    """What a failed build says: the runner only gives a return code, so quote the
+    simulator's own messages (the end of its build log)."""
+    log = build_dir / "build.log"
+    text = log.read_text(errors="replace") if log.exists() else ""
+    errors = [ln for ln in text.splitlines() if "rror" in ln or "%Warning" in ln]
+    tail = "\n".join((errors or text.splitlines())[-40:])
+    return f"{sim} build of {top} failed ({exc}); {log}:\n{tail}"
 
 
 def _test(runner: Any, sim: str, top: str, module: str, run_dir: Path, build_dir: Path,

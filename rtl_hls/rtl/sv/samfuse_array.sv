@@ -1,14 +1,15 @@
-// array: val = vals[ref] (samfuse_array_core without a memory system).
+// array: val = vals[ref] (samfuse_array_core without a memory system); E elements a value.
 module samfuse_array #(
     parameter int VAL_N = 1,
-    parameter VAL_FILE = ""
+    parameter VAL_FILE = "",
+    parameter int E = 1
 ) (
     input  logic        ap_clk,
     input  logic        ap_rst,
     input  logic [33:0] ref_dout,
     input  logic        ref_empty_n,
     output logic        ref_read,
-    output logic [33:0] val_din,
+    output logic [32*E+1:0] val_din,
     input  logic        val_full_n,
     output logic        val_write
 );
@@ -16,7 +17,7 @@ module samfuse_array #(
   logic [15:0] vals_nlines;
   /* verilator lint_on UNUSEDSIGNAL */
   samfuse_array_core #(
-      .VAL_N(VAL_N), .VAL_FILE(VAL_FILE)
+      .VAL_N(VAL_N), .VAL_FILE(VAL_FILE), .E(E)
   ) u_core (
       .ap_clk(ap_clk),
       .ap_rst(ap_rst),

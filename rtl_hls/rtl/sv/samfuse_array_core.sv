@@ -1,9 +1,13 @@
 // array: val = vals[ref]; N loads 0; stops and D pass through. vals loaded with $readmemh.
 // MEM: vals is off-chip behind a read port (samfuse_mem_rdport); a data ref is read in the
 // first cycle it is visible, whether or not `val` has space, and the firing waits for it.
+// E > 1: block values (docs/blocks.md): value p is the E words from p*E, N loads the zero
+// block, and with MEM a read accesses every line the block spans in one cycle (like
+// consecutive single-word accesses) and waits for the last one.
 module samfuse_array_core #(
     parameter int VAL_N = 1,
     parameter VAL_FILE = "",
+    parameter int E = 1,
     parameter bit MEM = 1'b0,
     parameter int MEM_K = 8,
     parameter int MEM_WPL = 16,
@@ -18,7 +22,7 @@ module samfuse_array_core #(
     input  logic [33:0] ref_dout,
     input  logic        ref_empty_n,
     output logic        ref_read,
-    output logic [33:0] val_din,
+    output logic [32*E+1:0] val_din,
     input  logic        val_full_n,
     output logic        val_write,
     // memory system (MEM); unused without it
@@ -29,21 +33,32 @@ module samfuse_array_core #(
     output logic [15:0] vals_nlines
 );
   import samfuse_pkg::*;
-  localparam int VA = VAL_N > 1 ? $clog2(VAL_N) : 1;
-  logic [31:0] vals[VAL_N];
+  localparam int VA = VAL_N * E > 1 ? $clog2(VAL_N * E) : 1;
+  // most lines E consecutive words can span (E = 1: one access, the word itself)
+  localparam int NACC = E == 1 ? 1 : (E + MEM_WPL - 2) / MEM_WPL + 1;
+  logic [31:0] vals[VAL_N*E];
+  logic [31:0] first;  // the value's first word
   initial $readmemh(VAL_FILE, vals);
   logic fin;
   logic [1:0] tag;
   logic want, mok;  // a data ref waits for its value; the value is usable
   assign tag = ref_dout[33:32];
+  assign first = ref_dout[31:0] * 32'(E);
   assign want = !fin && ref_empty_n && tag == TAG_DATA;
   assign ref_read = !fin && ref_empty_n && val_full_n && (!want || mok);
   assign val_write = ref_read;
   always @* begin
     case (tag)
-      TAG_DATA: val_din = mk(TAG_DATA, vals[ref_dout[VA-1:0]]);
-      TAG_EMPTY: val_din = mk(TAG_DATA, 32'd0);  // 0 and 0.0 share the bits
-      default: val_din = ref_dout;
+      TAG_DATA: begin
+        val_din[32*E+1-:2] = TAG_DATA;
+        for (int k = 0; k < E; k++) val_din[32*k+:32] = vals[VA'(first + 32'(k))];
+      end
+      TAG_EMPTY: val_din = '0;  // data 0 (0 and 0.0 share the bits; the zero block)
+      default: begin  // a stop or D on the value's width
+        val_din = '0;
+        val_din[32*E+1-:2] = tag;
+        val_din[31:0] = ref_dout[31:0];
+      end
     endcase
   end
   always_ff @(posedge ap_clk) begin
@@ -53,22 +68,32 @@ module samfuse_array_core #(
 
   generate
     if (MEM) begin : g_port
-      logic iss, okv;  // this ref's value requested
-      logic [31:0] rdy, ready;
+      logic iss;  // this ref's value requested
+      logic [31:0] rdy, nspan;
+      logic [NACC-1:0] acc, okv;
+      logic [NACC*32-1:0] words, ready;
+      // the span's lines in order: its first word, then the first word of each further
+      // line (ReadPort.read_span); the value is ready when the last line is
+      assign nspan = (first + 32'(E) - 32'd1) / 32'(MEM_WPL) - first / 32'(MEM_WPL) + 32'd1;
+      always @*
+        for (int i = 0; i < NACC; i++) begin
+          acc[i] = want && !iss && 32'(i) < nspan;
+          words[i*32+:32] = i == 0 ? first : (first / 32'(MEM_WPL) + 32'(i)) * 32'(MEM_WPL);
+        end
       samfuse_mem_rdport #(
-          .K(MEM_K), .WPL(MEM_WPL), .LB(MEM_LB), .B(MEM_B), .LAT(MEM_LAT), .NACC(1),
+          .K(MEM_K), .WPL(MEM_WPL), .LB(MEM_LB), .B(MEM_B), .LAT(MEM_LAT), .NACC(NACC),
           .PORT(VAL_PORT), .LEN_FILE(VAL_LEN_FILE)
       ) u_vals (
-          .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .acc(want && !iss),
-          .word(ref_dout[31:0]), .ok_now(okv), .ready(ready), .nlines(vals_nlines),
+          .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .acc(acc),
+          .word(words), .ok_now(okv), .ready(ready), .nlines(vals_nlines),
           .base(vals_base)
       );
-      assign mok = iss ? mem_now >= rdy : okv;
+      assign mok = iss ? mem_now >= rdy : okv[nspan-32'd1];
       always_ff @(posedge ap_clk) begin
         if (ap_rst || ref_read) iss <= 1'b0;
         else if (want && !iss) begin
           iss <= 1'b1;
-          rdy <= ready;
+          rdy <= ready[(nspan-32'd1)*32+:32];
         end
       end
     end else begin : g_ideal

@@ -1,20 +1,22 @@
 // broadcast: repeats the head value once per R (val_in, repsig -> val). The firing rules
 // are repeat's and the token word is payload-agnostic, so this is samfuse_repeat with its
 // ports renamed: no logic of its own, identical timing.
-module samfuse_broadcast (
+module samfuse_broadcast #(
+    parameter int W = 34  // value token width: 2 + 32*E for blocks of E elements
+) (
     input  logic        ap_clk,
     input  logic        ap_rst,
-    input  logic [33:0] val_in_dout,
+    input  logic [W-1:0] val_in_dout,
     input  logic        val_in_empty_n,
     output logic        val_in_read,
     input  logic [33:0] repsig_dout,
     input  logic        repsig_empty_n,
     output logic        repsig_read,
-    output logic [33:0] val_din,
+    output logic [W-1:0] val_din,
     input  logic        val_full_n,
     output logic        val_write
 );
-  samfuse_repeat u_repeat (
+  samfuse_repeat #(.W(W)) u_repeat (
       .ap_clk(ap_clk),
       .ap_rst(ap_rst),
       .ref_in_dout(val_in_dout),

@@ -3,13 +3,15 @@
 // compares the crd heads and passes the second streams' 34-bit words through untouched, so
 // this is samfuse_intersect with ref_a renamed val_a: no logic of its own, identical timing,
 // value payloads (float32 bits incl. -0.0 and NaN, int32) unchanged.
-module samfuse_intersect_val (
+module samfuse_intersect_val #(
+    parameter int W = 34  // val_a's token width: 2 + 32*E for blocks of E elements
+) (
     input  logic        ap_clk,
     input  logic        ap_rst,
     input  logic [33:0] crd_a_dout,
     input  logic        crd_a_empty_n,
     output logic        crd_a_read,
-    input  logic [33:0] val_a_dout,
+    input  logic [W-1:0] val_a_dout,
     input  logic        val_a_empty_n,
     output logic        val_a_read,
     input  logic [33:0] crd_b_dout,
@@ -21,14 +23,14 @@ module samfuse_intersect_val (
     output logic [33:0] crd_din,
     input  logic        crd_full_n,
     output logic        crd_write,
-    output logic [33:0] val_a_din,
+    output logic [W-1:0] val_a_din,
     input  logic        val_a_full_n,
     output logic        val_a_write,
     output logic [33:0] ref_b_din,
     input  logic        ref_b_full_n,
     output logic        ref_b_write
 );
-  samfuse_join_core #(.UNION(1'b0)) u_core (
+  samfuse_join_core #(.UNION(1'b0), .W(W)) u_core (
       .ap_clk(ap_clk),
       .ap_rst(ap_rst),
       .crd_a_dout(crd_a_dout),

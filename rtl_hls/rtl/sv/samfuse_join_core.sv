@@ -2,14 +2,15 @@
 // needs all four heads; skips write nothing and so need no output space. Aligned stops and
 // D pass through as crd_a's token on all three outputs.
 module samfuse_join_core #(
-    parameter bit UNION = 1'b0
+    parameter bit UNION = 1'b0,
+    parameter int W = 34  // ref_a's token width (a value stream's: 2 + 32*E for blocks)
 ) (
     input  logic        ap_clk,
     input  logic        ap_rst,
     input  logic [33:0] crd_a_dout,
     input  logic        crd_a_empty_n,
     output logic        crd_a_read,
-    input  logic [33:0] ref_a_dout,
+    input  logic [W-1:0] ref_a_dout,
     input  logic        ref_a_empty_n,
     output logic        ref_a_read,
     input  logic [33:0] crd_b_dout,
@@ -21,7 +22,7 @@ module samfuse_join_core #(
     output logic [33:0] crd_din,
     input  logic        crd_full_n,
     output logic        crd_write,
-    output logic [33:0] ref_a_din,
+    output logic [W-1:0] ref_a_din,
     input  logic        ref_a_full_n,
     output logic        ref_a_write,
     output logic [33:0] ref_b_din,
@@ -32,8 +33,15 @@ module samfuse_join_core #(
   logic fin, fin_n, heads, sp, pop_a, pop_b, wr;
   logic ad, bd, an, bn;
   logic [31:0] a, b;
-  logic [33:0] oc, oa, ob;
-  localparam logic [33:0] NTOK = {TAG_EMPTY, 32'd0};
+  logic [33:0] oc, ob;
+  logic [W-1:0] oa;
+  // a control token (34-bit word) on this stream's width W (docs/blocks.md)
+  function automatic logic [W-1:0] wide(input logic [33:0] t);
+    wide = '0;
+    wide[W-1-:2] = t[33:32];
+    wide[31:0] = t[31:0];
+  endfunction
+
 
   assign heads = crd_a_empty_n & ref_a_empty_n & crd_b_empty_n & ref_b_empty_n;
   assign sp = crd_full_n & ref_a_full_n & ref_b_full_n;
@@ -56,7 +64,7 @@ module samfuse_join_core #(
 
   // `space` is an argument, not read from `sp` inside: a combinational block's implicit
   // sensitivity list does not look into task bodies (Icarus)
-  task automatic emit(input logic space, input logic [33:0] c, input logic [33:0] ra,
+  task automatic emit(input logic space, input logic [33:0] c, input logic [W-1:0] ra,
                       input logic [33:0] rb, input logic pa, input logic pb);
     if (space) begin
       wr = 1'b1;
@@ -88,15 +96,15 @@ module samfuse_join_core #(
           pop_a = 1'b1;
           pop_b = bn;
         end else if (bd || bn) pop_b = 1'b1;
-        else emit(sp, crd_a_dout, crd_a_dout, crd_a_dout, 1'b1, 1'b1);
+        else emit(sp, crd_a_dout, wide(crd_a_dout), crd_a_dout, 1'b1, 1'b1);
       end else begin
         if (an || bn) begin
           pop_a = an;
           pop_b = bn;
-        end else if (ad && (!bd || a < b)) emit(sp, crd_a_dout, ref_a_dout, NTOK, 1'b1, 1'b0);
-        else if (bd && (!ad || b < a)) emit(sp, crd_b_dout, NTOK, ref_b_dout, 1'b0, 1'b1);
+        end else if (ad && (!bd || a < b)) emit(sp, crd_a_dout, ref_a_dout, {TAG_EMPTY, 32'd0}, 1'b1, 1'b0);
+        else if (bd && (!ad || b < a)) emit(sp, crd_b_dout, wide({TAG_EMPTY, 32'd0}), ref_b_dout, 1'b0, 1'b1);
         else if (ad) emit(sp, crd_a_dout, ref_a_dout, ref_b_dout, 1'b1, 1'b1);
-        else emit(sp, crd_a_dout, crd_a_dout, crd_a_dout, 1'b1, 1'b1);
+        else emit(sp, crd_a_dout, wide(crd_a_dout), crd_a_dout, 1'b1, 1'b1);
       end
       if (wr && crd_a_dout[33:32] == TAG_DONE) fin_n = 1'b1;
     end

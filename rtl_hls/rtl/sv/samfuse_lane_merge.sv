@@ -3,25 +3,27 @@
 // first (a crd before a stop); aligned stops and D pass once, popping all four inputs.
 // Needs both crd heads, the taken side's val head (both for a stop) and space on both
 // outputs whenever it fires (every firing writes).
-module samfuse_lane_merge (
+module samfuse_lane_merge #(
+    parameter int W = 34  // value token width: 2 + 32*E for blocks of E elements
+) (
     input  logic        ap_clk,
     input  logic        ap_rst,
     input  logic [33:0] crd_a_dout,
     input  logic        crd_a_empty_n,
     output logic        crd_a_read,
-    input  logic [33:0] val_a_dout,
+    input  logic [W-1:0] val_a_dout,
     input  logic        val_a_empty_n,
     output logic        val_a_read,
     input  logic [33:0] crd_b_dout,
     input  logic        crd_b_empty_n,
     output logic        crd_b_read,
-    input  logic [33:0] val_b_dout,
+    input  logic [W-1:0] val_b_dout,
     input  logic        val_b_empty_n,
     output logic        val_b_read,
     output logic [33:0] crd_din,
     input  logic        crd_full_n,
     output logic        crd_write,
-    output logic [33:0] val_din,
+    output logic [W-1:0] val_din,
     input  logic        val_full_n,
     output logic        val_write
 );

@@ -5,7 +5,9 @@
 // crd, or S_{k+1} when both lanes end the outer fiber with S_k. A lane that copied no
 // fiber since the last outer stop (`closed_x` clear) still holds that lone S_{k+1} on
 // crd0/val, popped with the outer stops; D pops all six inputs.
-module samfuse_lane_merge2 (
+module samfuse_lane_merge2 #(
+    parameter int W = 34  // value token width: 2 + 32*E for blocks of E elements
+) (
     input  logic        ap_clk,
     input  logic        ap_rst,
     input  logic [33:0] crd1_a_dout,
@@ -14,7 +16,7 @@ module samfuse_lane_merge2 (
     input  logic [33:0] crd0_a_dout,
     input  logic        crd0_a_empty_n,
     output logic        crd0_a_read,
-    input  logic [33:0] val_a_dout,
+    input  logic [W-1:0] val_a_dout,
     input  logic        val_a_empty_n,
     output logic        val_a_read,
     input  logic [33:0] crd1_b_dout,
@@ -23,7 +25,7 @@ module samfuse_lane_merge2 (
     input  logic [33:0] crd0_b_dout,
     input  logic        crd0_b_empty_n,
     output logic        crd0_b_read,
-    input  logic [33:0] val_b_dout,
+    input  logic [W-1:0] val_b_dout,
     input  logic        val_b_empty_n,
     output logic        val_b_read,
     output logic [33:0] crd1_din,
@@ -32,16 +34,23 @@ module samfuse_lane_merge2 (
     output logic [33:0] crd0_din,
     input  logic        crd0_full_n,
     output logic        crd0_write,
-    output logic [33:0] val_din,
+    output logic [W-1:0] val_din,
     input  logic        val_full_n,
     output logic        val_write
 );
   import samfuse_pkg::*;
+  // a control token (34-bit word) on this stream's width W (docs/blocks.md)
+  function automatic logic [W-1:0] wide(input logic [33:0] t);
+    wide = '0;
+    wide[W-1-:2] = t[33:32];
+    wide[31:0] = t[31:0];
+  endfunction
   localparam logic [1:0] PICK = 2'd0, COPY_A = 2'd1, COPY_B = 2'd2;
   logic [1:0] mode, mode_n;
   logic fin, fin_n, pending, pending_n, closed_a, closed_a_n, closed_b, closed_b_n;
   logic ad, bd, take_a, take_b, need_a, need_b, done, inner_sp;
-  logic [33:0] c0, v0, inner;
+  logic [33:0] c0, inner;
+  logic [W-1:0] v0;
   logic c0_head, c0_stop;
 
   assign ad = crd1_a_dout[33:32] == TAG_DATA;
@@ -110,7 +119,7 @@ module samfuse_lane_merge2 (
           crd0_write = pending;
           val_write = pending;
           crd0_din = mk(TAG_STOP, 32'd0);
-          val_din = mk(TAG_STOP, 32'd0);
+          val_din = wide(mk(TAG_STOP, 32'd0));
           pending_n = 1'b0;
           mode_n = take_a ? COPY_A : COPY_B;
         end
@@ -128,7 +137,7 @@ module samfuse_lane_merge2 (
         val_write = 1'b1;
         crd1_din = crd1_a_dout;
         crd0_din = inner;
-        val_din = inner;
+        val_din = wide(inner);
         pending_n = 1'b0;
         closed_a_n = 1'b0;
         closed_b_n = 1'b0;

@@ -1,23 +1,32 @@
 // repeat: repeats the head ref once per R; a repsig stop S_k pops the ref and passes S_k,
 // and (k>0, a fiber was open) arms `skip` to drop the merged S_{k-1} that follows on ref_in.
-// The payload is never inspected: samfuse_broadcast reuses this module on value streams.
-module samfuse_repeat (
+// The payload is never inspected: samfuse_broadcast reuses this module on value streams
+// (W: their token width, 2 + 32*E for blocks of E elements).
+module samfuse_repeat #(
+    parameter int W = 34
+) (
     input  logic        ap_clk,
     input  logic        ap_rst,
-    input  logic [33:0] ref_in_dout,
+    input  logic [W-1:0] ref_in_dout,
     input  logic        ref_in_empty_n,
     output logic        ref_in_read,
     input  logic [33:0] repsig_dout,
     input  logic        repsig_empty_n,
     output logic        repsig_read,
-    output logic [33:0] ref_din,
+    output logic [W-1:0] ref_din,
     input  logic        ref_full_n,
     output logic        ref_write
 );
   import samfuse_pkg::*;
+  // a control token (34-bit word) on this stream's width W (docs/blocks.md)
+  function automatic logic [W-1:0] wide(input logic [33:0] t);
+    wide = '0;
+    wide[W-1-:2] = t[33:32];
+    wide[31:0] = t[31:0];
+  endfunction
   logic fin, fin_n, skip, skip_n;
   logic [1:0] rtag, stag;
-  assign rtag = ref_in_dout[33:32];
+  assign rtag = ref_in_dout[W-1-:2];
   assign stag = repsig_dout[33:32];
 
   always @* begin
@@ -37,12 +46,12 @@ module samfuse_repeat (
         case (stag)
           TAG_STOP: begin
             ref_in_read = 1'b1;
-            ref_din = repsig_dout;
+            ref_din = wide(repsig_dout);
             if (rtag != TAG_STOP && repsig_dout[31:0] != 32'd0) skip_n = 1'b1;
           end
           TAG_DONE: begin
             ref_in_read = 1'b1;
-            ref_din = repsig_dout;
+            ref_din = wide(repsig_dout);
             fin_n = 1'b1;
           end
           default: ref_din = ref_in_dout;  // R

@@ -1,37 +1,47 @@
 // spacc: sparse vector accumulator. Accumulates level-0 fibers by crd (crds < N); S0 ends
 // one partial vector; S_k (k>0) starts the drain: one (crd, val) per cycle in crd order,
 // lowest first (a priority encoder over the valid bits), then S_{k-1}.
+// E > 1: blocks of E elements (docs/blocks.md), summed elementwise (an entry's first value
+// is 0 + v); a firing that accumulates a crd keeps the node busy for CYCLES cycles.
 module samfuse_spacc #(
     parameter bit FP = 1'b1,
-    parameter int N = 16
+    parameter int N = 16,
+    parameter int E = 1,
+    parameter int CYCLES = 1
 ) (
     input  logic        ap_clk,
     input  logic        ap_rst,
     input  logic [33:0] crd_in_dout,
     input  logic        crd_in_empty_n,
     output logic        crd_in_read,
-    input  logic [33:0] val_in_dout,
+    input  logic [32*E+1:0] val_in_dout,
     input  logic        val_in_empty_n,
     output logic        val_in_read,
     output logic [33:0] crd_din,
     input  logic        crd_full_n,
     output logic        crd_write,
-    output logic [33:0] val_din,
+    output logic [32*E+1:0] val_din,
     input  logic        val_full_n,
     output logic        val_write
 );
   import samfuse_pkg::*;
+  // a control token on the value output's width
+  function automatic logic [32*E+1:0] ctl(input logic [1:0] tag, input logic [31:0] p);
+    ctl = '0;
+    ctl[32*E+1-:2] = tag;
+    ctl[31:0] = p;
+  endfunction
   localparam int IA = N > 1 ? $clog2(N) : 1;
-  logic [31:0] acc[N];
+  logic [32*E-1:0] acc[N], acc_wdata, prev;
   logic [N-1:0] valid;
-  logic fin, fin_n, drain, drain_n, found, sp, pop, wr, acc_we, clr;
-  logic [31:0] dlevel, dlevel_n, acc_wdata;
+  logic fin, fin_n, drain, drain_n, found, sp, pop, wr, acc_we, clr, rdy;
+  logic [31:0] dlevel, dlevel_n;
   logic [IA-1:0] low, acc_waddr;
   logic [1:0] ct, vt;
   logic [31:0] c;
 
   assign ct = crd_in_dout[33:32];
-  assign vt = val_in_dout[33:32];
+  assign vt = val_in_dout[32*E+1-:2];
   assign c = crd_in_dout[31:0];
   assign sp = crd_full_n & val_full_n;
   assign crd_in_read = pop;
@@ -57,23 +67,21 @@ module samfuse_spacc #(
     crd_din = '0;
     val_din = '0;
     acc_we = 1'b0;
-    acc_wdata = binop(FP, OP_ADD, valid[acc_waddr] ? acc[acc_waddr] : 32'd0,
-                      vt == TAG_DATA ? val_in_dout[31:0] : 32'd0);
     clr = 1'b0;
     drain_n = drain;
     dlevel_n = dlevel;
     fin_n = fin;
-    if (fin) begin
+    if (fin || !rdy) begin
     end else if (drain) begin
       if (sp) begin
         wr = 1'b1;
         if (found) begin
           crd_din = mk(TAG_DATA, 32'(low));
-          val_din = mk(TAG_DATA, acc[low]);
+          val_din = {TAG_DATA, acc[low]};
           clr = 1'b1;
         end else begin
           crd_din = mk(TAG_STOP, dlevel);
-          val_din = mk(TAG_STOP, dlevel);
+          val_din = ctl(TAG_STOP, dlevel);
           drain_n = 1'b0;
         end
       end
@@ -87,21 +95,35 @@ module samfuse_spacc #(
         wr = 1'b1;
         if (ct == TAG_DONE) begin
           crd_din = crd_in_dout;
-          val_din = crd_in_dout;
+          val_din = ctl(TAG_DONE, c);
           fin_n = 1'b1;
         end else if (found) begin
           crd_din = mk(TAG_DATA, 32'(low));
-          val_din = mk(TAG_DATA, acc[low]);
+          val_din = {TAG_DATA, acc[low]};
           clr = 1'b1;
           drain_n = 1'b1;
           dlevel_n = c - 32'd1;
         end else begin
           crd_din = mk(TAG_STOP, c - 32'd1);
-          val_din = mk(TAG_STOP, c - 32'd1);
+          val_din = ctl(TAG_STOP, c - 32'd1);
         end
       end
     end
   end
+
+  // the entry's sum, element by element: prev (0 if none) + the value (N as 0)
+  assign prev = valid[acc_waddr] ? acc[acc_waddr] : '0;
+  always @*
+    for (int k = 0; k < E; k++)
+      acc_wdata[32*k+:32] = binop(FP, OP_ADD, prev[32*k+:32],
+                                  vt == TAG_DATA ? val_in_dout[32*k+:32] : 32'd0);
+
+  // (Icarus 11 misses package constants in port expressions: the value firing is a wire)
+  logic vfire;
+  assign vfire = pop && ct == TAG_DATA;
+  samfuse_ii #(.CYCLES(CYCLES)) u_ii (
+      .ap_clk(ap_clk), .ap_rst(ap_rst), .fire(vfire), .ready(rdy)
+  );
 
   always_ff @(posedge ap_clk) begin
     if (ap_rst) begin

@@ -6,10 +6,14 @@
 // writes its crd1, rows are separated by S0 on crd0/val, and the drain ends with
 // (S_{k-2}, S_{k-1}, S_{k-1}). A step needs space only on the outputs it writes. D on the
 // inputs is popped, then D goes out on all three in the next cycle with space.
+// E > 1: blocks of E elements (docs/blocks.md), summed elementwise (an entry's first value
+// is 0 + v); a firing that accumulates a crd keeps the node busy for CYCLES cycles.
 module samfuse_spacc2 #(
     parameter bit FP = 1'b1,
     parameter int N1 = 16,
-    parameter int N0 = 16
+    parameter int N0 = 16,
+    parameter int E = 1,
+    parameter int CYCLES = 1
 ) (
     input  logic        ap_clk,
     input  logic        ap_rst,
@@ -19,7 +23,7 @@ module samfuse_spacc2 #(
     input  logic [33:0] crd0_in_dout,
     input  logic        crd0_in_empty_n,
     output logic        crd0_in_read,
-    input  logic [33:0] val_in_dout,
+    input  logic [32*E+1:0] val_in_dout,
     input  logic        val_in_empty_n,
     output logic        val_in_read,
     output logic [33:0] crd1_din,
@@ -28,14 +32,20 @@ module samfuse_spacc2 #(
     output logic [33:0] crd0_din,
     input  logic        crd0_full_n,
     output logic        crd0_write,
-    output logic [33:0] val_din,
+    output logic [32*E+1:0] val_din,
     input  logic        val_full_n,
     output logic        val_write
 );
   import samfuse_pkg::*;
+  // a control token on the value output's width
+  function automatic logic [32*E+1:0] ctl(input logic [1:0] tag, input logic [31:0] p);
+    ctl = '0;
+    ctl[32*E+1-:2] = tag;
+    ctl[31:0] = p;
+  endfunction
   localparam int I1 = N1 > 1 ? $clog2(N1) : 1;
   localparam int I0 = N0 > 1 ? $clog2(N0) : 1;
-  logic [31:0] acc[N1][N0];
+  logic [32*E-1:0] acc[N1][N0], acc_wdata, prev;
   logic [N0-1:0] valid[N1];
   // fin: D sent; dpend: D popped, not yet sent; drain: emitting the matrix; row_open: the
   // row `cur` has had its first entry written (next: its other entries, or S0)
@@ -44,8 +54,7 @@ module samfuse_spacc2 #(
   logic [I1-1:0] cur, cur_n, low_r, acc_r;
   logic [I0-1:0] low_c, acc_c;
   logic found;
-  logic pop0, pop1, w1, w0, acc_we, clr;
-  logic [31:0] acc_wdata;
+  logic pop0, pop1, w1, w0, acc_we, clr, rdy;
   logic [1:0] t1, t0, tv;
   logic [31:0] p0;
   // of crd1_in only a crd's row-index bits matter: its stop levels follow crd0_in's
@@ -56,7 +65,7 @@ module samfuse_spacc2 #(
 
   assign t1 = crd1_in_dout[33:32];
   assign t0 = crd0_in_dout[33:32];
-  assign tv = val_in_dout[33:32];
+  assign tv = val_in_dout[32*E+1-:2];
   assign p1 = crd1_in_dout[31:0];
   assign p0 = crd0_in_dout[31:0];
   assign heads = crd1_in_empty_n & crd0_in_empty_n & val_in_empty_n;
@@ -93,8 +102,6 @@ module samfuse_spacc2 #(
     crd0_din = '0;
     val_din = '0;
     acc_we = 1'b0;
-    acc_wdata = binop(FP, OP_ADD, valid[acc_r][acc_c] ? acc[acc_r][acc_c] : 32'd0,
-                      tv == TAG_DATA ? val_in_dout[31:0] : 32'd0);
     clr = 1'b0;
     fin_n = fin;
     dpend_n = dpend;
@@ -102,13 +109,13 @@ module samfuse_spacc2 #(
     row_open_n = row_open;
     dlevel_n = dlevel;
     cur_n = cur;
-    if (fin) begin
+    if (fin || !rdy) begin
     end else if (dpend) begin
       if (sp_all) begin
         {w1, w0} = 2'b11;
         crd1_din = mk(TAG_DONE, 32'd0);
         crd0_din = mk(TAG_DONE, 32'd0);
-        val_din = mk(TAG_DONE, 32'd0);
+        val_din = ctl(TAG_DONE, 32'd0);
         dpend_n = 1'b0;
         fin_n = 1'b1;
       end
@@ -117,14 +124,14 @@ module samfuse_spacc2 #(
         if (sp_inner) begin
           w0 = 1'b1;
           crd0_din = mk(TAG_DATA, 32'(low_c));
-          val_din = mk(TAG_DATA, acc[low_r][low_c]);
+          val_din = {TAG_DATA, acc[low_r][low_c]};
           clr = 1'b1;
         end
       end else if (found && row_open) begin  // the open row is done: S0 between rows
         if (sp_inner) begin
           w0 = 1'b1;
           crd0_din = mk(TAG_STOP, 32'd0);
-          val_din = mk(TAG_STOP, 32'd0);
+          val_din = ctl(TAG_STOP, 32'd0);
           row_open_n = 1'b0;
         end
       end else if (found) begin  // first entry of the next row, with its crd1
@@ -132,7 +139,7 @@ module samfuse_spacc2 #(
           {w1, w0} = 2'b11;
           crd1_din = mk(TAG_DATA, 32'(low_r));
           crd0_din = mk(TAG_DATA, 32'(low_c));
-          val_din = mk(TAG_DATA, acc[low_r][low_c]);
+          val_din = {TAG_DATA, acc[low_r][low_c]};
           clr = 1'b1;
           row_open_n = 1'b1;
           cur_n = low_r;
@@ -141,7 +148,7 @@ module samfuse_spacc2 #(
         {w1, w0} = 2'b11;
         crd1_din = mk(TAG_STOP, dlevel - 32'd2);
         crd0_din = mk(TAG_STOP, dlevel - 32'd1);
-        val_din = mk(TAG_STOP, dlevel - 32'd1);
+        val_din = ctl(TAG_STOP, dlevel - 32'd1);
         drain_n = 1'b0;
         row_open_n = 1'b0;
       end
@@ -164,6 +171,20 @@ module samfuse_spacc2 #(
       end
     end
   end
+
+  // the entry's sum, element by element: prev (0 if none) + the value (N as 0)
+  assign prev = valid[acc_r][acc_c] ? acc[acc_r][acc_c] : '0;
+  always @*
+    for (int k = 0; k < E; k++)
+      acc_wdata[32*k+:32] = binop(FP, OP_ADD, prev[32*k+:32],
+                                  tv == TAG_DATA ? val_in_dout[32*k+:32] : 32'd0);
+
+  // (Icarus 11 misses package constants in port expressions: the value firing is a wire)
+  logic vfire;
+  assign vfire = pop0 && t0 == TAG_DATA;
+  samfuse_ii #(.CYCLES(CYCLES)) u_ii (
+      .ap_clk(ap_clk), .ap_rst(ap_rst), .fire(vfire), .ready(rdy)
+  );
 
   always_ff @(posedge ap_clk) begin
     if (ap_rst) begin

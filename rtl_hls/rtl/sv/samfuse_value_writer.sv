@@ -1,11 +1,12 @@
 // value_writer: records values (samfuse_value_writer_core without a memory system).
 module samfuse_value_writer #(
     parameter int VAL_N = 16,
-    parameter DUMP_FILE = "value_writer.dump"
+    parameter DUMP_FILE = "value_writer.dump",
+    parameter int E = 1
 ) (
     input  logic        ap_clk,
     input  logic        ap_rst,
-    input  logic [33:0] val_dout,
+    input  logic [32*E+1:0] val_dout,
     input  logic        val_empty_n,
     output logic        val_read,
     output logic        done
@@ -14,7 +15,7 @@ module samfuse_value_writer #(
   logic [15:0] vals_nlines;
   /* verilator lint_on UNUSEDSIGNAL */
   samfuse_value_writer_core #(
-      .VAL_N(VAL_N), .DUMP_FILE(DUMP_FILE)
+      .VAL_N(VAL_N), .DUMP_FILE(DUMP_FILE), .E(E)
   ) u_core (
       .ap_clk(ap_clk),
       .ap_rst(ap_rst),

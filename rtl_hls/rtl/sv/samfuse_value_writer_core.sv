@@ -3,9 +3,12 @@
 // MEM: values go off-chip through a write port (samfuse_mem_wrport); a firing that
 // writes a line waits for a write slot, D flushes, and `done` also waits until every
 // write is acknowledged (the run's cycle count, docs/timing.md).
+// E > 1: block values (docs/blocks.md): a value is E words, recorded and written together;
+// the dump lists every word (the bench groups them by E).
 module samfuse_value_writer_core #(
     parameter int VAL_N = 16,
     parameter DUMP_FILE = "value_writer.dump",
+    parameter int E = 1,
     parameter bit MEM = 1'b0,
     parameter int MEM_K = 8,
     parameter int MEM_WPL = 16,
@@ -16,7 +19,7 @@ module samfuse_value_writer_core #(
 ) (
     input  logic        ap_clk,
     input  logic        ap_rst,
-    input  logic [33:0] val_dout,
+    input  logic [32*E+1:0] val_dout,
     input  logic        val_empty_n,
     output logic        val_read,
     output logic        done,
@@ -28,12 +31,12 @@ module samfuse_value_writer_core #(
     output logic [15:0] vals_nlines
 );
   import samfuse_pkg::*;
-  localparam int VA = VAL_N > 1 ? $clog2(VAL_N) : 1;
-  logic [31:0] val_mem[VAL_N];
+  localparam int VA = VAL_N * E > 1 ? $clog2(VAL_N * E) : 1;
+  logic [31:0] val_mem[VAL_N*E];
   logic [31:0] nval;
   logic [1:0] tag;
   logic fin, mok, acked_n;  // D consumed; the firing's write may go; all acked next cycle
-  assign tag = val_dout[33:32];
+  assign tag = val_dout[32*E+1-:2];
   assign val_read = !fin && val_empty_n && mok;
 
   generate
@@ -43,7 +46,8 @@ module samfuse_value_writer_core #(
       assign is_val = tag == TAG_DATA;
       assign is_done = tag == TAG_DONE;
       samfuse_mem_wrport #(
-          .K(MEM_K), .WPL(MEM_WPL), .LB(MEM_LB), .B(MEM_B), .LAT(MEM_LAT), .PORT(VAL_PORT)
+          .K(MEM_K), .WPL(MEM_WPL), .LB(MEM_LB), .B(MEM_B), .LAT(MEM_LAT), .PORT(VAL_PORT),
+          .E(E)
       ) u_vals (
           .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .add(is_val),
           .flush(is_done), .ok(mok), .fire(val_read), .nlines(vals_nlines),
@@ -78,8 +82,8 @@ module samfuse_value_writer_core #(
       nval <= '0;
     end else if (val_read) begin
       if (tag == TAG_DATA) begin
-        val_mem[nval[VA-1:0]] <= val_dout[31:0];
-        nval <= nval + 32'd1;
+        for (int k = 0; k < E; k++) val_mem[VA'(nval + 32'(k))] <= val_dout[32*k+:32];
+        nval <= nval + 32'(E);
       end else if (tag == TAG_DONE) fin <= 1'b1;
     end
   end
