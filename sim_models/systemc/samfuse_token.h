@@ -13,6 +13,7 @@
 #define SAMFUSE_TOKEN_H
 
 #include <cmath>
+#include <limits>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -99,6 +100,20 @@ inline std::int64_t trunc_div(std::int64_t a, std::int64_t b) {
   return ((a >= 0) == (b >= 0)) ? q : -q;
 }
 
+// Division as _values._fdiv: 0/0 and NaN/0 are the canonical quiet NaN (0x7fc00000 once
+// rounded), not the FPU's default NaN (negative on x86) or the dividend's payload.
+inline double fdiv(double x, double y) {
+  if (y == 0.0 && (x == 0.0 || x != x)) return std::numeric_limits<double>::quiet_NaN();
+  return x / y;
+}
+
+// 1/sqrt(x) as _values._frsqrt: +-inf at +-0, the canonical quiet NaN below 0 and for NaN.
+inline double frsqrt(double x) {
+  if (x > 0.0) return 1.0 / std::sqrt(x);
+  if (x == 0.0) return std::copysign(std::numeric_limits<double>::infinity(), x);
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
 // One binary operation on payloads; `fp` selects float32 (else int32) semantics.
 inline std::uint32_t binary_op(int op, bool fp, std::uint32_t a, std::uint32_t b) {
   if (fp) {
@@ -107,7 +122,7 @@ inline std::uint32_t binary_op(int op, bool fp, std::uint32_t a, std::uint32_t b
       case OP_ADD: return round_f32(double(x) + double(y));
       case OP_SUB: return round_f32(double(x) - double(y));
       case OP_MUL: return round_f32(double(x) * double(y));
-      case OP_DIV: return round_f32(double(x) / double(y));
+      case OP_DIV: return round_f32(fdiv(double(x), double(y)));
       case OP_MAX: return x >= y ? a : b;
       default: return x <= y ? a : b;
     }
@@ -139,10 +154,10 @@ inline std::uint32_t unary_op(int op, bool fp, const UnaryConst& c, std::uint32_
       case UN_RELU: return x > 0.0f ? a : bits_of(0.0f);
       case UN_EXP: return round_f32(std::exp(double(x)));
       case UN_NEG: return bits_of(-x);
-      case UN_RSQRT: return round_f32(1.0 / std::sqrt(double(x)));
+      case UN_RSQRT: return round_f32(frsqrt(double(x)));
       case UN_ADD_C: return round_f32(double(x) + cd);
       case UN_MUL_C: return round_f32(double(x) * cd);
-      default: return round_f32(double(x) / cd);
+      default: return round_f32(fdiv(double(x), cd));
     }
   }
   std::int32_t x = i32_of(a);
