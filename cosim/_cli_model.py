@@ -64,7 +64,8 @@ def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) ->
     m.add_argument("--block", action="append", metavar="[TENSOR=]EXTENT",
                    help="block sparsity: values are dense blocks of EXTENT along every index "
                    "a blocked tensor meets; EXTENT alone blocks the model's sparse tensors "
-                   "(e.g. BigBird's mask), TENSOR=EXTENT names one (docs/blocks.md)")
+                   "(e.g. BigBird's mask), TENSOR=EXTENT names one, '*=EXTENT' every "
+                   "tensor whose sizes it divides (docs/blocks.md)")
     m.add_argument("--backend", default="python", help="backend name (default python)")
     m.add_argument("--seed", type=seed_arg, default=0, help="random seed (an int >= 0)")
     m.add_argument("--program", action="store_true", help="print the einsum program")
@@ -96,17 +97,25 @@ def _lanes(items: list[str], error: type[Exception]) -> dict[str, int]:
     return out
 
 
-def block_seeds(items: list[str], sparse: list[str], error: type[Exception]
-                ) -> dict[str, int]:
-    """``--block 16`` (every sparse tensor) / ``--block mask=16``: seed -> extent."""
+def block_seeds(items: list[str], program, error: type[Exception]) -> dict[str, int]:
+    """``--block 16`` (the program's sparse inputs and weights), ``--block mask=16`` (one
+    tensor), ``--block '*=16'`` (every tensor whose sizes 16 divides: dense projections
+    too): seed tensor -> extent."""
     out: dict[str, int] = {}
     for item in items:
         name, eq, n = item.rpartition("=")
-        if not n.strip().isdigit() or int(n) < 1 or (eq and not name.strip()):
-            raise error(f"--block {item!r}: expected EXTENT or TENSOR=EXTENT, e.g. 16 or "
-                        "mask=16")
-        for tensor in ([name.strip()] if eq else sparse):
-            out[tensor] = int(n)
+        name = name.strip()
+        if not n.strip().isdigit() or int(n) < 1 or (eq and not name):
+            raise error(f"--block {item!r}: expected EXTENT, TENSOR=EXTENT or '*=EXTENT', "
+                        "e.g. 16 or mask=16")
+        b = int(n)
+        if not eq:
+            names = sparse_tensors(program)
+        elif name == "*":
+            names = [t for t, d in program.tensors.items() if all(x % b == 0 for x in d.shape)]
+        else:
+            names = [name]
+        out.update(dict.fromkeys(names, b))
     if items and not out:
         raise error(f"--block {items[0]!r}: the model has no sparse tensor to block; name "
                     "one with TENSOR=EXTENT")
@@ -148,8 +157,7 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
         schedule = dataclasses.replace(schedule, par=_lanes(args.par, error),
                                        partition=args.partition)
     if args.block:
-        schedule = dataclasses.replace(schedule, block=block_seeds(
-            args.block, sparse_tensors(program), error))
+        schedule = dataclasses.replace(schedule, block=block_seeds(args.block, program, error))
         schedule.validate(program)
     binds = {**torch_weights(model, program), **torch_inputs(program, example)}
     compiled = compile_model(program, schedule,

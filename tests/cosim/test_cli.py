@@ -270,4 +270,7 @@ def test_compile_and_model_take_blocks(tmp_path, capsys):
                  "ideal"]) == 0
     assert "check      PASS" in capsys.readouterr().out
     assert main(["model", "bigbird", "--config", "small", "--block", "x=y"]) != 0
-    assert "expected EXTENT or TENSOR=EXTENT" in _error(capsys)
+    assert "expected EXTENT, TENSOR=EXTENT" in _error(capsys)
+    assert main(["model", "bigbird", "--config", "small", "--block", "*=4", "--hw", "ideal",
+                 "--schedule", "unfused"]) == 0
+    assert "check      PASS" in capsys.readouterr().out
