@@ -15,6 +15,7 @@ from typing import Any
 
 from ir import Program, Region
 
+from ._blocks import tensor_blocks
 from ._cost import as_stats
 from ._fusion import fuse_region
 from ._model import _compile_kernel
@@ -46,17 +47,22 @@ class RegionOrders:
 def region_orders(program: Program, statements: Sequence[str], *,
                   formats: Mapping[str, str] | None = None,
                   stats: Mapping[str, Any] | None = None,
-                  depth: int | None = 2) -> RegionOrders:
+                  depth: int | None = 2,
+                  block: Mapping[str, int] | None = None) -> RegionOrders:
     """Compile the region of ``statements`` (raises :class:`CompileError` if it does not
     lower) and list the orders its search lowered and costed, given ``stats`` (as for
-    :func:`compile_model`: per tensor a density, a ``TensorStats`` or the tensor)."""
+    :func:`compile_model`: per tensor a density, a ``TensorStats`` or the tensor);
+    ``block`` seeds block sparsity as a schedule's ``block`` does."""
     fmts = {n: (formats or {}).get(n, t.format) for n, t in program.tensors.items()}
-    known = {n: as_stats(v, program.tensors[n].shape, fmts[n], f"program {program.name!r}",
-                         n) for n, v in (stats or {}).items() if n in program.tensors}
     name = "+".join(statements)
     region = Region(name if len(name) <= 120 else f"{statements[0]}+{len(statements) - 1}",
                     list(statements))
-    kernels = [_compile_kernel(program, fmts, region, f, depth, known, stats or {})
+    blocks = tensor_blocks(program, block or {})
+    # blocked tensors keep their data: each kernel measures its block grid
+    known = {n: v if n in blocks else as_stats(v, program.tensors[n].shape, fmts[n],
+                                               f"program {program.name!r}", n)
+             for n, v in (stats or {}).items() if n in program.tensors}
+    kernels = [_compile_kernel(program, fmts, region, f, depth, known, stats or {}, blocks)
                for f in fuse_region(program, list(statements))]
     searches = [k.graph.meta["order_search"] for k in kernels]
     chosen = [next(c["cost"] for c in s["candidates"] if c["order"] == s["chosen"]

@@ -39,6 +39,9 @@ def add_tune_parser(sub: argparse._SubParsersAction, error: type[Exception]) -> 
     t.add_argument("--partitions", metavar="P,P,…", default="round-robin",
                    help="lane partitions to search: round-robin, balanced (default "
                    "round-robin)")
+    t.add_argument("--blocks", metavar="B,B,…", default="1",
+                   help="block extents of the model's sparse tensors to search (default 1: "
+                   "scalar values; docs/blocks.md)")
     t.add_argument("--batch", type=int, default=1, help="points per round (default 1)")
     t.add_argument("--workers", type=int, default=1, help="parallel runs (default 1)")
     t.add_argument("--dask", metavar="local|ADDRESS", help="evaluate on Dask")
@@ -83,6 +86,10 @@ def cmd_tune(args: argparse.Namespace, error: type[Exception]) -> int:
     except ValueError:
         raise error(f"--lanes {args.lanes!r}: expected lane counts like 1,2,4") from None
     partitions = tuple(p.strip() for p in args.partitions.split(",") if p.strip())
+    try:
+        blocks = tuple(int(n) for n in args.blocks.split(","))
+    except ValueError:
+        raise error(f"--blocks {args.blocks!r}: expected block extents like 1,4,16") from None
     label = Path(args.target).stem if args.target.endswith((".yaml", ".yml")) else \
         f"{args.target}-{args.config}"
     try:
@@ -93,7 +100,8 @@ def cmd_tune(args: argparse.Namespace, error: type[Exception]) -> int:
                       hw=args.hw, hw_set=_pairs(args.hw_set, "--hw-set", error),
                       hw_knobs=knobs, batch=args.batch, workers=args.workers,
                       dask=args.dask, backend=args.backend, hand=not args.no_hand,
-                      prune=args.prune or None, lanes=lanes, partitions=partitions)
+                      prune=args.prune or None, lanes=lanes, partitions=partitions,
+                      blocks=blocks)
     except (TuneError, OutputPathError) as exc:
         raise error(str(exc)) from None
     best = result.best

@@ -36,7 +36,7 @@ def history_rows(space: TuneSpace, trials: Sequence[Trial], objective: str
             "dram_bytes": None if r.get("dram_read_bytes") is None else
             r["dram_read_bytes"] + r["dram_write_bytes"],
             "regions": len(space.regions(t.point.cuts)), "depth": t.point.depth,
-            "lanes": t.point.lanes, "partition": t.point.partition,
+            "lanes": t.point.lanes, "partition": t.point.partition, "block": t.point.block,
             **{f"hw:{k}": val for k, val in t.point.hw},
             "heuristic": t.heuristic, "log_ei": t.log_ei, "p_feasible": t.p_feasible,
             "schedule": space.describe(t.point), "key": r.get("key"),
@@ -67,7 +67,8 @@ def write_outputs(space: TuneSpace, trials: Sequence[Trial], objective: str,
             "objective": objective, "value": best.outcome.value, "eval": best.n + 1,
             "depth": best.point.depth, "hw_set": dict(best.point.hw),
             "lanes": best.point.lanes, "partition": best.point.partition,
-            "schedule": sched.to_dict(), "row": best.outcome.row}, indent=1, default=str))
+            "block": best.point.block, "schedule": sched.to_dict(),
+            "row": best.outcome.row}, indent=1, default=str))
     plot_history(frame, objective, out / "best_so_far.png")
     return best
 

@@ -47,6 +47,8 @@ class Point:
     #: parallel lanes on every kernel's outermost output index, and how they share it
     lanes: int = 1
     partition: str = "round-robin"
+    #: block extent of the program's sparse tensors (1: scalar values; docs/blocks.md)
+    block: int = 1
 
 
 @dataclass
@@ -62,6 +64,7 @@ class TuneSpace:
     hw_knobs: tuple[tuple[str, tuple[str, ...]], ...] = ()
     lanes: tuple[int, ...] = (1,)
     partitions: tuple[str, ...] = ("round-robin",)
+    blocks: tuple[int, ...] = (1,)
     #: keep at most this many orders per region, the heuristic's cheapest
     max_orders: int = 8
     #: never propose a point the heuristic prices above this many times the space's
@@ -76,7 +79,8 @@ class TuneSpace:
               hw_knobs: Mapping[str, Sequence[Any]] | None = None,
               max_orders: int = 8, prune: float | None = 100.0,
               lanes: Sequence[int] = (1,),
-              partitions: Sequence[str] = ("round-robin",)) -> TuneSpace:
+              partitions: Sequence[str] = ("round-robin",),
+              blocks: Sequence[int] = (1,)) -> TuneSpace:
         """The space of ``program``; ``units`` is ``statement`` or ``scope`` (the runs
         of statements of one module, ``Schedule.by_scope(depth=None)``)."""
         if units not in UNITS:
@@ -92,13 +96,17 @@ class TuneSpace:
         if not partitions or any(x not in PARTITIONS for x in partitions):
             raise TuneError(f"partitions {list(partitions)!r}: expected some of "
                             f"{', '.join(PARTITIONS)}")
+        if not blocks or any(isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 256
+                             for n in blocks):
+            raise TuneError(f"blocks {list(blocks)!r}: expected block extents from 1 to 256")
         index = {st.target: n for n, st in enumerate(program.statements)}
         groups = [[st.target] for st in program.statements] if units == "statement" else \
             [r.statements for r in Schedule.by_scope(program, depth=None).regions]
         spans = [(index[g[0]], index[g[-1]] + 1) for g in groups]
         return cls(program, spans, dict(stats or {}), tuple(depths),
                    _check_knobs(hw_knobs or {}), tuple(dict.fromkeys(lanes)),
-                   tuple(dict.fromkeys(partitions)), max_orders, prune)
+                   tuple(dict.fromkeys(partitions)), tuple(dict.fromkeys(blocks)),
+                   max_orders, prune)
 
     # -- structure ---------------------------------------------------------------------
     @property
@@ -131,6 +139,27 @@ class TuneSpace:
             except CompileError as exc:
                 self._spans[(a, b)] = exc
         return self._spans[(a, b)]
+
+    def blocked_span(self, a: int, b: int, block: int) -> Any:
+        """The region's orders priced with the program's sparse tensors in blocks of
+        ``block`` (the heuristic of a block point), or the error why it does not lower."""
+        memo = self.__dict__.setdefault("_memo_blocked", {})
+        if (a, b, block) not in memo:
+            from compiler import CompileError, region_orders
+
+            stmts = [st.target for st in self.program.statements[a:b]]
+            try:
+                memo[(a, b, block)] = region_orders(self.program, stmts, stats=self.stats,
+                                                    block=self.block_seeds(block))
+            except CompileError as exc:
+                memo[(a, b, block)] = exc
+        return memo[(a, b, block)]
+
+    def block_seeds(self, block: int) -> dict[str, int]:
+        """The schedule's ``block`` for a block point: the program's sparse tensors."""
+        from compiler._blocks import sparse_tensors
+
+        return dict.fromkeys(sparse_tensors(self.program), block) if block > 1 else {}
 
     def compiles(self, a: int, b: int) -> bool:
         return not isinstance(self.span(a, b), Exception)
@@ -166,12 +195,21 @@ class TuneSpace:
 
     def _heuristic(self, p: Point) -> float:
         """Each region's order cost over the lane count: the heuristic's busiest node
-        sees a lane's share (it assumes uniform data, so no partition differs)."""
+        sees a lane's share (it assumes uniform data, so no partition differs). A block
+        point prices its regions compiled with blocks (block operators at one firing per
+        cycle: the heuristic does not see ``compute.macs_per_cycle``)."""
         total = 0.0
         for (a, b), order in zip(self.regions(p.cuts), p.orders, strict=True):
             if not self.compiles(a, b):
                 return math.inf
             priced, default = self.span(a, b)
+            if p.block > 1:
+                priced = self.blocked_span(a, b, p.block)
+                if isinstance(priced, Exception):
+                    return math.inf
+                order = order or default
+                if priced.orders and tuple(order or ()) not in priced.orders:
+                    return math.inf  # the order does not lower with blocks
             total += priced.cost_of(order or default) if priced.orders else priced.cost
         return total / p.lanes
 
@@ -220,7 +258,7 @@ class TuneSpace:
             all(o in [*self.options(a, b), None]
                 for (a, b), o in zip(spans, p.orders, strict=True)) and \
             p.depth in self.depths and p.lanes in self.lanes and \
-            p.partition in self.partitions and \
+            p.partition in self.partitions and p.block in self.blocks and \
             dict(p.hw) in [dict(zip([k for k, _ in self.hw_knobs], v, strict=True))
                            for v in itertools.product(*[vs for _, vs in self.hw_knobs])]
 
@@ -228,7 +266,7 @@ class TuneSpace:
         """A grouping with the compiler's orders and the first depth and knob values."""
         return Point(tuple(cuts), tuple(self.span(a, b)[1] for a, b in self.regions(cuts)),
                      self.depths[0], tuple((k, vs[0]) for k, vs in self.hw_knobs),
-                     self.lanes[0], self.partitions[0])
+                     self.lanes[0], self.partitions[0], self.blocks[0])
 
     def cheapest_point(self, cuts: Sequence[bool]) -> Point:
         """A grouping with the heuristic's cheapest order for every region."""
@@ -251,7 +289,8 @@ class TuneSpace:
                                  self.regions(cuts)),
                      rng.choice(self.depths),
                      tuple((k, rng.choice(vs)) for k, vs in self.hw_knobs),
-                     rng.choice(self.lanes), rng.choice(self.partitions))
+                     rng.choice(self.lanes), rng.choice(self.partitions),
+                     rng.choice(self.blocks))
 
     def all_points(self) -> list[Point]:
         """Every valid point, listed once and kept (small spaces)."""
@@ -269,11 +308,11 @@ class TuneSpace:
         names = [k for k, _ in self.hw_knobs]
         for cuts in listed:
             per_region = [self.options(a, b) for a, b in self.regions(cuts)]
-            for orders, depth, values, lanes, part in itertools.product(
+            for orders, depth, values, lanes, part, block in itertools.product(
                     itertools.product(*per_region), self.depths, knobs, self.lanes,
-                    self.partitions):
+                    self.partitions, self.blocks):
                 yield Point(cuts, tuple(orders), depth, tuple(zip(names, values, strict=True)),
-                            lanes, part)
+                            lanes, part, block)
 
     def neighbours(self, p: Point) -> list[Point]:
         """Points one move away: one free boundary flipped (new regions take the
@@ -293,6 +332,7 @@ class TuneSpace:
         out += [replace(p, depth=d) for d in self.depths if d != p.depth]
         out += [replace(p, lanes=n) for n in self.lanes if n != p.lanes]
         out += [replace(p, partition=x) for x in self.partitions if x != p.partition]
+        out += [replace(p, block=b) for b in self.blocks if b != p.block]
         for n, (k, vs) in enumerate(self.hw_knobs):
             out += [replace(p, hw=p.hw[:n] + ((k, v),) + p.hw[n + 1:]) for v in vs
                     if v != p.hw[n][1]]
@@ -315,7 +355,7 @@ class TuneSpace:
                                            (self.outer_index(t) for t in stmts) if v}
             regions.append(Region(label, stmts, list(order) if order else None, par=par,
                                   partition=p.partition))
-        return Schedule(regions, name=name)
+        return Schedule(regions, name=name, block=self.block_seeds(p.block))
 
     def outer_index(self, target: str) -> str | None:
         """The index of ``target``'s outermost storage level (None for a scalar)."""
@@ -339,6 +379,8 @@ class TuneSpace:
             extra.append(f"lanes={p.lanes}")
         if len(self.partitions) > 1:
             extra.append(f"partition={p.partition}")
+        if len(self.blocks) > 1 or p.block > 1:
+            extra.append(f"block={p.block}")
         return " | ".join(parts) + ("  " + " ".join(extra) if extra else "")
 
     def size(self) -> int | None:
@@ -347,7 +389,7 @@ class TuneSpace:
         if listed is None:
             return None
         per = math.prod(len(vs) for _, vs in self.hw_knobs) * len(self.depths) * \
-            len(self.lanes) * len(self.partitions)
+            len(self.lanes) * len(self.partitions) * len(self.blocks)
         return per * sum(math.prod(len(self.options(a, b)) for a, b in self.regions(c))
                          for c in listed)
 
