@@ -113,10 +113,12 @@ def ident(text: str) -> str:
 
 
 def level_size(graph: Graph, tensor: str, level: int) -> int:
-    """The dimension a level of ``tensor`` iterates (in its format's mode order)."""
+    """The dimension a level of ``tensor`` iterates (in its format's mode order; of the
+    block grid for a blocked tensor, docs/blocks.md)."""
     spec = graph.tensors[tensor]
     fmt = Format.parse(spec.format, len(spec.shape))
-    return tuple(spec.shape)[fmt.mode_order[level]]
+    mode = fmt.mode_order[level]
+    return tuple(spec.shape)[mode] // (spec.block[mode] if spec.block else 1)
 
 
 def writer_nodes(graph: Graph) -> list[str]:
