@@ -95,7 +95,7 @@ class HlsCsimBackend(Backend):
             raise ToolNotFoundError(f"backend {self.name!r} cannot run here: "
                                     f"{self.unavailable()}")
         # without memory hw only sets block operators' II pragmas (ideal: the same files)
-        design = generate(graph, hw=hw)
+        design = generate(graph) if hw is None else generate(graph, hw=hw)
         h = hashlib.sha256()
         for name in sorted(design.files):
             h.update(name.encode())

@@ -264,7 +264,6 @@ def _call(design: HlsDesign, node: Node, eid: dict[str, int], arrays: list[str])
         tparams = [f"samfuse::{_BINOP[prm['op']]}" if op == "alu" else
                    "samfuse::OP_ADD" if prm["op"] == "sum" else "samfuse::OP_MAX", flt]
         if prm.get("block"):
-            fname = f"samfuse_block_{op}"
             tparams.append(_block_spec(prm["block"], 2 if op == "alu" else 1, node.id))
     elif op == "array":
         elems = design.elems_of_tensor(prm["tensor"])

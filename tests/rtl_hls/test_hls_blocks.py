@@ -161,7 +161,7 @@ def test_block_streams_and_operators_in_the_top():
     extents, (sa, sb), n_out = BlockOp.parse("ik,kj->ij;i=4,j=4,k=4", 2).loops()
     assert (extents, sa, sb, n_out) == ((4, 4, 4), (4, 0, 1), (0, 1, 4), 2)
     # the loop nest of ir.BlockOp.loops() and the II of ir.block_cycles (64 MACs / 4)
-    assert ("samfuse_block_alu<samfuse::OP_MUL, true, samfuse::BlockOp<2, "
+    assert ("samfuse_alu<samfuse::OP_MUL, true, samfuse::BlockOp<2, "
             "samfuse::ints<4, 4, 4>, samfuse::ints<4, 0, 1>, samfuse::ints<0, 1, 4>>, 16>"
             ) in src
     assert "samfuse_array<16>(" in src

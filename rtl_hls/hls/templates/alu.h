@@ -1,12 +1,13 @@
 // alu: val = a OP b on aligned value streams; N counts as 0; stops and D must match.
-// samfuse_block_alu computes on blocks by the block operator SPEC (block_op.h), one
-// firing per II cycles (ir.block_cycles); samfuse_alu is its scalar case.
+// samfuse_alu<OP, FLOAT, SPEC[, II]> computes on blocks by the block operator SPEC
+// (block_op.h), one firing per II cycles (ir.block_cycles); samfuse_alu<OP, FLOAT> is
+// its scalar case (an overload, so checks name the primitive either way).
 #ifndef SAMFUSE_ALU_H
 #define SAMFUSE_ALU_H
 #include "block_op.h"
 
 template <int OP, bool FLOAT, class SPEC, int II = 1, class TA, class TB, class ValOut>
-void samfuse_block_alu(hls::stream<TA>& a_in, hls::stream<TB>& b_in, ValOut val) {
+void samfuse_alu(hls::stream<TA>& a_in, hls::stream<TB>& b_in, ValOut val) {
     using namespace samfuse;
 alu_loop:
     while (true) {
@@ -26,6 +27,6 @@ alu_loop:
 template <int OP, bool FLOAT, class ValOut>
 void samfuse_alu(hls::stream<samfuse::tok_t>& a_in, hls::stream<samfuse::tok_t>& b_in,
                  ValOut val) {
-    samfuse_block_alu<OP, FLOAT, samfuse::ScalarOp>(a_in, b_in, val);
+    samfuse_alu<OP, FLOAT, samfuse::ScalarOp>(a_in, b_in, val);
 }
 #endif

@@ -1,15 +1,15 @@
 // reduce: removes the innermost level by sum or max (OP is OP_ADD or OP_MAX). outer holds
 // one ref per level-0 fiber: a ref under an inner stop means a fiber closes (emit the
 // accumulator), S_{k-1} under S_k means the parent closes (emit S_{k-1}).
-// samfuse_block_reduce first folds each value over SPEC's contracted letters
-// (block_op.h), then combines it with the accumulator elementwise; samfuse_reduce is the
-// scalar case.
+// samfuse_reduce<OP, FLOAT, SPEC[, II]> first folds each value over SPEC's contracted
+// letters (block_op.h), then combines it with the accumulator elementwise;
+// samfuse_reduce<OP, FLOAT> is the scalar case (an overload).
 #ifndef SAMFUSE_REDUCE_H
 #define SAMFUSE_REDUCE_H
 #include "block_op.h"
 
 template <int OP, bool FLOAT, class SPEC, int II = 1, class TV, class ValOut>
-void samfuse_block_reduce(hls::stream<TV>& val_in, hls::stream<samfuse::tok_t>& outer,
+void samfuse_reduce(hls::stream<TV>& val_in, hls::stream<samfuse::tok_t>& outer,
                           ValOut val) {
     using namespace samfuse;
     typedef typename tok_of<SPEC::OUT>::type TO;
@@ -53,6 +53,6 @@ reduce_loop:
 template <int OP, bool FLOAT, class ValOut>
 void samfuse_reduce(hls::stream<samfuse::tok_t>& val_in, hls::stream<samfuse::tok_t>& outer,
                     ValOut val) {
-    samfuse_block_reduce<OP, FLOAT, samfuse::ScalarOp>(val_in, outer, val);
+    samfuse_reduce<OP, FLOAT, samfuse::ScalarOp>(val_in, outer, val);
 }
 #endif
