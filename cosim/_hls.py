@@ -21,6 +21,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ir import Graph, Hardware, Trace, load_hw, values_from_bits
 from rtl_hls.hls import SHIM_DIR, TEMPLATE_DIR, HlsDesign, generate, write_design, write_inputs
 from sim_models.python import (
@@ -92,7 +94,8 @@ class HlsCsimBackend(Backend):
         if cxx is None:
             raise ToolNotFoundError(f"backend {self.name!r} cannot run here: "
                                     f"{self.unavailable()}")
-        design = generate(graph, hw=hw) if hw is not None and hw.memory else generate(graph)
+        # without memory hw only sets block operators' II pragmas (ideal: the same files)
+        design = generate(graph) if hw is None else generate(graph, hw=hw)
         h = hashlib.sha256()
         for name in sorted(design.files):
             h.update(name.encode())
@@ -191,8 +194,14 @@ def read_writers(design: HlsDesign, directory: Path
             flat = [int(x) for x in lines[2].split()]
             levels[w.node] = (crd, list(zip(flat[::2], flat[1::2], strict=True)))
         else:
-            values[w.node] = values_from_bits([int(x) for x in lines[1].split()],
-                                              design.graph.dtype)
+            words = [int(x) for x in lines[1].split()]
+            tensor = design.graph.nodes[w.node].params["tensor"]
+            if design.graph.tensors[tensor].block:
+                # a blocked output: E words per stored block (docs/blocks.md, "Memory")
+                values[w.node] = list(np.array(words, dtype=np.uint32).view(np.float32)
+                                      .reshape(-1, design.elems_of_tensor(tensor)))
+            else:
+                values[w.node] = values_from_bits(words, design.graph.dtype)
     return levels, values
 
 

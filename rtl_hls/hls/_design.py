@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ir import Edge, Format, Graph, Hardware, MemPortSpec
+from ir import Edge, Format, Graph, Hardware, MemPortSpec, block_elems
 
 __all__ = ["ArrayArg", "MemArg", "WriterArgs", "HlsDesign", "ident", "level_size",
            "writer_nodes"]
@@ -71,6 +71,11 @@ class HlsDesign:
     files: dict[str, str] = field(default_factory=dict)
     hw: Hardware | None = None
     mem: list[MemArg] = field(default_factory=list)   # empty without memory
+    #: elements per value token of every ``val`` edge (``ir.value_elems``; 1 = scalar)
+    elems: dict[str, int] = field(default_factory=dict)
+    #: firing interval of each block operator that takes more than one cycle
+    #: (``ir.block_cycles`` on the hardware passed to ``generate``)
+    cycles: dict[str, int] = field(default_factory=dict)
 
     @property
     def memory(self) -> bool:
@@ -88,6 +93,18 @@ class HlsDesign:
     def writer(self, node: str) -> WriterArgs | None:
         return next((w for w in self.writers if w.node == node), None)
 
+    def elems_of_tensor(self, tensor: str) -> int:
+        """Elements per stored value of ``tensor`` (its block's, 1 if scalar)."""
+        return block_elems(self.graph.tensors[tensor].block)
+
+    def edge_elems(self, edge: Edge) -> int:
+        return self.elems.get(edge.name, 1) if edge.kind == "val" else 1
+
+    def stream_type(self, edge: Edge) -> str:
+        """The C type of an edge's tokens: the scalar word, or a block of E elements."""
+        e = self.edge_elems(edge)
+        return "samfuse::tok_t" if e == 1 else f"samfuse::block_tok<{e}>"
+
 
 def ident(text: str) -> str:
     """``text`` as a C identifier."""
@@ -96,10 +113,12 @@ def ident(text: str) -> str:
 
 
 def level_size(graph: Graph, tensor: str, level: int) -> int:
-    """The dimension a level of ``tensor`` iterates (in its format's mode order)."""
+    """The dimension a level of ``tensor`` iterates (in its format's mode order; of the
+    block grid for a blocked tensor, docs/blocks.md)."""
     spec = graph.tensors[tensor]
     fmt = Format.parse(spec.format, len(spec.shape))
-    return tuple(spec.shape)[fmt.mode_order[level]]
+    mode = fmt.mode_order[level]
+    return tuple(spec.shape)[mode] // (spec.block[mode] if spec.block else 1)
 
 
 def writer_nodes(graph: Graph) -> list[str]:

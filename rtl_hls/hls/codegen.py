@@ -33,7 +33,19 @@ from string import Template
 
 import numpy as np
 
-from ir import CATALOGUE, Edge, FiberTree, Graph, Hardware, Node, f32_bits, int_constant
+from ir import (
+    CATALOGUE,
+    BlockOp,
+    Edge,
+    FiberTree,
+    Graph,
+    Hardware,
+    Node,
+    block_cycles,
+    f32_bits,
+    int_constant,
+    value_elems,
+)
 
 from ._design import ArrayArg, HlsDesign, MemArg, WriterArgs, ident, level_size, writer_nodes
 from ._maxi import (
@@ -86,12 +98,16 @@ def generate(graph: Graph, *, hw: Hardware | None = None, mem_depth: int = DEFAU
     ``hw`` with memory (``hw.memory``) makes every off-chip array an ``m_axi`` port of its
     ``ir.memory_ports`` channel, and the TCL script exports a Vitis kernel (``xo``) clocked
     at ``hw.clock_mhz``; ``None`` or ideal memory gives the recording top (4 ns, IP catalog).
-    ``clock_ns`` overrides the clock either way.
+    ``clock_ns`` overrides the clock either way. Block graphs (docs/blocks.md) get block
+    value streams and block operators; ``hw`` also sets each block operator's initiation
+    interval (``ir.block_cycles``), which C-simulation does not time.
     """
     top = f"{ident(graph.name)}_top"
     edges = sorted(graph.edges, key=lambda e: e.name)
     eid = {e.name: i for i, e in enumerate(edges)}
     design = _design(graph, top, edges, hw)
+    design.elems = value_elems(graph)
+    design.cycles = block_cycles(graph, hw)
     arrays = mem_node_arrays(design) if design.memory else _node_arrays(design)
     body = [_call(design, graph.nodes[n], eid, arrays.get(n, []))
             for n in graph.topological_order()]
@@ -138,8 +154,8 @@ def write_inputs(design: HlsDesign, tensors: Mapping[str, FiberTree], directory:
     directory.mkdir(parents=True, exist_ok=True)
     for arg in design.inputs:
         tree = tensors[arg.tensor]
-        if arg.what == "vals":
-            words = np.ascontiguousarray(tree.vals).view(np.uint32)
+        if arg.what == "vals":  # a blocked tensor's value p is words [p*E, p*E + E)
+            words = np.ascontiguousarray(tree.vals).view(np.uint32).reshape(-1)
         else:
             lv = tree.levels[arg.level]
             words = np.asarray(lv.seg if arg.what == "seg" else lv.crd, dtype=np.int64)
@@ -198,11 +214,13 @@ def _node_arrays(design: HlsDesign) -> dict[str, list[str]]:
 
 
 # -- the top -----------------------------------------------------------------------------
-def _writer_expr(graph: Graph, node: Node, port: str, eid: dict[str, int]) -> str:
-    es = graph.out_edges[node.id].get(port, [])
+def _writer_expr(design: HlsDesign, node: Node, port: str, eid: dict[str, int]) -> str:
+    es = design.graph.out_edges[node.id].get(port, [])
     if not es:
         return "samfuse::Discard()"
-    exprs = [f"samfuse::Edge(s{eid[e.name]}, {eid[e.name]})" for e in es]
+    # a block stream's writer: samfuse::EdgeOf<block_tok<E>>, deduced by samfuse::edge
+    exprs = [f"samfuse::{'Edge' if design.edge_elems(e) == 1 else 'edge'}"
+             f"(s{eid[e.name]}, {eid[e.name]})" for e in es]
     out = exprs[-1]
     for x in reversed(exprs[:-1]):
         out = f"samfuse::fork({x}, {out})"
@@ -210,7 +228,19 @@ def _writer_expr(graph: Graph, node: Node, port: str, eid: dict[str, int]) -> st
 
 
 def _max_dim(graph: Graph) -> int:
-    return max([1, *(d for t in graph.tensors.values() for d in t.shape)])
+    """The largest coordinate bound: a tensor dimension (of the block grid if blocked)."""
+    return max([1, *(d // (t.block[m] if t.block else 1) for t in graph.tensors.values()
+                     for m, d in enumerate(t.shape))])
+
+
+def _ints(values: tuple[int, ...]) -> str:
+    return f"samfuse::ints<{', '.join(map(str, values))}>"
+
+
+def _block_spec(spec: str, arity: int, node_id: str) -> str:
+    """``ir.BlockOp.loops()`` as the template type ``samfuse::BlockOp`` (block_op.h)."""
+    extents, strides, n_out = BlockOp.parse(spec, arity, f"node {node_id!r}: block").loops()
+    return f"samfuse::BlockOp<{n_out}, {', '.join(_ints(x) for x in (extents, *strides))}>"
 
 
 def _call(design: HlsDesign, node: Node, eid: dict[str, int], arrays: list[str]) -> str:
@@ -218,7 +248,7 @@ def _call(design: HlsDesign, node: Node, eid: dict[str, int], arrays: list[str])
     trailing array (and count) arguments."""
     graph = design.graph
     ins = {p: f"s{eid[e.name]}" for p, e in graph.in_edges[node.id].items()}
-    outs = {p.name: _writer_expr(graph, node, p.name, eid) for p in node.primitive.outputs}
+    outs = {p.name: _writer_expr(design, node, p.name, eid) for p in node.primitive.outputs}
     args = [ins[p.name] for p in node.primitive.inputs] + \
         [outs[p.name] for p in node.primitive.outputs] + arrays
     flt = "true" if graph.dtype == "float32" else "false"
@@ -230,10 +260,14 @@ def _call(design: HlsDesign, node: Node, eid: dict[str, int], arrays: list[str])
         tparams = [f"{level_size(graph, prm['tensor'], prm['level'])}u"]
     elif writer is not None and writer.dense is not None:
         fname, tparams = "samfuse_dense_level_writer", [f"{writer.dense}u"]
-    elif op == "alu":
-        tparams = [f"samfuse::{_BINOP[prm['op']]}", flt]
-    elif op == "reduce":
-        tparams = ["samfuse::OP_ADD" if prm["op"] == "sum" else "samfuse::OP_MAX", flt]
+    elif op in ("alu", "reduce"):
+        tparams = [f"samfuse::{_BINOP[prm['op']]}" if op == "alu" else
+                   "samfuse::OP_ADD" if prm["op"] == "sum" else "samfuse::OP_MAX", flt]
+        if prm.get("block"):
+            tparams.append(_block_spec(prm["block"], 2 if op == "alu" else 1, node.id))
+    elif op == "array":
+        elems = design.elems_of_tensor(prm["tensor"])
+        tparams = [str(elems)] if elems > 1 else []
     elif op == "unary":
         c = prm["const"]
         ic = 0 if graph.dtype == "float32" else int_constant(c, f"node {node.id!r}: constant")
@@ -247,8 +281,14 @@ def _call(design: HlsDesign, node: Node, eid: dict[str, int], arrays: list[str])
         tparams = [f"{prm[k]}u" for k in ("lanes", "lane", "lo", "hi")]
     elif op not in CATALOGUE:  # pragma: no cover - graphs are validated
         raise AssertionError(op)
+    note = node.id
+    if node.id in design.cycles:  # a block operator's firing interval (ir.block_cycles)
+        tparams.append(str(design.cycles[node.id]))
+        note += f", II={design.cycles[node.id]}"
+    if prm.get("block"):
+        note += f": block {prm['block']}"
     targs = f"<{', '.join(tparams)}>" if tparams else ""
-    return f"    {fname}{targs}({', '.join(args)});  // {node.id}"
+    return f"    {fname}{targs}({', '.join(args)});  // {note}"
 
 
 def _signature(design: HlsDesign) -> str:
@@ -288,7 +328,7 @@ def _top_source(design: HlsDesign, body: list[str], mem_depth: int) -> str:
               "#pragma HLS dataflow", ""]
     for i, e in enumerate(design.edges):
         depth = UNBOUNDED_DEPTH if e.depth is None else e.depth
-        lines.append(f'    hls::stream<samfuse::tok_t> s{i}("{e.name}");')
+        lines.append(f'    hls::stream<{design.stream_type(e)}> s{i}("{e.name}");')
         lines.append(f"#pragma HLS stream variable=s{i} depth={depth}"
                      + ("  // unbounded in the graph" if e.depth is None else ""))
         if g.nodes[e.dst_node].op in _LANE_MERGES and depth >= LANE_BUFFER_BRAM_DEPTH:
@@ -314,9 +354,12 @@ def _edge_print_kind(e: Edge, dtype: str) -> int:
 def _testbench(design: HlsDesign) -> str:
     g = design.graph
     numeric = "float" if g.dtype == "float32" else "int"
+    # a block edge's row also gives its elements (the log holds 1 + E words per token)
     edge_rows = ",\n".join(
         f'    {{"{e.name}", "{e.kind}", "{numeric if e.kind == "val" else "int"}", '
-        f"{_edge_print_kind(e, g.dtype)}}}" for e in design.edges)
+        f"{_edge_print_kind(e, g.dtype)}"
+        f"{'' if design.edge_elems(e) == 1 else f', {design.edge_elems(e)}'}}}"
+        for e in design.edges)
     slots = mem_tb_slots(design) if design.memory else _recording_tb_slots(design)
     return _testbench_template().substitute(
         graph=g.name, top=design.top, edge_rows=edge_rows or '    {"", "", "", 0}',

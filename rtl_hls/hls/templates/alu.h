@@ -1,24 +1,32 @@
 // alu: val = a OP b on aligned value streams; N counts as 0; stops and D must match.
+// samfuse_alu<OP, FLOAT, SPEC[, II]> computes on blocks by the block operator SPEC
+// (block_op.h), one firing per II cycles (ir.block_cycles); samfuse_alu<OP, FLOAT> is
+// its scalar case (an overload, so checks name the primitive either way).
 #ifndef SAMFUSE_ALU_H
 #define SAMFUSE_ALU_H
-#include "samfuse_hls.h"
+#include "block_op.h"
 
-template <int OP, bool FLOAT, class ValOut>
-void samfuse_alu(hls::stream<samfuse::tok_t>& a_in, hls::stream<samfuse::tok_t>& b_in,
-                 ValOut val) {
+template <int OP, bool FLOAT, class SPEC, int II = 1, class TA, class TB, class ValOut>
+void samfuse_alu(hls::stream<TA>& a_in, hls::stream<TB>& b_in, ValOut val) {
     using namespace samfuse;
 alu_loop:
     while (true) {
-#pragma HLS pipeline II = 1
-        tok_t a = a_in.read(), b = b_in.read();
+#pragma HLS pipeline II = II
+        TA a = a_in.read();
+        TB b = b_in.read();
         if (is_stop_or_done(a) || is_stop_or_done(b)) {
             SAMFUSE_CHECK(same_tok(a, b), "misaligned operands");
             val.write(a);
             if (is_done(a)) break;
         } else {
-            uint32_t x = is_empty(a) ? 0u : payload(a), y = is_empty(b) ? 0u : payload(b);
-            val.write(data_tok(binop<FLOAT>(OP, x, y)));
+            val.write(block_binary<OP, FLOAT, SPEC>(a, b));
         }
     }
+}
+
+template <int OP, bool FLOAT, class ValOut>
+void samfuse_alu(hls::stream<samfuse::tok_t>& a_in, hls::stream<samfuse::tok_t>& b_in,
+                 ValOut val) {
+    samfuse_alu<OP, FLOAT, samfuse::ScalarOp>(a_in, b_in, val);
 }
 #endif

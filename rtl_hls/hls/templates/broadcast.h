@@ -6,9 +6,8 @@
 #define SAMFUSE_BROADCAST_H
 #include "repeat.h"
 
-template <class ValOut>
-void samfuse_broadcast(hls::stream<samfuse::tok_t>& val_in, hls::stream<samfuse::tok_t>& repsig,
-                       ValOut val) {
+template <class TV, class ValOut>
+void samfuse_broadcast(hls::stream<TV>& val_in, hls::stream<samfuse::tok_t>& repsig, ValOut val) {
     samfuse::repeat_stream(val_in, repsig, val);
 }
 #endif

@@ -5,9 +5,9 @@
 #define SAMFUSE_INTERSECT_VAL_H
 #include "intersect.h"
 
-template <class CrdOut, class AOut, class BOut>
+template <class TV, class CrdOut, class AOut, class BOut>
 void samfuse_intersect_val(hls::stream<samfuse::tok_t>& crd_a,
-                           hls::stream<samfuse::tok_t>& val_a,
+                           hls::stream<TV>& val_a,
                            hls::stream<samfuse::tok_t>& crd_b, hls::stream<samfuse::tok_t>& ref_b,
                            CrdOut crd, AOut out_a, BOut out_b) {
     samfuse::intersect_streams(crd_a, val_a, crd_b, ref_b, crd, out_a, out_b);

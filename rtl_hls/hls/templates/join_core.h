@@ -10,8 +10,10 @@
 
 namespace samfuse {
 
+template <class R = tok_t>
 struct JoinSide {
-    Head crd, ref;  // ref: side a's ref or value stream, side b's ref stream
+    Head crd;
+    HeadOf<R> ref;  // side a's ref or value stream (a scalar word or a block), side b's refs
     void pop() {
         crd.pop();
         ref.pop();
@@ -20,8 +22,8 @@ struct JoinSide {
 
 // Both crd heads are control tokens: aligned stops or D pass to all three outputs.
 // Returns true when D was passed (the joiner is finished).
-template <class CrdOut, class AOut, class BOut>
-bool join_control(tok_t a, tok_t b, JoinSide& sa, JoinSide& sb, CrdOut& crd, AOut& ref_a,
+template <class RA, class CrdOut, class AOut, class BOut>
+bool join_control(tok_t a, tok_t b, JoinSide<RA>& sa, JoinSide<>& sb, CrdOut& crd, AOut& ref_a,
                   BOut& ref_b) {
     SAMFUSE_CHECK(is_stop_or_done(a) && same_tok(a, b), "misaligned streams on crd_a / crd_b");
     crd.write(a);

@@ -38,33 +38,34 @@ inline int lane_pick(const tok_t& a, const tok_t& b, const char* where) {
 
 }  // namespace samfuse
 
-template <class CrdOut, class ValOut>
-void samfuse_lane_merge(hls::stream<samfuse::tok_t>& crd_a, hls::stream<samfuse::tok_t>& val_a,
-                        hls::stream<samfuse::tok_t>& crd_b, hls::stream<samfuse::tok_t>& val_b,
-                        CrdOut crd, ValOut val) {
+template <class TV, class CrdOut, class ValOut>
+void samfuse_lane_merge(hls::stream<samfuse::tok_t>& crd_a, hls::stream<TV>& val_a,
+                        hls::stream<samfuse::tok_t>& crd_b, hls::stream<TV>& val_b, CrdOut crd,
+                        ValOut val) {
     using namespace samfuse;
-    Head ha, hb, hva, hvb;
+    Head ha, hb;
+    HeadOf<TV> hva, hvb;
 lane_merge_loop:
     while (true) {
 #pragma HLS pipeline II = 1
         tok_t a = ha.peek(crd_a), b = hb.peek(crd_b);
         int side = lane_pick(a, b, __func__);
         if (side == 0) {
-            tok_t v = hva.peek(val_a);
+            TV v = hva.peek(val_a);
             SAMFUSE_CHECK(!is_stop_or_done(v), "val_a holds a control token where crd_a holds a crd");
             crd.write(a);
             val.write(v);
             ha.pop();
             hva.pop();
         } else if (side == 1) {
-            tok_t v = hvb.peek(val_b);
+            TV v = hvb.peek(val_b);
             SAMFUSE_CHECK(!is_stop_or_done(v), "val_b holds a control token where crd_b holds a crd");
             crd.write(b);
             val.write(v);
             hb.pop();
             hvb.pop();
         } else {
-            tok_t va = hva.peek(val_a), vb = hvb.peek(val_b);
+            TV va = hva.peek(val_a), vb = hvb.peek(val_b);
             SAMFUSE_CHECK(same_tok(va, a) && same_tok(vb, a),
                           "a val stream's stop does not match its crd stream's");
             crd.write(a);

@@ -16,10 +16,11 @@ enum { LM2_PICK = 0, LM2_COPY_A = 1, LM2_COPY_B = 2 };
 
 // One COPY firing on one lane: an inner crd and its value pass; the inner stop that ends
 // the fiber is consumed (needs no space) and leaves pending set. Returns true at the stop.
-template <class Crd0Out, class ValOut>
-bool lane_copy(Head& hc, Head& hv, hls::stream<tok_t>& crd0_in, hls::stream<tok_t>& val_in,
+template <class TV, class Crd0Out, class ValOut>
+bool lane_copy(Head& hc, HeadOf<TV>& hv, hls::stream<tok_t>& crd0_in, hls::stream<TV>& val_in,
                Crd0Out& crd0, ValOut& val, uint32_t& closed, const char* where) {
-    tok_t c = hc.peek(crd0_in), v = hv.peek(val_in);
+    tok_t c = hc.peek(crd0_in);
+    TV v = hv.peek(val_in);
     hc.pop();
     hv.pop();
     if (is_stop(c)) {
@@ -36,9 +37,11 @@ bool lane_copy(Head& hc, Head& hv, hls::stream<tok_t>& crd0_in, hls::stream<tok_
 
 // The lone closing stop of a lane's inner stream (crd0 and val heads must equal ``want``),
 // when the outer fibers end and the lane did not close its inner stream in a copy.
-inline void lane_close(Head& hc, Head& hv, hls::stream<tok_t>& crd0_in,
-                       hls::stream<tok_t>& val_in, const tok_t& want, const char* where) {
-    tok_t c = hc.peek(crd0_in), v = hv.peek(val_in);
+template <class TV>
+void lane_close(Head& hc, HeadOf<TV>& hv, hls::stream<tok_t>& crd0_in, hls::stream<TV>& val_in,
+                const tok_t& want, const char* where) {
+    tok_t c = hc.peek(crd0_in);
+    TV v = hv.peek(val_in);
     SAMFUSE_LANE_CHECK(where, same_tok(c, want) && same_tok(v, want),
                   "a lane's inner stream does not close its outer fiber with the stop below it");
     hc.pop();
@@ -47,13 +50,14 @@ inline void lane_close(Head& hc, Head& hv, hls::stream<tok_t>& crd0_in,
 
 }  // namespace samfuse
 
-template <class Crd1Out, class Crd0Out, class ValOut>
+template <class TV, class Crd1Out, class Crd0Out, class ValOut>
 void samfuse_lane_merge2(hls::stream<samfuse::tok_t>& crd1_a, hls::stream<samfuse::tok_t>& crd0_a,
-                         hls::stream<samfuse::tok_t>& val_a, hls::stream<samfuse::tok_t>& crd1_b,
-                         hls::stream<samfuse::tok_t>& crd0_b, hls::stream<samfuse::tok_t>& val_b,
+                         hls::stream<TV>& val_a, hls::stream<samfuse::tok_t>& crd1_b,
+                         hls::stream<samfuse::tok_t>& crd0_b, hls::stream<TV>& val_b,
                          Crd1Out crd1, Crd0Out crd0, ValOut val) {
     using namespace samfuse;
-    Head h1a, h0a, hva, h1b, h0b, hvb;
+    Head h1a, h0a, h1b, h0b;
+    HeadOf<TV> hva, hvb;
     ap_uint<2> mode = LM2_PICK;
     bool pending = false;
     uint32_t closed_a = 0, closed_b = 0;  // 0: not closed (a closing inner stop is > 0)

@@ -9,15 +9,15 @@
 
 namespace samfuse {
 // The repeater loop shared by repeat (refs) and broadcast (values): `in` is the repeated
-// stream (ref_in or val_in), `out` its repeated copy.
-template <class Out>
-void repeat_stream(hls::stream<tok_t>& in, hls::stream<tok_t>& repsig, Out& out) {
-    Head r_h;
+// stream (ref_in or val_in: a scalar word or a block), `out` its repeated copy.
+template <class T, class Out>
+void repeat_stream(hls::stream<T>& in, hls::stream<tok_t>& repsig, Out& out) {
+    HeadOf<T> r_h;
     int skip = -1;
 repeat_loop:
     while (true) {
 #pragma HLS pipeline II = 1
-        tok_t r = r_h.peek(in);
+        T r = r_h.peek(in);
         if (skip >= 0) {
             SAMFUSE_CHECK(is_stop(r) && payload(r) == static_cast<uint32_t>(skip),
                           "expected the merged stop on the repeated input");

@@ -1,9 +1,12 @@
-// samfuse HLS common definitions: the 34-bit token word, output-port writers (edges,
-// forks, discards), per-edge trace recording for C-simulation, and value semantics.
+// samfuse HLS common definitions: the token words, output-port writers (edges, forks,
+// discards), per-edge trace recording for C-simulation, and value semantics.
 //
-// Token word (docs/streams.md): tag in bits [33:32], payload in [31:0].
+// Scalar token word (docs/streams.md): tag in bits [33:32], payload in [31:0].
 //   tag 0 data (crd/ref unsigned, val = binary32 bits or int32; R on repsig streams)
 //   tag 1 stop (payload = level), tag 2 empty N, tag 3 done D.
+// Block token (docs/blocks.md): block_tok<E>, E binary32 elements below the same 2-bit
+// tag (element k in bits [32k, 32k+32) once Vitis packs the struct); a control token
+// keeps its tag with the level of S_k in element 0. A 1-element value is the scalar word.
 // Value semantics (sim_models/python/_values.py): float32 ops in double, rounded once to
 // float; int32 wraps, division truncates toward zero and x / 0 = 0.
 #ifndef SAMFUSE_HLS_H
@@ -28,13 +31,69 @@ typedef ap_uint<32> word_t;
 
 enum { TAG_DATA = 0, TAG_STOP = 1, TAG_EMPTY = 2, TAG_DONE = 3 };
 
-inline unsigned tag_of(const tok_t& t) { return static_cast<unsigned>(t.range(33, 32)); }
-inline uint32_t payload(const tok_t& t) { return static_cast<uint32_t>(t.range(31, 0)); }
-inline bool is_data(const tok_t& t) { return tag_of(t) == TAG_DATA; }
-inline bool is_stop(const tok_t& t) { return tag_of(t) == TAG_STOP; }
-inline bool is_empty(const tok_t& t) { return tag_of(t) == TAG_EMPTY; }
-inline bool is_done(const tok_t& t) { return tag_of(t) == TAG_DONE; }
-inline bool is_stop_or_done(const tok_t& t) { return is_stop(t) || is_done(t); }
+// A value token of E elements: the scalar word for E = 1, else a block (members in
+// the order Vitis packs them, first member least significant: elements, then the tag).
+template <int E>
+struct block_tok {
+    uint32_t e[E];
+    ap_uint<2> tag;
+};
+template <int E>
+struct tok_of {
+    typedef block_tok<E> type;
+};
+template <>
+struct tok_of<1> {
+    typedef tok_t type;
+};
+
+// Element access shared by scalar words and blocks: tok_io<T>::E elements, element k, a
+// control token of T. Templates written against it serve both kinds of value stream.
+template <class T>
+struct tok_io;
+template <>
+struct tok_io<tok_t> {
+    enum { E = 1 };
+    static unsigned tag(const tok_t& t) { return static_cast<unsigned>(t.range(33, 32)); }
+    static uint32_t get(const tok_t& t, int) { return static_cast<uint32_t>(t.range(31, 0)); }
+    static tok_t make(unsigned tag, const uint32_t* v) {
+        tok_t t = 0;
+        t.range(31, 0) = v[0];
+        t.range(33, 32) = tag;
+        return t;
+    }
+};
+template <int N>
+struct tok_io<block_tok<N> > {
+    enum { E = N };
+    static unsigned tag(const block_tok<N>& t) { return static_cast<unsigned>(t.tag); }
+    static uint32_t get(const block_tok<N>& t, int k) { return t.e[k]; }
+    static block_tok<N> make(unsigned tag, const uint32_t* v) {
+        block_tok<N> t;
+        for (int k = 0; k < N; k++) t.e[k] = v[k];
+        t.tag = tag;
+        return t;
+    }
+};
+
+template <class T>
+inline unsigned tag_of(const T& t) { return tok_io<T>::tag(t); }
+// the payload of a scalar word; of a block, element 0 (the level of a stop)
+template <class T>
+inline uint32_t payload(const T& t) { return tok_io<T>::get(t, 0); }
+template <class T>
+inline bool is_data(const T& t) { return tag_of(t) == TAG_DATA; }
+template <class T>
+inline bool is_stop(const T& t) { return tag_of(t) == TAG_STOP; }
+template <class T>
+inline bool is_empty(const T& t) { return tag_of(t) == TAG_EMPTY; }
+template <class T>
+inline bool is_done(const T& t) { return tag_of(t) == TAG_DONE; }
+template <class T>
+inline bool is_stop_or_done(const T& t) { return is_stop(t) || is_done(t); }
+// element k of a value, N reading as 0 (the zero of binary32 and int32)
+template <class T>
+inline uint32_t operand(const T& t, int k) { return is_empty(t) ? 0u : tok_io<T>::get(t, k); }
 
 // A stored word as uint32_t: arrays are ap_uint<32> (recording tops) or uint32_t (tops with
 // off-chip m_axi ports, a standard C type so Vitis can widen their bursts).
@@ -53,6 +112,14 @@ inline tok_t empty_tok() { return make_tok(TAG_EMPTY, 0); }
 inline tok_t done_tok() { return make_tok(TAG_DONE, 0); }
 inline tok_t repeat_tok() { return make_tok(TAG_DATA, 0); }
 inline bool same_tok(const tok_t& a, const tok_t& b) { return a.to_uint64() == b.to_uint64(); }
+// Two control tokens of any streams are the same stop (level) or both N or both D.
+template <class A, class B>
+inline bool same_tok(const A& a, const B& b) {
+    return tag_of(a) == tag_of(b) && payload(a) == payload(b);
+}
+// The data token of T holding elements v[0..E).
+template <class T>
+inline T data_of(const uint32_t* v) { return tok_io<T>::make(TAG_DATA, v); }
 
 // ---- C-simulation checks and traces (compiled out under synthesis) ---------------------
 #ifndef __SYNTHESIS__
@@ -65,11 +132,24 @@ inline bool& trace_enabled() {
     static bool on = false;
     return on;
 }
-inline void trace_token(int edge, const tok_t& t) {
+// A token's words in the log: a scalar word as is; a block as its tag word (tag << 32 |
+// element 0) followed by its E elements, so a block edge logs 1 + E words per token.
+inline void trace_words(int edge, const uint64_t* w, int n) {
     if (!trace_enabled()) return;
     std::vector<std::vector<uint64_t> >& log = trace_log();
     if (edge >= static_cast<int>(log.size())) log.resize(edge + 1);
-    log[edge].push_back(t.to_uint64());
+    log[edge].insert(log[edge].end(), w, w + n);
+}
+inline void trace_token(int edge, const tok_t& t) {
+    uint64_t w = t.to_uint64();
+    trace_words(edge, &w, 1);
+}
+template <int E>
+inline void trace_token(int edge, const block_tok<E>& t) {
+    uint64_t w[E + 1];
+    w[0] = (static_cast<uint64_t>(tag_of(t)) << 32) | t.e[0];
+    for (int k = 0; k < E; k++) w[k + 1] = t.e[k];
+    trace_words(edge, w, E + 1);
 }
 // Each sparse accumulator's peak entry count (the most entries held when a group ends, for
 // the on-chip buffer rule), pushed at its D in call (topological) order; the testbench
@@ -92,27 +172,52 @@ inline void fail(const char* where, const char* what) {
     } while (0)
 #endif
 
+// A token for a stream of T: the token itself, or a control token of another stream kind
+// (a crd stream's stop passed to a block value stream, the N a joiner writes). Data
+// changes stream kind only where a template builds it (data_of).
+template <class T, class U>
+struct Retag {
+    static T run(const U& u) {
+        SAMFUSE_CHECK(!is_data(u), "a data token written to a value stream of another width");
+        uint32_t v[tok_io<T>::E] = {0};
+        v[0] = payload(u);
+        return tok_io<T>::make(tag_of(u), v);
+    }
+};
+template <class T>
+struct Retag<T, T> {
+    static T run(const T& t) { return t; }
+};
+
 // ---- output-port writers ---------------------------------------------------------------
-// A primitive writes each output port through a writer: one graph edge (Edge), several
-// edges fed by the same port (Fork, nested for more than two), or none (Discard).
-struct Edge {
-    hls::stream<tok_t>& s;
+// A primitive writes each output port through a writer: one graph edge (Edge, or
+// EdgeOf<block_tok<E> > for a block value stream), several edges fed by the same port
+// (Fork, nested for more than two), or none (Discard).
+template <class T>
+struct EdgeOf {
+    hls::stream<T>& s;
     int id;  // index of the edge in the design's trace table
-    Edge(hls::stream<tok_t>& stream, int edge_id) : s(stream), id(edge_id) {}
-    void write(const tok_t& t) {
+    EdgeOf(hls::stream<T>& stream, int edge_id) : s(stream), id(edge_id) {}
+    template <class U>
+    void write(const U& u) {
+        T t = Retag<T, U>::run(u);
         s.write(t);
 #ifndef __SYNTHESIS__
         trace_token(id, t);
 #endif
     }
 };
+typedef EdgeOf<tok_t> Edge;
+template <class T>
+inline EdgeOf<T> edge(hls::stream<T>& s, int id) { return EdgeOf<T>(s, id); }
 
 template <class A, class B>
 struct Fork {
     A a;
     B b;
     Fork(A first, B rest) : a(first), b(rest) {}
-    void write(const tok_t& t) {
+    template <class U>
+    void write(const U& t) {
         a.write(t);
         b.write(t);
     }
@@ -122,16 +227,18 @@ template <class A, class B>
 inline Fork<A, B> fork(A a, B b) { return Fork<A, B>(a, b); }
 
 struct Discard {
-    void write(const tok_t&) {}
+    template <class U>
+    void write(const U&) {}
 };
 
 // A registered input head: lets a primitive look at a token before deciding to consume it
 // (hls::stream has no peek). The token is read once and held until pop().
-struct Head {
-    tok_t v;
+template <class T>
+struct HeadOf {
+    T v;
     bool valid;
-    Head() : v(0), valid(false) {}
-    tok_t peek(hls::stream<tok_t>& s) {
+    HeadOf() : v(), valid(false) {}
+    T peek(hls::stream<T>& s) {
         if (!valid) {
             v = s.read();
             valid = true;
@@ -140,6 +247,7 @@ struct Head {
     }
     void pop() { valid = false; }
 };
+typedef HeadOf<tok_t> Head;
 
 // ---- value semantics ---------------------------------------------------------------------
 enum BinOp { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN };

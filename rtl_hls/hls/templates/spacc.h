@@ -1,16 +1,19 @@
 // spacc: sparse vector accumulator. Sums the level-0 fibers of each level-1 fiber by crd
 // into a dense accumulator of CAP entries (CAP bounds the coordinates: the generator uses
 // the largest tensor dimension). S0 ends one partial vector; S_k (k>0) ends the group: the
-// non-empty entries are emitted in crd order, then S_{k-1}.
+// non-empty entries are emitted in crd order, then S_{k-1}. A block value (E elements)
+// is summed elementwise; an entry's first value is 0 + v, as for scalars.
 #ifndef SAMFUSE_SPACC_H
 #define SAMFUSE_SPACC_H
-#include "samfuse_hls.h"
+#include "block_op.h"
 
-template <uint32_t CAP, bool FLOAT, class CrdOut, class ValOut>
-void samfuse_spacc(hls::stream<samfuse::tok_t>& crd_in, hls::stream<samfuse::tok_t>& val_in,
-                   CrdOut crd, ValOut val) {
+template <uint32_t CAP, bool FLOAT, int II = 1, class TV, class CrdOut, class ValOut>
+void samfuse_spacc(hls::stream<samfuse::tok_t>& crd_in, hls::stream<TV>& val_in, CrdOut crd,
+                   ValOut val) {
     using namespace samfuse;
-    static uint32_t acc[CAP];
+    const int E = tok_io<TV>::E;
+    static uint32_t acc[CAP][E];
+#pragma HLS array_partition variable = acc complete dim = 2
     static bool valid[CAP];
     bool draining = false;
     uint32_t k = 0, out_level = 0;
@@ -19,7 +22,7 @@ void samfuse_spacc(hls::stream<samfuse::tok_t>& crd_in, hls::stream<samfuse::tok
 #endif
 spacc_loop:
     while (true) {
-#pragma HLS pipeline II = 1
+#pragma HLS pipeline II = II
         if (draining) {  // one accumulator slot per firing, in crd order
             if (k == CAP) {
                 crd.write(stop_tok(out_level));
@@ -28,14 +31,15 @@ spacc_loop:
             } else {
                 if (valid[k]) {
                     crd.write(data_tok(k));
-                    val.write(data_tok(acc[k]));
+                    val.write(data_of<TV>(acc[k]));
                     valid[k] = false;
                 }
                 k++;
             }
             continue;
         }
-        tok_t c = crd_in.read(), v = val_in.read();
+        tok_t c = crd_in.read();
+        TV v = val_in.read();
         if (is_data(c)) {
             SAMFUSE_CHECK(!is_stop_or_done(v), "crd_in holds a crd while val_in holds a control token");
             uint32_t i = payload(c);
@@ -43,7 +47,7 @@ spacc_loop:
 #ifndef __SYNTHESIS__
             if (!valid[i]) held++;
 #endif
-            acc[i] = binop<FLOAT>(OP_ADD, valid[i] ? acc[i] : 0u, is_empty(v) ? 0u : payload(v));
+            accumulate<FLOAT, E>(acc[i], valid[i], v);
             valid[i] = true;
         } else if (is_empty(c)) {
             continue;

@@ -3,18 +3,22 @@
 // (crd1, crd0) into a dense CAP1 x CAP0 accumulator over the outer fiber; when it ends
 // (S_k, k>1, on crd0_in) the matrix is emitted row by row: a row's crd1 goes out with its
 // first entry, rows are separated by S0 on crd0/val, and the last closes with S_{k-2} on
-// crd1 and S_{k-1} on crd0/val.
+// crd1 and S_{k-1} on crd0/val. Block values are summed elementwise (as in spacc.h).
 #ifndef SAMFUSE_SPACC2_H
 #define SAMFUSE_SPACC2_H
-#include "samfuse_hls.h"
+#include "block_op.h"
 
-template <uint32_t CAP1, uint32_t CAP0, bool FLOAT, class Crd1Out, class Crd0Out, class ValOut>
+template <uint32_t CAP1, uint32_t CAP0, bool FLOAT, int II = 1, class TV, class Crd1Out,
+          class Crd0Out, class ValOut>
 void samfuse_spacc2(hls::stream<samfuse::tok_t>& crd1_in, hls::stream<samfuse::tok_t>& crd0_in,
-                    hls::stream<samfuse::tok_t>& val_in, Crd1Out crd1, Crd0Out crd0, ValOut val) {
+                    hls::stream<TV>& val_in, Crd1Out crd1, Crd0Out crd0, ValOut val) {
     using namespace samfuse;
-    static uint32_t acc[CAP1][CAP0];
+    const int E = tok_io<TV>::E;
+    static uint32_t acc[CAP1][CAP0][E];
+#pragma HLS array_partition variable = acc complete dim = 3
     static bool valid[CAP1][CAP0];
-    Head h1, h0, hv;
+    Head h1, h0;
+    HeadOf<TV> hv;
     bool draining = false, first_row = true, row_open = false, sep_sent = false;
     uint32_t di = 0, dj = 0, k = 0;
 #ifndef __SYNTHESIS__
@@ -22,7 +26,7 @@ void samfuse_spacc2(hls::stream<samfuse::tok_t>& crd1_in, hls::stream<samfuse::t
 #endif
 spacc2_loop:
     while (true) {
-#pragma HLS pipeline II = 1
+#pragma HLS pipeline II = II
         if (draining) {  // one accumulator slot (or one separator) per firing
             if (di == CAP1) {
                 crd1.write(stop_tok(k - 2));
@@ -42,7 +46,7 @@ spacc2_loop:
             } else {
                 if (!row_open) crd1.write(data_tok(di));
                 crd0.write(data_tok(dj));
-                val.write(data_tok(acc[di][dj]));
+                val.write(data_of<TV>(acc[di][dj]));
                 valid[di][dj] = false;
                 row_open = true;
                 first_row = false;
@@ -51,7 +55,9 @@ spacc2_loop:
             }
             continue;
         }
-        tok_t j = h0.peek(crd0_in), v = hv.peek(val_in), i = h1.peek(crd1_in);
+        tok_t j = h0.peek(crd0_in);
+        TV v = hv.peek(val_in);
+        tok_t i = h1.peek(crd1_in);
         if (is_data(j) || is_empty(j)) {
             SAMFUSE_CHECK(is_data(i) && !is_stop_or_done(v), "crd0_in holds a crd but crd1_in or val_in does not");
             h0.pop();
@@ -62,8 +68,7 @@ spacc2_loop:
 #ifndef __SYNTHESIS__
                 if (!valid[r][c]) held++;
 #endif
-                acc[r][c] = binop<FLOAT>(OP_ADD, valid[r][c] ? acc[r][c] : 0u,
-                                         is_empty(v) ? 0u : payload(v));
+                accumulate<FLOAT, E>(acc[r][c], valid[r][c], v);
                 valid[r][c] = true;
             }
             continue;

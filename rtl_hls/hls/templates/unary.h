@@ -1,18 +1,26 @@
 // unary: elementwise unary op; FCONST is the binary32 constant (bits), ICONST int(const).
+// A block applies it to every element (N as the zero block); II is the firing interval
+// of a block operator (ir.block_cycles).
 #ifndef SAMFUSE_UNARY_H
 #define SAMFUSE_UNARY_H
 #include "samfuse_hls.h"
 
-template <int OP, bool FLOAT, uint32_t FCONST, int64_t ICONST, class ValOut>
-void samfuse_unary(hls::stream<samfuse::tok_t>& a_in, ValOut val) {
+template <int OP, bool FLOAT, uint32_t FCONST, int64_t ICONST, int II = 1, class TV, class ValOut>
+void samfuse_unary(hls::stream<TV>& a_in, ValOut val) {
     using namespace samfuse;
+    const int E = tok_io<TV>::E;
+    uint32_t y[E];
+#pragma HLS array_partition variable = y complete
 unary_loop:
     while (true) {
-#pragma HLS pipeline II = 1
-        tok_t a = a_in.read();
+#pragma HLS pipeline II = II
+        TV a = a_in.read();
         if (is_data(a) || is_empty(a)) {
-            uint32_t x = is_empty(a) ? 0u : payload(a);
-            val.write(data_tok(FLOAT ? fun(OP, x, FCONST) : iun(OP, x, ICONST)));
+            for (int k = 0; k < E; k++) {
+                uint32_t x = operand(a, k);
+                y[k] = FLOAT ? fun(OP, x, FCONST) : iun(OP, x, ICONST);
+            }
+            val.write(data_of<TV>(y));
         } else {
             val.write(a);
             if (is_done(a)) break;

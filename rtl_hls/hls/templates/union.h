@@ -8,15 +8,17 @@
 namespace samfuse {
 // The unioner loop shared by union and union_val: `side_a` is side a's second stream (ref_a
 // or val_a), passed to `out_a` word for word.
-template <class CrdOut, class AOut, class BOut>
-void union_streams(hls::stream<tok_t>& crd_a, hls::stream<tok_t>& side_a,
+template <class RA, class CrdOut, class AOut, class BOut>
+void union_streams(hls::stream<tok_t>& crd_a, hls::stream<RA>& side_a,
                    hls::stream<tok_t>& crd_b, hls::stream<tok_t>& ref_b, CrdOut& crd,
                    AOut& out_a, BOut& out_b) {
-    JoinSide sa, sb;
+    JoinSide<RA> sa;
+    JoinSide<> sb;
 union_loop:
     while (true) {
 #pragma HLS pipeline II = 1
-        tok_t a = sa.crd.peek(crd_a), ra = sa.ref.peek(side_a);
+        tok_t a = sa.crd.peek(crd_a);
+        RA ra = sa.ref.peek(side_a);
         tok_t b = sb.crd.peek(crd_b), rb = sb.ref.peek(ref_b);
         bool ad = is_data(a), bd = is_data(b);
         if (is_empty(a) || is_empty(b)) {

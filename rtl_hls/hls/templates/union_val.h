@@ -5,8 +5,8 @@
 #define SAMFUSE_UNION_VAL_H
 #include "union.h"
 
-template <class CrdOut, class AOut, class BOut>
-void samfuse_union_val(hls::stream<samfuse::tok_t>& crd_a, hls::stream<samfuse::tok_t>& val_a,
+template <class TV, class CrdOut, class AOut, class BOut>
+void samfuse_union_val(hls::stream<samfuse::tok_t>& crd_a, hls::stream<TV>& val_a,
                        hls::stream<samfuse::tok_t>& crd_b, hls::stream<samfuse::tok_t>& ref_b,
                        CrdOut crd, AOut out_a, BOut out_b) {
     samfuse::union_streams(crd_a, val_a, crd_b, ref_b, crd, out_a, out_b);

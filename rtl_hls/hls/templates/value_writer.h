@@ -1,21 +1,24 @@
-// value_writer: appends values (binary32 bits or int32); stops are dropped. Reports how many
-// values the stream had (more than cap: rerun with larger arrays): counts[0] in tops without
-// memory, a scalar output next to the m_axi vals port in tops with off-chip memory.
+// value_writer: appends values (binary32 bits or int32; a block's E elements as E words,
+// element 0 first); stops are dropped. Reports how many words the stream had (more than
+// cap: rerun with larger arrays): counts[0] in tops without memory, a scalar output next
+// to the m_axi vals port in tops with off-chip memory.
 #ifndef SAMFUSE_VALUE_WRITER_H
 #define SAMFUSE_VALUE_WRITER_H
 #include "samfuse_hls.h"
 
 namespace samfuse {
-template <class W>
-uint32_t value_writer_loop(hls::stream<tok_t>& val, W* vals, uint32_t cap) {
+template <class TV, class W>
+uint32_t value_writer_loop(hls::stream<TV>& val, W* vals, uint32_t cap) {
     uint32_t n = 0;
 value_writer_loop:
     while (true) {
 #pragma HLS pipeline II = 1
-        tok_t t = val.read();
+        TV t = val.read();
         if (is_data(t)) {
-            if (n < cap) vals[n] = payload(t);
-            n++;
+            for (int k = 0; k < tok_io<TV>::E; k++) {
+                if (n < cap) vals[n] = tok_io<TV>::get(t, k);
+                n++;
+            }
         } else if (is_done(t)) {
             break;
         } else {
@@ -26,13 +29,14 @@ value_writer_loop:
 }
 }  // namespace samfuse
 
-inline void samfuse_value_writer(hls::stream<samfuse::tok_t>& val, samfuse::word_t* vals,
-                                 samfuse::word_t* counts, uint32_t cap) {
+template <class TV>
+void samfuse_value_writer(hls::stream<TV>& val, samfuse::word_t* vals, samfuse::word_t* counts,
+                          uint32_t cap) {
     counts[0] = samfuse::value_writer_loop(val, vals, cap);
 }
 
-inline void samfuse_value_writer(hls::stream<samfuse::tok_t>& val, uint32_t* vals,
-                                 uint32_t* n_vals, uint32_t cap) {
+template <class TV>
+void samfuse_value_writer(hls::stream<TV>& val, uint32_t* vals, uint32_t* n_vals, uint32_t cap) {
     *n_vals = samfuse::value_writer_loop(val, vals, cap);
 }
 #endif
