@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from compiler import CompileError, compile_model, einsum_program
-from cosim import Outcome, Point, TuneSpace, run_model, search, tune
+from cosim import Outcome, Point, TuneError, TuneSpace, run_model, search, tune
 from cosim._tune import best_trial
 from ir import Region, Schedule
 
@@ -148,7 +148,6 @@ def test_cli_help_imports_no_torch_and_bad_budget_is_a_usage_error():
 
 
 def test_unknown_model_and_knob_are_clear_errors(chain):
-    from cosim import TuneError
 
     with pytest.raises(TuneError, match="expected a bundled model"):
         tune("nosuch", "/tmp/unused")
@@ -180,3 +179,28 @@ def test_lanes_and_partitions_are_knobs_that_reach_the_schedule(chain):
     want = np.maximum(inputs["A"] @ (inputs["X"] @ inputs["W"]), 0)
     np.testing.assert_allclose(run_model(cm, inputs).outputs["H"], want, rtol=1e-4,
                                atol=1e-5)
+
+
+def test_block_size_is_a_knob_that_reaches_the_schedule(chain):
+    """A point's block extent seeds the program's sparse tensors (A, blocked 2x2 here:
+    its indices block T1's rows and X's too); the heuristic prices it compiled in
+    blocks, and the tuned schedule runs to numpy's result."""
+    _, inputs = chain
+    space = TuneSpace.build(chain[0].program, stats=inputs, blocks=(1, 2))
+    one = space.default_point(space.hand_cuts()["unfused"])
+    two = Point(one.cuts, one.orders, one.depth, one.hw, block=2)
+    assert space.valid(two) and not space.valid(Point(one.cuts, one.orders, one.depth,
+                                                      one.hw, block=3))
+    assert space.size() == 2 * TuneSpace.build(chain[0].program, stats=inputs).size()
+    assert two in space.neighbours(one)
+    assert 0 < space.heuristic(two) < space.heuristic(one)  # fewer, wider firings
+    sched = space.schedule(two)
+    assert sched.block == {"A": 2}
+    cm = compile_model(space.program, sched, stats=inputs)
+    assert cm.regions[1].kernels[0].graph.tensors["A"].block == (2, 2)
+    want = np.maximum(inputs["A"] @ (inputs["X"] @ inputs["W"]), 0)
+    np.testing.assert_allclose(run_model(cm, inputs).outputs["H"], want, rtol=1e-4,
+                               atol=1e-5)
+    assert "block=2" in space.describe(two)
+    with pytest.raises(TuneError, match="blocks"):
+        TuneSpace.build(chain[0].program, blocks=(0,))
