@@ -34,7 +34,7 @@ from torch import nn
 from ir import datasets as ds
 
 __all__ = ["GCN", "GraphSAGE", "SparseAutoencoder", "BigBirdAttention", "GPTDecoderLayer",
-           "MODELS", "to_torch_csr", "prune_mask", "csr_sparsity"]
+           "MODELS", "to_torch_csr", "prune_mask", "csr_sparsity", "attention_core"]
 
 
 def to_torch_csr(matrix: Any) -> torch.Tensor:
@@ -460,3 +460,29 @@ class GPTDecoderLayer(_Model):
 MODELS: dict[str, type[_Model]] = {"gcn": GCN, "graphsage": GraphSAGE,
                                    "autoencoder": SparseAutoencoder,
                                    "bigbird": BigBirdAttention, "gpt": GPTDecoderLayer}
+
+
+def attention_core(seq_len: int, d_model: int, block: int, *, n_random: int = 1,
+                   window: int = 3, n_global: int = 1, seed: int = 0) -> tuple[Any, dict]:
+    """BigBird's attention core as an einsum program and its inputs: softmax without the
+    max shift (as block-sparse attention accelerators compute it), an SDDMM, exp, row
+    sum, normalisation and the SpMM with V; the mask M (CSR) and Q, K, V are inputs.
+    Scopes ``score`` (S, E), ``norm`` (Z) and ``out`` (P, O) make partial fusion fuse the
+    SDDMM with exp and the normalisation with the SpMM."""
+    from ._model import einsum_program
+
+    seq, d = seq_len, d_model
+    mask = ds.bigbird_mask(seq, block, n_random, window, n_global, seed)
+    prog = einsum_program(
+        ["S(i,j) = M(i,j) * sum(k) Q(i,k) * K(j,k)", "E(i,j) = M(i,j) * exp(S(i,j))",
+         "Z(i) = sum(j) E(i,j)", "P(i,j) = E(i,j) / Z(i)",
+         "O(i,j) = sum(k) P(i,k) * V(k,j)"],
+        {"M": (seq, seq), "Q": (seq, d), "K": (seq, d), "V": (seq, d)},
+        {"M": "csr", "S": "csr", "E": "csr", "P": "csr"},
+        scopes=["score", "score", "norm", "out", "out"], name="attention_core")
+    rng = np.random.default_rng(seed)
+    scale = d ** -0.25  # scores Q·Kᵀ of unit variance
+    inputs = {"M": mask, **{t: (scale * rng.standard_normal((seq, d))).astype(np.float32)
+                            for t in ("Q", "K")},
+              "V": rng.standard_normal((seq, d)).astype(np.float32)}
+    return prog, inputs

@@ -349,27 +349,30 @@ def ttv(m: int, n: int, p: int, b_fmt: str = "dcc", depth: int | None = 2,
 
 
 def row_scale(m: int, n: int, a_fmt: str = "dc", depth: int | None = 2,
-              dtype: str = "float32") -> Graph:
+              dtype: str = "float32", block: tuple[int, int] | None = None) -> Graph:
     """X(i,j) = A(i,j) * s(i) with s(i) = sum_j' A(i,j'): factored iteration.
 
     The row sum is computed once per row by a reducer over one scan of A's j level, then
     a ``broadcast`` repeats it over the j crds of a second scan of that level, where it
     meets A's values again. (One scan feeding both would deadlock on rows longer than the
     FIFOs: the multiplier would hold the row's values until the row sum is known.)
+    ``block`` (bi, bj): A in bi x bj blocks; the reducer folds each block's columns
+    (``ij->i``) and the ALU broadcasts the row sums along them (``ij,i->ij``).
     """
+    dims = f"i={block[0]},j={block[1]}" if block else ""
     g = GraphBuilder("row_scale", dtype, depth)
-    g.tensor("A", (m, n), a_fmt)
-    g.tensor("X", (m, n), a_fmt, role="output")
+    g.tensor("A", (m, n), a_fmt, block=block)
+    g.tensor("X", (m, n), a_fmt, role="output", block=block)
     g.node("root", "root")
     g.node("Ai", "scan_" + _kind(a_fmt, 0), tensor="A", level=0)
     g.node("Aj_sum", "scan_" + _kind(a_fmt, 1), tensor="A", level=1)
     g.node("Av_sum", "array", tensor="A")
-    g.node("rowsum", "reduce", op="sum")
+    g.node("rowsum", "reduce", op="sum", **({"block": f"ij->i;{dims}"} if block else {}))
     g.node("Aj", "scan_" + _kind(a_fmt, 1), tensor="A", level=1)
     g.node("Av", "array", tensor="A")
     g.node("rs_j", "repsig")
     g.node("bc_j", "broadcast")
-    g.node("mul", "alu", op="mul")
+    g.node("mul", "alu", op="mul", **({"block": f"ij,i->ij;{dims}"} if block else {}))
     g.node("Xi", "level_writer", tensor="X", level=0)
     g.node("Xj", "level_writer", tensor="X", level=1)
     g.node("Xv", "value_writer", tensor="X")

@@ -27,7 +27,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from compiler import (  # noqa: E402
     compile_model,
-    einsum_program,
     evaluate,
     from_torch,
     models,
@@ -37,28 +36,9 @@ from compiler import (  # noqa: E402
 from compiler._blocks import sparse_tensors  # noqa: E402
 from cosim import run_model  # noqa: E402
 from ir import Schedule  # noqa: E402
-from ir import datasets as ds  # noqa: E402
 
 SCHEDULES = {"unfused": Schedule.unfused, "partial": Schedule.by_scope,
              "full": Schedule.fused}
-
-
-def core(seq: int, d: int, block: int, seed: int = 0):
-    """The attention core with Q, K, V as inputs (softmax without the max shift)."""
-    mask = ds.bigbird_mask(seq, block, 3, 3, 2, seed)
-    prog = einsum_program(
-        ["S(i,j) = M(i,j) * sum(k) Q(i,k) * K(j,k)", "E(i,j) = M(i,j) * exp(S(i,j))",
-         "Z(i) = sum(j) E(i,j)", "P(i,j) = E(i,j) / Z(i)",
-         "O(i,j) = sum(k) P(i,k) * V(k,j)"],
-        {"M": (seq, seq), "Q": (seq, d), "K": (seq, d), "V": (seq, d)},
-        {"M": "csr", "S": "csr", "E": "csr", "P": "csr"},
-        scopes=["score", "score", "norm", "out", "out"], name="attention_core")
-    rng = np.random.default_rng(seed)
-    scale = d ** -0.25
-    binds = {"M": mask, **{t: (scale * rng.standard_normal((seq, d))).astype(np.float32)
-                           for t in ("Q", "K")},
-             "V": rng.standard_normal((seq, d)).astype(np.float32)}
-    return prog, binds
 
 
 def model(config: str, seed: int = 0):
@@ -79,7 +59,8 @@ def main() -> None:
     ap.add_argument("--schedules", default="unfused,partial,full")
     ap.add_argument("--hw", default="ideal,hbm2-u280")
     args = ap.parse_args()
-    prog, binds = core(args.seq, args.d, 16) if args.what == "core" else model(args.config)
+    prog, binds = models.attention_core(args.seq, args.d, 16, n_random=3, n_global=2) \
+        if args.what == "core" else model(args.config)
     gold = evaluate(prog, binds)
     out = prog.outputs[0]
     for b in map(int, args.blocks.split(",")):

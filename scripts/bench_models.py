@@ -177,19 +177,8 @@ def attention_core_workload(seq: int, d_model: int, block: int, seed: int = 0
     normalisation and the SpMM with V; Q, K, V are inputs. Scopes ``score`` (S, E),
     ``norm`` (Z) and ``out`` (P, O) make ``partial`` fuse the SDDMM with exp and the
     normalisation with the SpMM."""
-    mask = ds.bigbird_mask(seq, block, 1, 3, 1, seed)
-    prog = einsum_program(
-        ["S(i,j) = M(i,j) * sum(k) Q(i,k) * K(j,k)", "E(i,j) = M(i,j) * exp(S(i,j))",
-         "Z(i) = sum(j) E(i,j)", "P(i,j) = E(i,j) / Z(i)",
-         "O(i,j) = sum(k) P(i,k) * V(k,j)"],
-        {"M": (seq, seq), "Q": (seq, d_model), "K": (seq, d_model), "V": (seq, d_model)},
-        {"M": "csr", "S": "csr", "E": "csr", "P": "csr"},
-        scopes=["score", "score", "norm", "out", "out"], name="attention_core")
-    rng = np.random.default_rng(seed)
-    scale = d_model ** -0.25  # scores Q·Kᵀ of unit variance
-    inputs = {"M": mask, **{t: (scale * rng.standard_normal((seq, d_model)))
-                            .astype(np.float32) for t in ("Q", "K")},
-              "V": rng.standard_normal((seq, d_model)).astype(np.float32)}
+    prog, inputs = _models().attention_core(seq, d_model, block, seed=seed)
+    mask = inputs["M"]
     density = mask.nnz / float(seq * seq)
     size = (f"attention core (no max shift), seq {seq}, d {d_model}, block {block}, "
             f"mask {100 * density:.1f} % (CSR)")

@@ -74,34 +74,10 @@ def test_block_cases_are_token_exact(hls, b, name, graph, inputs, expected, hw):
 
 # -- hand-built block operators: a row broadcast and an outer product --------------------
 def row_scale_graph(m: int, n: int, bi: int, bj: int) -> Graph:
-    """X(i,j) = A(i,j) * s(i), s(i) = sum_j A(i,j): the reducer folds each block's rows
-    (``ij->i``), ``broadcast`` repeats the row-block sums over the j blocks, and the ALU
-    broadcasts them along the block's columns (``ij,i->ij``)."""
-    dims = f"i={bi},j={bj}"
-    g = GraphBuilder("block_row_scale", "float32", 2)
-    g.tensor("A", (m, n), "dc", block=(bi, bj))
-    g.tensor("X", (m, n), "dc", role="output", block=(bi, bj))
-    g.node("root", "root")
-    g.node("Ai", "scan_dense", tensor="A", level=0)
-    g.node("Aj_sum", "scan_compressed", tensor="A", level=1)
-    g.node("Av_sum", "array", tensor="A")
-    g.node("rowsum", "reduce", op="sum", block=f"ij->i;{dims}")
-    g.node("Aj", "scan_compressed", tensor="A", level=1)
-    g.node("Av", "array", tensor="A")
-    g.node("rs_j", "repsig")
-    g.node("bc_j", "broadcast")
-    g.node("mul", "alu", op="mul", block=f"ij,i->ij;{dims}")
-    g.node("Xi", "level_writer", tensor="X", level=0)
-    g.node("Xj", "level_writer", tensor="X", level=1)
-    g.node("Xv", "value_writer", tensor="X")
-    for s, d in [("root.ref", "Ai.ref_in"), ("Ai.ref", "Aj_sum.ref_in"),
-                 ("Aj_sum.ref", "Av_sum.ref"), ("Av_sum.val", "rowsum.val_in"),
-                 ("Ai.ref", "rowsum.outer"), ("Ai.ref", "Aj.ref_in"), ("Ai.crd", "Xi.crd"),
-                 ("Aj.crd", "rs_j.crd"), ("Aj.crd", "Xj.crd"), ("rowsum.val", "bc_j.val_in"),
-                 ("rs_j.repsig", "bc_j.repsig"), ("Aj.ref", "Av.ref"), ("Av.val", "mul.a"),
-                 ("bc_j.val", "mul.b"), ("mul.val", "Xv.val")]:
-        g.edge(s, d)
-    return g.build()
+    """X(i,j) = A(i,j) * s(i), s(i) = sum_j A(i,j): the reducer folds each block's
+    columns (``ij->i``), ``broadcast`` repeats the row-block sums over the j blocks, and
+    the ALU broadcasts them along the block's columns (``ij,i->ij``)."""
+    return ex.row_scale(m, n, block=(bi, bj))
 
 
 def outer_graph(m: int, n: int, bi: int, bj: int) -> Graph:
