@@ -13,7 +13,7 @@ product directly under a sum contracts the summed blocked indices inside the mul
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from string import ascii_lowercase
+from string import ascii_letters, ascii_lowercase
 
 from ._ast import BinOp, Reduction, accesses, walk
 from ._errors import LoweringError
@@ -59,17 +59,25 @@ class BlockPlan:
 
     def __init__(self, norm: Normalized, extents: Mapping[str, int]) -> None:
         self.ext = dict(extents)
+        self.letter: dict[str, str] = {}
+        self.rank: dict[str, int] = {}
+        self.summed: dict[int, Reduction] = {}
+        if not self.ext:  # scalar values: nothing to plan (the common, timed case)
+            return
         target = norm.assignment.target.indices
         canonical = [*target, *(v for v in norm.indices if v not in target)]
         self.rank = {v: n for n, v in enumerate(canonical)}
-        self.letter: dict[str, str] = {}
-        free = [c for c in ascii_lowercase if c not in {norm.user[v] for v in canonical}]
+        free = [c for c in ascii_letters if c not in {norm.user[v] for v in canonical}]
         for v in canonical:
             name = norm.user[v]
             if v not in self.ext:
                 continue
             fits = len(name) == 1 and name in ascii_lowercase and \
                 name not in self.letter.values()
+            if not fits and not free:
+                raise LoweringError(f"block: more than {len(ascii_letters)} blocked indices "
+                                    "in one expression; a block operator names each with "
+                                    "a letter")
             self.letter[v] = name if fits else free.pop(0)
         #: id(product) -> the sum it is the body of (its blocked indices contract there)
         self.summed = {id(r.body): r for r in walk(norm.assignment.rhs)
