@@ -42,6 +42,10 @@ def add_tune_parser(sub: argparse._SubParsersAction, error: type[Exception]) -> 
     t.add_argument("--blocks", metavar="B,B,…", default="1",
                    help="block extents of the model's sparse tensors to search (default 1: "
                    "scalar values; docs/blocks.md)")
+    t.add_argument("--block-tensors", choices=("sparse", "all"), default="sparse",
+                   help="what a block size blocks: the model's sparse tensors and what they "
+                   "meet (default), or every tensor the extent divides (dense projections "
+                   "become block products)")
     t.add_argument("--batch", type=int, default=1, help="points per round (default 1)")
     t.add_argument("--workers", type=int, default=1, help="parallel runs (default 1)")
     t.add_argument("--dask", metavar="local|ADDRESS", help="evaluate on Dask")
@@ -101,7 +105,7 @@ def cmd_tune(args: argparse.Namespace, error: type[Exception]) -> int:
                       hw_knobs=knobs, batch=args.batch, workers=args.workers,
                       dask=args.dask, backend=args.backend, hand=not args.no_hand,
                       prune=args.prune or None, lanes=lanes, partitions=partitions,
-                      blocks=blocks)
+                      blocks=blocks, block_tensors=args.block_tensors)
     except (TuneError, OutputPathError) as exc:
         raise error(str(exc)) from None
     best = result.best

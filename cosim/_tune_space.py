@@ -65,6 +65,9 @@ class TuneSpace:
     lanes: tuple[int, ...] = (1,)
     partitions: tuple[str, ...] = ("round-robin",)
     blocks: tuple[int, ...] = (1,)
+    #: which tensors a block point blocks: "sparse" (the program's sparse inputs and
+    #: weights, and what they meet) or "all" (every tensor the extent divides)
+    block_tensors: str = "sparse"
     #: keep at most this many orders per region, the heuristic's cheapest
     max_orders: int = 8
     #: never propose a point the heuristic prices above this many times the space's
@@ -80,7 +83,7 @@ class TuneSpace:
               max_orders: int = 8, prune: float | None = 100.0,
               lanes: Sequence[int] = (1,),
               partitions: Sequence[str] = ("round-robin",),
-              blocks: Sequence[int] = (1,)) -> TuneSpace:
+              blocks: Sequence[int] = (1,), block_tensors: str = "sparse") -> TuneSpace:
         """The space of ``program``; ``units`` is ``statement`` or ``scope`` (the runs
         of statements of one module, ``Schedule.by_scope(depth=None)``)."""
         if units not in UNITS:
@@ -99,6 +102,8 @@ class TuneSpace:
         if not blocks or any(isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 256
                              for n in blocks):
             raise TuneError(f"blocks {list(blocks)!r}: expected block extents from 1 to 256")
+        if block_tensors not in ("sparse", "all"):
+            raise TuneError(f"block_tensors {block_tensors!r}: expected sparse or all")
         index = {st.target: n for n, st in enumerate(program.statements)}
         groups = [[st.target] for st in program.statements] if units == "statement" else \
             [r.statements for r in Schedule.by_scope(program, depth=None).regions]
@@ -106,7 +111,7 @@ class TuneSpace:
         return cls(program, spans, dict(stats or {}), tuple(depths),
                    _check_knobs(hw_knobs or {}), tuple(dict.fromkeys(lanes)),
                    tuple(dict.fromkeys(partitions)), tuple(dict.fromkeys(blocks)),
-                   max_orders, prune)
+                   block_tensors, max_orders, prune)
 
     # -- structure ---------------------------------------------------------------------
     @property
@@ -156,10 +161,16 @@ class TuneSpace:
         return memo[(a, b, block)]
 
     def block_seeds(self, block: int) -> dict[str, int]:
-        """The schedule's ``block`` for a block point: the program's sparse tensors."""
+        """The schedule's ``block`` for a block point: the program's sparse tensors, or
+        with ``block_tensors="all"`` every tensor whose sizes the extent divides."""
         from compiler._blocks import sparse_tensors
 
-        return dict.fromkeys(sparse_tensors(self.program), block) if block > 1 else {}
+        if block == 1:
+            return {}
+        names = sparse_tensors(self.program) if self.block_tensors == "sparse" else \
+            [t for t, d in self.program.tensors.items() if all(n % block == 0
+                                                                for n in d.shape)]
+        return dict.fromkeys(names, block)
 
     def compiles(self, a: int, b: int) -> bool:
         return not isinstance(self.span(a, b), Exception)

@@ -204,3 +204,6 @@ def test_block_size_is_a_knob_that_reaches_the_schedule(chain):
     assert "block=2" in space.describe(two)
     with pytest.raises(TuneError, match="blocks"):
         TuneSpace.build(chain[0].program, blocks=(0,))
+    every = TuneSpace.build(chain[0].program, stats=inputs, blocks=(1, 2),
+                            block_tensors="all")
+    assert every.block_seeds(2) == {"X": 2, "A": 2}  # 2 divides no size of W, T1, T2, H
