@@ -169,11 +169,10 @@ def to_blocks(dense: np.ndarray, fmt: Any, block: Sequence[int], dtype: str = "f
     else:
         keep = np.any(blocks != 0, axis=-1)
     coords = np.nonzero(keep)
+    # the tree of the kept blocks' numbers (1-based; a dense level's unkept blocks hold 0)
     order = FiberTree.from_coo(np.array(coords).reshape(nd, -1),
-                               np.arange(1, len(coords[0]) + 1, dtype=np.float64), grid,
-                               fmt, dtype="float32" if len(coords[0]) < 1 << 24 else "int32")
-    # a dense level stores unkept blocks too; their order value is 0
-    pos = np.rint(order.vals).astype(np.int64) - 1
+                               np.arange(1, len(coords[0]) + 1), grid, fmt, dtype="int32")
+    pos = order.vals.astype(np.int64) - 1
     stored = blocks[keep]
     vals = np.zeros((len(pos), block_elems(block)), dtype=np.float32)
     vals[pos >= 0] = stored[pos[pos >= 0]]
