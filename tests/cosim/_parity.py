@@ -1,10 +1,22 @@
-"""Helpers shared by the cosim tests: one backend-parity assertion, one graph-JSON edit."""
+"""Helpers shared by the cosim tests: the Python model's reference run, one
+backend-parity assertion, one graph-JSON edit."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ir import compare_traces
+from sim_models.python import SimulationError, simulate
+
+
+def python_run(graph, inputs, depth=2, hw=None):
+    """The Python model's traced run (with its memory requests when ``hw`` has memory),
+    or the :class:`SimulationError` a backend must reproduce."""
+    try:
+        return simulate(graph, inputs, trace=True, depth=depth, hw=hw,
+                        mem_trace=hw is not None and hw.memory)
+    except SimulationError as exc:
+        return exc
 
 
 def assert_same_result(py, sc, where: str) -> None:

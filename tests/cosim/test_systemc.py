@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 import pytest
-from _parity import assert_same_result
+from _parity import assert_same_result, python_run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -44,13 +44,6 @@ COVERED_KERNELS = {"spmv", "spmm_ijk", "spmm_ikj", "spmm_kij", "sddmm", "element
                    "row_scale", "masked_dense"}
 
 
-@pytest.fixture(scope="module")
-def systemc() -> SystemCBackend:
-    reason = SystemCBackend.unavailable()
-    if reason:
-        pytest.skip(reason)
-    return SystemCBackend()
-
 
 def _rand(seed: int, shape, density: float, dtype: str) -> np.ndarray:
     """Non-integer floats (so rounding is exercised) or full-range int32 (so is wrap)."""
@@ -64,16 +57,9 @@ def _rand(seed: int, shape, density: float, dtype: str) -> np.ndarray:
     return np.where(rng.random(shape) < density, vals, 0).astype(vals.dtype)
 
 
-def _python(graph, inputs, depth):
-    try:
-        return simulate(graph, inputs, trace=True, depth=depth)
-    except SimulationError as exc:
-        return exc
-
-
 def _assert_same(graph, inputs, depth, sc) -> None:
     """SystemC result ``sc`` equals the Python model's, down to every token's cycle."""
-    assert_same_result(_python(graph, inputs, depth), sc,
+    assert_same_result(python_run(graph, inputs, depth), sc,
                        f"{graph.name} ({graph.dtype}, depth={depth})")
 
 

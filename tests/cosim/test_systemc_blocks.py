@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _parity import assert_same_result
+from _parity import assert_same_result, python_run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -32,21 +32,6 @@ CASES = [(b, *case) for b in (2, 4) for case in block_cases(b)] + \
     [(16, *case) for case in block_cases(16, seed=5) if case[0] == "spmm_ikj"]  # 8 and 5 blocks
 
 
-@pytest.fixture(scope="module")
-def systemc() -> SystemCBackend:
-    reason = SystemCBackend.unavailable()
-    if reason:
-        pytest.skip(reason)
-    return SystemCBackend()
-
-
-def _python(graph: Graph, inputs: dict, depth, hw):
-    try:
-        return simulate(graph, inputs, trace=True, depth=depth, hw=hw,
-                        mem_trace=hw is not None and hw.memory)
-    except SimulationError as exc:
-        return exc
-
 
 def _check(systemc: SystemCBackend, graph: Graph, inputs: dict,
            want: dict[str, np.ndarray] | None = None, configs=CONFIGS) -> list:
@@ -56,7 +41,7 @@ def _check(systemc: SystemCBackend, graph: Graph, inputs: dict,
     results = systemc.run_batch(runs)
     for (depth, h), sc in zip(configs, results, strict=True):
         where = f"{graph.name} (depth={depth}, hw={h})"
-        assert_same_result(_python(graph, inputs, depth, HWS[h]), sc, where)
+        assert_same_result(python_run(graph, inputs, depth, HWS[h]), sc, where)
         if isinstance(sc, DeadlockError) and depth == 1:
             continue  # some graphs' own cycles need more than one slot on an edge
         for name, gold in (want or {}).items():
@@ -216,7 +201,7 @@ def test_special_payloads_in_blocks_are_bit_exact(systemc):
                (ex.row_reduce(2 * b, 2 * b, "sum", "exp", block=b), {"A": A})]
     seen = set()
     for g, inputs in graphs:
-        for py, sc in zip([_python(g, inputs, d, HWS[h]) for d, h in CONFIGS],
+        for py, sc in zip([python_run(g, inputs, d, HWS[h]) for d, h in CONFIGS],
                           _check(systemc, g, inputs), strict=True):
             if isinstance(py, Exception):
                 continue  # a depth-1 deadlock, checked equal by _check
@@ -244,7 +229,7 @@ def test_misaligned_block_operands_give_the_model_error(systemc):
     for depth, sc in zip(DEPTHS, results, strict=True):
         assert isinstance(sc, SimulationError), sc
         assert "[" in str(sc)
-        assert_same_result(_python(bad, inputs, depth, None), sc, f"depth={depth}")
+        assert_same_result(python_run(bad, inputs, depth, None), sc, f"depth={depth}")
 
 
 def test_per_module_processes_and_vcd_agree(tmp_path):
@@ -256,6 +241,6 @@ def test_per_module_processes_and_vcd_agree(tmp_path):
     hw = HWS["ideal-macs4"]
     sc = SystemCBackend(per_module_processes=True, vcd=tmp_path / "blocks").run(
         g, inputs, trace=True, hw=hw)
-    assert_same_result(_python(g, inputs, "graph", hw), sc, "per-module")
+    assert_same_result(python_run(g, inputs, "graph", hw), sc, "per-module")
     np.testing.assert_allclose(sc.dense("X"), want["X"], rtol=1e-5, atol=1e-5)
     assert (tmp_path / "blocks.vcd").stat().st_size > 0

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _parity import assert_same_result
+from _parity import assert_same_result, python_run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -38,13 +38,6 @@ SPMV = "y(i) = A(i,j) * x(j)"
 SPMM = "X(i,j) = A(i,k) * B(k,j)"
 PARTITIONS = ("round-robin", "balanced")
 
-
-@pytest.fixture(scope="module")
-def systemc() -> SystemCBackend:
-    reason = SystemCBackend.unavailable()
-    if reason:
-        pytest.skip(reason)
-    return SystemCBackend()
 
 
 def _csr(m: int, n: int, density: float, seed: int) -> sp.csr_matrix:
@@ -85,14 +78,6 @@ def _ops(graph: Graph) -> set[str]:
     return {n.op for n in graph.nodes.values() if n.op.startswith("lane_")}
 
 
-def _python(graph: Graph, inputs: dict, depth, hw: Hardware | None):
-    try:
-        return simulate(graph, inputs, trace=True, depth=depth, hw=hw,
-                        mem_trace=hw is not None)
-    except SimulationError as exc:
-        return exc
-
-
 def _check(systemc: SystemCBackend, cases: list[tuple[Graph, dict]], want: np.ndarray,
            out: str, configs=CONFIGS) -> None:
     """Every case in every config as one SystemC batch (one child), each equal to the
@@ -105,7 +90,7 @@ def _check(systemc: SystemCBackend, cases: list[tuple[Graph, dict]], want: np.nd
         where = (f"{run.graph.name} par={meta.get('par')} {meta.get('partition')} "
                  f"lane_buffer={meta.get('lane_buffer')} depth={run.depth} "
                  f"hw={run.hw.name if run.hw else None}")
-        assert_same_result(_python(run.graph, run.inputs, run.depth, run.hw), sc, where)
+        assert_same_result(python_run(run.graph, run.inputs, run.depth, run.hw), sc, where)
         if run.depth is None:  # unbounded FIFOs never deadlock
             assert not isinstance(sc, Exception), f"{where}: {sc}"
         if not isinstance(sc, Exception):

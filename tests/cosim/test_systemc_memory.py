@@ -41,13 +41,6 @@ REGIMES: dict[str, Hardware] = {
 DEPTHS = (1, 2, 4, None)
 
 
-@pytest.fixture(scope="module")
-def systemc() -> SystemCBackend:
-    reason = SystemCBackend.unavailable()
-    if reason:
-        pytest.skip(reason)
-    return SystemCBackend()
-
 
 def _csr(m: int, n: int, density: float, seed: int) -> sp.csr_matrix:
     return sp.random(m, n, density=density, format="csr", random_state=seed, dtype=np.float32)

@@ -12,7 +12,7 @@ import zlib
 
 import numpy as np
 import pytest
-from _parity import assert_same_result
+from _parity import assert_same_result, python_run
 from _valjoin_graphs import (
     ALU_OF,
     expected,
@@ -48,20 +48,6 @@ VECTORS = {
 }
 
 
-@pytest.fixture(scope="module")
-def systemc() -> SystemCBackend:
-    reason = SystemCBackend.unavailable()
-    if reason:
-        pytest.skip(reason)
-    return SystemCBackend()
-
-
-def _python(graph: Graph, inputs: dict, depth, hw):
-    try:
-        return simulate(graph, inputs, trace=True, depth=depth, hw=hw, mem_trace=hw is not None)
-    except SimulationError as exc:
-        return exc
-
 
 def _check(systemc: SystemCBackend, graph: Graph, inputs: dict, want: dict | None = None
            ) -> None:
@@ -70,7 +56,7 @@ def _check(systemc: SystemCBackend, graph: Graph, inputs: dict, want: dict | Non
                                             mem_trace=hw is not None) for d, hw in CONFIGS])
     for (depth, hw), sc in zip(CONFIGS, results, strict=True):
         where = f"{graph.name} ({graph.dtype}, depth={depth}, hw={hw and hw.name})"
-        assert_same_result(_python(graph, inputs, depth, hw), sc, where)
+        assert_same_result(python_run(graph, inputs, depth, hw), sc, where)
         if isinstance(sc, DeadlockError) and depth == 1 and "drop" in graph.nodes:
             continue  # a crddrop's outer edge holds one token: the graph's own cycle
         for name, arr in (want or {}).items():
@@ -151,7 +137,7 @@ def test_value_payloads_pass_unchanged(systemc, join, dtype):
     results = systemc.run_batch([SystemCRun(g, inputs, trace=True, depth=d) for d in DEPTHS])
     for depth, sc in zip(DEPTHS, results, strict=True):
         where = f"{g.name} ({dtype}, depth={depth})"
-        assert_same_result(_python(g, inputs, depth, None), sc, where)
+        assert_same_result(python_run(g, inputs, depth, None), sc, where)
         got = sc.outputs["x"]
         keep = np.flatnonzero(b) if join == "intersect_val" else np.arange(len(a))
         assert list(got.levels[0].crd) == list(keep), where
@@ -187,7 +173,7 @@ def _assert_same_errors(systemc: SystemCBackend, g: Graph, inputs: dict) -> None
     results = systemc.run_batch([SystemCRun(g, inputs, trace=True, depth=d) for d in DEPTHS])
     for depth, sc in zip(DEPTHS, results, strict=True):
         assert isinstance(sc, SimulationError), sc
-        assert_same_result(_python(g, inputs, depth, None), sc, f"depth={depth}")
+        assert_same_result(python_run(g, inputs, depth, None), sc, f"depth={depth}")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
