@@ -37,8 +37,9 @@ def block_extents(norm: Normalized, block: Mapping[str, int] | None,
         if name not in names:
             raise LoweringError(f"block names {name!r}, which is not an index of the "
                                 f"expression; its indices are {','.join(sorted(names))}")
-        if isinstance(b, bool) or not isinstance(b, int) or b < 1:
-            raise LoweringError(f"block {name}={b!r}: the extent must be an int >= 1")
+        if isinstance(b, bool) or not isinstance(b, int) or not 1 <= b <= 256:
+            raise LoweringError(f"block {name}={b!r}: the extent must be an int from 1 to "
+                                "256")
         for v in norm.indices:
             if norm.user[v] != name or b == 1:
                 continue

@@ -26,8 +26,12 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BlockOp", "BlockError", "block_elems", "to_blocks", "from_blocks",
+__all__ = ["BlockOp", "BlockError", "MAX_BLOCK_ELEMS", "block_elems", "to_blocks", "from_blocks",
            "value_elems", "firing_work", "block_cycles", "written_blocks", "COMPUTE_PRIMITIVES"]
+
+#: the most elements one block may hold (a 256x256 block): a bound every backend can
+#: allocate, checked when a graph is loaded rather than discovered as a MemoryError
+MAX_BLOCK_ELEMS = 1 << 16
 
 #: primitives whose firings on a block cost ``ceil(work / macs_per_cycle)`` cycles
 COMPUTE_PRIMITIVES = frozenset({"alu", "unary", "reduce", "spacc", "spacc2"})
@@ -87,6 +91,11 @@ class BlockOp:
                              f"{''.join(sorted(used))}")
         if any(n < 1 for n in self.dims.values()):
             raise BlockError(f"{where} {spec!r}: extents must be >= 1")
+        for part in (*self.operands, self.out):
+            if self.elems(part) > MAX_BLOCK_ELEMS:
+                raise BlockError(f"{where} {spec!r}: a block of {self.elems(part):,} "
+                                 f"elements ({part!r}) exceeds the {MAX_BLOCK_ELEMS:,} a "
+                                 "block may hold")
 
     @property
     def contracted(self) -> str:

@@ -7,13 +7,14 @@ it. JSON is the interchange format (``schema`` versioned); :func:`render` draws 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._blocks import BlockError, value_elems
+from ._blocks import MAX_BLOCK_ELEMS, BlockError, value_elems
 from ._catalogue import CATALOGUE, Primitive
 from ._codec import CodecError, int_constant
 from ._formats import Format, FormatError
@@ -154,6 +155,9 @@ class Graph:
                                              or x < 1 for x in b):
                 raise GraphError(f"tensor {t.name!r}: block {list(b)} must give one extent "
                                  f">= 1 per mode of its shape {list(t.shape)}")
+            if math.prod(b) > MAX_BLOCK_ELEMS:
+                raise GraphError(f"tensor {t.name!r}: block {list(b)} holds {math.prod(b):,} "
+                                 f"elements, more than the {MAX_BLOCK_ELEMS:,} a block may")
             if all(x == 1 for x in b):
                 raise GraphError(f"tensor {t.name!r}: block {list(b)} has one element, which "
                                  "is a scalar value; omit block")

@@ -150,3 +150,18 @@ def test_block_division_by_zero_follows_the_scalar_rule():
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
     by_const = block_unary("div_const", 0.0)(Block(a)).a
     np.testing.assert_array_equal(by_const.view(np.uint32), want.view(np.uint32))
+
+
+def test_oversized_blocks_are_load_errors_not_memory_errors():
+    g = ex.spmv(4, 4, block=2)
+    data = g.to_dict()
+    for n in data["nodes"]:
+        if n["id"] == "mul":
+            n["params"]["block"] = "ij,j->i;i=100000,j=100000"
+    with pytest.raises(GraphError, match="exceeds the 65,536 a block may hold"):
+        ir.Graph.from_dict(data)
+    data = g.to_dict()
+    data["tensors"][0]["shape"] = [1 << 20, 1 << 20]
+    data["tensors"][0]["block"] = [1 << 10, 1 << 10]
+    with pytest.raises(GraphError, match="more than the 65,536 a block may"):
+        ir.Graph.from_dict(data)
