@@ -433,10 +433,16 @@ def _serial(todo: list[RunConfig]) -> Iterator[tuple[RunConfig, Any]]:
 def _dask(address: str, workers: int) -> Callable[[list[RunConfig]],
                                                    Iterator[tuple[RunConfig, Any]]]:
     def run(todo: list[RunConfig]) -> Iterator[tuple[RunConfig, Any]]:
+        import dask
         from distributed import Client, LocalCluster, as_completed
 
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1,
-                               dashboard_address=None) if address == "local" else None
+        cluster = None
+        if address == "local":
+            # non-daemonic workers: the SystemC backend runs each simulation in a forked
+            # child, which a daemonic process may not have (docs/studies.md, "Executors")
+            with dask.config.set({"distributed.worker.daemon": False}):
+                cluster = LocalCluster(n_workers=workers, threads_per_worker=1,
+                                       dashboard_address=None)
         with Client(cluster if cluster is not None else address) as client:
             futures = {client.submit(run_config, c, pure=False): c for c in todo}
             for fut in as_completed(futures):

@@ -109,11 +109,15 @@ def test_cache_key_covers_configuration_and_code():
 
 
 def test_dask_local_cluster_gives_the_same_rows(tmp_path):
-    spec = load_study(_study(depth=[2, 4]))
+    """Including SystemC, whose simulations run in forked children: the LocalCluster's
+    workers must not be daemonic (they were, and every SystemC row was an error)."""
+    spec = load_study(_study(depth=[2, 4], backends=[["python", "systemc"]]))
     local = run_study(spec, tmp_path / "pool", workers=2, progress=False)
     dask = run_study(spec, tmp_path / "dask", workers=2, dask="local", progress=False)
     strip = [{k: v for k, v in r.items() if k not in TIMING} for r in local.rows]
     assert strip == [{k: v for k, v in r.items() if k not in TIMING} for r in dask.rows]
+    assert {r["status"] for r in dask.rows} == {"ok"}
+    assert {r["backend"] for r in dask.rows} == {"python", "systemc"}
 
 
 def test_failing_orders_are_rows_not_crashes(tmp_path):
