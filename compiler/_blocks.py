@@ -20,7 +20,8 @@ from ._errors import LoweringError
 from ._normalize import Normalized
 
 __all__ = ["BlockPlan", "block_extents", "grid_sizes", "grid_stats", "grid_given",
-           "tensor_blocks", "sparse_tensors", "statement_blocks"]
+           "tensor_blocks", "sparse_tensors", "seed_blocks", "index_blocks",
+           "statement_blocks"]
 
 Spec = dict[str, str]
 
@@ -84,9 +85,6 @@ class BlockPlan:
         self.summed = {id(r.body): r for r in walk(norm.assignment.rhs)
                        if isinstance(r, Reduction) and r.op == "sum"}
 
-    def __bool__(self) -> bool:
-        return bool(self.ext)
-
     def canon(self, idx) -> tuple[str, ...]:
         return tuple(sorted(idx, key=self.rank.__getitem__))
 
@@ -148,12 +146,12 @@ def grid_given(given: object, full: Sequence[int], block: Sequence[int]) -> obje
 
     import numpy as np
 
-    from ir import FiberTree
+    from ir import FiberTree, block_grid, block_view
 
     from ._cost import TensorStats
 
     elems = math.prod(block)
-    grid = tuple(n // b for n, b in zip(full, block, strict=True))
+    grid = block_grid(full, block)
     if isinstance(given, int | float) and not isinstance(given, bool):
         return 1.0 - (1.0 - float(given)) ** elems
     if isinstance(given, TensorStats):
@@ -164,8 +162,8 @@ def grid_given(given: object, full: Sequence[int], block: Sequence[int]) -> obje
         return given
     dense = given.to_dense() if isinstance(given, FiberTree) else \
         FiberTree.from_any(given, None).to_dense()
-    split = dense.reshape([n for g, b in zip(grid, block, strict=True) for n in (g, b)])
-    return np.any(split != 0, axis=tuple(range(1, 2 * len(block), 2))).astype(np.float32)
+    inside = tuple(range(len(grid), 2 * len(grid)))
+    return np.any(block_view(dense, block) != 0, axis=inside).astype(np.float32)
 
 
 def tensor_blocks(program, seeds: Mapping[str, int]) -> dict[str, tuple[int, ...]]:
@@ -218,12 +216,25 @@ def sparse_tensors(program) -> list[str]:
             and "compressed" in Format.parse(t.format, len(t.shape)).levels]
 
 
+def seed_blocks(program, extent: int, tensors: str = "sparse") -> dict[str, int]:
+    """A schedule's ``block`` for one extent: the program's sparse inputs and weights
+    (``tensors="sparse"``), or every tensor whose sizes ``extent`` divides (``"all"``:
+    dense projections too). Extent 1 seeds nothing (the schedule drops it)."""
+    names = sparse_tensors(program) if tensors == "sparse" else \
+        [t for t, d in program.tensors.items() if all(n % extent == 0 for n in d.shape)]
+    return dict.fromkeys(names, extent)
+
+
+def index_blocks(assign, blocks: Mapping[str, tuple[int, ...]]) -> dict[str, int]:
+    """Index -> extent of one assignment whose tensors have the block extents ``blocks``
+    (:func:`tensor_blocks`): what its compile is given as ``block``."""
+    return {v: blocks[a.tensor][m] for a in (*accesses(assign.rhs), assign.target)
+            if a.tensor in blocks for m, v in enumerate(a.indices) if blocks[a.tensor][m] > 1}
+
+
 def statement_blocks(program, seeds: Mapping[str, int]) -> dict[str, int]:
     """Index -> extent for a one-statement program (an expression) from seed tensors."""
     from ._parse import parse
 
-    blocks = tensor_blocks(program, seeds)
     (st,) = program.statements
-    assign = parse(st.text)
-    return {v: blocks[a.tensor][m] for a in (*accesses(assign.rhs), assign.target)
-            if a.tensor in blocks for m, v in enumerate(a.indices) if blocks[a.tensor][m] > 1}
+    return index_blocks(parse(st.text), tensor_blocks(program, seeds))

@@ -19,7 +19,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ir import WORD_BYTES, BlockOp, FiberTree, Format, Graph, Hardware, Node, value_elems
+from ir import (
+    WORD_BYTES,
+    BlockOp,
+    FiberTree,
+    Format,
+    Graph,
+    Hardware,
+    Node,
+    block_grid,
+    value_elems,
+)
 
 __all__ = ["TensorStats", "Estimate", "estimate", "WORD_BYTES", "OrderCost", "order_cost",
            "transpose_tokens", "cycle_estimate", "input_stats", "DEFAULT_DENSITY",
@@ -401,9 +411,7 @@ def _grid(given: Any, spec) -> Any:
 
 def grid_shape(spec) -> tuple[int, ...]:
     """The shape a graph iterates for a tensor: its block grid when it is blocked."""
-    if not spec.block:
-        return tuple(spec.shape)
-    return tuple(n // b for n, b in zip(spec.shape, spec.block, strict=True))
+    return block_grid(spec.shape, spec.block) if spec.block else tuple(spec.shape)
 
 
 def estimate(graph: Graph, stats: Mapping[str, TensorStats | float | Any],

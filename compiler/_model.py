@@ -15,10 +15,19 @@ from dataclasses import dataclass, field
 from itertools import chain, islice, permutations
 from typing import Any
 
-from ir import Graph, Program, ProgramError, Region, Schedule, Statement, TensorDecl
+from ir import (
+    Graph,
+    Program,
+    ProgramError,
+    Region,
+    Schedule,
+    Statement,
+    TensorDecl,
+    block_grid,
+)
 
 from ._ast import Assignment, accesses
-from ._blocks import grid_given, grid_stats, tensor_blocks
+from ._blocks import grid_given, grid_stats, index_blocks, tensor_blocks
 from ._compile import cost_tries, no_gc_pauses, parse_order, prepare
 from ._cost import TensorStats, as_stats, input_stats, order_cost, transpose_tokens
 from ._errors import LoweringError
@@ -138,10 +147,7 @@ def compile_model(program: Program, schedule: Schedule | None = None, *,
     schedule.validate(program)
     formats = {n: schedule.formats.get(n, t.format) for n, t in program.tensors.items()}
     blocks = tensor_blocks(program, schedule.block)
-    known = {n: as_stats(v, program.tensors[n].shape, formats[n], f"program {program.name!r}",
-                         n) for n, v in (stats or {}).items()
-             if n in program.tensors and n not in blocks}
-    known.update({n: v for n, v in (stats or {}).items() if n in blocks})  # per kernel
+    known = program_stats(program, formats, stats, blocks)
     regions = []
     with no_gc_pauses():
         for reg in schedule.execution_order(program):
@@ -154,6 +160,16 @@ def compile_model(program: Program, schedule: Schedule | None = None, *,
                                        blocks) for f in fused]
             regions.append(CompiledRegion(reg.name, list(reg.statements), kernels))
     return CompiledModel(program, schedule, regions, depth, formats)
+
+
+def program_stats(program: Program, formats: Mapping[str, str],
+                  stats: Mapping[str, Any] | None, blocks: Mapping[str, tuple[int, ...]]
+                  ) -> dict[str, Any]:
+    """The statistics of the program's tensors as :class:`TensorStats`; a blocked
+    tensor keeps its data, from which each kernel measures its block grid."""
+    return {n: v if n in blocks else as_stats(v, program.tensors[n].shape, formats[n],
+                                              f"program {program.name!r}", n)
+            for n, v in (stats or {}).items() if n in program.tensors}
 
 
 def _check_order_names(reg: Region, fused: list[FusedExpression]) -> None:
@@ -195,8 +211,8 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
     shapes = {t: program.tensors[t].shape for t in tensors}
     blocks = blocks or {}
     # blocked tensors: the graph iterates their grids, and so does the heuristic
-    grid = {t: tuple(n // b for n, b in zip(shapes[t], blocks[t], strict=True))
-            if t in blocks else shapes[t] for t in tensors}
+    grid = {t: block_grid(shapes[t], blocks[t]) if t in blocks else shapes[t]
+            for t in tensors}
     known = {t: input_stats(grid_given(stats.get(t), shapes[t], blocks[t]) if t in blocks
                             else stats.get(t), grid[t], fmts[t], f"region {reg.name!r}", t)
              for t in fused.reads}
@@ -206,9 +222,7 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
     tried: list[tuple[list[str], str]] = []
     sizes = {v: grid[a.tensor][m] for a in accesses(fused.assignment.rhs)
              for m, v in enumerate(a.indices)}
-    block = {v: blocks[a.tensor][m]
-             for a in (*accesses(fused.assignment.rhs), fused.assignment.target)
-             if a.tensor in blocks for m, v in enumerate(a.indices) if blocks[a.tensor][m] > 1}
+    block = index_blocks(fused.assignment, blocks)
     factorer = Factorer(fused.assignment.rhs, fused.assignment.target.indices)
     budget = cost_tries(factorer.size)
     job = prepare(fused.assignment, fmts, shapes, transpose=reg.transpose, depth=depth,

@@ -16,9 +16,8 @@ from typing import Any
 from ir import Program, Region
 
 from ._blocks import tensor_blocks
-from ._cost import as_stats
 from ._fusion import fuse_region
-from ._model import _compile_kernel
+from ._model import _compile_kernel, program_stats
 
 __all__ = ["RegionOrders", "region_orders"]
 
@@ -58,10 +57,7 @@ def region_orders(program: Program, statements: Sequence[str], *,
     region = Region(name if len(name) <= 120 else f"{statements[0]}+{len(statements) - 1}",
                     list(statements))
     blocks = tensor_blocks(program, block or {})
-    # blocked tensors keep their data: each kernel measures its block grid
-    known = {n: v if n in blocks else as_stats(v, program.tensors[n].shape, fmts[n],
-                                               f"program {program.name!r}", n)
-             for n, v in (stats or {}).items() if n in program.tensors}
+    known = program_stats(program, fmts, stats, blocks)
     kernels = [_compile_kernel(program, fmts, region, f, depth, known, stats or {}, blocks)
                for f in fuse_region(program, list(statements))]
     searches = [k.graph.meta["order_search"] for k in kernels]

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from compiler import compile_model, fusion_table
-from compiler._blocks import sparse_tensors
+from compiler._blocks import seed_blocks
 from ir import DEFAULT_HW, Schedule
 
 from ._backend import get_backend
@@ -109,13 +109,8 @@ def block_seeds(items: list[str], program, error: type[Exception]) -> dict[str, 
             raise error(f"--block {item!r}: expected EXTENT, TENSOR=EXTENT or '*=EXTENT', "
                         "e.g. 16 or mask=16")
         b = int(n)
-        if not eq:
-            names = sparse_tensors(program)
-        elif name == "*":
-            names = [t for t, d in program.tensors.items() if all(x % b == 0 for x in d.shape)]
-        else:
-            names = [name]
-        out.update(dict.fromkeys(names, b))
+        out.update({name: b} if eq and name != "*" else
+                   seed_blocks(program, b, "all" if eq else "sparse"))
     if items and not out:
         raise error(f"--block {items[0]!r}: the model has no sparse tensor to block; name "
                     "one with TENSOR=EXTENT")

@@ -93,7 +93,7 @@ def _expr_graph(cfg: RunConfig) -> tuple[Any, dict[str, np.ndarray], np.ndarray]
     """The expression's graph, its seeded inputs and the numpy reference. The inputs come
     first: a balanced lane partition measures the work on them when compiling."""
     from compiler import compile_expression, einsum_program, evaluate
-    from compiler._blocks import sparse_tensors, statement_blocks
+    from compiler._blocks import seed_blocks, statement_blocks
 
     w = cfg.workload
     shapes = {k: list(v) for k, v in w.shapes}
@@ -104,8 +104,8 @@ def _expr_graph(cfg: RunConfig) -> tuple[Any, dict[str, np.ndarray], np.ndarray]
     lanes = {"par": dict(cfg.par), "partition": cfg.partition,
              "lane_buffer": cfg.lane_buffer, "stats": inputs} if cfg.par else {}
     if cfg.block > 1:  # the sparse operands' indices are blocked (docs/blocks.md)
-        lanes.update(stats=inputs, block=statement_blocks(
-            program, {n: cfg.block for n in sparse_tensors(program)}))
+        lanes.update(stats=inputs, block=statement_blocks(program,
+                                                          seed_blocks(program, cfg.block)))
     graph = compile_expression(w.expr, dict(w.formats), shapes, depth=cfg.depth,
                                dtype=cfg.dtype,
                                order=None if cfg.order == "default" else cfg.order, **lanes)
@@ -210,7 +210,7 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         torch_inputs,
         torch_weights,
     )
-    from compiler._blocks import sparse_tensors
+    from compiler._blocks import seed_blocks
     from compiler.models import MODELS
     from ir import Schedule
 
@@ -232,8 +232,7 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         schedule = dataclasses.replace(schedule, par=dict(cfg.par), partition=cfg.partition,
                                        lane_buffer=cfg.lane_buffer)
     if cfg.block > 1:  # the model's sparse tensors seed the blocks
-        schedule = dataclasses.replace(schedule, block={
-            n: cfg.block for n in sparse_tensors(program)})
+        schedule = dataclasses.replace(schedule, block=seed_blocks(program, cfg.block))
     compiled = compile_model(program, schedule, depth=cfg.depth,
                              stats=binds if schedule.has_lanes or schedule.block else None)
     compile_s = time.perf_counter() - t0

@@ -161,16 +161,11 @@ class TuneSpace:
         return memo[(a, b, block)]
 
     def block_seeds(self, block: int) -> dict[str, int]:
-        """The schedule's ``block`` for a block point: the program's sparse tensors, or
-        with ``block_tensors="all"`` every tensor whose sizes the extent divides."""
-        from compiler._blocks import sparse_tensors
+        """The schedule's ``block`` for a block point (``block_tensors``: the program's
+        sparse tensors, or every tensor whose sizes the extent divides)."""
+        from compiler._blocks import seed_blocks
 
-        if block == 1:
-            return {}
-        names = sparse_tensors(self.program) if self.block_tensors == "sparse" else \
-            [t for t, d in self.program.tensors.items() if all(n % block == 0
-                                                                for n in d.shape)]
-        return dict.fromkeys(names, block)
+        return seed_blocks(self.program, block, self.block_tensors)
 
     def compiles(self, a: int, b: int) -> bool:
         return not isinstance(self.span(a, b), Exception)

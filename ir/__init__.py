@@ -16,6 +16,8 @@ from ._blocks import (
     BlockOp,
     block_cycles,
     block_elems,
+    block_grid,
+    block_view,
     firing_work,
     from_blocks,
     to_blocks,
@@ -111,8 +113,9 @@ from ._trace import EdgeTrace, Trace, TraceFormatError, TraceMismatch, compare_t
 
 __all__ = [
     # block sparsity: block operators, blocked tensors, value widths
-    "BlockOp", "BlockError", "block_elems", "to_blocks", "from_blocks", "value_elems",
-    "firing_work", "block_cycles", "written_blocks", "COMPUTE_PRIMITIVES",
+    "BlockOp", "BlockError", "block_elems", "block_grid", "block_view", "to_blocks",
+    "from_blocks", "value_elems", "firing_work", "block_cycles", "written_blocks",
+    "COMPUTE_PRIMITIVES",
     # the simulated hardware (memory system) and a graph's memory ports
     "Hardware", "DramSpec", "OnchipSpec", "ComputeSpec", "HwError", "HW_KEYS", "HW_PRESETS",
     "DEFAULT_HW",

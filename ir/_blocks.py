@@ -26,8 +26,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BlockOp", "BlockError", "MAX_BLOCK_ELEMS", "block_elems", "to_blocks", "from_blocks",
-           "value_elems", "firing_work", "block_cycles", "written_blocks", "COMPUTE_PRIMITIVES"]
+__all__ = ["BlockOp", "BlockError", "MAX_BLOCK_ELEMS", "block_grid", "block_view",
+           "block_elems", "to_blocks", "from_blocks", "value_elems", "firing_work",
+           "block_cycles", "written_blocks", "COMPUTE_PRIMITIVES"]
 
 #: the most elements one block may hold (a 256x256 block): a bound every backend can
 #: allocate, checked when a graph is loaded rather than discovered as a MemoryError
@@ -152,6 +153,20 @@ class BlockOp:
         return f"{','.join(self.operands)}->{self.out};{dims}"
 
 
+def block_grid(shape: Sequence[int], block: Sequence[int]) -> tuple[int, ...]:
+    """The block grid of a tensor of ``shape`` cut into ``block``s (sizes divisible)."""
+    return tuple(n // b for n, b in zip(shape, block, strict=True))
+
+
+def block_view(array: np.ndarray, block: Sequence[int]) -> np.ndarray:
+    """``array`` seen as ``(*grid, *block)``: element ``[g..., e...]`` is element ``e`` of
+    block ``g`` (a view, so writing into it writes ``array``)."""
+    nd = len(block)
+    split = array.reshape([x for g, b in zip(block_grid(array.shape, block), block,
+                                             strict=True) for x in (g, b)])
+    return split.transpose([*range(0, 2 * nd, 2), *range(1, 2 * nd, 2)])
+
+
 def to_blocks(dense: np.ndarray, fmt: Any, block: Sequence[int], dtype: str = "float32"):
     """A blocked :class:`~ir.FiberTree` of ``dense`` in ``fmt``: compressed levels store a
     block when any of its elements is nonzero, dense levels store every block."""
@@ -167,11 +182,9 @@ def to_blocks(dense: np.ndarray, fmt: Any, block: Sequence[int], dtype: str = "f
     if bad:
         m, n, b = bad[0]
         raise BlockError(f"mode {m} has size {n}, not a multiple of its block extent {b}")
-    grid = tuple(n // b for n, b in zip(dense.shape, block, strict=True))
+    grid = block_grid(dense.shape, block)
     nd = dense.ndim
-    split = dense.reshape([x for g, b in zip(grid, block, strict=True) for x in (g, b)])
-    blocks = split.transpose([*range(0, 2 * nd, 2), *range(1, 2 * nd, 2)]) \
-        .reshape(*grid, block_elems(block))
+    blocks = block_view(dense, block).reshape(*grid, block_elems(block))
     fmt = Format.parse(fmt, nd) if not isinstance(fmt, Format) else fmt
     if all(level == "dense" for level in fmt.levels):
         keep = np.ones(grid, dtype=bool)
@@ -191,16 +204,12 @@ def to_blocks(dense: np.ndarray, fmt: Any, block: Sequence[int], dtype: str = "f
 def from_blocks(tree) -> np.ndarray:
     """The dense full-size array of a blocked tree (inverse of :func:`to_blocks`)."""
     block = tree.block
-    nd = len(block)
-    grid = tree.shape
     scrd = tree._storage_coords()
     coords = np.empty_like(scrd)
     coords[list(tree.format.mode_order)] = scrd
-    out = np.zeros([x for g, b in zip(grid, block, strict=True) for x in (g, b)],
-                   dtype=tree.vals.dtype)
-    view = out.transpose([*range(0, 2 * nd, 2), *range(1, 2 * nd, 2)])
-    view[tuple(coords)] = tree.vals.reshape(-1, *block)
-    return out.reshape([g * b for g, b in zip(grid, block, strict=True)])
+    out = np.zeros(tree.full_shape, dtype=tree.vals.dtype)
+    block_view(out, block)[tuple(coords)] = tree.vals.reshape(-1, *block)
+    return out
 
 
 def value_elems(graph) -> dict[str, int]:
@@ -213,7 +222,7 @@ def value_elems(graph) -> dict[str, int]:
         ins = {p: widths.get(e.name, 1) for p, e in graph.in_edges[nid].items()
                if e.kind == "val"}
         out = _output_elems(graph, node, ins)
-        for _port, edges in graph.out_edges[nid].items():
+        for edges in graph.out_edges[nid].values():
             for e in edges:
                 if e.kind == "val":
                     widths[e.name] = out
@@ -268,12 +277,13 @@ def firing_work(node, elems_in: int) -> int:
     return elems_in
 
 
-def block_cycles(graph, hw) -> dict[str, int]:
+def block_cycles(graph, hw, widths: Mapping[str, int] | None = None) -> dict[str, int]:
     """Cycles a value-consuming firing occupies each compute node whose firings take more
-    than one (docs/blocks.md); absent nodes take one. ``hw`` None = unbounded compute."""
+    than one (docs/blocks.md); absent nodes take one. ``hw`` None = unbounded compute;
+    ``widths`` is :func:`value_elems` when the caller has it already."""
     if hw is None or hw.compute.macs_per_cycle == 0:
         return {}
-    widths = value_elems(graph)
+    widths = value_elems(graph) if widths is None else widths
     out: dict[str, int] = {}
     for nid, node in graph.nodes.items():
         if node.op not in COMPUTE_PRIMITIVES:
@@ -294,7 +304,7 @@ def written_blocks(shape: Sequence[int], block: Sequence[int], fmt: Any,
     from ._storage import FiberTree
 
     block = tuple(block)
-    grid = tuple(n // b for n, b in zip(shape, block, strict=True))
+    grid = block_grid(shape, block)
     order = FiberTree.from_written(grid, fmt, segs_crds, np.arange(1, len(blocks) + 1),
                                    dtype="int32")
     elems = block_elems(block)

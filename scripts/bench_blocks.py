@@ -33,7 +33,7 @@ from compiler import (  # noqa: E402
     torch_inputs,
     torch_weights,
 )
-from compiler._blocks import sparse_tensors  # noqa: E402
+from compiler._blocks import seed_blocks  # noqa: E402
 from cosim import run_model  # noqa: E402
 from ir import Schedule  # noqa: E402
 
@@ -64,11 +64,9 @@ def main() -> None:
     gold = evaluate(prog, binds)
     out = prog.outputs[0]
     for b in map(int, args.blocks.split(",")):
-        names = sparse_tensors(prog) if args.seeds == "sparse" else \
-            [t for t, d in prog.tensors.items() if all(x % b == 0 for x in d.shape)]
         for sname in args.schedules.split(","):
             sched = SCHEDULES[sname](prog)
-            sched.block = dict.fromkeys(names, b) if b > 1 else {}
+            sched.block = seed_blocks(prog, b, args.seeds)
             t0 = time.perf_counter()
             cm = compile_model(prog, sched, stats=binds)
             compile_s = time.perf_counter() - t0
