@@ -20,13 +20,9 @@ from ir import EMPTY, Block, BlockOp
 
 from ._values import _fexp, _frsqrt
 
-__all__ = ["BlockBinary", "BlockFold", "block_unary", "block_add", "zero_block"]
+__all__ = ["BlockBinary", "BlockFold", "block_unary", "block_add"]
 
 _F32, _F64 = np.float32, np.float64
-
-
-def zero_block(elems: int) -> Block:
-    return Block.zeros(elems)
 
 
 def _max(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -59,6 +55,14 @@ def _arr(tok, elems: int) -> np.ndarray:
     return tok.a if tok.__class__ is Block else np.array([tok], dtype=_F32)
 
 
+def _sum64(terms, n: int) -> np.ndarray:
+    """The contract's sum: binary64 terms added in order from +0.0, rounded once."""
+    acc = np.zeros(n, dtype=_F64)
+    for t in terms:
+        acc += t
+    return acc.astype(_F32)
+
+
 def _token(values: np.ndarray):
     """A 1-element value is a scalar token in every backend (its word is the scalar's)."""
     return Block(values) if len(values) != 1 else float(values[0])
@@ -80,10 +84,8 @@ class BlockBinary:
             if not self.contract:
                 return _token(self.f(x[self.ia[:, 0]], y[self.ib[:, 0]]))
             x64, y64 = x.astype(_F64), y.astype(_F64)
-            acc = np.zeros(self.bop.out_elems, dtype=_F64)
-            for c in range(self.ia.shape[1]):
-                acc += x64[self.ia[:, c]] * y64[self.ib[:, c]]
-            return _token(acc.astype(_F32))
+            return _token(_sum64((x64[self.ia[:, c]] * y64[self.ib[:, c]]
+                                  for c in range(self.ia.shape[1])), self.bop.out_elems))
 
 
 class BlockFold:
@@ -105,10 +107,8 @@ class BlockFold:
         with np.errstate(all="ignore"):
             if self.sum:
                 x64 = x.astype(_F64)
-                acc = np.zeros(self.bop.out_elems, dtype=_F64)
-                for c in range(self.ix.shape[1]):
-                    acc += x64[self.ix[:, c]]
-                return acc.astype(_F32)
+                return _sum64((x64[self.ix[:, c]] for c in range(self.ix.shape[1])),
+                              self.bop.out_elems)
             acc32 = np.full(self.bop.out_elems, -np.inf, dtype=_F32)
             for c in range(self.ix.shape[1]):
                 acc32 = _max(acc32, x[self.ix[:, c]])
@@ -130,10 +130,6 @@ def block_add(acc: Block | None, tok, elems: int) -> Block:
         return Block(acc.a + x)
 
 
-def _exp(x: float) -> float:
-    return _fexp(x)
-
-
 def block_unary(op: str, const: float) -> Callable[[Block], Block]:
     """The ``unary`` primitive on every element of a block."""
     c = np.float32(const)
@@ -143,7 +139,7 @@ def block_unary(op: str, const: float) -> Callable[[Block], Block]:
 
     table: dict[str, Callable[[Block], Block]] = {
         "relu": lambda blk: Block(np.where(blk.a > 0, blk.a, _F32(0.0))),
-        "exp": each(_exp),
+        "exp": each(_fexp),
         "neg": lambda blk: Block(-blk.a),
         "rsqrt": each(_frsqrt),
         "add_const": lambda blk: Block(blk.a + c),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ir import DONE, EMPTY, Block, Stop, stop
 
 from ._actor import Actor
-from ._blocks import BlockBinary, BlockFold, block_add, block_unary, zero_block
+from ._blocks import BlockBinary, BlockFold, block_add, block_unary
 from ._values import binary_op, reduce_identity, unary_op, zero
 
 __all__ = ["Alu", "Unary", "Reduce", "SpAcc", "SpAcc2"]
@@ -64,7 +64,7 @@ class Unary(Actor):
         elems = ctx.elems_in(node, "a")
         if elems > 1 or ctx.elems_out(node) > 1:
             self.f = block_unary(node.params["op"], node.params["const"])
-            self.zero = zero_block(elems)
+            self.zero = Block.zeros(elems)
         else:
             self.f = unary_op(node.params["op"], node.params["const"], self.dtype)
             self.zero = zero(self.dtype)

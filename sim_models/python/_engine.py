@@ -67,7 +67,7 @@ class _Context:
         #: a one-primitive harness gives its ports' elements instead (``ports``)
         self.ports = ports
         self.widths = value_elems(graph) if ports is None else {}
-        self.cycles = block_cycles(graph, hw) if ports is None else {}
+        self.cycles = block_cycles(graph, hw, self.widths) if ports is None else {}
 
     def elems_in(self, node, port: str) -> int:
         """Elements per value token on ``node``'s input ``port`` (1 = scalar)."""
