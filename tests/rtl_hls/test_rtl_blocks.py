@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from _block_graphs import BLOCK_HW_OVERRIDES, block_cases
-from test_rtl import _sim
+from test_rtl import _assert_lint_clean, _sim
 
 from ir import GraphBuilder, compare_traces, examples, load_hw
 from rtl_hls.rtl import generate
@@ -224,22 +224,9 @@ def test_block_netlist_parameters():
 
 @pytest.mark.cosim
 def test_block_netlists_are_lint_clean(tmp_path):
-    import shutil
-    import subprocess
 
-    from rtl_hls.rtl import rtl_sources
-    from rtl_hls.rtl.bench import _sim_env
-
-    _sim("verilator")
     graphs = [_case(2, "spmm_ikj")[0], _case(2, "row_sum_exp")[0], _row_center(8, 8, 2),
               _outer(8, 4, 4, 2)]
     for graph in graphs:
         for hw in (load_hw("ideal", BLOCK_HW_OVERRIDES), load_hw("hbm2-u280")):
-            net = generate(graph, hw=hw)
-            top = tmp_path / f"{net.top}.sv"
-            top.write_text(net.text)
-            with _sim_env("verilator"):
-                out = subprocess.run([shutil.which("verilator") or "verilator", "--lint-only",
-                                      "-Wall", *map(str, rtl_sources()), str(top),
-                                      "--top-module", net.top], capture_output=True, text=True)
-            assert out.returncode == 0, out.stderr
+            _assert_lint_clean(generate(graph, hw=hw), tmp_path)

@@ -9,20 +9,17 @@ small inputs (more lanes than non-empty rows included) through hypothesis."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_rtl import _sim
+from test_rtl import _assert_lint_clean, _sim
 from test_rtl_memory import _check_against_python
 
 from compiler import compile_expression
 from ir import compare_traces
-from rtl_hls.rtl import generate, rtl_sources
+from rtl_hls.rtl import generate
 from rtl_hls.rtl.bench import run_trace
 from sim_models.python import bind_inputs, simulate
 
@@ -199,9 +196,6 @@ def test_lanes_with_memory_match_python(case, sim):
 def test_lane_netlists_are_lint_clean(tmp_path):
     """Round-robin (lo = 0) and balanced (an empty range: hi = 0) splits, both merges,
     unconnected split outputs, with and without FIFOs."""
-    from rtl_hls.rtl.bench import _sim_env
-
-    _sim("verilator")
     inputs = _operands("gustavson", 3, 4, 4, 0.0, 0)
     graphs = [_graph("gustavson", inputs, {"i": 4, "j": 2}, "balanced"),
               _case("spmv_i3")[0], _case("emul_j2")[0]]
@@ -209,15 +203,7 @@ def test_lane_netlists_are_lint_clean(tmp_path):
                if n.op == "lane_split")
     for graph in graphs:
         for open_edges in (False, True):
-            net = generate(graph, open_edges=open_edges)
-            top = tmp_path / f"{net.top}.sv"
-            top.write_text(net.text)
-            with _sim_env("verilator"):
-                out = subprocess.run([shutil.which("verilator") or "verilator",
-                                      "--lint-only", "-Wall", *map(str, rtl_sources()),
-                                      str(top), "--top-module", net.top],
-                                     capture_output=True, text=True)
-            assert out.returncode == 0, out.stderr
+            _assert_lint_clean(generate(graph, open_edges=open_edges), tmp_path)
 
 
 @pytest.mark.cosim

@@ -5,15 +5,12 @@ and on ideal hardware, exactly the netlist and the cycles of the RTL without mem
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-
 import numpy as np
 import pytest
-from test_rtl import _compiled_case, _sim
+from test_rtl import _assert_lint_clean, _compiled_case, _sim
 
 from ir import compare_traces, load_hw
-from rtl_hls.rtl import generate, rtl_sources
+from rtl_hls.rtl import generate
 from sim_models.python import SimulationError, simulate
 
 #: name -> (kernel, hardware overrides on hbm2-u280); small graphs, every memory regime
@@ -134,19 +131,10 @@ def test_ideal_hardware_runs_the_contract_without_memory():
 
 @pytest.mark.cosim
 def test_memory_netlist_is_lint_clean(tmp_path):
-    from rtl_hls.rtl.bench import _sim_env
-
-    _sim("verilator")
     graph, _ = _compiled_case("sddmm", "float32")
     net = generate(graph, hw=load_hw("hbm2-u280", ["dram.channels=3"]))
     assert net.text.count("samfuse_mem_channel") == 3
-    top = tmp_path / f"{net.top}.sv"
-    top.write_text(net.text)
-    with _sim_env("verilator"):
-        out = subprocess.run([shutil.which("verilator") or "verilator", "--lint-only", "-Wall",
-                              *map(str, rtl_sources()), str(top), "--top-module", net.top],
-                             capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
+    _assert_lint_clean(net, tmp_path)
 
 
 @pytest.mark.cosim
