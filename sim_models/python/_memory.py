@@ -174,10 +174,13 @@ class WritePort(_Port):
         return self.wait((self.recent[must - (n - len(self.recent))], 0))
 
     def add_word(self, cycle: int, words: int = 1) -> None:
-        for _ in range(words):
-            self.words += 1
-            if self.words == self.wpl:
-                self.flush(cycle)
+        """Add ``words`` words (a value, or a block's elements); every line they fill is
+        written in ``cycle``."""
+        total = self.words + words
+        for _ in range(total // self.wpl):
+            self.words = self.wpl
+            self.flush(cycle)
+        self.words = total % self.wpl
 
     def flush(self, cycle: int) -> None:
         """Write the line being filled, if it holds any word."""
