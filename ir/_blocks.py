@@ -35,7 +35,7 @@ __all__ = ["BlockOp", "BlockError", "MAX_BLOCK_ELEMS", "block_grid", "block_view
 MAX_BLOCK_ELEMS = 1 << 16
 
 #: primitives whose firings on a block cost ``ceil(work / macs_per_cycle)`` cycles
-COMPUTE_PRIMITIVES = frozenset({"alu", "unary", "reduce", "spacc", "spacc2"})
+COMPUTE_PRIMITIVES = frozenset({"alu", "unary", "reduce", "spacc", "spacc2", "spacc3"})
 
 
 class BlockError(ValueError):

@@ -151,6 +151,10 @@ _ENTRIES = [
               "each level-2 fiber by (crd1, crd0), emits them sorted",
               _ports("crd1_in:crd", "crd0_in:crd", "val_in:val"),
               _ports("crd1:crd", "crd0:crd", "val:val")),
+    Primitive("spacc3", "sparse order-3 accumulator: spacc2 with one more kept level; sums "
+              "each level-3 fiber's sub-tensors by (crd2, crd1, crd0), emits them sorted",
+              _ports("crd2_in:crd", "crd1_in:crd", "crd0_in:crd", "val_in:val"),
+              _ports("crd2:crd", "crd1:crd", "crd0:crd", "val:val")),
     Primitive("crddrop", "coordinate dropper: drops outer crds whose inner fiber is empty",
               _ports("outer_in:crd", "inner_in:crd"), _ports("outer:crd", "inner:crd")),
     Primitive("crdhold", "coordinate hold: repeats each outer crd once per inner crd",

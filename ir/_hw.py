@@ -116,7 +116,8 @@ HW_KEYS: dict[str, tuple[type, str, str]] = {
                          "consumed (reads: its prefetch window) or not yet acknowledged "
                          "(writes)"),
     "onchip.bytes": (int, "B", "on-chip buffer for the sparse accumulators' entries "
-                     "(8 bytes per spacc entry, 12 per spacc2 entry)"),
+                     "(8 bytes per spacc entry, 12 per spacc2 entry, 16 per spacc3 "
+                     "entry)"),
     "compute.macs_per_cycle": (int, "ops/cycle", "operations one block ALU, reducer or "
                                "accumulator performs per cycle: a firing on a block of W "
                                "operations occupies its node ceil(W / this) cycles (0 = "
