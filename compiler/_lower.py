@@ -143,8 +143,9 @@ class _Lowerer:
         self.deferred: dict[str, str] = {}
         self.deferred_at: dict[str, list[_Operand]] = {}
         self._inside: dict[int, frozenset[int]] | None = None  # accesses per reduction
-        #: per parallel index, the join's crd port and its ref ports (what a lane splits)
-        self.cuts: dict[str, tuple[str, list[str]]] = {}
+        #: per parallel index, each join's crd port and its ref ports (what a lane
+        #: splits): the index's step, and an epilogue union there
+        self.cuts: dict[str, list[tuple[str, list[str]]]] = {}
         self.lane_of: dict[str, str] = {}
         self.src = norm.assignment.source or None
         self.pos = {v: n for n, v in enumerate(order)}
@@ -274,7 +275,7 @@ class _Lowerer:
         assert bundle is not _BCAST, f"index {v} is used by no operand of its scope"
         bundle = self.scan(bundle, v)
         if v in self.par:
-            self.cuts[v] = (bundle.crd, list(bundle.refs.values()))
+            self.cuts.setdefault(v, []).append((bundle.crd, list(bundle.refs.values())))
         for op in parts:
             if op.id in bundle.refs:
                 op.ref = bundle.refs[op.id]
@@ -634,6 +635,8 @@ class _Lowerer:
             if union and not bundle.full:
                 self.check_vanishes(other, acc_side, e, u)
             prim = "union_val" if union else "intersect_val"
+            if union and u in self.par:  # the lane's rows meet only the lane's share
+                self.cuts.setdefault(u, []).append((bundle.crd, list(bundle.refs.values())))
             for m, (oid, ref) in enumerate(bundle.refs.items()):
                 j = self.node(f"{prim}_{self.user(u)}", prim, u, col)
                 for src, port in ((rows.crd, "crd_a"), (acc.port, "val_a"),
@@ -835,8 +838,8 @@ class _Lowerer:
                     f"index {self.user(v)!r} has {len(levels) - at} output levels at and "
                     "below it; the lane merges (lane_merge, lane_merge2) handle one or two: "
                     "parallelise an index nearer the innermost output level")
-            crd, refs = self.cuts[v]
-            cuts = [(c, [current[r][t] for r in refs]) for t, c in enumerate(current[crd])]
+            cuts = [(c, [current[r][t] for r in refs]) for crd, refs in self.cuts[v]
+                    for t, c in enumerate(current[crd])]
             rep = replicate(self.b, f"l{self.user(v)}", cuts,
                             [current[p][0] for p in outputs[at:]], self.par[v],
                             self.lane_buffer * inner)

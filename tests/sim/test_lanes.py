@@ -100,6 +100,33 @@ def test_lanes_compute_what_numpy_computes(m, k, n, density, order, par, partiti
 
 
 @settings(max_examples=25, deadline=None)
+@given(m=st.integers(1, 10), k=st.integers(1, 6), n=st.integers(1, 8),
+       density=st.sampled_from([0.1, 0.5, 1.0]), op=st.sampled_from(["+", "-", "*"]),
+       bias=st.sampled_from(["dense", "sparse"]),
+       par=st.sampled_from([{"j": 2}, {"j": 3}, {"i": 2, "j": 2}]),
+       partition=st.sampled_from(["round-robin", "balanced"]), seed=st.integers(0, 2**16))
+def test_lanes_at_an_epilogue_join_split_the_joined_operand(m, k, n, density, op, bias, par,
+                                                            partition, seed):
+    """Gustavson rows meet d(j) in an epilogue union or intersection with lanes on j: each
+    lane's rows meet only its share of d (a whole d per lane wrote every j twice)."""
+    rng = np.random.default_rng(seed)
+    A = sp.random(m, k, density=density, format="csr", random_state=rng, dtype=np.float32)
+    B = sp.random(k, n, density=density, format="csr", random_state=rng, dtype=np.float32)
+    d = rng.standard_normal(n).astype(np.float32)
+    d[rng.random(n) < 0.4] = 0
+    g = compile_expression(f"X(i,j) = A(i,k) * B(k,j) {op} d(j)",
+                           {"A": "csr", "B": "csr", "X": "csr",
+                            "d": "c" if bias == "sparse" else "d"},
+                           {"A": A.shape, "B": B.shape, "d": d.shape}, order="i,k,j",
+                           par=par, partition=partition, stats={"A": A, "B": B, "d": d})
+    joins = {"union_val", "intersect_val", "locate"}
+    assert joins & {n.op for n in g.nodes.values()}, "an epilogue join"
+    want = {"+": np.add, "-": np.subtract, "*": np.multiply}[op](A.toarray() @ B.toarray(), d)
+    got = simulate(g, {"A": A, "B": B, "d": d}).dense("X")
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@settings(max_examples=25, deadline=None)
 @given(m=st.integers(1, 14), n=st.integers(1, 10), density=st.sampled_from([0.05, 0.3, 0.8]),
        lanes=st.integers(2, 9), partition=st.sampled_from(["round-robin", "balanced"]),
        fmt=st.sampled_from(["csr", "dcsr"]), seed=st.integers(0, 2**16))
