@@ -276,7 +276,7 @@ def _call(design: HlsDesign, node: Node, eid: dict[str, int], arrays: list[str])
                    f"INT64_C({ic})"]
     elif op == "spacc":
         tparams = [f"{_max_dim(graph)}u", flt]
-    elif op == "spacc2":  # one bound per kept level, outermost first
+    elif op in ("spacc2", "spacc3"):  # one bound per kept level, outermost first
         tparams = [f"{_crd_bound(graph, node.id, p.name)}u"
                    for p in node.primitive.outputs if p.name != "val"] + [flt]
     elif op == "lane_split":
