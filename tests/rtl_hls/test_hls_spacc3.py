@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 
 from cosim import HlsCsimBackend
-from ir import Graph, compare_traces, load_hw
+from ir import Graph, Hardware, compare_traces, load_hw
 from rtl_hls.hls import generate, template_path
 from sim_models.python import SimulationError, simulate
+from tests._block_graphs import BLOCK_HW_OVERRIDES
 from tests._spacc3_graphs import spacc3_block_case, spacc3_cases
 
 pytestmark = pytest.mark.cosim
@@ -44,10 +45,10 @@ def _bits(tree) -> np.ndarray:
 
 
 def _assert_same(graph: Graph, inputs: dict, hls: HlsCsimBackend, want: dict,
-                 hw: str | None = None) -> None:
+                 hw: str | Hardware | None = None) -> None:
     """csim's tokens on every edge and its outputs (bit for bit) equal the Python
     model's on the same hardware; outputs equal numpy's ``want`` within rounding."""
-    machine = load_hw(hw) if hw else None
+    machine = load_hw(hw) if isinstance(hw, str) else hw
     ref = simulate(graph, inputs, trace=True, hw=machine)
     res = hls.run(graph, inputs, trace=True, hw=machine)
     mismatches = compare_traces(ref.trace, res.trace, timed=False)
@@ -80,15 +81,20 @@ def test_ttm_orders_on_more_inputs(hls, seed):
             _assert_same(graph, inputs, hls, expected)
 
 
-@pytest.mark.parametrize("hw", [None, HBM])
+@pytest.mark.parametrize("hw", [None, HBM, "narrow"])
 def test_block_valued_spacc3_adds_whole_blocks(hls, hw):
+    """b = 2: 8-element blocks; on "narrow" (HBM with 4 MACs per cycle) the accumulator's
+    firings take 2 cycles, so its call gets the template argument II = 2."""
     name, graph, inputs, expected = spacc3_block_case(2)
-    assert len(_spacc3_nodes(graph)) == 1
-    _assert_same(graph, inputs, hls, expected, hw=hw)
-    design = generate(graph)
+    acc = _spacc3_nodes(graph)
+    assert len(acc) == 1
+    machine = load_hw(HBM, BLOCK_HW_OVERRIDES) if hw == "narrow" else hw
+    _assert_same(graph, inputs, hls, expected, hw=machine)
+    design = generate(graph, hw=load_hw(machine) if isinstance(machine, str) else machine)
     top = design.files[design.top_source]
     call = next(line for line in top.splitlines() if "samfuse_spacc3<" in line)
     assert "samfuse::edge(" in call, "the accumulator's val output is a block stream"
+    assert (", true, 2>(" in call) == (hw == "narrow"), call
 
 
 def test_capacities_are_the_output_level_sizes():
