@@ -53,7 +53,8 @@ MODEL_CLASSES: dict[str, str] = {
     "repsig": "RepSig", "repeat": "Repeat", "broadcast": "Broadcast", "array": "Array",
     "intersect": "Intersect", "union": "Union", "intersect_val": "IntersectVal",
     "union_val": "UnionVal", "alu": "Alu", "unary": "Unary",
-    "reduce": "Reduce", "spacc": "SpAcc", "spacc2": "SpAcc2", "crddrop": "CrdDrop",
+    "reduce": "Reduce", "spacc": "SpAcc", "spacc2": "SpAcc2", "spacc3": "SpAcc3",
+    "crddrop": "CrdDrop",
     "crdhold": "CrdHold", "locate": "Locate", "level_writer": "LevelWriter",
     "value_writer": "ValueWriter", "lane_split": "LaneSplit", "lane_merge": "LaneMerge",
     "lane_merge2": "LaneMerge2",
@@ -100,7 +101,7 @@ class RawNode:
     blocked_on_input: bool
     state: str
     stall_mem: int = 0
-    peak: int = 0     # spacc / spacc2: most entries held at once
+    peak: int = 0     # spacc / spacc2 / spacc3: most entries held at once
 
 
 @dataclass
@@ -199,7 +200,7 @@ def _node_args(node: Node, tensors: dict[str, FiberTree], fp: bool) -> tuple:
         return _unary_args(node, fp)
     if op == "reduce":
         return (node.params["op"] == "max", fp)
-    if op in ("spacc", "spacc2"):
+    if op in ("spacc", "spacc2", "spacc3"):
         return (fp,)
     if op == "lane_split":
         p = node.params
@@ -252,7 +253,7 @@ def _setup(graph: Graph, hw: Hardware | None) -> list[tuple[str, str, tuple]]:
                      if e.kind == "val"), default=1)
         if node.op in ("alu", "reduce") and spec:
             calls.append((nid, "set_block", _block_spec(spec, 2 if node.op == "alu" else 1)))
-        elif node.op in ("unary", "spacc", "spacc2") and elems > 1:
+        elif node.op in ("unary", "spacc", "spacc2", "spacc3") and elems > 1:
             calls.append((nid, "set_elems", (elems,)))
         elif node.op == "array":
             block = graph.tensors[node.params["tensor"]].block
