@@ -354,9 +354,10 @@ def _extract(net: Any, plan: NetPlan) -> RawNet:
     err = net.error()
     raw_err = None
     if err:
+        kinds = str(err.kind_str())  # one character per token slot
         raw_err = RawError(str(err.node), int(err.cycle), str(err.what()),
-                           tuple(int(err.tok(i)) for i in range(3)), str(err.kind_str()),
-                           tuple(_vector(err.block(i), np.uint32) for i in range(3)))
+                           tuple(int(err.tok(i)) for i in range(len(kinds))), kinds,
+                           tuple(_vector(err.block(i), np.uint32) for i in range(len(kinds))))
     return RawNet(STATUS.get(int(net.status()), "running"), int(net.end_cycle()), nodes,
                   edges, writers, raw_err, _extract_memory(net, plan))
 

@@ -432,14 +432,13 @@ class SpAccN : public Primitive {
 
   // crd0_in holds a crd or N but a level above does not hold a crd, or val_in a stop.
   [[noreturn]] void fail_outer(const tok_t* h, tok_t v) const {
-    if (L == 2)
-      fail("crd0_in holds {0} with crd1_in {1}, val_in {2}", h[0], KIND_CRD, h[1], KIND_CRD, v,
-           KIND_VAL);
-    int m = 1;
-    while (m < L - 1 && is_data(h[m])) ++m;
-    if (!is_data(h[m]))
-      fail("crd0_in holds {0} with " + port(m) + " {1}", h[0], KIND_CRD, h[m], KIND_CRD);
-    fail("crd0_in holds {0} with val_in {1}", h[0], KIND_CRD, v, KIND_VAL);
+    std::string format = "crd0_in holds {0} with ";
+    for (int m = 1; m < L; ++m) format += port(m) + " {" + std::to_string(m) + "}, ";
+    format += "val_in {" + std::to_string(L) + "}";
+    if constexpr (L == 2)
+      fail(format, h[0], KIND_CRD, h[1], KIND_CRD, v, KIND_VAL);
+    else
+      fail(format, h[0], KIND_CRD, h[1], KIND_CRD, h[2], KIND_CRD, v, KIND_VAL);
   }
 
   void accumulate(const tok_t* h, tok_t v) {
@@ -450,7 +449,6 @@ class SpAccN : public Primitive {
       add_.add(it->second, v, pool());
     } else {
       acc_.emplace(key, add_.first(v, pool()));  // 0 + v, as in Python
-      if (std::int64_t(acc_.size()) > max_entries_) max_entries_ = std::int64_t(acc_.size());
     }
   }
 
@@ -470,6 +468,7 @@ class SpAccN : public Primitive {
 
   // The output steps for the accumulated entries, closed by input stop S_k (k >= L).
   void start_drain(std::uint32_t k) {
+    if (std::int64_t(acc_.size()) > max_entries_) max_entries_ = std::int64_t(acc_.size());
     drain_.clear();
     const Key* prev = nullptr;
     for (const auto& [key, val] : acc_) {
@@ -509,7 +508,7 @@ class SpAccN : public Primitive {
   }
 
   EntryAdder add_;
-  std::int64_t max_entries_ = 0;  // the most entries held at once
+  std::int64_t max_entries_ = 0;  // the most entries held when a group closed
   std::map<Key, std::uint32_t> acc_;  // crds -> EntryAdder entry
   std::vector<Step> drain_;
   std::size_t drain_pos_ = 0;
