@@ -438,8 +438,11 @@ def _warm_graphs() -> list[tuple[Graph, dict[str, Any]]]:
                                 par={"i": 2}, name=f"warm_lanes_{other}")
              for expr, other, shape in (("y(i) = A(i,j) * x(j)", "x", (3,)),
                                         ("X(i,j) = A(i,k) * B(k,j)", "B", (3, 3)))]
+    cube = np.ones((3, 3, 3), np.float32)
+    ttm = compile_expression("X(i,j,l) = B(i,j,k) * C(k,l)", {"B": "dcc", "C": "dc"},
+                             {"B": (3, 3, 3), "C": (3, 3)}, order="k,i,j,l", name="warm_spacc3")
     return [(g.build(), {"A": eye}), (examples.spmv(3, 3), {"B": eye, "c": eye[0]}),
-            *_warm_block_graphs(),
+            (ttm, {"B": cube, "C": eye}), *_warm_block_graphs(),
             (lanes[0], {"A": eye, "x": eye[0]}), (lanes[1], {"A": eye, "B": eye}),
             (examples.spmm_ikj(3, 3, 3), {"B": eye, "C": eye}),
             (examples.spmm_kij(3, 3, 3), {"B": eye, "C": eye}),
@@ -448,10 +451,17 @@ def _warm_graphs() -> list[tuple[Graph, dict[str, Any]]]:
 
 
 def _warm_block_graphs() -> list[tuple[Graph, dict[str, Any]]]:
-    """Graphs on 2 x 2 blocks: contraction, spacc and spacc2 of blocks, a folding reducer,
-    a unary op and an elementwise ALU fed N (every block entry point of the models)."""
+    """Graphs on 2 x 2 blocks: contraction, spacc, spacc2 and spacc3 of blocks, a folding
+    reducer, a unary op and an elementwise ALU fed N (every block entry point of the
+    models)."""
+    from compiler import compile_expression
+
     eye = np.eye(4, dtype=np.float32)
+    ttm = compile_expression("X(i,j,l) = B(i,j,k) * C(k,l)", {"B": "dcc", "C": "dc"},
+                             {"B": (4, 4, 2), "C": (2, 4)}, order="k,i,j,l",
+                             block={"i": 2, "j": 2, "l": 2}, name="warm_spacc3_blocks")
     return [(examples.spmm_ikj(4, 4, 4, block=2), {"B": eye, "C": eye}),
+            (ttm, {"B": np.ones((4, 4, 2), np.float32), "C": np.ones((2, 4), np.float32)}),
             (examples.spmm_kij(4, 4, 4, block=2), {"B": eye, "C": eye}),
             (examples.row_reduce(4, 4, "sum", "exp", block=2), {"A": eye}),
             (examples.elementwise(4, 4, "add", block=2), {"A": eye, "B": eye})]
