@@ -404,8 +404,9 @@ class SpAccN : public Primitive {
       if (!is_stop(h[m]) || payload(h[m]) + std::uint32_t(m) != k)
         fail("misaligned streams: crd0_in holds {0}, " + port(m) + " {1}", h[0], KIND_CRD, h[m],
              KIND_CRD);
-    if (m < L) {  // the fiber of crd h[m] closes; the stops below end with it if they are
-      crd(m).pop();  // S_{m-1}, ..., S0
+    if (m < L) {
+      // the fiber of crd h[m] closes; the stops below it end too if they are S_{m-1} .. S0
+      crd(m).pop();
       if (k == std::uint32_t(m - 1)) pop_levels(m);
       return true;
     }
