@@ -53,7 +53,8 @@ MODEL_CLASSES: dict[str, str] = {
     "repsig": "RepSig", "repeat": "Repeat", "broadcast": "Broadcast", "array": "Array",
     "intersect": "Intersect", "union": "Union", "intersect_val": "IntersectVal",
     "union_val": "UnionVal", "alu": "Alu", "unary": "Unary",
-    "reduce": "Reduce", "spacc": "SpAcc", "spacc2": "SpAcc2", "crddrop": "CrdDrop",
+    "reduce": "Reduce", "spacc": "SpAcc", "spacc2": "SpAcc2", "spacc3": "SpAcc3",
+    "crddrop": "CrdDrop",
     "crdhold": "CrdHold", "locate": "Locate", "level_writer": "LevelWriter",
     "value_writer": "ValueWriter", "lane_split": "LaneSplit", "lane_merge": "LaneMerge",
     "lane_merge2": "LaneMerge2",
@@ -100,7 +101,7 @@ class RawNode:
     blocked_on_input: bool
     state: str
     stall_mem: int = 0
-    peak: int = 0     # spacc / spacc2: most entries held at once
+    peak: int = 0     # spacc / spacc2 / spacc3: most entries held at once
 
 
 @dataclass
@@ -199,7 +200,7 @@ def _node_args(node: Node, tensors: dict[str, FiberTree], fp: bool) -> tuple:
         return _unary_args(node, fp)
     if op == "reduce":
         return (node.params["op"] == "max", fp)
-    if op in ("spacc", "spacc2"):
+    if op in ("spacc", "spacc2", "spacc3"):
         return (fp,)
     if op == "lane_split":
         p = node.params
@@ -252,7 +253,7 @@ def _setup(graph: Graph, hw: Hardware | None) -> list[tuple[str, str, tuple]]:
                      if e.kind == "val"), default=1)
         if node.op in ("alu", "reduce") and spec:
             calls.append((nid, "set_block", _block_spec(spec, 2 if node.op == "alu" else 1)))
-        elif node.op in ("unary", "spacc", "spacc2") and elems > 1:
+        elif node.op in ("unary", "spacc", "spacc2", "spacc3") and elems > 1:
             calls.append((nid, "set_elems", (elems,)))
         elif node.op == "array":
             block = graph.tensors[node.params["tensor"]].block
@@ -353,9 +354,10 @@ def _extract(net: Any, plan: NetPlan) -> RawNet:
     err = net.error()
     raw_err = None
     if err:
+        kinds = str(err.kind_str())  # one character per token slot
         raw_err = RawError(str(err.node), int(err.cycle), str(err.what()),
-                           tuple(int(err.tok(i)) for i in range(3)), str(err.kind_str()),
-                           tuple(_vector(err.block(i), np.uint32) for i in range(3)))
+                           tuple(int(err.tok(i)) for i in range(len(kinds))), kinds,
+                           tuple(_vector(err.block(i), np.uint32) for i in range(len(kinds))))
     return RawNet(STATUS.get(int(net.status()), "running"), int(net.end_cycle()), nodes,
                   edges, writers, raw_err, _extract_memory(net, plan))
 
@@ -436,8 +438,11 @@ def _warm_graphs() -> list[tuple[Graph, dict[str, Any]]]:
                                 par={"i": 2}, name=f"warm_lanes_{other}")
              for expr, other, shape in (("y(i) = A(i,j) * x(j)", "x", (3,)),
                                         ("X(i,j) = A(i,k) * B(k,j)", "B", (3, 3)))]
+    cube = np.ones((3, 3, 3), np.float32)
+    ttm = compile_expression("X(i,j,l) = B(i,j,k) * C(k,l)", {"B": "dcc", "C": "dc"},
+                             {"B": (3, 3, 3), "C": (3, 3)}, order="k,i,j,l", name="warm_spacc3")
     return [(g.build(), {"A": eye}), (examples.spmv(3, 3), {"B": eye, "c": eye[0]}),
-            *_warm_block_graphs(),
+            (ttm, {"B": cube, "C": eye}), *_warm_block_graphs(),
             (lanes[0], {"A": eye, "x": eye[0]}), (lanes[1], {"A": eye, "B": eye}),
             (examples.spmm_ikj(3, 3, 3), {"B": eye, "C": eye}),
             (examples.spmm_kij(3, 3, 3), {"B": eye, "C": eye}),
@@ -446,10 +451,17 @@ def _warm_graphs() -> list[tuple[Graph, dict[str, Any]]]:
 
 
 def _warm_block_graphs() -> list[tuple[Graph, dict[str, Any]]]:
-    """Graphs on 2 x 2 blocks: contraction, spacc and spacc2 of blocks, a folding reducer,
-    a unary op and an elementwise ALU fed N (every block entry point of the models)."""
+    """Graphs on 2 x 2 blocks: contraction, spacc, spacc2 and spacc3 of blocks, a folding
+    reducer, a unary op and an elementwise ALU fed N (every block entry point of the
+    models)."""
+    from compiler import compile_expression
+
     eye = np.eye(4, dtype=np.float32)
+    ttm = compile_expression("X(i,j,l) = B(i,j,k) * C(k,l)", {"B": "dcc", "C": "dc"},
+                             {"B": (4, 4, 2), "C": (2, 4)}, order="k,i,j,l",
+                             block={"i": 2, "j": 2, "l": 2}, name="warm_spacc3_blocks")
     return [(examples.spmm_ikj(4, 4, 4, block=2), {"B": eye, "C": eye}),
+            (ttm, {"B": np.ones((4, 4, 2), np.float32), "C": np.ones((2, 4), np.float32)}),
             (examples.spmm_kij(4, 4, 4, block=2), {"B": eye, "C": eye}),
             (examples.row_reduce(4, 4, "sum", "exp", block=2), {"A": eye}),
             (examples.elementwise(4, 4, "add", block=2), {"A": eye, "B": eye})]

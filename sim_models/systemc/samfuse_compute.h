@@ -1,11 +1,12 @@
 // samfuse SystemC models: value computation (binary and unary ALUs, reducer, sparse
-// vector accumulator). Behaviour: sim_models/python/_compute.py; value semantics:
+// accumulators). Behaviour: sim_models/python/_compute.py; value semantics:
 // samfuse_token.h (= sim_models/python/_values.py); on blocks: samfuse_block.h (=
 // sim_models/python/_blocks.py). A value-consuming firing takes `cycles_` cycles.
 #ifndef SAMFUSE_COMPUTE_H
 #define SAMFUSE_COMPUTE_H
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -17,7 +18,7 @@
 
 namespace samfuse {
 
-// An accumulator entry (SpAcc, SpAcc2): a scalar's bits, or the handle of a block the
+// An accumulator entry (SpAcc, SpAccN): a scalar's bits, or the handle of a block the
 // accumulator owns until the drain pushes it. The first value is 0 + v, later ones held + v.
 class EntryAdder {
  public:
@@ -335,16 +336,26 @@ class SpAcc : public Primitive {
   std::size_t drain_pos_ = 0;
 };
 
-// Sparse matrix accumulator, the two-level form of SpAcc. Inputs nest [outer][crd1][crd0];
-// crd1_in holds one crd per level-0 fiber. Values are summed by (crd1, crd0) over the
-// outer fiber; when it ends (S_k, k>1, on crd0_in) the matrix is emitted row by row: a
-// row's crd1 goes out with its first entry, rows are separated by S0 on crd0/val and the
-// last one closes with the lowered stops (S_{k-2} on crd1, S_{k-1} on crd0 and val).
-class SpAcc2 : public Primitive {
+// Sparse accumulator over L kept levels (spacc2: L = 2, spacc3: L = 3), the multi-level
+// form of SpAcc. Inputs nest [outer][crd_{L-1}]...[crd0]; crd_m_in (m >= 1) holds one crd
+// per level-(m-1) fiber of crd0_in. Values are summed by (crd_{L-1}, ..., crd0) over the
+// outer fiber; when it ends (S_k, k >= L, on crd0_in) the entries are emitted in increasing
+// crd order, one step per cycle from the next cycle: an entry writes crd0 and val, and crd_m
+// when it opens a level-m fiber; two entries whose crds first differ at level m >= 1 are
+// separated by S_{m-1-q} on crd_q (q < m) and S_{m-1} on val; the last step closes with
+// the lowered stops (S_{k-1-m} on crd_m, S_{k-1} on val). Port order: crd_{L-1}, ...,
+// crd0, val (inputs and outputs).
+template <int L>
+class SpAccN : public Primitive {
+  static_assert(L == 2 || L == 3, "spacc2 and spacc3");
+
  public:
-  static const char* inputs() { return "crd1_in,crd0_in,val_in"; }
-  static const char* outputs() { return "crd1,crd0,val"; }
-  SpAcc2(const std::string& id, bool fp) : Primitive(id, "spacc2", 3, 3), add_(fp) {}
+  static const char* inputs() {
+    return L == 2 ? "crd1_in,crd0_in,val_in" : "crd2_in,crd1_in,crd0_in,val_in";
+  }
+  static const char* outputs() { return L == 2 ? "crd1,crd0,val" : "crd2,crd1,crd0,val"; }
+  SpAccN(const std::string& id, bool fp)
+      : Primitive(id, L == 2 ? "spacc2" : "spacc3", L + 1, L + 1), add_(fp) {}
 
   std::int64_t peak_entries() const override { return max_entries_; }
   // Elements of the values it accumulates (> 1: blocks, elementwise).
@@ -353,103 +364,159 @@ class SpAcc2 : public Primitive {
   bool eval(cycle_t now) override {
     if (busy(now)) return wait_busy();
     if (drain_pos_ < drain_.size()) return drain_step(now);
-    Fifo &c1 = *in_[0], &c0 = *in_[1], &vi = *in_[2];
-    for (Fifo* f : {&c0, &vi, &c1})
-      if (!f->visible()) return wait_in(f);
-    tok_t j = c0.peek(), v = vi.peek(), i = c1.peek();
-    bool i_crd = is_data(i);
-    if (is_data(j) || is_empty(j)) {
-      if (!i_crd || is_stop_or_done(v))
-        fail("crd0_in holds {0} with crd1_in {1}, val_in {2}", j, KIND_CRD, i, KIND_CRD, v,
-             KIND_VAL);
-      fire(now, is_empty(j) ? 1 : cycles_);
-      c0.pop();
+    Fifo& vi = *in_[L];
+    if (!crd(0).visible()) return wait_in(&crd(0));
+    if (!vi.visible()) return wait_in(&vi);
+    for (int m = 1; m < L; ++m)
+      if (!crd(m).visible()) return wait_in(&crd(m));
+    tok_t h[L];  // h[m]: the head of crd_m_in
+    for (int m = 0; m < L; ++m) h[m] = crd(m).peek();
+    tok_t v = vi.peek();
+    if (is_data(h[0]) || is_empty(h[0])) {
+      bool outer_crds = true;
+      for (int m = 1; m < L; ++m) outer_crds = outer_crds && is_data(h[m]);
+      if (!outer_crds || is_stop_or_done(v)) fail_outer(h, v);
+      fire(now, is_empty(h[0]) ? 1 : cycles_);
+      crd(0).pop();
       vi.pop();
-      if (!is_empty(j)) {
-        std::map<std::uint32_t, std::uint32_t>& row = acc_[payload(i)];
-        auto it = row.find(payload(j));
-        if (it != row.end()) {
-          add_.add(it->second, v, pool());
-        } else {
-          row.emplace(payload(j), add_.first(v, pool()));  // 0 + v, as in Python
-          if (++entries_ > max_entries_) max_entries_ = entries_;
-        }
-      }
+      if (!is_empty(h[0])) accumulate(h, v);
       return true;
     }
-    if (j != v) fail("misaligned streams: crd0_in holds {0}, val_in {1}", j, KIND_CRD, v, KIND_VAL);
+    if (h[0] != v)
+      fail("misaligned streams: crd0_in holds {0}, val_in {1}", h[0], KIND_CRD, v, KIND_VAL);
     fire(now);
-    if (is_done(j)) {
-      if (!is_done(i)) fail("crd0_in ended (D) while crd1_in holds {0}", i, KIND_CRD);
-      c0.pop();
-      vi.pop();
-      c1.pop();
-      drain_.assign(1, Step{{DONE_TOK, DONE_TOK, DONE_TOK}, {true, true, true}});
+    if (is_done(h[0])) {
+      for (int m = 1; m < L; ++m)
+        if (!is_done(h[m]))
+          fail("crd0_in ended (D) while " + port(m) + " holds {0}", h[m], KIND_CRD);
+      pop_levels(L);
+      Step s;
+      std::fill(s.tok, s.tok + L + 1, DONE_TOK);
+      std::fill(s.has, s.has + L + 1, true);
+      drain_.assign(1, s);
       drain_pos_ = 0;
       return true;
     }
-    if (i_crd) {  // a level-0 fiber closes: its crd1 is done
-      c1.pop();
-      if (payload(j) == 0) {
-        c0.pop();
-        vi.pop();
-      }
+    // crd0_in holds S_k: the levels above hold S_{k-1}, S_{k-2}, ... up to a crd, if any
+    std::uint32_t k = payload(h[0]);
+    int m = 1;
+    for (; m < L && !is_data(h[m]); ++m)
+      if (!is_stop(h[m]) || payload(h[m]) + std::uint32_t(m) != k)
+        fail("misaligned streams: crd0_in holds {0}, " + port(m) + " {1}", h[0], KIND_CRD, h[m],
+             KIND_CRD);
+    if (m < L) {
+      // the fiber of crd h[m] closes; the stops below it end too if they are S_{m-1} .. S0
+      crd(m).pop();
+      if (k == std::uint32_t(m - 1)) pop_levels(m);
       return true;
     }
-    if (payload(j) == 0 || !is_stop(i) || payload(i) + 1 != payload(j))
-      fail("misaligned streams: crd0_in holds {0}, crd1_in {1}", j, KIND_CRD, i, KIND_CRD);
-    c0.pop();
-    vi.pop();
-    c1.pop();
-    if (payload(j) >= 2) start_drain(payload(j));
+    pop_levels(L);
+    if (k >= std::uint32_t(L)) start_drain(k);
     return true;
   }
 
  private:
+  using Key = std::array<std::uint32_t, L>;  // crd_{L-1}, ..., crd0
   struct Step {
-    tok_t tok[3];  // crd1, crd0, val
-    bool has[3];   // which outputs this step writes
+    tok_t tok[L + 1] = {};  // in output port order: crd_{L-1}, ..., crd0, val
+    bool has[L + 1] = {};   // which outputs this step writes
   };
+
+  Fifo& crd(int m) const { return *in_[std::size_t(L - 1 - m)]; }
+  static std::string port(int m) { return "crd" + std::to_string(m) + "_in"; }
+
+  // Pops crd0_in, val_in and crd_1_in .. crd_{n-1}_in.
+  void pop_levels(int n) {
+    in_[L]->pop();
+    for (int m = 0; m < n; ++m) crd(m).pop();
+  }
+
+  // crd0_in holds a crd or N but a level above does not hold a crd, or val_in a stop.
+  [[noreturn]] void fail_outer(const tok_t* h, tok_t v) const {
+    std::string format = "crd0_in holds {0} with ";
+    for (int m = 1; m < L; ++m) format += port(m) + " {" + std::to_string(m) + "}, ";
+    format += "val_in {" + std::to_string(L) + "}";
+    if constexpr (L == 2)
+      fail(format, h[0], KIND_CRD, h[1], KIND_CRD, v, KIND_VAL);
+    else
+      fail(format, h[0], KIND_CRD, h[1], KIND_CRD, h[2], KIND_CRD, v, KIND_VAL);
+  }
+
+  void accumulate(const tok_t* h, tok_t v) {
+    Key key;
+    for (int m = 0; m < L; ++m) key[std::size_t(L - 1 - m)] = payload(h[m]);
+    auto it = acc_.find(key);
+    if (it != acc_.end()) {
+      add_.add(it->second, v, pool());
+    } else {
+      acc_.emplace(key, add_.first(v, pool()));  // 0 + v, as in Python
+    }
+  }
 
   bool drain_step(cycle_t now) {
     const Step& s = drain_[drain_pos_];
-    for (int o = 0; o < 3; ++o)
+    for (int o = 0; o <= L; ++o)
       if (s.has[o])
         if (Fifo* b = out_[o].blocked()) return wait_out(b);
     fire(now);
-    for (int o = 0; o < 3; ++o)
+    for (int o = 0; o <= L; ++o)
       if (s.has[o]) out_[o].push(s.tok[o], now);
-    if (s.has[2]) add_.pushed(s.tok[2], pool());
+    if (s.has[L]) add_.pushed(s.tok[L], pool());
     ++drain_pos_;
     if (is_done(s.tok[0])) finish(now);
     return true;
   }
 
-  // The output steps for the accumulated matrix, closed by input stop S_k (k >= 2).
+  // The output steps for the accumulated entries, closed by input stop S_k (k >= L).
   void start_drain(std::uint32_t k) {
+    if (std::int64_t(acc_.size()) > max_entries_) max_entries_ = std::int64_t(acc_.size());
     drain_.clear();
-    std::size_t r = 0;
-    for (const auto& [i, row] : acc_) {
-      bool first = true;
-      for (const auto& [j, v] : row) {
-        drain_.push_back(Step{{data_tok(i), data_tok(j), add_.token(v)}, {first, true, true}});
-        first = false;
+    const Key* prev = nullptr;
+    for (const auto& [key, val] : acc_) {
+      int opens = L - 1;  // the highest level whose crd this entry writes
+      if (prev) {
+        int d = 0;
+        while ((*prev)[std::size_t(d)] == key[std::size_t(d)]) ++d;
+        opens = L - 1 - d;
+        if (opens >= 1) {  // the fibers below level `opens` close
+          Step sep;
+          for (int q = 0; q < opens; ++q) set(sep, q, stop_tok(std::uint32_t(opens - 1 - q)));
+          sep.tok[L] = stop_tok(std::uint32_t(opens - 1));
+          sep.has[L] = true;
+          drain_.push_back(sep);
+        }
       }
-      if (++r < acc_.size())
-        drain_.push_back(Step{{0, stop_tok(0), stop_tok(0)}, {false, true, true}});
+      Step e;
+      for (int q = 0; q <= opens; ++q) set(e, q, data_tok(key[std::size_t(L - 1 - q)]));
+      e.tok[L] = add_.token(val);
+      e.has[L] = true;
+      drain_.push_back(e);
+      prev = &key;
     }
-    drain_.push_back(Step{{stop_tok(k - 2), stop_tok(k - 1), stop_tok(k - 1)}, {true, true, true}});
+    Step last;
+    for (int q = 0; q < L; ++q) set(last, q, stop_tok(k - 1 - std::uint32_t(q)));
+    last.tok[L] = stop_tok(k - 1);
+    last.has[L] = true;
+    drain_.push_back(last);
     drain_pos_ = 0;
     acc_.clear();
-    entries_ = 0;
+  }
+
+  // Step `s` writes `t` on crd_q.
+  static void set(Step& s, int q, tok_t t) {
+    s.tok[L - 1 - q] = t;
+    s.has[L - 1 - q] = true;
   }
 
   EntryAdder add_;
-  std::int64_t entries_ = 0, max_entries_ = 0;  // entries in acc_, and the most at once
-  std::map<std::uint32_t, std::map<std::uint32_t, std::uint32_t>> acc_;  // crd1 -> crd0 -> val
+  std::int64_t max_entries_ = 0;  // the most entries held when a group closed
+  std::map<Key, std::uint32_t> acc_;  // crds -> EntryAdder entry
   std::vector<Step> drain_;
   std::size_t drain_pos_ = 0;
 };
+
+using SpAcc2 = SpAccN<2>;
+using SpAcc3 = SpAccN<3>;
 
 }  // namespace samfuse
 

@@ -160,9 +160,10 @@ class Primitive : private ScopedModuleName, public sc_core::sc_module {
   }
   // A stream-rule violation; the cycle is the module's next own cycle, as in Python.
   [[noreturn]] void fail(const std::string& format, tok_t a = 0, char ka = 0, tok_t b = 0,
-                         char kb = 0, tok_t c = 0, char kc = 0) const {
-    StreamError e(id_, t_next_, format, a, ka, b, kb, c, kc);
-    for (int i = 0; i < 3; ++i)
+                         char kb = 0, tok_t c = 0, char kc = 0, tok_t d = 0,
+                         char kd = 0) const {
+    StreamError e(id_, t_next_, format, a, ka, b, kb, c, kc, d, kd);
+    for (int i = 0; i < StreamError::kToks; ++i)
       if (is_block(e.toks[i])) {
         const std::uint32_t* w = net_->pool.data(payload(e.toks[i]));
         e.block_words[i].assign(w, w + net_->pool.elems(payload(e.toks[i])));

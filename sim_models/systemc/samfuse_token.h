@@ -48,21 +48,24 @@ constexpr bool is_stop_or_done(tok_t t) { return is_stop(t) || is_done(t); }
 // 'c' = crd/ref int, 'v' = value (float32 or int32 by graph dtype), 'r' = repeat signal.
 enum TokenKind : char { KIND_CRD = 'c', KIND_VAL = 'v', KIND_REPSIG = 'r' };
 
-// A broken stream rule. `format` names up to three tokens as {0}, {1}, {2}; the Python
-// side renders them exactly as the reference model's messages do (repr of the token).
+// A broken stream rule. `format` names up to four tokens as {0} … {3}; the Python side
+// renders them exactly as the reference model's messages do (repr of the token).
 struct StreamError : std::runtime_error {
+  static constexpr int kToks = 4;  // token slots (spacc3 names its four heads)
   std::string node;
   cycle_t cycle;
-  tok_t toks[3];
-  char kinds[3];
+  tok_t toks[kToks];
+  char kinds[kToks];
   StreamError(const std::string& node_, cycle_t cycle_, const std::string& format,
-              tok_t a = 0, char ka = 0, tok_t b = 0, char kb = 0, tok_t c = 0, char kc = 0)
-      : std::runtime_error(format), node(node_), cycle(cycle_), toks{a, b, c},
-        kinds{ka, kb, kc} {}
-  std::vector<std::uint32_t> block_words[3];  // the words of a block token (handles are reused)
+              tok_t a = 0, char ka = 0, tok_t b = 0, char kb = 0, tok_t c = 0, char kc = 0,
+              tok_t d = 0, char kd = 0)
+      : std::runtime_error(format), node(node_), cycle(cycle_), toks{a, b, c, d},
+        kinds{ka, kb, kc, kd} {}
+  // the words of a block token (handles are reused)
+  std::vector<std::uint32_t> block_words[kToks];
   tok_t tok(int i) const { return toks[i]; }
   const std::vector<std::uint32_t>& block(int i) const { return block_words[i]; }
-  // The kinds as a string, ' ' for an unused slot.
+  // The kinds as a string (one character per slot), ' ' for an unused slot.
   std::string kind_str() const {
     std::string s;
     for (char k : kinds) s += k ? k : ' ';
