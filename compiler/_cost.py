@@ -328,6 +328,19 @@ class _Walker:
         inner = _Stream(outer + ((nj, cells / rows if rows else 0.0),))
         return {"crd1": _Stream(outer), "crd0": inner, "val": inner}
 
+    def _op_spacc3(self, node: Node) -> dict[str, _Stream]:
+        self._flops(node, "val_in")
+        self.drained[node.id] = self._in(node, "val_in").count
+        crd = self._in(node, "crd0_in")
+        (nk, pk), (ni, pi), (nj, pj), (nl, pl) = crd.inner(4)
+        rows = _union_of(nk, pk * pi * _union_of(nj, pj * _union_of(nl, pl)))  # i
+        fibers = _union_of(nk, pk * pi * pj * _union_of(nl, pl))              # (i, j)
+        cells = _union_of(nk, pk * pi * pj * pl)                              # (i, j, l)
+        outer = crd.levels[:-4] + ((ni, rows),)
+        mid = outer + ((nj, fibers / rows if rows else 0.0),)
+        inner = _Stream(mid + ((nl, cells / fibers if fibers else 0.0),))
+        return {"crd2": _Stream(outer), "crd1": _Stream(mid), "crd0": inner, "val": inner}
+
     def _op_crddrop(self, node: Node) -> dict[str, _Stream]:
         inner = self._in(node, "inner_in")
         (no, po), (ni, pi) = inner.inner(2)

@@ -93,7 +93,7 @@ class _Val:
 
 
 #: accumulator primitive by the number of kept levels below the reduced index
-_ACCUMULATORS = {1: "spacc", 2: "spacc2"}
+_ACCUMULATORS = {1: "spacc", 2: "spacc2", 3: "spacc3"}
 
 
 @dataclass
@@ -103,8 +103,9 @@ class Lowered:
     builder: GraphBuilder
     #: the plan the graph was built from (rows: order + val, columns: tensor views)
     table: FusionTable
-    #: 0 = reducers only, 1 = a vector accumulator (spacc), 2 = a matrix one (spacc2);
-    #: the order search prefers the smallest (less state, no drain bursts)
+    #: 0 = reducers only, else the kept levels of the largest sparse accumulator (1:
+    #: spacc, 2: spacc2, 3: spacc3); the order search prefers the smallest (less state,
+    #: no drain bursts)
     accumulator: int = 0
     reductions: list[str] = field(default_factory=list)
     #: node id -> its lane ("i2", or "i2.j0" nested, outer index first); nodes shared
@@ -113,7 +114,7 @@ class Lowered:
 
     @property
     def uses_spacc(self) -> bool:
-        """Whether any reduction runs in a sparse accumulator (vector or matrix)."""
+        """Whether any reduction runs in a sparse accumulator."""
         return self.accumulator > 0
 
 
@@ -739,19 +740,21 @@ class _Lowerer:
         if kept in _ACCUMULATORS:
             why = "a max reduction must be innermost: the sparse accumulators only sum"
         else:
-            why = (f"the sparse accumulators (spacc: vector, spacc2: matrix) handle at most "
-                   f"two kept levels below the reduced index; {self.user(r)!r} is above "
+            why = (f"the sparse accumulators (spacc, spacc2, spacc3) handle at most "
+                   f"three kept levels below the reduced index; {self.user(r)!r} is above "
                    f"{kept}, which would need a higher-order accumulator")
         return self.fail(
             f"dataflow order {self.order_text} puts the {e.op} over {names!r} at a "
             f"position it cannot be lowered from (loop nest {nest_text}); every reduced "
-            f"index must be innermost (reduce) or have at most two kept indices below it "
-            f"(spacc: one, spacc2: two; several reduced indices chain accumulators); "
+            f"index must be innermost (reduce) or have at most three kept indices below "
+            f"it (spacc: one, spacc2: two, spacc3: three; several reduced indices chain "
+            f"accumulators); "
             f"{why}. Move the reduced indices towards the end of the order", e)
 
     def accumulate(self, e: Reduction, val: _Val, r: str, kept: list[str],
                    crds: Mapping[str, str]) -> _Val:
-        """A ``spacc`` (one kept level) or ``spacc2`` (two) summing over ``r``.
+        """A ``spacc`` (one kept level), ``spacc2`` (two) or ``spacc3`` (three) summing
+        over ``r``.
 
         ``crds`` gives each kept index's current coordinate stream (joined, or emitted by
         an inner accumulator). Its crd outputs replace the kept indices' coordinates for
@@ -759,8 +762,9 @@ class _Lowerer:
         """
         prim = _ACCUMULATORS[len(kept)]
         acc = self.node(f"{prim}_{self.user(r)}", prim, VAL_ROW, self.first(e))
-        ins = ("crd_in",) if prim == "spacc" else ("crd1_in", "crd0_in")
-        outs = ("crd",) if prim == "spacc" else ("crd1", "crd0")
+        n = len(kept)
+        ins = ("crd_in",) if n == 1 else tuple(f"crd{m}_in" for m in reversed(range(n)))
+        outs = ("crd",) if n == 1 else tuple(f"crd{m}" for m in reversed(range(n)))
         for v, p in zip(kept, ins, strict=True):
             self.b.edge(crds[v], f"{acc}.{p}")
         self.b.edge(val.port, f"{acc}.val_in")
@@ -787,18 +791,18 @@ class _Lowerer:
         levels = [self.target.indices[m] for m in fmt.mode_order]
         crds = [self.crd[v] for v in levels]
         full = [self.full[v] for v in levels]
-        rows = None  # a spacc2's row level: it emits no row without entries
+        rows: set[int] = set()  # levels above a spacc2/3's innermost: never empty
         if val.spacc is not None:
             for v, port in val.spacc.crds.items():
                 k = levels.index(v)
                 crds[k], full[k] = port, False
-            if len(val.spacc.crds) == 2:
-                rows = levels.index(next(iter(val.spacc.crds)))
+                rows.add(k)
+            rows.discard(max(rows))
         val_port = val.port
         if self.par:
             crds, val_port = self.parallelize(levels, crds, val_port)
         for lvl in range(len(levels) - 2, -1, -1):
-            if fmt.levels[lvl] == "compressed" and not full[lvl + 1] and lvl != rows:
+            if fmt.levels[lvl] == "compressed" and not full[lvl + 1] and lvl not in rows:
                 drop = self.node(f"drop_{self.user(levels[lvl])}", "crddrop", levels[lvl],
                                  name)
                 self.b.edge(crds[lvl], f"{drop}.outer_in")

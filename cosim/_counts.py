@@ -5,8 +5,8 @@ densities; this module measures them on a real run so the two can be compared. T
 counting rules (``docs/cost.md``):
 
 - **FLOPs**: one per data (non-control) value consumed by a compute node: ``alu`` and
-  ``unary`` (their ``a`` input; ``alu`` inputs are aligned), ``reduce``, ``spacc`` and
-  ``spacc2`` (their ``val_in``).
+  ``unary`` (their ``a`` input; ``alu`` inputs are aligned), ``reduce``, ``spacc``,
+  ``spacc2`` and ``spacc3`` (their ``val_in``).
 - **Words read** (4 bytes each): a ``scan_compressed`` reads ``seg[r]`` and ``seg[r+1]``
   per data reference and one ``crd`` word per coordinate it emits; an ``array`` reads one
   value per data reference (``N`` loads 0 without memory); ``scan_dense`` reads nothing.
@@ -40,7 +40,8 @@ __all__ = ["Counts", "measured_counts", "measure", "WORD_BYTES", "FLOP_OPS",
 
 #: primitives whose consumed data values are counted as FLOPs, with the counted port
 FLOP_OPS: Mapping[str, str] = {"alu": "a", "unary": "a", "reduce": "val_in",
-                               "spacc": "val_in", "spacc2": "val_in"}
+                               "spacc": "val_in", "spacc2": "val_in",
+                               "spacc3": "val_in"}
 
 
 @dataclass(frozen=True)

@@ -251,24 +251,31 @@ class SpAcc(Actor):
             self.drain, self.drain_pos = entries, 1
 
 
-class SpAcc2(Actor):
-    """Sparse matrix accumulator: the two-level form of :class:`SpAcc`.
+class _SpAccN(Actor):
+    """Sparse accumulator over ``levels`` kept levels (``spacc2``: 2, ``spacc3``: 3).
 
-    Input streams nest [outer][crd1][crd0]; ``crd1_in`` holds one crd per level-0 fiber.
-    Values are summed by (crd1, crd0) over the outer fiber; when it ends (``S_k``, k>1 on
-    ``crd0_in``) the matrix is emitted row by row: a row's crd1 goes out with its first
-    entry, rows are separated by ``S0`` on crd0/val and the last one closes with the
-    lowered stops (``S_{k-2}`` on crd1, ``S_{k-1}`` on crd0 and val).
+    Input streams nest [outer][crd_{L-1}]…[crd0]; ``crd_m_in`` holds one crd per level
+    m-1 fiber of ``crd0_in``. Values are summed by (crd_{L-1}, …, crd0) over the outer
+    fiber; when it ends (``S_k``, k ≥ L on ``crd0_in``) the tensor is emitted in crd
+    order: an entry writes the crds of the levels it opens, fibers are separated by the
+    stops of the levels that close, and the group closes with the lowered stops
+    (``S_{k-1-m}`` on crd m, ``S_{k-1}`` on val). A closing stop only loads that drain
+    list; its steps go out one per cycle from the next cycle (docs/primitives.md).
     """
 
-    op = "spacc2"
+    levels = 0
 
     def __init__(self, node, inputs, outputs, ctx):
         super().__init__(node, inputs, outputs, ctx)
-        self.c1, self.c0, self.vi = inputs["crd1_in"], inputs["crd0_in"], inputs["val_in"]
-        self.outs = (outputs["crd1"], outputs["crd0"], outputs["val"])
+        n = self.levels
+        #: crd inputs from the innermost (crd0_in) outwards
+        self.crds = tuple(inputs[f"crd{m}_in"] for m in range(n))
+        self.vi = inputs["val_in"]
+        #: outputs in step order: crd_{L-1} … crd0, val
+        self.outs = (*(outputs[f"crd{m}"] for m in reversed(range(n))), outputs["val"])
+        self.heads = (self.crds[0], self.vi, *self.crds[1:])
         self.f = _accumulate(ctx, node, "val_in", self.dtype)
-        self.acc: dict[int, dict[int, float | int]] = {}
+        self.acc: dict[tuple[int, ...], float | int] = {}
         self.drain: list[tuple] = []
         self.drain_pos = 0
         self.peak = 0  # most entries held at once (the on-chip buffer rule)
@@ -286,23 +293,31 @@ class SpAcc2(Actor):
         return st, None
 
     def _steps(self, k: int) -> list[tuple]:
-        """The output firings for the accumulated matrix, closed by input stop ``S_k``."""
+        """The output firings for the accumulated tensor, closed by input stop ``S_k``."""
+        n = self.levels
+        if len(self.acc) > self.peak:
+            self.peak = len(self.acc)
         steps: list[tuple] = []
-        held = sum(len(row) for row in self.acc.values())
-        if held > self.peak:
-            self.peak = held
-        rows = sorted(self.acc.items())
-        for r, (i, row) in enumerate(rows):
-            for n, (j, v) in enumerate(sorted(row.items())):
-                steps.append((i if n == 0 else None, j, v))
-            if r < len(rows) - 1:
-                steps.append((None, stop(0), stop(0)))
-        steps.append((stop(k - 2), stop(k - 1), stop(k - 1)))
+        prev: tuple[int, ...] | None = None
+        for key, v in sorted(self.acc.items()):
+            d = 0  # first key position (outermost first) that differs from prev
+            if prev is not None:
+                while key[d] == prev[d]:
+                    d += 1
+                top = n - 1 - d  # crd level of that position
+                if top > 0:  # the fibers below it close
+                    steps.append((*(None,) * (n - top),
+                                  *(stop(top - 1 - m) for m in reversed(range(top))),
+                                  stop(top - 1)))
+            steps.append((*(None,) * d, *key[d:], v))
+            prev = key
+        steps.append((*(stop(k - 1 - m) for m in reversed(range(n))), stop(k - 1)))
         self.acc = {}
         return steps
 
     def run(self):
-        c1, c0, vi = self.c1, self.c0, self.vi
+        crds, vi, n = self.crds, self.vi, self.levels
+        c0 = crds[0]
         while True:
             if self.drain_pos < len(self.drain):
                 step = self.drain[self.drain_pos]
@@ -319,46 +334,76 @@ class SpAcc2(Actor):
                     return None
                 continue
             rt = -1
-            for ch in (c0, vi, c1):
+            for ch in self.heads:
                 r = ch.ready()
                 if r < 0:
                     return ch
                 if r > rt:
                     rt = r
-            j, v, i = c0.peek(), vi.peek(), c1.peek()
-            i_crd = i.__class__ is int
+            j, v = c0.peek(), vi.peek()
             if j.__class__ is int or j is EMPTY:
-                if not i_crd or v.__class__ is Stop or v is DONE:
-                    raise self.error(f"crd0_in holds {j!r} with crd1_in {i!r}, val_in {v!r}")
+                up = [c.peek() for c in crds[1:]]
+                if any(u.__class__ is not int for u in up) or v.__class__ is Stop or \
+                        v is DONE:
+                    raise self.error(f"crd0_in holds {j!r} with {self._show(up)}, "
+                                     f"val_in {v!r}")
                 ft = self.fire_at(rt, 0, 0, self.cycles if j is not EMPTY else 1)
                 c0.pop(ft)
                 vi.pop(ft)
                 if j is not EMPTY:
-                    row = self.acc.setdefault(i, {})
-                    row[j] = self.f(row.get(j), v)
+                    key = (*reversed(up), j)
+                    acc = self.acc
+                    acc[key] = self.f(acc.get(key), v)
                 continue
             if j != v:
                 raise self.error(f"misaligned streams: crd0_in holds {j!r}, val_in {v!r}")
             ft = self.fire_at(rt, 0)
             if j is DONE:
-                if i is not DONE:
-                    raise self.error(f"crd0_in ended (D) while crd1_in holds {i!r}")
-                for ch in (c0, vi, c1):
+                for m in range(1, n):
+                    if crds[m].peek() is not DONE:
+                        raise self.error(f"crd0_in ended (D) while crd{m}_in holds "
+                                         f"{crds[m].peek()!r}")
+                for ch in self.heads:
                     ch.pop(ft)
-                self.drain, self.drain_pos = [(DONE, DONE, DONE)], 0
+                self.drain, self.drain_pos = [(DONE,) * (n + 1)], 0
                 continue
-            if i_crd:  # a level-0 fiber closes: its crd1 is done
-                c1.pop(ft)
-                if j.level == 0:
-                    c0.pop(ft)
-                    vi.pop(ft)
-                continue
-            if j.level == 0 or i.__class__ is not Stop or i.level != j.level - 1:
-                raise self.error(f"misaligned streams: crd0_in holds {j!r}, crd1_in {i!r}")
-            for ch in (c0, vi, c1):
-                ch.pop(ft)
-            if j.level >= 2:
-                self.drain, self.drain_pos = self._steps(j.level), 0
+            k = j.level
+            for m in range(1, n):
+                u = crds[m].peek()
+                if u.__class__ is int:  # the fiber of u closes
+                    if k == m - 1:  # and with it the stops below: all pop
+                        c0.pop(ft)
+                        vi.pop(ft)
+                        for c in crds[1:m + 1]:
+                            c.pop(ft)
+                    else:
+                        crds[m].pop(ft)
+                    break
+                if u.__class__ is not Stop or u.level != k - m:
+                    raise self.error(f"misaligned streams: crd0_in holds {j!r}, "
+                                     f"crd{m}_in {u!r}")
+            else:
+                for ch in self.heads:
+                    ch.pop(ft)
+                if k >= n:
+                    self.drain, self.drain_pos = self._steps(k), 0
+
+    def _show(self, up: list) -> str:
+        return ", ".join(f"crd{m}_in {u!r}" for m, u in enumerate(up, 1))
+
+
+class SpAcc2(_SpAccN):
+    """Sparse matrix accumulator (outer-product order): two kept levels."""
+
+    op = "spacc2"
+    levels = 2
+
+
+class SpAcc3(_SpAccN):
+    """Sparse order-3 accumulator: a reduced index above three kept levels."""
+
+    op = "spacc3"
+    levels = 3
 
 
 def _accumulate(ctx, node, port: str, dtype: str):

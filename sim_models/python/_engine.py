@@ -28,7 +28,7 @@ from ir import (
 
 from ._actor import Actor, StreamError
 from ._channel import Channel, Fanout, NullChannel
-from ._compute import Alu, Reduce, SpAcc, SpAcc2, Unary
+from ._compute import Alu, Reduce, SpAcc, SpAcc2, SpAcc3, Unary
 from ._crd import CrdDrop, CrdHold
 from ._join import Intersect, IntersectVal, Union, UnionVal
 from ._lanes import LaneMerge, LaneMerge2, LaneSplit
@@ -50,7 +50,7 @@ __all__ = ["ACTORS", "simulate", "bind_inputs"]  # results and errors: see _resu
 
 ACTORS: dict[str, type[Actor]] = {cls.op: cls for cls in (
     Root, ScanCompressed, ScanDense, RepSig, Repeat, Broadcast, Array, Locate, Intersect, Union,
-    Alu, Unary, Reduce, SpAcc, SpAcc2, CrdDrop, CrdHold, LevelWriter, ValueWriter,
+    Alu, Unary, Reduce, SpAcc, SpAcc2, SpAcc3, CrdDrop, CrdHold, LevelWriter, ValueWriter,
     LaneSplit, LaneMerge, LaneMerge2, IntersectVal, UnionVal)}
 
 
@@ -274,8 +274,8 @@ def drain(work: deque[Actor], wake) -> None:
                 wake(actor)
 
 
-#: on-chip bytes per accumulator entry (crd + value; spacc2 keeps both crds)
-ENTRY_BYTES = {"spacc": 8, "spacc2": 12}
+#: on-chip bytes per accumulator entry (its crds + value)
+ENTRY_BYTES = {"spacc": 8, "spacc2": 12, "spacc3": 16}
 
 
 #: bytes of a buffered stream token (a 32-bit crd, ref or value)

@@ -1,9 +1,10 @@
 """Every dataflow order of several 3- and 4-index expressions lowers and matches numpy.
 
 Reductions spanning several levels chain accumulators (a ``spacc`` over ``k`` feeding a
-``spacc`` over ``j`` for ``sum(j,k)`` in order ``i,j,k,l``), so every permutation of the
-indices compiles — transposing discordant operands — except where a reduced index would
-sit above three kept ones (a higher-order accumulator; see ``test_lower_kernels``).
+``spacc`` over ``j`` for ``sum(j,k)`` in order ``i,j,k,l``) and a reduced index above
+three kept ones is a ``spacc3``, so every permutation of the indices of a 3- or 4-index
+expression compiles — transposing discordant operands. (Above four kept ones the lowering
+rejects the order; see ``test_lower_kernels``.)
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler import LoweringError, compile_expression
+from compiler import compile_expression
 from sim_models.python import simulate
 
 #: name -> (expression, operand indices, formats, numpy reference)
@@ -28,6 +29,8 @@ EXPRESSIONS = {
                {"B": "csf"}, lambda a: np.einsum("ikl,kj,lj->ij", a["B"], a["C"], a["D"])),
     "ttm": ("X(i,j,l) = B(i,j,k) * C(k,l)", {"B": "ijk", "C": "kl"}, {"B": "csf"},
             lambda a: np.einsum("ijk,kl->ijl", a["B"], a["C"])),
+    "outer3": ("X(i,j,l) = B(i,k) * C(k,j,l)", {"B": "ik", "C": "kjl"},
+               {"B": "csr", "C": "csf"}, lambda a: np.einsum("ik,kjl->ijl", a["B"], a["C"])),
 }
 SIZES = {"i": 4, "j": 3, "k": 5, "l": 2}
 
@@ -48,25 +51,12 @@ def _arrays(ops: dict[str, str], density: float, seed: int,
 
 
 def _formats(name: str) -> dict[str, str]:
-    fmts = dict(EXPRESSIONS[name][2])
-    if fmts.get("B") == "csf":
-        fmts["B"] = "dcc"
-    return fmts
-
-
-def _needs_higher_order_accumulator(name: str, order: str) -> bool:
-    """TTM with ``k`` first sums ``k`` above three kept levels: no primitive does that
-    (``spacc``/``spacc2`` keep one or two), so the lowering rejects it."""
-    return name == "ttm" and order[0] == "k"
+    return {t: "dcc" if f == "csf" else f for t, f in EXPRESSIONS[name][2].items()}
 
 
 def _check(name: str, order: str, arrays: dict[str, np.ndarray]) -> None:
     expr, _, _, ref = EXPRESSIONS[name]
     shapes = {t: a.shape for t, a in arrays.items()}
-    if _needs_higher_order_accumulator(name, order):
-        with pytest.raises(LoweringError, match="higher-order accumulator"):
-            compile_expression(expr, _formats(name), shapes, order=order)
-        return
     graph = compile_expression(expr, _formats(name), shapes, order=order)
     assert graph.meta["order"] == list(order)
     out = expr.split("(")[0]
@@ -82,6 +72,18 @@ def _cases() -> list[tuple[str, str]]:
 @pytest.mark.parametrize("name, order", _cases())
 def test_every_order_lowers_and_matches_numpy(name, order):
     _check(name, order, _arrays(EXPRESSIONS[name][1], 0.5, seed=len(order)))
+
+
+@pytest.mark.parametrize("name", ["ttm", "outer3"])
+def test_a_reduced_index_above_three_kept_ones_is_one_spacc3(name):
+    expr, ops, _, _ = EXPRESSIONS[name]
+    arrays = _arrays(ops, 0.5, seed=3)
+    shapes = {t: a.shape for t, a in arrays.items()}
+    for p in permutations("ijl"):
+        order = "k" + "".join(p)
+        graph = compile_expression(expr, _formats(name), shapes, order=order)
+        assert graph.meta["reductions"] == ["sum(k): spacc3"], order
+        assert [n.op for n in graph.nodes.values()].count("spacc3") == 1
 
 
 def test_all_24_orders_of_the_nested_matmul_compile():

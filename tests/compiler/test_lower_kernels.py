@@ -188,15 +188,16 @@ def test_default_order_for_csc_times_csr_is_the_outer_product_without_transposes
     assert g.meta["reductions"] == ["sum(k): spacc2"]
 
 
-_PREFIX = ("every reduced index must be innermost (reduce) or have at most two kept indices "
-           "below it (spacc: one, spacc2: two; several reduced indices chain accumulators); ")
+_PREFIX = ("every reduced index must be innermost (reduce) or have at most three kept indices "
+           "below it (spacc: one, spacc2: two, spacc3: three; several reduced indices chain "
+           "accumulators); ")
 
 
 @pytest.mark.parametrize("expr, shapes, order, where, why", [
-    ("X(i,j,l) = B(i,k) * C(k,j,l)", {"B": (2, 3), "C": (3, 2, 4)}, "kijl",
-     (12, "sum", "k"),
-     "the sparse accumulators (spacc: vector, spacc2: matrix) handle at most two kept "
-     "levels below the reduced index; 'k' is above 3, which would need a higher-order "
+    ("X(i,j,l,m) = B(i,k) * C(k,j,l,m)", {"B": (2, 3), "C": (3, 2, 4, 2)}, "kijlm",
+     (14, "sum", "k"),
+     "the sparse accumulators (spacc, spacc2, spacc3) handle at most three kept "
+     "levels below the reduced index; 'k' is above 4, which would need a higher-order "
      "accumulator"),
     ("X(i,j) = max(k) B(i,k) * C(k,j)", {"B": (2, 3), "C": (3, 2)}, "kij", (10, "max", "k"),
      "a max reduction must be innermost: the sparse accumulators only sum"),

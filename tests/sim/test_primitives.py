@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from ir import CATALOGUE, DONE, EMPTY, REPEAT, TensorSpec, stop
 from sim_models.python import ACTORS, run_primitive
 
-S0, S1, S2, D, N, R = stop(0), stop(1), stop(2), DONE, EMPTY, REPEAT
+S0, S1, S2, S3, D, N, R = stop(0), stop(1), stop(2), stop(3), DONE, EMPTY, REPEAT
 
 
 def test_every_catalogue_primitive_has_a_python_actor():
@@ -189,6 +189,31 @@ def test_spacc2_sums_sub_matrices_and_emits_rows_sorted():
 def test_spacc2_empty_group_emits_only_the_lowered_stops():
     run = run_primitive("spacc2", {"crd1_in": [S1, D], "crd0_in": [S2, D], "val_in": [S2, D]})
     assert run.tokens == {"crd1": [S0, D], "crd0": [S1, D], "val": [S1, D]}
+
+
+def test_spacc3_sums_order3_sub_tensors_and_emits_them_sorted():
+    # k=0: i1 -> j0:[l2=1.0], j2:[l0=2.0]; i0 -> j1:[l1=3.0]; k=1: i1 -> j2:[l0=4.0, l3=5.0]
+    run = run_primitive("spacc3", {
+        "crd2_in": [1, 0, S0, 1, S1, D],
+        "crd1_in": [0, 2, S0, 1, S1, 2, S2, D],
+        "crd0_in": [2, S0, 0, S1, 1, S2, 0, 3, S3, D],
+        "val_in": [1.0, S0, 2.0, S1, 3.0, S2, 4.0, 5.0, S3, D]})
+    assert run.tokens == {"crd2": [0, 1, S0, D], "crd1": [1, S0, 0, 2, S1, D],
+                          "crd0": [1, S1, 2, S0, 0, 3, S2, D],
+                          "val": [3.0, S1, 1.0, S0, 6.0, 5.0, S2, D]}
+
+
+def test_spacc3_empty_group_emits_only_the_lowered_stops():
+    run = run_primitive("spacc3", {"crd2_in": [S1, D], "crd1_in": [S2, D],
+                                   "crd0_in": [S3, D], "val_in": [S3, D]})
+    assert run.tokens == {"crd2": [S0, D], "crd1": [S1, D], "crd0": [S2, D],
+                          "val": [S2, D]}
+
+
+def test_spacc3_rejects_a_stop_that_does_not_match_the_level_above():
+    with pytest.raises(Exception, match=r"misaligned streams: crd0_in holds S2, crd1_in S0"):
+        run_primitive("spacc3", {"crd2_in": [1, S0, D], "crd1_in": [0, S0, D],
+                                 "crd0_in": [2, S2, D], "val_in": [1.0, S2, D]})
 
 
 def test_crddrop_sam_example():
