@@ -11,13 +11,23 @@ from __future__ import annotations
 import pytest
 from _spacc3_graphs import spacc3_block_case, spacc3_cases
 from test_rtl import _assert_lint_clean, _sim
-from test_rtl_blocks import _check, _hw
+from test_rtl_blocks import HW, _check
 
 from ir import load_hw
 from rtl_hls.rtl import generate
 from sim_models.python import SimulationError, simulate
 
 CASES = {name: (graph, inputs, expected) for name, graph, inputs, expected in spacc3_cases()}
+
+
+#: one-word lines, one outstanding write, latency 20: the writers wait for every write,
+#: so the drain often finds crd0/val full (a step waits for space on what it writes)
+SLOW_WRITES = ["dram.line_bytes=4", "dram.outstanding=1", "dram.latency_cycles=20"]
+
+
+def _hw(name: str):
+    spec = {**HW, "slow_writes": ("hbm2-u280", SLOW_WRITES)}[name]
+    return None if spec is None else load_hw(*spec)
 
 
 def _case(name: str):
@@ -53,10 +63,11 @@ def test_spacc3_matches_python_on_icarus(case):
     _check(*_case(case), "icarus", None)
 
 
-#: (case, simulator, hardware): the memory system on both simulators; blocks on a bounded
-#: datapath (several cycles per accumulation), with memory, and under Verilator
+#: (case, simulator, hardware): the memory system on both simulators, slow writers; blocks
+#: on a bounded datapath (several cycles per accumulation), with memory, under Verilator
 MORE = [("ttm_kijl", "verilator", "ideal"), ("outer3", "verilator", "ideal"),
         ("ttm_kijl", "icarus", "hbm2"), ("outer3", "verilator", "hbm2"),
+        ("ttm_kijl", "icarus", "slow_writes"), ("outer3", "icarus", "slow_writes"),
         ("ttm_blocks", "icarus", "bounded"), ("ttm_blocks", "icarus", "hbm2"),
         ("ttm_blocks", "verilator", "ideal")]
 
