@@ -183,7 +183,8 @@ def _params(graph: Graph, node: Node, widths: Mapping[str, int] | None = None,
     op = node.op
     if node.params.get("block"):
         out |= _block_params(node)
-    elif op in ("unary", "spacc", "spacc2", "array", "value_writer") and max(e_in, e_out) > 1:
+    elif op in ("unary", "spacc", "spacc2", "spacc3", "array", "value_writer") \
+            and max(e_in, e_out) > 1:
         out["E"] = str(max(e_in, e_out))
     elif op in ("broadcast", "intersect_val", "union_val", "lane_merge", "lane_merge2") \
             and e_out > 1:
@@ -220,9 +221,10 @@ def _scalar_params(graph: Graph, node: Node) -> dict[str, str]:
     if op == "spacc":
         bound = max(max(t.shape) for t in graph.tensors.values())
         return {"FP": fp, "N": str(bound)}
-    if op == "spacc2":
-        return {"FP": fp, "N1": str(_crd_bound(graph, node.id, "crd1")),
-                "N0": str(_crd_bound(graph, node.id, "crd0"))}
+    if op in ("spacc2", "spacc3"):  # one bound per kept level, outermost first
+        levels = 2 if op == "spacc2" else 3
+        return {"FP": fp} | {f"N{m}": str(_crd_bound(graph, node.id, f"crd{m}"))
+                             for m in reversed(range(levels))}
     if op == "lane_split":
         # the module would silently keep nothing; the Python model stops with this error
         if not 0 <= p["lane"] < p["lanes"]:
@@ -249,9 +251,10 @@ _CRD_THROUGH = {"crddrop": {"outer_in": "outer", "inner_in": "inner"},
 def _crd_bound(graph: Graph, node_id: str, port: str) -> int:
     """Bound on the crds of output ``port``: the size of the output level it is written to.
 
-    A matrix accumulator's storage is the product of two such bounds, so the largest
-    tensor dimension (what ``spacc`` uses) squared would waste most of it. Followed
-    through crd-forwarding nodes; the largest tensor dimension if no writer is reached.
+    A matrix (order-3) accumulator's storage is the product of two (three) such bounds,
+    so the largest tensor dimension (what ``spacc`` uses) squared (cubed) would waste most
+    of it. Followed through crd-forwarding nodes; the largest tensor dimension if no
+    writer is reached.
     """
     todo = [(node_id, port)]
     while todo:
@@ -289,8 +292,9 @@ class Netlist:
     #: some, its instance name (where the bench reads its ``mem_stall`` counter)
     mem_ports: list[MemPortSpec] = field(default_factory=list)
     mem_instances: dict[str, str] = field(default_factory=dict)
-    #: per sparse accumulator (spacc, spacc2), its instance name (where the bench reads
-    #: its ``peak`` entry count, for the on-chip buffer rule)
+    #: per sparse accumulator (spacc, spacc2, spacc3), the hierarchical path of the
+    #: instance holding its ``peak`` entry count (for the on-chip buffer rule): spacc2 and
+    #: spacc3 keep it in their ``samfuse_spacc_core``, ``u_core``
     acc_instances: dict[str, str] = field(default_factory=dict)
 
 
@@ -348,8 +352,8 @@ def generate(graph: Graph, top: str | None = None, open_edges: bool = False,
     text = "\n".join(header + body + ["endmodule", ""])
     return Netlist(top, text, writers, sig, mports,
                    {nid: f"u_{_ident(nid)}" for nid in by_node},
-                   {n.id: f"u_{_ident(n.id)}" for n in graph.nodes.values()
-                    if n.op in ("spacc", "spacc2")})
+                   {n.id: f"u_{_ident(n.id)}" + ("" if n.op == "spacc" else ".u_core")
+                    for n in graph.nodes.values() if n.op in ("spacc", "spacc2", "spacc3")})
 
 
 def _ident(node_id: str) -> str:

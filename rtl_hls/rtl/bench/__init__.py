@@ -198,7 +198,8 @@ class GraphRun:
     #: (cycle, port) order, and per memory node its cycles waiting for memory
     bursts: list[tuple[int, int, int, int, bool]] = field(default_factory=list)
     mem_stall: dict[str, int] = field(default_factory=dict)
-    #: per sparse accumulator (spacc, spacc2), the most entries it held when a group ended
+    #: per sparse accumulator (spacc, spacc2, spacc3), the most entries it held when a
+    #: group ended
     acc_peaks: dict[str, int] = field(default_factory=dict)
     sim_seconds: float = 0.0
     wall_seconds: float = 0.0

@@ -4,7 +4,7 @@ Works on any top with the samfuse port convention (``ap_clk``, ``ap_rst``, ``ap_
 ``cycles``), including RTL exported by Vitis HLS from the generated C++. The writers' dumps
 (in the working directory) carry the recorded output; this bench writes ``result.json``
 (with the memory nodes' ``mem_stall`` counters named in ``$SAMFUSE_MEM_NODES`` and the
-sparse accumulators' ``peak`` entry counts named in ``$SAMFUSE_ACC_NODES``).
+sparse accumulators' ``peak`` entry counts at the instance paths in ``$SAMFUSE_ACC_NODES``).
 
 ``ap_done`` and ``cycles`` are read once the time step has settled (``ReadOnly``): a rise
 of ``ap_done`` that is gone by then is a delta-cycle glitch of a combinational ``ap_done``
@@ -14,6 +14,7 @@ bench rather than recording a cycle count the hardware never reaches.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -47,8 +48,9 @@ async def run_graph(dut) -> None:
     stall = {node: int(getattr(dut, inst).mem_stall.value) for node, inst in
              json.loads(os.environ.get("SAMFUSE_MEM_NODES", "{}")).items()}
     # on-chip buffer: each sparse accumulator's simulation-only peak entry count
-    peaks = {node: int(getattr(dut, inst).peak.value) for node, inst in
-             json.loads(os.environ.get("SAMFUSE_ACC_NODES", "{}")).items()}
+    # (a dotted path: spacc2 and spacc3 keep it in their core instance)
+    peaks = {node: int(functools.reduce(getattr, path.split("."), dut).peak.value)
+             for node, path in json.loads(os.environ.get("SAMFUSE_ACC_NODES", "{}")).items()}
     with open("result.json", "w") as f:
         json.dump({"done": bool(done), "cycles": cycles, "wall_seconds": wall,
                    "mem_stall": stall, "acc_peaks": peaks}, f)
