@@ -46,7 +46,7 @@ from ir import (
     int_constant,
     value_elems,
 )
-from rtl_hls.rtl.netlist import _crd_bound
+from rtl_hls.rtl.netlist import crd_bound
 
 from ._design import ArrayArg, HlsDesign, MemArg, WriterArgs, ident, level_size, writer_nodes
 from ._maxi import (
@@ -277,7 +277,7 @@ def _call(design: HlsDesign, node: Node, eid: dict[str, int], arrays: list[str])
     elif op == "spacc":
         tparams = [f"{_max_dim(graph)}u", flt]
     elif op in ("spacc2", "spacc3"):  # one bound per kept level, outermost first
-        tparams = [f"{_crd_bound(graph, node.id, p.name)}u"
+        tparams = [f"{crd_bound(graph, node.id, p.name)}u"
                    for p in node.primitive.outputs if p.name != "val"] + [flt]
     elif op == "lane_split":
         tparams = [f"{prm[k]}u" for k in ("lanes", "lane", "lo", "hi")]

@@ -57,7 +57,7 @@ from ir import (
     value_elems,
 )
 
-__all__ = ["generate", "Netlist", "write_memories", "rtl_sources", "module_name",
+__all__ = ["generate", "crd_bound", "Netlist", "write_memories", "rtl_sources", "module_name",
            "edge_signal", "SV_DIR"]
 
 SV_DIR = Path(__file__).parent / "sv"
@@ -223,7 +223,7 @@ def _scalar_params(graph: Graph, node: Node) -> dict[str, str]:
         return {"FP": fp, "N": str(bound)}
     if op in ("spacc2", "spacc3"):  # one bound per kept level, outermost first
         levels = 2 if op == "spacc2" else 3
-        return {"FP": fp} | {f"N{m}": str(_crd_bound(graph, node.id, f"crd{m}"))
+        return {"FP": fp} | {f"N{m}": str(crd_bound(graph, node.id, f"crd{m}"))
                              for m in reversed(range(levels))}
     if op == "lane_split":
         # the module would silently keep nothing; the Python model stops with this error
@@ -248,7 +248,7 @@ _CRD_THROUGH = {"crddrop": {"outer_in": "outer", "inner_in": "inner"},
                 "crdhold": {"outer_in": "outer", "inner_in": "inner"}}
 
 
-def _crd_bound(graph: Graph, node_id: str, port: str) -> int:
+def crd_bound(graph: Graph, node_id: str, port: str) -> int:
     """Bound on the crds of output ``port``: the size of the output level it is written to.
 
     A matrix (order-3) accumulator's storage is the product of two (three) such bounds,
