@@ -348,8 +348,12 @@ class _Lowerer:
             f"{self.user(extra[0])!r} after {self.user(v)!r} in the order or split the "
             "expression", red)
 
-    def join(self, e: Expr, v: str) -> _Bundle | None:
-        """Coordinates of ``e`` at ``v`` (scanning, intersecting, uniting as needed)."""
+    def join(self, e: Expr, v: str, within: _Bundle | None = None) -> _Bundle | None:
+        """Coordinates of ``e`` at ``v`` (scanning, intersecting, uniting as needed).
+
+        ``within``: the coordinates of the factor ``e`` is multiplied by; only those
+        matter, so a sum with a term that lacks ``v`` (dense there) unites with them
+        instead of iterating every coordinate (``P·exp(S − m)``: :meth:`restricted`)."""
         if isinstance(e, Access):
             op = self.ops[id(e)]
             if v not in e.indices:
@@ -363,9 +367,9 @@ class _Lowerer:
         if isinstance(e, Const):
             return _BCAST
         if isinstance(e, Neg):
-            return self.join(e.operand, v)
+            return self.join(e.operand, v, within)
         if isinstance(e, Call):  # a function is computed where its argument is stored
-            return self.join(e.arg, v)
+            return self.join(e.arg, v, within)
         if isinstance(e, Reduction):
             inner = self.join(e.body, v)
             if inner is not _BCAST and any(self.pos[r] < self.pos[v] for r in e.indices):
@@ -374,11 +378,19 @@ class _Lowerer:
                 return _Bundle(inner.crd, inner.refs, False)
             return inner
         assert isinstance(e, BinOp)
-        left, right = self.join(e.left, v), self.join(e.right, v)
+        left = self.join(e.left, v)
+        # the left factor's coordinates bound the right one's (the frontend emits P · f(…))
+        restrict = left if e.op == "*" and left is not _BCAST else None
+        right = self.join(e.right, v, restrict)
         if left is _BCAST or right is _BCAST:
             other = right if left is _BCAST else left
             if other is _BCAST or e.op in "*/":
                 return other
+            if not other.full and within is not None:
+                sparse = e.left if right is _BCAST else e.right
+                if self.covers(sparse, v, within):  # already at every coordinate of within
+                    return other
+                return self.restricted(other, within, v)
             if not other.full:
                 side = e.left if left is _BCAST else e.right
                 raise self.fail(
@@ -393,6 +405,48 @@ class _Lowerer:
                 if not bundle.full:
                     self.check_vanishes(side, other, e, v)
         return self.merge(left, right, "intersect" if e.op in "*/" else "union", v)
+
+    def restricted(self, sparse: _Bundle, within: _Bundle, v: str) -> _Bundle:
+        """``sparse`` (a term sparse in ``v``, plus one that lacks ``v``) at the
+        coordinates of the factor ``within`` multiplies it by: their union, whose refs
+        are ``sparse``'s (``N`` where it is absent, read as 0 — the term's value there);
+        the product then intersects it with ``within``, keeping just those."""
+        keep = {oid: self.op_by_id(oid).maybe_empty for oid in within.refs}
+        joined = self.merge(sparse, within, "union", v)
+        for oid, flag in keep.items():  # within's operands are present after the product
+            self.op_by_id(oid).maybe_empty = flag
+        return _Bundle(joined.crd, {o: r for o, r in joined.refs.items() if o not in keep},
+                       False)
+
+    def covers(self, e: Expr, v: str, within: _Bundle) -> bool:
+        """Whether ``e``'s coordinates at ``v`` include ``within``'s: its sparse accesses
+        there are accesses ``within`` joins too (``x·P`` inlined under ``P``: the SDDMM
+        form of a fused masked softmax), so no union is needed."""
+        same = {(op.access.tensor, op.access.indices)
+                for op in map(self.op_by_id, within.refs)}
+
+        def walk_covers(x: Expr) -> bool:
+            if isinstance(x, Access):
+                op = self.ops[id(x)]
+                if v not in x.indices:
+                    return True
+                full = op.kinds[op.levels.index(v)] == "dense" and not op.maybe_empty
+                return full or (x.tensor, x.indices) in same
+            if isinstance(x, Const):
+                return True
+            if isinstance(x, Neg):
+                return walk_covers(x.operand)
+            if isinstance(x, Call):
+                return walk_covers(x.arg)
+            if isinstance(x, Reduction):
+                return all(self.pos[r] > self.pos[v] for r in x.indices) and \
+                    walk_covers(x.body)
+            assert isinstance(x, BinOp)
+            if x.op in "*/":
+                return walk_covers(x.left) and walk_covers(x.right)
+            return walk_covers(x.left) or walk_covers(x.right)
+
+        return walk_covers(e)
 
     def check_vanishes(self, side: Expr, other: Expr, at: BinOp, v: str) -> None:
         """A union visits coordinates where ``side`` is absent; its value must be 0 there.

@@ -407,13 +407,10 @@ class _Translator:
             m = self.emit(f"{name}_max", keep, rshape, f"max({k}) {xs}")
             body, fmt = f"exp({xs} - {m.access(keep)})", "dense"
             if masked:  # exactly zero off the pattern, stored like it
+                # the SDDMM form P·exp(x·P − max): only the masked scores are read, so
+                # an SDDMM producing them fuses with its mask (the shift meets P's
+                # coordinates, where x·P may store nothing: _Lowerer.restricted)
                 pat = self.fit(x.pattern, view.shape)
-                scores = self.fit(x.scores, view.shape)
-                sd = d - (view.rank - scores.rank)  # the softmax dim in x (< 0: broadcast)
-                if sd < 0 or not self.is_compressed(scores, sd):
-                    # P·exp(x − max) rather than exp(x·P − max): the shift then subtracts
-                    # from a dense operand, which lowers even when P is compressed
-                    body = f"exp({self.operand(scores, idx)} - {m.access(keep)})"
                 body = f"{self.operand(pat, idx)} * {body}"
                 fmt = self.layout_of(pat, view.rank)
         else:

@@ -156,6 +156,25 @@ def test_a_union_never_computes_exp_where_its_argument_is_absent(data, m, n, den
     _close(got, np.where(s, np.exp(arrays["S"]) * arrays["b"][:, None], 0) + arrays["C"])
 
 
+@SETTINGS
+@given(data=st.data(), m=DIM, n=DIM, density=DENSITY, seed=SEED)
+def test_a_sparse_factor_restricts_a_shifted_sum_to_its_coordinates(data, m, n, density,
+                                                                    seed):
+    """P·exp(S − mx(i)) — the masked softmax in its SDDMM form: the shift lacks j, so the
+    difference is dense in j, but only P's coordinates matter; S is united with them (0
+    where S stores nothing), whatever the formats and the order."""
+    arrays = {"P": _rand(seed, (m, n), density), "S": _rand(seed + 1, (m, n), density),
+              "mx": _rand(seed + 2, (m,), 1.0)}
+    fmts = {"P": data.draw(st.sampled_from(["dc", "cc", "dc:1,0"]), label="format P"),
+            "S": data.draw(formats(2), label="format S")}
+    op = data.draw(st.sampled_from(["-", "+"]), label="op")
+    order = data.draw(st.sampled_from(["ij", "ji"]), label="order")
+    graph, got = _run(f"Y(i,j) = P(i,j) * exp(S(i,j) {op} mx(i))", fmts, arrays, "Y",
+                      order=order)
+    shifted = arrays["S"] + (-1 if op == "-" else 1) * arrays["mx"][:, None]
+    _close(got, arrays["P"] * np.exp(shifted))
+
+
 def test_int32_graphs_take_relu_but_reject_exp_and_rsqrt():
     b = np.array([[-3, 0, 2], [4, -1, 0]], np.int32)
     graph = compile_expression("Y(i,j) = relu(B(i,j)) * 2", {"B": "csr"}, {"B": b.shape},

@@ -4,6 +4,7 @@ program evaluated with compiler.evaluate and compared with torch eager."""
 from __future__ import annotations
 
 import inspect
+import re
 
 import numpy as np
 import pytest
@@ -276,8 +277,11 @@ def test_bigbird_attention_softmax_over_mask_entries():
     model = Attention()
     p = translate_and_check(model, (rand(8, 8),), formats={"mask": "csr"})
     assert p.tensors["mask"].format == "csr" and p.tensors["mask"].role == "weight"
-    assert "softmax_exp(i,j) = mask(i,j) * exp(mul(i,j) - softmax_max(i))" \
+    # the SDDMM form: only the masked scores are read, so mm + mul + masked_fill fuse
+    assert "softmax_exp(i,j) = mask(i,j) * exp(masked_fill(i,j) - softmax_max(i))" \
         in texts(p)
+    readers = [t for t in texts(p) if re.search(r"\bmul\(", t.split("=", 1)[1])]
+    assert readers == ["masked_fill(i,j) = mul(i,j) * mask(i,j)"]
     assert p.tensors["softmax_exp"].format == "csr"
     assert {s.scope for s in p.statements} >= {"q", "k", "v", "norm", ""}
 
@@ -292,7 +296,7 @@ def test_masked_softmax_with_mask_broadcast_over_batch():
     mask = bigbird_mask(8)
     fn = Fn(lambda s, m: torch.softmax(s.masked_fill(~m, float("-inf")), -1))
     p = translate_and_check(fn, (rand(2, 8, 8), mask), formats={"args_1": "csr"})
-    assert "softmax_exp(i,j,k) = args_1(j,k) * exp(args_0(i,j,k) - softmax_max(i,j))" \
+    assert "softmax_exp(i,j,k) = args_1(j,k) * exp(masked_fill(i,j,k) - softmax_max(i,j))" \
         in texts(p)
 
 
