@@ -56,6 +56,13 @@ def grid_sizes(sizes: Mapping[str, int], extents: Mapping[str, int]) -> dict[str
     return {v: n // extents.get(v, 1) for v, n in sizes.items()}
 
 
+#: the letters a block operator may name an index with (ir.BlockOp takes any letter):
+#: Latin, then Greek, so a fused GPT attention region (~60 indices) fits
+_LETTERS = ascii_letters + "".join(
+    chr(c) for c in (*range(0x3B1, 0x3CA), *range(0x391, 0x3AA)) if chr(c).isalpha()
+    and c not in (0x3C2, 0x3A2))
+
+
 class BlockPlan:
     """The intra-block letters of one lowering (empty when nothing is blocked)."""
 
@@ -69,7 +76,7 @@ class BlockPlan:
         target = norm.assignment.target.indices
         canonical = [*target, *(v for v in norm.indices if v not in target)]
         self.rank = {v: n for n, v in enumerate(canonical)}
-        free = [c for c in ascii_letters if c not in {norm.user[v] for v in canonical}]
+        free = [c for c in _LETTERS if c not in {norm.user[v] for v in canonical}]
         for v in canonical:
             name = norm.user[v]
             if v not in self.ext:
@@ -77,7 +84,7 @@ class BlockPlan:
             fits = len(name) == 1 and name in ascii_lowercase and \
                 name not in self.letter.values()
             if not fits and not free:
-                raise LoweringError(f"block: more than {len(ascii_letters)} blocked indices "
+                raise LoweringError(f"block: more than {len(_LETTERS)} blocked indices "
                                     "in one expression; a block operator names each with "
                                     "a letter")
             self.letter[v] = name if fits else free.pop(0)
