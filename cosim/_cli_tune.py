@@ -118,6 +118,6 @@ def cmd_tune(args: argparse.Namespace, error: type[Exception]) -> int:
           f"{result.space.describe(best.point)}")
     hand = {t.source: t.outcome.value for t in result.trials if t.source.startswith("hand")}
     for name, v in hand.items():
-        print(f"  {name[5:]:<8} {'failed' if v is None else f'{v:g}'}")
+        print(f"  {name[5:]:<10} {'failed' if v is None else f'{v:g}'}")
     print(f"  -> {out / 'best.yaml'}, {out / 'history.csv'}, {out / 'best_so_far.png'}")
     return 0

@@ -1,7 +1,8 @@
 """The autoscheduler's loop: an initial design, then batches proposed by the surrogate.
 
 The initial design is what a researcher would try first: FuseFlow's hand schedules
-(unfused, one region per layer, fully fused, with the compiler's orders), the points
+(unfused, one region per layer, fully fused, with the compiler's orders; on one lane and,
+when lanes are a knob, on the most lanes), the points
 the FLOPs/bytes heuristic likes best, and a few random ones. Then each batch comes from
 :func:`cosim._tune_bo.propose`. Evaluations go through a callable, so the same loop
 runs real simulations through the study runner (:class:`StudyEvaluator`: cached by
@@ -15,7 +16,7 @@ import json
 import math
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -60,14 +61,20 @@ class Trial:
 
 def initial_design(space: TuneSpace, rng: random.Random, *, hand: bool = True,
                    n_heuristic: int = 2, n_random: int = 2) -> list[tuple[Point, str]]:
-    """Hand schedules, the heuristic's favourites (one per grouping), random points."""
+    """Hand schedules (also on the most lanes), the heuristic's favourites (one per
+    grouping), random points."""
     out: dict[Point, str] = {}
     if hand:
+        wide = space.lanes[-1] if len(space.lanes) > 1 else None
         for name, cuts in space.hand_cuts().items():
-            if space.grouping_compiles(cuts) and not space.pruned(space.default_point(cuts)):
-                out.setdefault(space.default_point(cuts), f"hand:{name}")
-    size = space.size()
-    pool = space.all_points() if size is not None and size <= 20_000 else \
+            p = space.default_point(cuts)
+            if not space.grouping_compiles(cuts) or space.pruned(p):
+                continue
+            out.setdefault(p, f"hand:{name}")
+            if wide is not None and not space.pruned(replace(p, lanes=wide)):
+                # what a researcher tries next: the same plan on every lane
+                out.setdefault(replace(p, lanes=wide), f"hand:{name}x{wide}")
+    pool = space.all_points() if space.enumerable() else \
         [space.sample(rng) for _ in range(512)]
     ranked = sorted(pool, key=space.heuristic)
     groupings = {p.cuts for p in out}

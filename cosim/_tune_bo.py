@@ -27,8 +27,6 @@ __all__ = ["Encoder", "Proposal", "propose"]
 POOL = 384
 #: rounds of local search on the acquisition from its best candidates
 LOCAL_ROUNDS = 3
-#: spaces up to this many points are scored exhaustively
-SCORE_ALL = 20_000
 
 
 @dataclass(frozen=True)
@@ -238,8 +236,7 @@ def _pool(space: TuneSpace, rng: random.Random, seen: set[Point], best: list[Poi
           ) -> tuple[list[Point], bool]:
     """Every unseen point of a small space (and True: it is complete); else random
     points and the neighbours of the best observed ones."""
-    size = space.size()
-    if size is not None and size <= SCORE_ALL:
+    if space.enumerable():
         return [p for p in space.all_points() if p not in seen and not space.pruned(p)], True
     pool = dict.fromkeys(q for p in best for q in space.neighbours(p)
                          if q not in seen and not space.pruned(q))

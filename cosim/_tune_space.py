@@ -28,6 +28,9 @@ __all__ = ["Point", "TuneSpace", "TuneError", "UNITS"]
 UNITS = ("statement", "scope")
 #: groupings are listed (and sampled uniformly) up to this many; beyond, cut bits are drawn
 MAX_LISTED = 4096
+#: the most points a space lists and scores whole; a larger one is sampled (GPT at
+#: units=scope: a few groupings, but 4 orders for each of up to 27 regions)
+MAX_POINTS = 20_000
 
 
 class TuneError(ValueError):
@@ -194,7 +197,7 @@ class TuneSpace:
             return False
         if "_floor" not in self.__dict__:
             rng = random.Random(0)
-            pool = self.all_points() if self._listed() is not None else \
+            pool = self.all_points() if self.enumerable() else \
                 [self.sample(rng) for _ in range(512)]
             self.__dict__["_floor"] = min(self.heuristic(q) for q in pool)
         return self.heuristic(p) > self.prune * self.__dict__["_floor"]
@@ -388,6 +391,11 @@ class TuneSpace:
         if len(self.blocks) > 1 or p.block > 1:
             extra.append(f"block={p.block}")
         return " | ".join(parts) + ("  " + " ".join(extra) if extra else "")
+
+    def enumerable(self) -> bool:
+        """Whether the space is small enough to list and score every point."""
+        size = self.size()
+        return size is not None and size <= MAX_POINTS
 
     def size(self) -> int | None:
         """How many valid points there are (None when the groupings are not listed)."""

@@ -149,9 +149,10 @@ def test_demo_checks_against_scipy_and_writes_the_svg(tmp_path, capsys):
      "name: dense, coo, sparse, csr, csc, dcsr, dcsc, sparse_vec, sv); found 'sx'"),
     (["compile", "X(i,j) = B(i,k) * C(k,j)", "--size", "i=3"],
      "size of index 'j', 'k' unknown: give the shape of 'B' or 'C' or sizes for it"),
-    (["compile", "X(i,j,l) = B(i,k) * C(k,j,l)", "--size", "i=3", "--size", "j=3",
-      "--size", "k=3", "--size", "l=3", "--order", "k,i,j,l"],
-     "column 12: dataflow order k,i,j,l puts the sum over 'k' at a position it cannot be "),
+    (["compile", "X(i,j,l,m) = B(i,k) * C(k,j,l,m)", "--size", "i=3", "--size", "j=3",
+      "--size", "k=3", "--size", "l=3", "--size", "m=2", "--order", "k,i,j,l,m"],
+     "column 14: dataflow order k,i,j,l,m puts the sum over 'k' at a position it cannot "
+     "be "),
     (["compile", "x(i) = B(i,j) * c(j)", "--shape", "B=3xq"],
      "--shape B=3xq: expected sizes such as 34x16 or a tensor file (.mtx, .npy, .npz) to "
      "read the shape from"),
