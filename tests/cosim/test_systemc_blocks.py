@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _parity import assert_same_result, python_run
+from _parity import assert_same_result, check_systemc, python_run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ir.examples as ex
 from cosim import SystemCBackend, SystemCRun
 from ir import Block, Graph, GraphBuilder, load_hw
-from sim_models.python import DeadlockError, SimulationError, simulate
+from sim_models.python import SimulationError, simulate
 from tests._block_graphs import BLOCK_HW_OVERRIDES, block_cases, block_sparse
 
 pytestmark = pytest.mark.cosim
@@ -35,19 +35,7 @@ CASES = [(b, *case) for b in (2, 4) for case in block_cases(b)] + \
 
 def _check(systemc: SystemCBackend, graph: Graph, inputs: dict,
            want: dict[str, np.ndarray] | None = None, configs=CONFIGS) -> list:
-    """Every configuration equals the Python model; outputs are close to ``want``."""
-    runs = [SystemCRun(graph, inputs, trace=True, depth=d, hw=HWS[h],
-                       mem_trace=HWS[h] is not None and HWS[h].memory) for d, h in configs]
-    results = systemc.run_batch(runs)
-    for (depth, h), sc in zip(configs, results, strict=True):
-        where = f"{graph.name} (depth={depth}, hw={h})"
-        assert_same_result(python_run(graph, inputs, depth, HWS[h]), sc, where)
-        if isinstance(sc, DeadlockError) and depth == 1:
-            continue  # some graphs' own cycles need more than one slot on an edge
-        for name, gold in (want or {}).items():
-            np.testing.assert_allclose(sc.dense(name), gold, rtol=1e-5, atol=1e-5,
-                                       err_msg=where)
-    return results
+    return check_systemc(systemc, graph, inputs, configs, HWS, want)
 
 
 @pytest.mark.parametrize("b,name,graph,inputs,expected", CASES,

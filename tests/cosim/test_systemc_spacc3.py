@@ -15,14 +15,14 @@ import re
 
 import numpy as np
 import pytest
-from _parity import assert_same_result, python_run
+from _parity import assert_same_result, check_systemc, python_run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler import compile_expression
 from cosim import SystemCBackend, SystemCRun
 from ir import Block, Graph, GraphBuilder, load_hw
-from sim_models.python import DeadlockError, SimulationError, simulate
+from sim_models.python import SimulationError, simulate
 from tests._block_graphs import BLOCK_HW_OVERRIDES
 from tests._spacc3_graphs import TTM, spacc3_block_case, spacc3_cases
 
@@ -39,20 +39,7 @@ CASES = list(spacc3_cases())
 
 def _check(systemc: SystemCBackend, graph: Graph, inputs: dict,
            want: dict[str, np.ndarray] | None = None, configs=CONFIGS) -> list:
-    """Every configuration equals the Python model; outputs are close to ``want``."""
-    runs = [SystemCRun(graph, inputs, trace=True, depth=d, hw=HWS[h],
-                       mem_trace=HWS[h] is not None and HWS[h].memory) for d, h in configs]
-    results = systemc.run_batch(runs)
-    for (depth, h), sc in zip(configs, results, strict=True):
-        where = f"{graph.name} ({graph.dtype}, depth={depth}, hw={h})"
-        assert_same_result(python_run(graph, inputs, depth, HWS[h]), sc, where)
-        if isinstance(sc, DeadlockError) and depth == 1:
-            continue  # a graph's own reconvergent forks can need two slots on an edge
-        assert not isinstance(sc, Exception), f"{where}: {sc}"
-        for name, gold in (want or {}).items():
-            np.testing.assert_allclose(sc.dense(name), gold, rtol=1e-5, atol=1e-5,
-                                       err_msg=where)
-    return results
+    return check_systemc(systemc, graph, inputs, configs, HWS, want)
 
 
 def _spacc3_nodes(graph: Graph) -> list[str]:

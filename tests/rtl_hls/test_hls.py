@@ -126,14 +126,6 @@ CASES = {
 }
 
 
-@pytest.fixture(scope="session")
-def hls(tmp_path_factory) -> HlsCsimBackend:
-    reason = HlsCsimBackend.unavailable()
-    if reason:
-        pytest.skip(reason)
-    return HlsCsimBackend(cache_dir=tmp_path_factory.mktemp("hls-cache"))
-
-
 def _inputs(shapes: dict, density: float, dtype: str, seed: int) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
     return {name: _rand(rng, shape, density if d is None else d, dtype)

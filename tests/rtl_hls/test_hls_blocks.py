@@ -32,14 +32,6 @@ CASES += [(16, *case) for case in block_cases(16) if case[0] == "spmm_ikj"]
 IDS = [f"{c[1]}-b{c[0]}" for c in CASES]
 
 
-@pytest.fixture(scope="module")
-def hls(tmp_path_factory) -> HlsCsimBackend:
-    reason = HlsCsimBackend.unavailable()
-    if reason:
-        pytest.skip(reason)
-    return HlsCsimBackend(cache_dir=tmp_path_factory.mktemp("hls-blocks-cache"))
-
-
 def _bits(tree) -> np.ndarray:
     return np.ascontiguousarray(tree.to_dense(), dtype=np.float32).view(np.uint32)
 

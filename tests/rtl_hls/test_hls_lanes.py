@@ -53,14 +53,6 @@ CASES: dict[str, tuple[str, dict, dict, str | None, dict, Callable, set[str]]] =
 }
 
 
-@pytest.fixture(scope="session")
-def hls(tmp_path_factory) -> HlsCsimBackend:
-    reason = HlsCsimBackend.unavailable()
-    if reason:
-        pytest.skip(reason)
-    return HlsCsimBackend(cache_dir=tmp_path_factory.mktemp("hls-lanes-cache"))
-
-
 def _inputs(case: str, density: float, dtype: str, seed: int) -> dict[str, np.ndarray]:
     """Small-integer values (exact in float32 in any summation order)."""
     rng = np.random.default_rng(seed)

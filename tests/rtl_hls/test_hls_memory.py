@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from cosim import HlsCsimBackend, HlsRunError
+from cosim import HlsRunError
 from ir import Graph, Hardware, compare_traces, examples, load_hw, memory_ports
 from rtl_hls.hls import DEFAULT_MEM_DEPTH, generate
 from sim_models.python import SimulationError, simulate
@@ -26,14 +26,6 @@ GRAPHS: dict[str, tuple[Callable[[str], Graph], dict[str, tuple[int, ...]]]] = {
     "spmm_kij": (lambda dt: examples.spmm_kij(5, 6, 4, dtype=dt), {"B": (5, 6), "C": (6, 4)}),
 }
 _M_AXI = re.compile(r"#pragma HLS interface m_axi port=(\w+) offset=slave bundle=(\w+) (.*)")
-
-
-@pytest.fixture(scope="session")
-def hls(tmp_path_factory) -> HlsCsimBackend:
-    reason = HlsCsimBackend.unavailable()
-    if reason:
-        pytest.skip(reason)
-    return HlsCsimBackend(cache_dir=tmp_path_factory.mktemp("hls-mem-cache"))
 
 
 def _top(graph: Graph, hw: Hardware) -> str:

@@ -32,14 +32,6 @@ IDS = [c[0] for c in CASES]
 _CALL = re.compile(r"samfuse_spacc3<(\d+)u, (\d+)u, (\d+)u, true>\(")
 
 
-@pytest.fixture(scope="module")
-def hls(tmp_path_factory) -> HlsCsimBackend:
-    reason = HlsCsimBackend.unavailable()
-    if reason:
-        pytest.skip(reason)
-    return HlsCsimBackend(cache_dir=tmp_path_factory.mktemp("hls-spacc3-cache"))
-
-
 def _bits(tree) -> np.ndarray:
     return np.ascontiguousarray(tree.to_dense(), dtype=np.float32).view(np.uint32)
 

@@ -47,14 +47,6 @@ VECTORS = {
 MATRIX_CASES = [("dense", "dc"), ("intersect", "cc"), ("union", "cc")]
 
 
-@pytest.fixture(scope="module")
-def hls(tmp_path_factory) -> HlsCsimBackend:
-    reason = HlsCsimBackend.unavailable()
-    if reason:
-        pytest.skip(reason)
-    return HlsCsimBackend(cache_dir=tmp_path_factory.mktemp("hls-valjoin-cache"))
-
-
 def _assert_same(graph: Graph, inputs: dict, hls: HlsCsimBackend, want: dict | None = None,
                  hw=None) -> None:
     """csim's outputs and every edge's tokens equal the Python model's; outputs = want."""
