@@ -58,9 +58,8 @@ def grid_sizes(sizes: Mapping[str, int], extents: Mapping[str, int]) -> dict[str
 
 #: the letters a block operator may name an index with (ir.BlockOp takes any letter):
 #: Latin, then Greek, so a fused GPT attention region (~60 indices) fits
-_LETTERS = ascii_letters + "".join(
-    chr(c) for c in (*range(0x3B1, 0x3CA), *range(0x391, 0x3AA)) if chr(c).isalpha()
-    and c not in (0x3C2, 0x3A2))
+_LETTERS = ascii_letters + "".join(  # α..ω without final ς, Α..Ω (U+03A2 is unassigned)
+    chr(c) for c in (*range(0x3B1, 0x3CA), *range(0x391, 0x3AA)) if c not in (0x3C2, 0x3A2))
 
 
 class BlockPlan:

@@ -19,7 +19,7 @@ import numpy as np
 from ir import Program, ProgramError
 
 from ._ast import Access, BinOp, Call, Const, Expr, Neg, Reduction
-from ._normalize import normalize
+from ._normalize import normalize, product_factors
 from ._parse import parse
 
 __all__ = ["evaluate"]
@@ -109,17 +109,11 @@ def _eval(e: Expr, env: Mapping[str, np.ndarray]) -> tuple[np.ndarray, tuple[str
     raise TypeError(f"not an expression node: {e!r}")
 
 
-def _factors(e: Expr) -> list[Expr]:
-    if isinstance(e, BinOp) and e.op == "*":
-        return [*_factors(e.left), *_factors(e.right)]
-    return [e]
-
-
 def _contract(e: Reduction, env: Mapping[str, np.ndarray]
               ) -> tuple[np.ndarray, tuple[str, ...]]:
     """A sum of products as one ``einsum``: the broadcast product of a GPT layer's MLP
     (1024 x 768 x 3072 float64, 18 GiB) is never materialised."""
-    parts = [_eval(f, env) for f in _factors(e.body)]
+    parts = [_eval(f, env) for f in product_factors(e.body)]
     names: dict[str, str] = {}
     for _, labels in parts:
         for i in labels:

@@ -411,12 +411,9 @@ class _Lowerer:
         coordinates of the factor ``within`` multiplies it by: their union, whose refs
         are ``sparse``'s (``N`` where it is absent, read as 0 — the term's value there);
         the product then intersects it with ``within``, keeping just those."""
-        keep = {oid: self.op_by_id(oid).maybe_empty for oid in within.refs}
-        joined = self.merge(sparse, within, "union", v)
-        for oid, flag in keep.items():  # within's operands are present after the product
-            self.op_by_id(oid).maybe_empty = flag
-        return _Bundle(joined.crd, {o: r for o, r in joined.refs.items() if o not in keep},
-                       False)
+        joined = self.merge(sparse, within, "union", v, present=within)
+        return _Bundle(joined.crd, {o: r for o, r in joined.refs.items()
+                                    if o not in within.refs}, False)
 
     def covers(self, e: Expr, v: str, within: _Bundle) -> bool:
         """Whether ``e``'s coordinates at ``v`` include ``within``'s: its sparse accesses
@@ -505,8 +502,11 @@ class _Lowerer:
         return b.dense is None and not b.full and \
             not any(self.op_by_id(oid).maybe_empty for oid in b.refs)
 
-    def merge(self, a: _Bundle, b: _Bundle, kind: str, v: str) -> _Bundle:
-        """Join two bundles; one joiner per reference pair keeps every ref aligned."""
+    def merge(self, a: _Bundle, b: _Bundle, kind: str, v: str,
+              present: _Bundle | None = None) -> _Bundle:
+        """Join two bundles; one joiner per reference pair keeps every ref aligned.
+        A union leaves the operands of a side that is not full maybe absent (``N``),
+        except those of ``present`` (a later intersection keeps only its coordinates)."""
         if kind == "intersect":
             if a.dense is not None and self.locatable(b):
                 return self.locate(a, b, v)
@@ -531,10 +531,12 @@ class _Lowerer:
                 refs[idb] = f"{j}.ref_b"
             crd = crd or f"{j}.crd"
         if kind == "union":
+            kept = present.refs if present is not None else {}
             for side in (a, b):
                 if not side.full:
                     for oid in side.refs:
-                        self.op_by_id(oid).maybe_empty = True
+                        if oid not in kept:
+                            self.op_by_id(oid).maybe_empty = True
             return _Bundle(crd, refs, a.full or b.full)
         return _Bundle(crd, refs, a.full and b.full)
 

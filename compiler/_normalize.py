@@ -34,7 +34,7 @@ from ._ast import (
 )
 from ._errors import LoweringError
 
-__all__ = ["Normalized", "normalize"]
+__all__ = ["Normalized", "normalize", "product_factors"]
 
 
 @dataclass(frozen=True)
@@ -161,15 +161,16 @@ def _place(e: Expr, pending: set[str], op: str) -> Expr:
     return Reduction(op, _ordered(both, e), inner, e.col, implicit=True) if both else inner
 
 
-def _factors(e: Expr) -> list[Expr]:
+def product_factors(e: Expr) -> list[Expr]:
+    """The factors of a chain of ``*`` (``e`` itself when it is no product)."""
     if isinstance(e, BinOp) and e.op == "*":
-        return _factors(e.left) + _factors(e.right)
+        return product_factors(e.left) + product_factors(e.right)
     return [e]
 
 
 def _place_product(e: BinOp, pending: set[str], op: str) -> Expr:
     """Group pending indices that share factors; reduce each group over its factors only."""
-    factors = _factors(e)
+    factors = product_factors(e)
     uses = {k: {n for n, f in enumerate(factors) if k in free_indices(f)} for k in pending}
     groups: list[tuple[set[str], set[int]]] = []
     for k in sorted(pending, key=lambda k: min(uses[k])):
