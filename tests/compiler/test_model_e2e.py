@@ -111,3 +111,20 @@ def test_gcn_bytes_fall_as_fusion_grows():
 def test_every_model_has_a_tiny_config():
     for cls in M.MODELS.values():
         assert "tiny" in cls.default_config and "small" in cls.default_config
+
+
+@pytest.mark.parametrize("schedule", sorted(SCHEDULES))
+@pytest.mark.parametrize("name", ["gcn", "graphsage"])
+def test_fuseflow_settings_match_torch_eager(name, schedule):
+    """FuseFlow's artifact settings (raw adjacency, dense features, pruned weights stored
+    compressed) at the tiny size, every schedule, against the eager model."""
+    model = M.MODELS[name].from_config("tiny-fuseflow").eval()
+    args = model.example_inputs()
+    program = from_torch(model, args, formats=model.sparse_formats)
+    assert {t: program.tensors[t].format for t in model.sparse_formats} == \
+        {t: M.PRUNED_WEIGHT_FORMAT for t in model.sparse_formats} != {}
+    run = run_model(compile_model(program, SCHEDULES[schedule](program)),
+                    {**torch_weights(model, program), **torch_inputs(program, args)})
+    with torch.no_grad():
+        gold = model(*args).numpy()
+    np.testing.assert_allclose(run.outputs[program.outputs[0]], gold, rtol=1e-5, atol=1e-6)

@@ -143,3 +143,76 @@ def test_configs_and_determinism():
     assert set(M.GCN.default_config) >= {"small", "cora"}
     big = M.GCN.config("cora")
     assert big["hidden"] == 16 and big["classes"] == 7
+
+
+# -- FuseFlow's artifact settings ------------------------------------------------------------
+def _zeros(t: torch.Tensor) -> float:
+    return float((t == 0).float().mean())
+
+
+@pytest.mark.parametrize("name", ["gcn", "graphsage"])
+def test_every_table2_data_set_has_a_config_and_a_fuseflow_variant(name):
+    cls = M.MODELS[name]
+    for data in ds.GRAPHS:
+        cfg = cls.config(data)
+        assert cfg["hidden"] == 16
+        assert cfg["classes" if name == "gcn" else "out_features"] == \
+            ds.GRAPHS[data].n_classes
+        variant = cls.config(f"{data}-fuseflow")
+        assert variant["normalize"] is False
+        assert variant["data_args"]["feature_density"] == 1.0
+    assert "karate-fuseflow" not in cls.default_config
+
+
+@pytest.mark.parametrize("name", ["gcn", "graphsage"])
+def test_fuseflow_settings_on_cora(name):
+    """Raw symmetric 0/1 adjacency without self loops, dense features, W1 at 60 % zeros,
+    layer 2 at FuseFlow's fraction, pruned weights declared compressed."""
+    model = M.MODELS[name].from_config("cora-fuseflow")
+    a = model.adj.to_dense().numpy()
+    assert set(np.unique(a)) == {0.0, 1.0} and not a.diagonal().any()
+    np.testing.assert_array_equal(a, a.T)
+    np.testing.assert_array_equal(a, model.data.adj.toarray())
+    assert isinstance(model.data.features, np.ndarray)
+    (x,) = model.example_inputs(seed=3)
+    assert x.shape == (2708, 1433) and _zeros(x) < 1e-5  # torch.randn gives a rare 0.0
+    zeros = M.FUSEFLOW["weight_zeros"][type(model).__name__]
+    assert zeros[0] == 0.6 and zeros[1] == (0.5 if name == "gcn" else 0.6)
+    weights = {f"layers_{n}_{attr}_weight": (n, lin.weight)
+               for n, layer in enumerate(model.layers)
+               for attr, lin in layer.named_children() if isinstance(lin, torch.nn.Linear)}
+    assert model.sparse_formats == {t: M.PRUNED_WEIGHT_FORMAT for t in weights}
+    for n, w in weights.values():
+        assert abs(_zeros(w) - zeros[n]) <= 0.01
+    assert weights["layers_0_lin_weight" if name == "gcn" else
+                   "layers_0_self_lin_weight"][1].shape == (16, 1433)
+
+
+def test_default_configs_keep_dense_weights_and_the_normalised_adjacency():
+    model = M.GCN.from_config("cora")
+    assert model.sparse_formats == {} and _zeros(model.layers[0].lin.weight) == 0.0
+    a = ds.normalize_adjacency(ds.cora_like().adj).toarray()
+    np.testing.assert_allclose(_np(model.adj), a, rtol=1e-6)
+
+
+def test_fuseflow_weights_are_exported_compressed():
+    model = M.GCN.from_config("small-fuseflow").eval()
+    args = model.example_inputs()
+    from compiler import from_torch, torch_weights
+    from ir import FiberTree
+
+    program = from_torch(model, args, formats=model.sparse_formats)
+    for tensor, fmt in model.sparse_formats.items():
+        assert program.tensors[tensor].format == fmt
+        w = torch_weights(model, program)[tensor]
+        assert FiberTree.from_any(w, fmt).nnz == np.count_nonzero(w) < w.size
+
+
+def test_weight_zeros_are_checked():
+    g = ds.cora_like(n_nodes=20, n_edges=30, n_features=5)
+    with pytest.raises(ValueError, match="names 3 layers; the model has 2"):
+        M.GCN(g.adj, 5, 4, 2, weight_zeros=(0.5, 0.5, 0.5))
+    with pytest.raises(ValueError, match=r"weight_zeros\[1\] = 1.0 must be in \[0, 1\)"):
+        M.GraphSAGE(g.adj, 5, 4, 2, weight_zeros=(0.5, 1.0))
+    model = M.GCN(g.adj, 5, 4, 2, weight_zeros=(0.0, 0.5))
+    assert list(model.sparse_formats) == ["layers_1_lin_weight"]

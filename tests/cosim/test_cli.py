@@ -256,6 +256,16 @@ def test_model_runs_on_parallel_lanes(tmp_path, capsys):
     assert "--par 'i': expected INDEX=LANES" in _error(capsys)
 
 
+def test_model_takes_fuseflow_settings_as_a_config(capsys):
+    assert main(["model", "graphsage", "--config", "tiny-fuseflow", "--schedule",
+                 "unfused", "--program"]) == 0
+    out = capsys.readouterr().out
+    assert "check      PASS" in out and "layers_0_self_lin_weight" in out
+    assert main(["model", "gcn", "--config", "cora-fuseflw"]) == 1
+    err = _error(capsys)
+    assert err.count("\n") == 1 and "cora-fuseflow" in err and "mag-fuseflow" in err
+
+
 def test_compile_and_model_take_blocks(tmp_path, capsys):
     """``--block`` on compile (per index) and model (the model's sparse tensors, or one
     named): blocked graphs whose runs pass the model's check; bad values are one line."""
