@@ -9,6 +9,7 @@ of the nested loop sizes.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import warnings
 from typing import Any
@@ -123,8 +124,14 @@ def test_fuseflow_settings_match_torch_eager(name, schedule):
     program = from_torch(model, args, formats=model.sparse_formats)
     assert {t: program.tensors[t].format for t in model.sparse_formats} == \
         {t: M.PRUNED_WEIGHT_FORMAT for t in model.sparse_formats} != {}
-    run = run_model(compile_model(program, SCHEDULES[schedule](program)),
-                    {**torch_weights(model, program), **torch_inputs(program, args)})
+    tensors = {**torch_weights(model, program), **torch_inputs(program, args)}
     with torch.no_grad():
         gold = model(*args).numpy()
-    np.testing.assert_allclose(run.outputs[program.outputs[0]], gold, rtol=1e-5, atol=1e-6)
+    schedules = [SCHEDULES[schedule](program)]
+    if schedule != "fused":  # FuseFlow's weight order, input feature outer (docs/models.md)
+        schedules.append(dataclasses.replace(
+            schedules[0], formats={t: "dcsc" for t in model.sparse_formats}))
+    for sched in schedules:
+        run = run_model(compile_model(program, sched), tensors)
+        np.testing.assert_allclose(run.outputs[program.outputs[0]], gold, rtol=1e-5,
+                                   atol=1e-6, err_msg=str(sched.formats))
