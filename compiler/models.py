@@ -15,8 +15,10 @@ so the scope the frontend records for a statement names its layer and
 adjacency, the attention mask) stay on the model and are passed in.
 
 Every model has ``default_config`` (named sizes: ``"tiny"`` for end-to-end simulation
-tests, ``"small"`` for tests and quick runs, larger ones for benchmarks),
-:meth:`from_config` and :meth:`example_inputs`. See ``docs/models.md``.
+tests, ``"small"`` for tests and quick runs, larger ones for benchmarks; the graph
+models have one per data set of FuseFlow's Table 2 and a ``<name>-fuseflow`` variant of
+each with FuseFlow's artifact settings, :data:`FUSEFLOW`), :meth:`from_config` and
+:meth:`example_inputs`. See ``docs/models.md``.
 """
 
 from __future__ import annotations
@@ -106,7 +108,8 @@ class _Model(nn.Module):
 
     default_config: ClassVar[dict[str, dict[str, Any]]] = {}
     #: storage formats to pass to ``from_torch`` for the sparse form of the model
-    #: (tensors the frontend cannot see as sparse, e.g. a bool attention mask)
+    #: (tensors the frontend cannot see as sparse, e.g. a bool attention mask; graph
+    #: models set their own for weights pruned by ``weight_zeros``)
     sparse_formats: ClassVar[dict[str, str]] = {}
 
     @classmethod
