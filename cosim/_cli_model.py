@@ -52,7 +52,9 @@ def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) ->
                        "under a fusion schedule")
     m.add_argument("model", choices=MODEL_NAMES, help="bundled model")
     m.add_argument("--config", default="small",
-                   help="named size of the model (default small; see docs/models.md)")
+                   help="named configuration of the model (default small; gcn and "
+                   "graphsage: also cora, cora-ml, dblp, collab, mag and NAME-fuseflow for "
+                   "FuseFlow's artifact settings; see docs/models.md)")
     m.add_argument("--schedule", default="partial",
                    help="unfused, partial (one region per layer), full, or a YAML file "
                    "(see docs/fusion.md); default partial")
