@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ir import Program, Statement, TensorDecl
+from ir import Format, Program, Statement, TensorDecl
 
 from ._ast import accesses
 from ._mlir_types import (
@@ -130,12 +130,13 @@ class _Translator:
         self.model = MlirModel(Program({}, [], [], []))
         self.blobs = src.blobs()
         self.op: Any = None
+        self.arg_loc: Any = None
 
     # -- errors, names, declarations -----------------------------------------------------
     def fail(self, message: str, op: Any = None) -> MlirError:
         op = op if op is not None else self.op
-        if op is None:
-            return MlirError(message, where=self.src.name)
+        if op is None:  # declaring the function's arguments
+            return MlirError(message, "func.func", self.src.where(self.arg_loc))
         return MlirError(message, op.name, self.src.where(op.location))
 
     def type_of(self, t: Any, integers: bool = False) -> TensorType:
@@ -182,6 +183,7 @@ class _Translator:
     def run(self, func: Any) -> list[str]:
         block = func.regions[0].blocks[0]
         for arg in block.arguments:
+            self.arg_loc = arg.location
             tt = self.type_of(arg.type)
             name = self.src.arg_name(arg.location) or f"arg{arg.arg_number}"
             self.values[arg] = self.declare(name, tt, "input")
@@ -197,8 +199,10 @@ class _Translator:
             raise _Returned([self.value(v) for v in op.operands])
         if name == "arith.constant":
             self.constant(op)
-        elif name == "tensor.empty":
-            self.values[op.results[0]] = _Empty()
+        elif name == "tensor.empty":  # a sparse empty tensor holds no entries: zeros
+            tt = tensor_type(self.ir, self.st, op.results[0].type, self.fail)
+            dense = Format.parse(tt.format, len(tt.shape)).all_dense
+            self.values[op.results[0]] = _Empty() if dense else _Fill(0.0)
         elif name in ("tensor.expand_shape", "tensor.collapse_shape", "tensor.cast"):
             self.values[op.results[0]] = self.reshape(op)
         elif name == "sparse_tensor.convert":
@@ -293,6 +297,9 @@ class _Translator:
     def finish(self, returned: list[Any]) -> list[str]:
         """Mark returned tensors as outputs; an input, a view or a second return of one
         tensor is copied by a statement named after the function's result."""
+        if not returned:
+            raise self.fail("the function returns no tensor (results written into an "
+                            "argument are not supported: return them)")
         outs: list[str] = []
         for n, v in enumerate(returned):
             if not isinstance(v, _View):

@@ -208,15 +208,15 @@ class _Op:
         return _Fill(value)
 
     def view(self, r: int, y: Any) -> _View | None:
-        """A pure permutation of one input (``linalg.transpose``, a copy): a renaming."""
+        """A pure permutation of one input (``linalg.transpose``, a copy): a renaming,
+        whatever the result's encoding (the compiler picks how to traverse the source)."""
         if self.reduced or not _is_arg(y) or y.owner != self.block or \
                 y.arg_number >= self.n_in:
             return None
         src = self.tr.value(self.op.operands[y.arg_number])
         in_map, out_map = self.maps[y.arg_number], self.maps[self.n_in + r]
-        tt = self.tr.type_of(self.op.results[r].type)
-        if not isinstance(src, _View) or tt.format != "dense" or not (
-                in_map.is_permutation and out_map.is_permutation):
+        if not isinstance(src, _View) or not (in_map.is_permutation and
+                                              out_map.is_permutation):
             return None
         pos = [e.position for e in in_map.results]
         modes = tuple(src.modes[pos.index(e.position)] for e in out_map.results)

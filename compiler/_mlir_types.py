@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from ir import Format
+
 from ._errors import CompileError
 
 __all__ = ["MlirError", "MlirSource", "MAX_ELEMENTS", "MAX_NESTING", "MAX_BYTES",
@@ -276,6 +278,6 @@ def generate(shape: tuple[int, ...], fmt: str, seed: int, density: float) -> Any
     and for a format with a compressed level a random pattern at ``density``."""
     rng = np.random.default_rng(seed)
     values = rng.uniform(-1.0, 1.0, shape).astype(np.float32)
-    if "c" in fmt.split(":")[0] and density < 1:
+    if not Format.parse(fmt, len(shape)).all_dense and density < 1:
         values *= rng.random(shape) < density
     return values
