@@ -424,6 +424,11 @@ def mlir_tensors(model: MlirModel, seed: int = 0, given: Mapping[str, Any] | Non
     for n, tensor in enumerate(prog.inputs):
         decl = prog.tensors[tensor]
         if tensor in given:
+            shape = tuple(getattr(given[tensor], "shape", ()))
+            if shape != decl.shape:
+                raise MlirError(f"tensor {tensor!r} is declared {list(decl.shape)}; the "
+                                f"value given has shape {list(shape)}",
+                                where=prog.meta.get("source", ""))
             out[tensor] = given[tensor]
         elif tensor in model.constants:
             out[tensor] = model.constants[tensor]
