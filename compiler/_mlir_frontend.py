@@ -184,7 +184,7 @@ class _Translator:
         block = func.regions[0].blocks[0]
         for arg in block.arguments:
             self.arg_loc = arg.location
-            tt = self.type_of(arg.type)
+            tt = self.type_of(arg.type, integers=True)  # a bool mask: 0/1 floats
             name = self.src.arg_name(arg.location) or f"arg{arg.arg_number}"
             self.values[arg] = self.declare(name, tt, "input")
             self.inputs.append(self.values[arg].tensor)

@@ -208,8 +208,11 @@ class _Op:
         return _Fill(value)
 
     def view(self, r: int, y: Any) -> _View | None:
-        """A pure permutation of one input (``linalg.transpose``, a copy): a renaming,
-        whatever the result's encoding (the compiler picks how to traverse the source)."""
+        """A pure permutation of one input (``linalg.transpose``, a copy, a float cast): a
+        renaming, whatever the result's encoding (the compiler picks how to traverse the
+        source)."""
+        while _is_result(y) and y in self.body and y.owner.name in _CASTS:
+            y = y.owner.operands[0]
         if self.reduced or not _is_arg(y) or y.owner != self.block or \
                 y.arg_number >= self.n_in:
             return None

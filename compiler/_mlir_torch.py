@@ -48,12 +48,19 @@ class _Lifted(torch.nn.Module):
 
 
 def torch_to_mlir(module: torch.nn.Module, example_inputs: Sequence[Any], *,
-                  elide: bool = False) -> MlirExport:
-    """Export ``module`` on ``example_inputs`` to linalg-on-tensors MLIR text; ``elide``
-    prints the weights as ``dense_resource<__elided__>`` (as large models are shared)."""
+                  elide: bool = False, lift: Sequence[str] = ()) -> MlirExport:
+    """Export ``module`` on ``example_inputs`` to linalg-on-tensors MLIR text.
+
+    Sparse buffers, and the buffers named in ``lift`` (e.g. a model's
+    ``sparse_formats``: a bool mask meant to be stored sparse), become arguments; the
+    other parameters and buffers are constants. ``elide`` leaves their values out of the
+    text (``dense_resource`` without a blob), as large models are shared.
+    """
     from torch_mlir import fx
 
-    sparse = [n for n, b in module.named_buffers() if b.layout != torch.strided]
+    buffers = dict(module.named_buffers())
+    sparse = [n for n, b in buffers.items()
+              if b.layout != torch.strided or n in lift or n.replace(".", "_") in lift]
     args = tuple(module.get_buffer(n) for n in sparse) + tuple(example_inputs)
     try:
         with warnings.catch_warnings():

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,7 @@ class MlirSource:
 
     text: str
     name: str = "<mlir>"
+    _lines: list[str] | None = field(default=None, repr=False)
 
     @classmethod
     def read(cls, source: str | Path) -> MlirSource:
@@ -101,8 +102,9 @@ class MlirSource:
         return f"{self.name}:{line}:{col}" if line else self.name
 
     def _line(self, line: int) -> str:
-        lines = self.text.splitlines()
-        return lines[line - 1] if 0 < line <= len(lines) else ""
+        if self._lines is None:
+            self._lines = self.text.split("\n")
+        return self._lines[line - 1] if 0 < line <= len(self._lines) else ""
 
     def arg_name(self, loc: Any) -> str | None:
         """The name a function argument has in the file (``%adj``), from its location."""
