@@ -9,9 +9,9 @@ the file is the MLIR path's input). Timed, best of ``--repeat`` in a warm proces
 and ``compiler.compile_model`` of that program under each schedule; "total" is their
 sum. The torch.export program's ``compile_model`` time under the same schedule is shown
 beside it (same process, same load). ``--elide`` reads files whose weights are elided
-(``dense_resource`` without a blob), as large models are shared. The check evaluates both programs with the numpy
-oracle on the same tensors and reports the largest difference. Exits 1 if a model
-misses the target or the outputs differ.
+(``dense_resource`` without a blob), as large models are shared. The check evaluates
+both programs with the numpy oracle on the same tensors and reports the largest
+difference. Exits 1 if a model misses the target or the outputs differ.
 
     .venv/bin/python scripts/bench_mlir.py
     .venv/bin/python scripts/bench_mlir.py --models gcn --configs gcn=tiny --schedules unfused
