@@ -24,6 +24,7 @@ import numpy as np
 from ir import Format, Program, Statement, TensorDecl
 
 from ._ast import accesses
+from ._errors import CompileError
 from ._mlir_types import (
     MlirError,
     MlirSource,
@@ -172,8 +173,8 @@ class _Translator:
         text = f"{name}({','.join(lhs)}) = {rhs}" if lhs else f"{name} = {rhs}"
         try:
             assign = normalize(parse(text)).assignment
-        except Exception as exc:  # noqa: BLE001 - our own text: name the op that made it
-            raise self.fail(f"cannot be written as {text!r}: {exc}") from None
+        except CompileError as exc:  # our own text: name the op that made it
+            raise self.fail(f"cannot be written as {text!r}: {exc.message}") from None
         reads = list(dict.fromkeys(a.tensor for a in accesses(assign.rhs)))
         self.statements.append(Statement(name, text, tuple(reads), self.op.name,
                                          self.src.where(self.op.location)))

@@ -102,6 +102,32 @@ def test_mlir_file_compiles_and_simulates_against_numpy(name, schedule):
                                atol=1e-5)
 
 
+def test_named_ops_against_numpy():
+    model = _case("named_ops")
+    t = mlir_tensors(model, seed=2)
+    a, b, v, c, d = (np.asarray(t[n], np.float64) for n in "abvcd")
+    x = np.exp(a + b)
+    gold = dict(zip(model.program.outputs,
+                    [x, x.sum(1), a @ v, c @ d, 1 / np.sqrt(x)], strict=True))
+    assert [s.op for s in model.program.statements] == [
+        "linalg.add", "linalg.exp", "linalg.reduce", "linalg.matvec", "linalg.batch_matmul",
+        "linalg.map"]
+    run = run_model(compile_model(model.program, Schedule.unfused(model.program)), t)
+    for name, want in gold.items():
+        np.testing.assert_allclose(run.outputs[name], want, rtol=1e-4, atol=1e-6)
+
+
+def test_broadcast_to_a_new_dim_is_one_line():
+    text = ("func.func @f(%v: tensor<3xf32>) -> tensor<4x3xf32> {\n"
+            "  %e = tensor.empty() : tensor<4x3xf32>\n"
+            "  %b = linalg.broadcast ins(%v : tensor<3xf32>) outs(%e : tensor<4x3xf32>) "
+            "dimensions = [0]\n  return %b : tensor<4x3xf32>\n}\n")
+    with pytest.raises(MlirError, match=r"^<mlir>:3:8: linalg.broadcast: cannot be written "
+                       r"as 'b\(i,j\) = v\(j\)': output index 'i' does not appear") as e:
+        from_mlir(text)
+    assert "\n" not in str(e.value)
+
+
 def test_gcn_layer_against_torch():
     torch = pytest.importorskip("torch")
     model = _case("gcn_layer")
@@ -327,6 +353,27 @@ def test_fx_imported_model_simulates(name):
     want = evaluate(ref, ref_binds)[ref.outputs[0]]
     np.testing.assert_allclose(_simulate(model.program, binds, "unfused"), want, rtol=1e-4,
                                atol=1e-5)
+
+
+def test_fx_attention_mask_becomes_a_csr_argument_and_simulates():
+    """A model's sparse_formats buffer (BigBird's bool mask) is lifted to an argument, so
+    formats= stores it CSR as from_torch does; the masked softmax still matches."""
+    from compiler import from_torch, to_array, torch_inputs, torch_weights
+    from compiler import models as M
+    from compiler._mlir_torch import torch_to_mlir
+
+    module = M.MODELS["bigbird"].from_config("tiny").eval()
+    example = module.example_inputs()
+    exported = torch_to_mlir(module, example, lift=list(module.sparse_formats))
+    assert exported.names == ("mask", "x")
+    model = read_mlir(exported.text, formats=module.sparse_formats)
+    assert model.program.tensors["mask"].format == "csr"
+    binds = mlir_tensors(model, given={n: to_array(a) for n, a in
+                                       zip(exported.names, exported.args, strict=True)})
+    ref = from_torch(module, example, formats=module.sparse_formats)
+    want = evaluate(ref, {**torch_weights(module, ref), **torch_inputs(ref, example)})
+    np.testing.assert_allclose(_simulate(model.program, binds, "unfused"),
+                               want[ref.outputs[0]], rtol=1e-4, atol=1e-5)
 
 
 def test_fx_mm_statements_match_torch_export_one_to_one():
