@@ -33,11 +33,11 @@ MAX_NESTING = 256
 #: largest file read (weights printed inline or as blobs make files large)
 MAX_BYTES = 1 << 30
 
-_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|[{}()\[\]]')
+_BRACKETS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}()\[\]]')
 _OPEN = {"{": "}", "(": ")", "[": "]"}
 _SSA = re.compile(r"%([A-Za-z_$.][\w$.-]*|\d+)")
 _RESULTS = re.compile(r"(%[\w$.-]+)(?::\d+)?\s*(?:,\s*%[\w$.-]+\s*)*=\s*$")
-_BLOB = re.compile(r'([\w$.-]+)\s*:\s*"0x([0-9A-Fa-f]*)"')
+_BLOB = re.compile(r'^\s*([\w$.-]+)\s*:\s*"0x', re.M)
 
 
 class MlirError(CompileError):
@@ -79,7 +79,8 @@ class MlirSource:
     def check_nesting(self) -> None:
         """Refuse deeply nested regions and attributes before the recursive parser."""
         stack: list[tuple[str, int]] = []
-        for m in _BRACKETS.finditer(self.text):
+        end = self.text.rfind("{-#")  # the resource blobs: long strings, no regions
+        for m in _BRACKETS.finditer(self.text, 0, end if end >= 0 else len(self.text)):
             tok = m.group()
             if tok in _OPEN:
                 stack.append((_OPEN[tok], m.start()))
@@ -119,15 +120,15 @@ class MlirSource:
         name = m.group(1)[1:] if m else ""
         return None if name.isdigit() or not name else name  # %3: the op names it
 
-    def blobs(self) -> dict[str, bytes]:
-        """``dialect_resources`` hex blobs by key (the data after the alignment word)."""
+    def blobs(self) -> dict[str, str]:
+        """``dialect_resources`` hex blobs by key (decoded by :func:`constant_value`)."""
         start = self.text.rfind("{-#")
         if start < 0:
             return {}
         out = {}
         for m in _BLOB.finditer(self.text, start):
-            raw = bytes.fromhex(m.group(2))
-            out[m.group(1)] = raw[4:]
+            end = self.text.find('"', m.end())
+            out[m.group(1)] = self.text[m.end():end]
         return out
 
 
@@ -209,7 +210,7 @@ _DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i1": np.int
            "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64}
 
 
-def constant_value(ir: Any, attr: Any, tt: TensorType, blobs: dict[str, bytes],
+def constant_value(ir: Any, attr: Any, tt: TensorType, blobs: dict[str, str],
                    fail: Any) -> np.ndarray | None:
     """A constant's values (float32, dense), or None when they are elided."""
     shape = tt.shape
@@ -226,7 +227,10 @@ def constant_value(ir: Any, attr: Any, tt: TensorType, blobs: dict[str, bytes],
         if tt.element not in _DTYPES:
             raise fail(f"resource {key!r}: element type {tt.element} cannot be read")
         dtype = np.dtype(_DTYPES[tt.element])
-        blob = blobs[key]
+        try:  # the hex of a little-endian alignment word, then the data
+            blob = bytes.fromhex(blobs[key])[4:]
+        except ValueError:
+            raise fail(f"resource {key!r} is not hexadecimal") from None
         if len(blob) != math.prod(shape) * dtype.itemsize:
             raise fail(f"resource {key!r} holds {len(blob)} bytes; {tt.element} "
                        f"tensor{list(shape)} needs {math.prod(shape) * dtype.itemsize}")
