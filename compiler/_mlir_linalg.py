@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 __all__ = ["translate_linalg"]
 
+#: the most ops a linalg body may have (one statement's expression)
+MAX_BODY_OPS = 256
 #: arith.cmpf predicates (arith::CmpFPredicate): true when lhs > rhs, or lhs < rhs
 _GREATER = {2, 3, 9, 10}  # ogt oge ugt uge
 _LESS = {4, 5, 11, 12}  # olt ole ult ule
@@ -52,7 +54,10 @@ class _Op:
         if len(maps) != len(op.operands) or not op.regions or not op.regions[0].blocks:
             raise tr.fail("expected one indexing map per operand and a body region")
         self.block = op.regions[0].blocks[0]
-        self.body = {r for o in self.block.operations for r in o.results}
+        ops = list(self.block.operations)
+        if len(ops) > MAX_BODY_OPS:  # the expression is built recursively
+            raise tr.fail(f"the body has {len(ops)} ops; up to {MAX_BODY_OPS} are translated")
+        self.body = {r for o in ops for r in o.results}
         self.n_loops = maps[0].n_dims
         out_dims = {e.position for m in maps[self.n_in:] for e in m.results
                     if _is_dim(tr.ir, e)}

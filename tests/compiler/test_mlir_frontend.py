@@ -298,6 +298,20 @@ def test_deep_nesting_is_refused_before_parsing():
         from_mlir(text)
 
 
+def test_a_huge_body_is_refused():
+    chain = "".join(f"    %v{n + 1} = arith.addf %v{n}, %in : f32\n" for n in range(300))
+    text = ("#map = affine_map<(d0) -> (d0)>\n"
+            "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+            "  %e = tensor.empty() : tensor<4xf32>\n"
+            "  %l = linalg.generic {indexing_maps = [#map, #map], iterator_types = "
+            "[\"parallel\"]} ins(%a : tensor<4xf32>) outs(%e : tensor<4xf32>) {\n"
+            "  ^bb0(%in: f32, %out: f32):\n    %v0 = arith.addf %in, %in : f32\n" + chain +
+            "    linalg.yield %v300 : f32\n  } -> tensor<4xf32>\n"
+            "  return %l : tensor<4xf32>\n}\n")
+    with pytest.raises(MlirError, match="the body has 302 ops; up to 256"):
+        from_mlir(text)
+
+
 def test_missing_file_and_unknown_format_name(tmp_path):
     with pytest.raises(MlirError, match="no such file"):
         from_mlir(tmp_path / "absent.mlir")
