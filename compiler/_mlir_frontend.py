@@ -46,7 +46,8 @@ _PASSIVE = ("arith.constant", "tensor.empty", "func.return")
 #: module-level ops that compute nothing the program needs
 _SKIPPED = ("ml_program.global", "memref.global", "func.func")
 _FLOATS = ("f32", "f64", "f16", "bf16")
-_INTEGERS = ("i1", "i8", "i16", "i32", "i64")
+#: integer tensors a program takes: 0/1 masks (torch bool tensors are i1, or i8 as data)
+_INTEGERS = ("i1", "i8")
 #: precedence of an expression text: sums and reductions, products, atoms
 _SUM, _PROD, _ATOM = 0, 1, 2
 
@@ -228,10 +229,10 @@ class _Translator:
             if isinstance(attr, self.ir.FloatAttr | self.ir.IntegerAttr | self.ir.BoolAttr):
                 self.values[result] = float(attr.value)
             return  # other scalars: only shapes use them
-        tt = self.type_of(result.type, integers=True)
         if isinstance(attr, self.ir.DenseElementsAttr) and attr.is_splat:
             self.values[result] = _Fill(float(attr.get_splat_value().value))
             return  # a scalar broadcast, not a weight
+        tt = self.type_of(result.type, integers=True)
         text = str(attr)
         fmt = tt.format
         if text.startswith("sparse<") and fmt == "dense":
