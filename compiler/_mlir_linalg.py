@@ -62,19 +62,6 @@ class _Op:
         out_dims = {e.position for m in maps[self.n_in:] for e in m.results
                     if _is_dim(tr.ir, e)}
         self.reduced = [d for d in range(self.n_loops) if d not in out_dims]
-        self.sizes = self.loop_sizes()
-
-    def loop_sizes(self) -> dict[int, int]:
-        sizes: dict[int, int] = {}
-        for v, m in zip(self.op.operands, self.maps, strict=True):
-            if not isinstance(v.type, self.tr.ir.ShapedType):
-                continue
-            for d, e in zip(self.tr.shape_of(v), m.results, strict=True):
-                if _is_dim(self.tr.ir, e):
-                    if sizes.setdefault(e.position, d) != d:
-                        raise self.tr.fail(f"loop d{e.position} has sizes "
-                                           f"{sizes[e.position]} and {d} in its operands")
-        return sizes
 
     def run(self) -> None:
         yields = list(self.block.operations)[-1]
@@ -179,8 +166,10 @@ class _Op:
     def masked_result(self, y: Any, out_map: Any) -> tuple[_View, str] | None:
         """The pattern of the masked tensors this elementwise result reads, if any: the
         result is multiplied by it (and stays masked unless the op is exp)."""
-        if not self.patterns or self.reduced:
-            if self.patterns and not (self.reduced and self.max_operands(y)):
+        if not self.patterns:
+            return None
+        if self.reduced:  # max over the stored x·P is the torch frontend's row maximum
+            if self.max_operands(y) is None:
                 raise self.tr.fail("a masked_fill(~mask, -inf) result can only feed max, "
                                    "+, - and exp (a softmax)")
             return None
