@@ -28,13 +28,15 @@ __all__ = ["MlirError", "MlirSource", "MAX_ELEMENTS", "MAX_NESTING", "MAX_BYTES"
 #: the largest tensor a program may declare (elements): the numpy oracle and the input
 #: generator hold tensors dense, so anything larger is refused before allocation
 MAX_ELEMENTS = 1 << 26
-#: deepest bracket nesting accepted; MLIR's parser recurses once per nested region
+#: deepest bracket nesting accepted: MLIR's parser recurses once per nested region,
+#: attribute or type (and a few hundred thousand levels overflow its stack)
 MAX_NESTING = 256
 #: largest file read (weights printed inline or as blobs make files large)
 MAX_BYTES = 1 << 30
 
-_BRACKETS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}()\[\]]')
-_OPEN = {"{": "}", "(": ")", "[": "]"}
+#: strings, comments and arrows are skipped; the rest are brackets (types nest in <>)
+_BRACKETS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|//[^\n]*|->|[{}()\[\]<>]')
+_OPEN = {"{": "}", "(": ")", "[": "]", "<": ">"}
 _SSA = re.compile(r"%([A-Za-z_$.][\w$.-]*|\d+)")
 _RESULTS = re.compile(r"(%[\w$.-]+)(?::\d+)?\s*(?:,\s*%[\w$.-]+\s*)*=\s*$")
 _BLOB = re.compile(r'^\s*([\w$.-]+)\s*:\s*"0x', re.M)
@@ -88,7 +90,7 @@ class MlirSource:
                     raise MlirError(f"brackets nested deeper than {MAX_NESTING} levels "
                                     "(recursive regions?); refused before parsing",
                                     where=self.position(m.start()))
-            elif tok in "})]":
+            elif tok in ("}", ")", "]", ">"):
                 if stack and stack[-1][0] == tok:
                     stack.pop()
 
