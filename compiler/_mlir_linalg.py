@@ -59,6 +59,8 @@ class _Op:
             raise tr.fail(f"the body has {len(ops)} ops; up to {MAX_BODY_OPS} are translated")
         self.body = {r for o in ops for r in o.results}
         self.n_loops = maps[0].n_dims
+        if self.n_loops > len(_LETTERS) // 2:  # each loop, and each stored size-1 mode
+            raise tr.fail(f"{self.n_loops} loops; up to {len(_LETTERS) // 2} are supported")
         out_dims = {e.position for m in maps[self.n_in:] for e in m.results
                     if _is_dim(tr.ir, e)}
         self.reduced = [d for d in range(self.n_loops) if d not in out_dims]

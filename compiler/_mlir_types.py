@@ -22,7 +22,7 @@ from ir import Format
 
 from ._errors import CompileError
 
-__all__ = ["MlirError", "MlirSource", "MAX_ELEMENTS", "MAX_NESTING", "MAX_BYTES",
+__all__ = ["MlirError", "MlirSource", "MAX_ELEMENTS", "MAX_NESTING", "MAX_BYTES", "MAX_RANK",
            "tensor_type", "level_format", "constant_value", "generate"]
 
 #: the largest tensor a program may declare (elements): the numpy oracle and the input
@@ -31,6 +31,8 @@ MAX_ELEMENTS = 1 << 26
 #: deepest bracket nesting accepted: MLIR's parser recurses once per nested region,
 #: attribute or type (and a few hundred thousand levels overflow its stack)
 MAX_NESTING = 256
+#: the most dims a tensor may have (a statement names each loop with one letter)
+MAX_RANK = 12
 #: largest file read (weights printed inline or as blobs make files large)
 MAX_BYTES = 1 << 30
 
@@ -160,6 +162,8 @@ def tensor_type(ir: Any, st: Any, t: Any, fail: Any) -> TensorType:
     if not rt.has_static_shape:
         raise fail(f"type {t} has a dynamic dimension; only static shapes are supported")
     shape = tuple(int(d) for d in rt.shape)
+    if len(shape) > MAX_RANK:
+        raise fail(f"type {str(t)[:80]} has {len(shape)} dims; up to {MAX_RANK} are supported")
     if any(d >= 1 << 31 for d in shape) or math.prod(shape) > MAX_ELEMENTS:
         raise fail(f"type {t}: {math.prod(shape)} elements; tensors up to {MAX_ELEMENTS} "
                    "elements are accepted (refused before allocation)")

@@ -276,6 +276,8 @@ def test_unsupported_body_op_names_it_and_its_location(tmp_path):
      "  return %a : tensor<?x4xf32>\n}\n", "dynamic dimension"),
     ("func.func @f(%a: tensor<100000x100000xf32>) -> tensor<100000x100000xf32> {\n"
      "  return %a : tensor<100000x100000xf32>\n}\n", "refused before allocation"),
+    ("func.func @f(%a: tensor<" + "1x" * 30 + "f32>) {\n  return\n}\n",
+     "has 30 dims; up to 12"),
     ("func.func @f(%a: tensor<4xi32>) -> tensor<4xi32> {\n"
      "  return %a : tensor<4xi32>\n}\n", "element type i32"),
     ("#E = #sparse_tensor.encoding<{ map = (i) -> (i : sideways) }>\n"
