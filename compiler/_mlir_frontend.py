@@ -319,6 +319,22 @@ class _Translator:
             outs.append(v.tensor)
         return outs
 
+    def prune(self, outputs: list[str]) -> None:
+        """Drop what the outputs do not need: dead statements (ops whose results only
+        feed each other) and constants nothing reads; the function's arguments stay."""
+        live = set(outputs)
+        for st in reversed(self.statements):
+            if st.target in live:
+                live.update(st.reads)
+        self.statements = [st for st in self.statements if st.target in live]
+        dead = {n for n, t in self.tensors.items()
+                if n not in live and t.role in ("intermediate", "weight")}
+        self.tensors = {n: t for n, t in self.tensors.items() if n not in dead}
+        self.inputs = [n for n in self.inputs if n not in dead]
+        self.model.constants = {n: v for n, v in self.model.constants.items()
+                                if n not in dead}
+        self.model.elided = [n for n in self.model.elided if n not in dead]
+
     # -- linalg ------------------------------------------------------------------------------
     def linalg_maps(self, op: Any) -> list[Any] | None:
         from torch_mlir.dialects import linalg
@@ -387,6 +403,7 @@ def read_mlir(source: str | Path, *, func: str | None = None, name: str | None =
             tr.run(f)
         except _Returned as ret:
             outputs = tr.finish(ret.values)
+            tr.prune(outputs)
         except MlirError:
             raise
         except ValueError as exc:  # bad constants

@@ -128,6 +128,19 @@ def test_broadcast_to_a_new_dim_is_one_line():
     assert "\n" not in str(e.value)
 
 
+def test_dead_ops_and_unread_constants_are_dropped():
+    """Results that only feed each other, and constants nothing reads, are not part of
+    the program (FuseFlow's files keep such leftovers); arguments always are."""
+    text = (HERE / "softmax.mlir").read_text().replace(
+        "return %probs", "return %shifted").replace(
+        "%cst = arith.constant 0.000000e+00 : f32",
+        "%cst = arith.constant 0.000000e+00 : f32\n"
+        "    %unused = arith.constant dense_resource<__elided__> : tensor<9x9xf32>")
+    p = from_mlir(text)
+    assert [s.target for s in p.statements] == ["rowmax", "shifted"]
+    assert p.inputs == ["scores"] and "unused" not in p.tensors and not p.meta["elided"]
+
+
 def test_gcn_layer_against_torch():
     torch = pytest.importorskip("torch")
     model = _case("gcn_layer")
