@@ -382,7 +382,7 @@ def test_fx_imported_model_matches_torch_export(name):
     np.testing.assert_allclose(got, eager, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("name", ["gcn", "graphsage"])
+@pytest.mark.parametrize("name", ["autoencoder", "bigbird", "gcn", "gpt", "graphsage"])
 def test_fx_imported_model_simulates(name):
     from compiler import to_array
 
