@@ -98,6 +98,8 @@ class MlirModel:
     constants: dict[str, np.ndarray] = field(default_factory=dict)
     #: elided constants (``dense_resource<__elided__>``): generated unless given
     elided: list[str] = field(default_factory=list)
+    #: tensors of integer type in the file (0/1 masks): generated as 0/1 patterns
+    masks: list[str] = field(default_factory=list)
 
 
 def _const(value: float) -> _Text:
@@ -190,6 +192,8 @@ class _Translator:
             name = self.src.arg_name(arg.location) or f"arg{arg.arg_number}"
             self.values[arg] = self.declare(name, tt, "input")
             self.inputs.append(self.values[arg].tensor)
+            if tt.element in _INTEGERS:
+                self.model.masks.append(self.values[arg].tensor)
         for op in block.operations:
             self.op = op.operation
             self.visit(self.op)
@@ -240,6 +244,8 @@ class _Translator:
         view = self.declare(self.src.result_name(op.location) or "cst",
                             TensorType(tt.shape, "f32", fmt), "weight")
         self.inputs.append(view.tensor)
+        if tt.element in _INTEGERS:
+            self.model.masks.append(view.tensor)
         data = constant_value(self.ir, attr, tt, self.blobs, self.fail)
         if data is None:
             self.model.elided.append(view.tensor)
@@ -334,6 +340,7 @@ class _Translator:
         self.model.constants = {n: v for n, v in self.model.constants.items()
                                 if n not in dead}
         self.model.elided = [n for n in self.model.elided if n not in dead]
+        self.model.masks = [n for n in self.model.masks if n not in dead]
 
     # -- linalg ------------------------------------------------------------------------------
     def linalg_maps(self, op: Any) -> list[Any] | None:
@@ -432,7 +439,8 @@ def mlir_tensors(model: MlirModel, seed: int = 0, given: Mapping[str, Any] | Non
                  density: float = 0.1) -> dict[str, Any]:
     """Every input and weight of ``model.program``: ``given`` first, then the file's
     constants, then values generated from ``seed`` at the declared shape and format
-    (compressed levels at ``density``)."""
+    (compressed levels at ``density``; integer masks as 0/1 patterns with an entry in
+    every row)."""
     given = dict(given or {})
     prog = model.program
     unknown = sorted(set(given) - set(prog.inputs))
@@ -452,5 +460,6 @@ def mlir_tensors(model: MlirModel, seed: int = 0, given: Mapping[str, Any] | Non
         elif tensor in model.constants:
             out[tensor] = model.constants[tensor]
         else:
-            out[tensor] = generate(decl.shape, decl.format, seed * 1009 + n, density)
+            out[tensor] = generate(decl.shape, decl.format, seed * 1009 + n, density,
+                                   mask=tensor in model.masks)
     return out

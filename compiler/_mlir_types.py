@@ -285,10 +285,19 @@ def _count(values: str) -> int:
     return inner.count(",") + 1 if inner.strip("[] ") else 0
 
 
-def generate(shape: tuple[int, ...], fmt: str, seed: int, density: float) -> Any:
+def generate(shape: tuple[int, ...], fmt: str, seed: int, density: float,
+             mask: bool = False) -> Any:
     """Values for an elided constant or an input that was not given: uniform in [-1, 1),
-    and for a format with a compressed level a random pattern at ``density``."""
+    and for a format with a compressed level a random pattern at ``density``. A ``mask``
+    (an integer tensor: 0/1) is that pattern alone, with one entry in every row at least,
+    so that a masked softmax has no empty row (0/0)."""
     rng = np.random.default_rng(seed)
+    if mask:
+        pattern = rng.random(shape) < density
+        if len(shape) >= 2 and shape[-1] > 0:
+            rows = np.arange(shape[-2])
+            pattern[..., rows, rows % shape[-1]] = True
+        return pattern.astype(np.float32)
     values = rng.uniform(-1.0, 1.0, shape).astype(np.float32)
     if not Format.parse(fmt, len(shape)).all_dense and density < 1:
         values *= rng.random(shape) < density

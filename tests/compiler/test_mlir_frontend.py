@@ -128,6 +128,22 @@ def test_broadcast_to_a_new_dim_is_one_line():
     assert "\n" not in str(e.value)
 
 
+def test_a_generated_mask_is_zero_one_with_an_entry_in_every_row():
+    from compiler import models as M
+    from compiler._mlir_torch import torch_to_mlir
+
+    module = M.MODELS["bigbird"].from_config("tiny").eval()
+    exported = torch_to_mlir(module, module.example_inputs(), lift=["mask"])
+    model = read_mlir(exported.text, formats=module.sparse_formats)
+    assert model.masks == ["mask"]
+    t = mlir_tensors(model, seed=3)
+    assert set(np.unique(t["mask"])) <= {0.0, 1.0} and t["mask"].any(axis=1).all()
+    out = _simulate(model.program, t, "unfused")
+    np.testing.assert_allclose(out, evaluate(model.program, t)[model.program.outputs[0]],
+                               rtol=1e-4, atol=1e-5)
+    assert np.isfinite(out).all()
+
+
 def test_dead_ops_and_unread_constants_are_dropped():
     """Results that only feed each other, and constants nothing reads, are not part of
     the program (FuseFlow's files keep such leftovers); arguments always are."""
