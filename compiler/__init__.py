@@ -6,11 +6,12 @@ primitives that any backend can run. ``docs/compiler.md`` documents the syntax, 
 lowering rules, transposes and limits.
 
 Whole models go through more passes: the ``torch.export`` frontend (``from_torch``, loaded
-on first use) turns a module into an einsum ``ir.Program``; ``compile_model`` fuses it
-region by region under an ``ir.Schedule`` into one graph per kernel; a cost heuristic
-(``estimate``, ``order_cost``) picks dataflow orders; ``evaluate`` is the numpy oracle;
-``compiler.models`` holds the bundled models (``docs/frontend.md``, ``docs/fusion.md``,
-``docs/cost.md``).
+on first use) turns a module into an einsum ``ir.Program``, and so does the MLIR frontend
+(``from_mlir``: linalg on tensors with sparse_tensor encodings, from a ``.mlir`` file);
+``compile_model`` fuses it region by region under an ``ir.Schedule`` into one graph per
+kernel; a cost heuristic (``estimate``, ``order_cost``) picks dataflow orders;
+``evaluate`` is the numpy oracle; ``compiler.models`` holds the bundled models
+(``docs/frontend.md``, ``docs/fusion.md``, ``docs/cost.md``).
 """
 
 from ._ast import FUNCTIONS, Access, Assignment, BinOp, Call, Const, Expr, Neg, Reduction
@@ -46,6 +47,8 @@ __all__ = [
     "region_orders", "RegionOrders",
     # torch frontend (loaded on first use: it imports torch) and the numpy oracle
     "from_torch", "torch_weights", "torch_inputs", "to_array", "FrontendError", "evaluate",
+    # MLIR frontend (loaded on first use; the bindings come with the ``mlir`` extra)
+    "from_mlir", "read_mlir", "mlir_tensors", "MlirModel", "MlirError",
     # cost heuristic (FLOPs/bytes from shapes and densities)
     "estimate", "Estimate", "TensorStats", "factor", "Factoring",
     # errors
@@ -53,6 +56,7 @@ __all__ = [
 ]
 
 _TORCH_FRONTEND = ("from_torch", "torch_weights", "torch_inputs", "to_array", "FrontendError")
+_MLIR_FRONTEND = ("from_mlir", "read_mlir", "mlir_tensors", "MlirModel", "MlirError")
 
 
 def __getattr__(name: str) -> object:
@@ -60,4 +64,7 @@ def __getattr__(name: str) -> object:
     if name in _TORCH_FRONTEND:
         from . import _torch_frontend
         return getattr(_torch_frontend, name)
+    if name in _MLIR_FRONTEND:
+        from . import _mlir_frontend
+        return getattr(_mlir_frontend, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

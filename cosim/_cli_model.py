@@ -12,6 +12,7 @@ import dataclasses
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -48,9 +49,11 @@ def seed_arg(text: str) -> int:
 
 def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) -> None:
     """Register the ``model`` subcommand; ``error`` is the CLI's user-error class."""
-    m = sub.add_parser("model", help="compile and simulate a bundled PyTorch model "
-                       "under a fusion schedule")
-    m.add_argument("model", choices=MODEL_NAMES, help="bundled model")
+    m = sub.add_parser("model", help="compile and simulate a bundled PyTorch model (or an "
+                       "MLIR file) under a fusion schedule")
+    m.add_argument("model", metavar="MODEL",
+                   help=f"bundled model ({', '.join(MODEL_NAMES)}) or an MLIR file FILE.mlir "
+                   "(linalg on tensors; docs/frontend.md)")
     m.add_argument("--config", default="small",
                    help="named configuration of the model (default small; gcn and "
                    "graphsage: also cora, cora-ml, dblp, collab, mag and NAME-fuseflow for "
@@ -70,6 +73,11 @@ def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) ->
                    "tensor whose sizes it divides (docs/blocks.md)")
     m.add_argument("--backend", default="python", help="backend name (default python)")
     m.add_argument("--seed", type=seed_arg, default=0, help="random seed (an int >= 0)")
+    m.add_argument("--input", action="append", metavar="NAME=FILE",
+                   help="MLIR files: a tensor (.mtx, .npy, .npz) for an argument or constant "
+                   "of the function; others come from the file or are generated from --seed")
+    m.add_argument("--func", dest="function",
+                   help="MLIR files: the function to run (default: the only one, else @main)")
     m.add_argument("--program", action="store_true", help="print the einsum program")
     m.add_argument("--table", action="store_true",
                    help="print every kernel's fusion table")
@@ -120,6 +128,15 @@ def block_seeds(items: list[str], program, error: type[Exception]) -> dict[str, 
 
 
 def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
+    from ._cli_mlir import is_mlir_file, mlir_frontend
+
+    mlir = is_mlir_file(args.model)
+    if not mlir and args.model not in MODEL_NAMES:
+        raise error(f"model {args.model!r}: expected one of {', '.join(MODEL_NAMES)} or an "
+                    "MLIR file (FILE.mlir)")
+    if not mlir and (args.input or args.function):
+        raise error("--input and --func apply to MLIR files; a bundled model makes its own "
+                    "inputs from --seed")
     try:  # a bad backend is refused before the slow torch import and export
         get_backend(args.backend)
     except KeyError as exc:
@@ -133,6 +150,50 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
                     "(dram.enabled is false)")
     out = writable_dir(args.out, "--out") if args.out else None
     traces = writable_dir(args.mem_trace, "--mem-trace") if args.mem_trace else None
+    label, program, binds, want_np, export_s = (mlir_frontend if mlir else _torch_frontend)(
+        args, error)
+    if args.program:
+        print(program)
+    schedule = _schedule(args.schedule, program)
+    if args.par:  # replace() re-checks the schedule (lane counts 1..64)
+        schedule = dataclasses.replace(schedule, par=_lanes(args.par, error),
+                                       partition=args.partition)
+    if args.block:
+        schedule = dataclasses.replace(schedule, block=block_seeds(args.block, program, error))
+        schedule.validate(program)
+    compiled = compile_model(program, schedule,
+                             stats=binds if schedule.has_lanes or schedule.block else None)
+    print(f"{'read' if mlir else 'exported':10} {label} to {len(program.statements)} "
+          f"statements in {export_s * 1e3:.0f} ms")
+    print(compiled)
+    if args.table:
+        print_tables(compiled)
+    if out is not None:
+        write_graphs(compiled, out)
+    t0 = time.perf_counter()
+    run = run_model(compiled, binds, backend=args.backend, hw=hw, mem_trace=traces,
+                    progress=lambda p: print(f"samfuse: {p}", file=sys.stderr, flush=True))
+    wall = time.perf_counter() - t0
+    print(run)
+    got = run.outputs[program.outputs[0]]
+    err = float(np.max(np.abs(got - want_np))) if got.size else 0.0
+    ok = bool(np.allclose(got, want_np, rtol=1e-4, atol=1e-5))
+    print(f"simulated  {run.cycles} cycles, {run.bytes_moved} bytes moved, {wall:.2f} s wall")
+    if hw.memory:
+        print(f"hw         {hw.name}: {hw.seconds(run.cycles) * 1e6:.3f} µs at "
+              f"{hw.clock_mhz:g} MHz, DRAM {run.dram_read_bytes} B read, "
+              f"{run.dram_write_bytes} B written")
+    if traces is not None:
+        print(f"mem trace  {traces}/REGION.TENSOR.trace (one per kernel)")
+    print(f"check      {'PASS' if ok else 'FAIL'}: max |out - {'numpy' if mlir else 'eager'}|"
+          f" = {err:.3g} (rtol 1e-4, atol 1e-5)")
+    return 0 if ok else 1
+
+
+def _torch_frontend(args: argparse.Namespace, error: type[Exception]
+                    ) -> tuple[str, Any, dict[str, Any], np.ndarray, float]:
+    """A bundled model: label, program (torch.export), bound tensors, the eager output
+    (the gold) and the export's seconds."""
     import torch
 
     from compiler import from_torch, torch_inputs, torch_weights
@@ -147,48 +208,26 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
     t0 = time.perf_counter()
     program = from_torch(model, example, formats=model.sparse_formats)
     export_s = time.perf_counter() - t0
-    if args.program:
-        print(program)
-    schedule = _schedule(args.schedule, program)
-    if args.par:  # replace() re-checks the schedule (lane counts 1..64)
-        schedule = dataclasses.replace(schedule, par=_lanes(args.par, error),
-                                       partition=args.partition)
-    if args.block:
-        schedule = dataclasses.replace(schedule, block=block_seeds(args.block, program, error))
-        schedule.validate(program)
     binds = {**torch_weights(model, program), **torch_inputs(program, example)}
-    compiled = compile_model(program, schedule,
-                             stats=binds if schedule.has_lanes or schedule.block else None)
-    print(f"exported   {args.model} ({args.config}) to {len(program.statements)} statements "
-          f"in {export_s * 1e3:.0f} ms")
-    print(compiled)
-    if args.table:
-        for reg in compiled.regions:
-            for k in reg.kernels:
-                print(f"\nfusion table of {reg.name}/{k.target}:\n{fusion_table(k.graph)}")
-    if out is not None:
-        for reg in compiled.regions:
-            for k in reg.kernels:
-                write_atomic(safe_join(out, f"{reg.name}.{k.target}.json"),
-                             k.graph.to_json() + "\n")
-    t0 = time.perf_counter()
-    run = run_model(compiled, binds, backend=args.backend, hw=hw, mem_trace=traces,
-                    progress=lambda p: print(f"samfuse: {p}", file=sys.stderr, flush=True))
-    wall = time.perf_counter() - t0
-    print(run)
     with torch.no_grad():
         want = model(*example)
-    got = run.outputs[program.outputs[0]]
     want_np = want.to_dense().numpy() if want.is_sparse else want.numpy()
-    err = float(np.max(np.abs(got - want_np))) if got.size else 0.0
-    ok = bool(np.allclose(got, want_np, rtol=1e-4, atol=1e-5))
-    print(f"simulated  {run.cycles} cycles, {run.bytes_moved} bytes moved, {wall:.2f} s wall")
-    if hw.memory:
-        print(f"hw         {hw.name}: {hw.seconds(run.cycles) * 1e6:.3f} µs at "
-              f"{hw.clock_mhz:g} MHz, DRAM {run.dram_read_bytes} B read, "
-              f"{run.dram_write_bytes} B written")
-    if traces is not None:
-        print(f"mem trace  {traces}/REGION.TENSOR.trace (one per kernel)")
-    print(f"check      {'PASS' if ok else 'FAIL'}: max |out - eager| = {err:.3g} "
-          "(rtol 1e-4, atol 1e-5)")
-    return 0 if ok else 1
+    return f"{args.model} ({args.config})", program, binds, want_np, export_s
+
+
+def print_tables(compiled: Any) -> None:
+    """Every kernel's fusion table (``--table``)."""
+    for reg in compiled.regions:
+        for k in reg.kernels:
+            print(f"\nfusion table of {reg.name}/{k.target}:\n{fusion_table(k.graph)}")
+
+
+def write_graphs(compiled: Any, out: Path) -> int:
+    """Every kernel's graph JSON into ``out`` as ``REGION.TARGET.json``; returns how many."""
+    n = 0
+    for reg in compiled.regions:
+        for k in reg.kernels:
+            write_atomic(safe_join(out, f"{reg.name}.{k.target}.json"),
+                         k.graph.to_json() + "\n")
+            n += 1
+    return n

@@ -198,20 +198,33 @@ def _verdict(report: Any) -> bool:
         and bool(report.ok)
 
 
-def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def _program_frontend(cfg: RunConfig) -> tuple[Any, dict[str, Any], np.ndarray]:
+    """The program, its bound tensors and the gold output: a bundled model's eager torch
+    output, or an MLIR file's numpy oracle (tensors generated from the seed)."""
+    w = cfg.workload
+    if w.mlir is not None:
+        from compiler import evaluate, mlir_tensors, read_mlir
+
+        mlir = read_mlir(w.mlir)
+        binds = mlir_tensors(mlir, cfg.seed)
+        return mlir.program, binds, evaluate(mlir.program, binds)[mlir.program.outputs[0]]
     import torch
 
-    from compiler import (
-        CompileError,
-        compile_model,
-        estimate,
-        evaluate,
-        from_torch,
-        torch_inputs,
-        torch_weights,
-    )
-    from compiler._blocks import seed_blocks
+    from compiler import from_torch, torch_inputs, torch_weights
     from compiler.models import MODELS
+
+    model = MODELS[w.model].from_config(w.config, seed=cfg.seed).eval()
+    example = model.example_inputs(seed=cfg.seed)
+    program = from_torch(model, example, formats=model.sparse_formats)
+    binds = {**torch_weights(model, program), **torch_inputs(program, example)}
+    with torch.no_grad():
+        want = model(*example)
+    return program, binds, want.to_dense().numpy() if want.is_sparse else want.numpy()
+
+
+def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    from compiler import CompileError, compile_model, estimate, evaluate
+    from compiler._blocks import seed_blocks
     from ir import Schedule
 
     from ._cli_model import SCHEDULES
@@ -219,13 +232,10 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     from ._model_run import run_model
 
     w = cfg.workload
-    model = MODELS[w.model].from_config(w.config, seed=cfg.seed).eval()
-    example = model.example_inputs(seed=cfg.seed)
-    program = from_torch(model, example, formats=model.sparse_formats)
+    program, binds, want_np = _program_frontend(cfg)
     t0 = time.perf_counter()
     schedule = SCHEDULES[cfg.schedule](program) if cfg.schedule in SCHEDULES else \
         Schedule.from_dict(json.loads(cfg.schedule))
-    binds = {**torch_weights(model, program), **torch_inputs(program, example)}
     if cfg.par:
         # the schedule's lanes reach every region that sets none of its own; balanced
         # partitions measure the bound inputs and weights
@@ -247,9 +257,6 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
             est = estimate(k.graph, {t: values[t] for t in k.inputs})
             flops, nbytes, tokens = flops + est.flops, nbytes + est.bytes, \
                 tokens + sum(est.tokens.values())
-    with torch.no_grad():
-        want = model(*example)
-    want_np = want.to_dense().numpy() if want.is_sparse else want.numpy()
     rows, outs = [], []
     hw = cfg.hardware()
     for backend in cfg.backends:
@@ -295,7 +302,7 @@ def run_config(cfg: RunConfig) -> list[dict[str, Any]]:
 
     t0 = time.perf_counter()
     try:
-        rows, shared = (_model_run if cfg.workload.model else _graph_run)(cfg)
+        rows, shared = (_model_run if cfg.workload.is_program else _graph_run)(cfg)
     except Exception as exc:  # noqa: BLE001 - every failure is a row of the table
         # an order that does not lower is an expected outcome of an order sweep
         status = "compile-error" if isinstance(exc, CompileError) else "error"
@@ -314,9 +321,10 @@ def run_config(cfg: RunConfig) -> list[dict[str, Any]]:
 def _config_columns(cfg: RunConfig) -> dict[str, Any]:
     w = cfg.workload
     return {"study": cfg.study, "workload": w.label, "kind": w.kind,
-            "model": w.model, "config": w.config if w.model else None, "expr": w.expr,
+            "model": w.model or w.mlir, "config": w.config if w.model else None,
+            "expr": w.expr,
             "kernel": w.kernel, "size": w.size if w.kernel else None,
-            "density": None if w.model else w.density,
+            "density": None if w.is_program else w.density,
             "schedule": schedule_name(cfg.schedule),
             "schedule_spec": cfg.schedule if cfg.schedule.startswith("{") else None,
             "order": cfg.order, "depth": cfg.depth, "seed": cfg.seed, "dtype": cfg.dtype,
@@ -351,7 +359,7 @@ def estimate_run(cfg: RunConfig) -> float:
     A graph is built and estimated here (milliseconds); a model's size is not known
     without exporting it, so its runs count as the mean of the study's others (NaN).
     """
-    if cfg.workload.model is not None:
+    if cfg.workload.is_program:
         return math.nan
     from compiler import estimate
 

@@ -1,8 +1,8 @@
 """Declarative what-if studies: the YAML file, validated, expanded into run configurations.
 
-A study names workloads (bundled models or einsum expressions) and axes (fusion schedule,
-dataflow order, FIFO depth, seed, backends, simulated hardware and its overrides, parallel
-lanes and their partition and buffers, block sizes). Every
+A study names workloads (bundled models, MLIR files or einsum expressions) and axes
+(fusion schedule, dataflow order, FIFO depth, seed, backends, simulated hardware and its
+overrides, parallel lanes and their partition and buffers, block sizes). Every
 combination is one :class:`RunConfig`, a frozen, JSON-able value whose hash names its
 cache file, so a study can be killed, resumed, re-run or farmed out without losing or
 repeating a finished run. Axes that the machine does not model yet are rejected by name
@@ -71,7 +71,8 @@ class StudyError(ValueError):
 @dataclass(frozen=True)
 class Workload:
     """A bundled model (``model``/``config``), one einsum expression (``expr`` with
-    ``formats``/``shapes``) or a hand-built example kernel (``kernel`` at ``size``)."""
+    ``formats``/``shapes``), a hand-built example kernel (``kernel`` at ``size``) or an
+    MLIR file (``mlir``: its path; ``mlir_sha``: its content's hash, for the cache key)."""
 
     label: str
     model: str | None = None
@@ -84,10 +85,18 @@ class Workload:
     size: int = 0
     #: tensor -> bundled data set whose adjacency it is (others are random)
     datasets: tuple[tuple[str, str], ...] = ()
+    mlir: str | None = None
+    mlir_sha: str = ""
 
     @property
     def kind(self) -> str:
-        return "model" if self.model else "kernel" if self.kernel else "expr"
+        return "model" if self.model else "mlir" if self.mlir else \
+            "kernel" if self.kernel else "expr"
+
+    @property
+    def is_program(self) -> bool:
+        """A whole program under a fusion schedule (a model or an MLIR file)."""
+        return self.model is not None or self.mlir is not None
 
 
 @dataclass(frozen=True)
@@ -126,6 +135,8 @@ class RunConfig:
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
+        if self.workload.mlir is None:  # other workloads keep the keys they had before
+            del out["workload"]["mlir"], out["workload"]["mlir_sha"]
         if not self.par:  # a one-lane run keeps the key it had before lanes existed
             for k in ("par", "partition", "lane_buffer"):
                 del out[k]
@@ -171,7 +182,7 @@ class StudySpec:
                 if w.expr is None and orders != ["default"]:
                     raise StudyError(f"workload {w.label!r}: order {c['order']!r} applies "
                                      f"to expressions; a {w.kind} fixes its own")
-                if w.model is not None and c["dtype"] != "float32":
+                if w.is_program and c["dtype"] != "float32":
                     raise StudyError(f"workload {w.label!r}: models run in float32, not "
                                      f"{c['dtype']}")
                 if c["par"]:
@@ -181,7 +192,7 @@ class StudySpec:
                                      f"expression or a model; the example kernel "
                                      f"{w.kernel!r} is built by hand, with scalar values")
                 # one expression or kernel is one graph: the fusion schedule does not apply
-                schedule = c["schedule"] if w.model is not None else "-"
+                schedule = c["schedule"] if w.is_program else "-"
                 for order in orders:
                     out.append(RunConfig(
                         self.name, w, schedule, str(order), c["depth"], int(c["seed"]),
@@ -253,8 +264,8 @@ def load_study(source: str | Path | Mapping[str, Any]) -> StudySpec:
     if not isinstance(name, str) or not SAFE_NAME.match(name):
         raise StudyError(f"study name {name!r} must match {SAFE_NAME.pattern} (it names "
                          "files)")
-    workloads = [_workload(w, n) for n, w in enumerate(_list(doc.get("workloads"),
-                                                             "workloads"))]
+    workloads = [_workload(w, n, base) for n, w in enumerate(_list(doc.get("workloads"),
+                                                                   "workloads"))]
     labels = [w.label for w in workloads]
     dup = sorted({x for x in labels if labels.count(x) > 1})
     if dup:
@@ -453,20 +464,23 @@ def _axis_value(axis: str, v: Any, base: Path) -> Any:
     return v
 
 
-def _workload(w: Any, n: int) -> Workload:
+def _workload(w: Any, n: int, base: Path = Path(".")) -> Workload:
     if not isinstance(w, dict):
         raise StudyError(f"workloads[{n}] must be a mapping with 'model' or 'expr'")
     unknown = sorted(set(w) - {"label", "model", "config", "expr", "formats", "shapes",
-                               "density", "kernel", "size", "datasets"})
+                               "density", "kernel", "size", "datasets", "mlir"})
     if unknown:
         raise StudyError(f"workloads[{n}]: unknown key(s) {unknown}")
-    if sum(k in w for k in ("model", "expr", "kernel")) != 1:
-        raise StudyError(f"workloads[{n}] needs exactly one of 'model', 'expr' and 'kernel'")
+    if sum(k in w for k in ("model", "expr", "kernel", "mlir")) != 1:
+        raise StudyError(f"workloads[{n}] needs exactly one of 'model', 'expr', 'kernel' "
+                         "and 'mlir'")
     density = w.get("density", 0.1)
     if isinstance(density, bool) or not isinstance(density, int | float) or \
             not 0 <= density <= 1:
         raise StudyError(f"workloads[{n}]: density {density!r} must be in [0, 1]")
-    if "kernel" in w:
+    if "mlir" in w:
+        wl = _mlir_workload(w, n, base)
+    elif "kernel" in w:
         from ._sweep import SWEEP_KERNELS
 
         size = w.get("size")
@@ -582,3 +596,20 @@ def _check_expr(w: Workload, n: int) -> None:
         compile_expression(w.expr, dict(w.formats), dict(w.shapes))
     except CompileError as exc:
         raise StudyError(f"workloads[{n}] ({w.label}): {exc}") from None
+
+
+def _mlir_workload(w: dict[str, Any], n: int, base: Path) -> Workload:
+    """``mlir: FILE.mlir`` (relative to the study file): translated now, so that a file
+    the frontend cannot read is an error of the study rather than of every run."""
+    from compiler import CompileError, read_mlir
+
+    path = base / str(w["mlir"])
+    if not str(w["mlir"]).endswith(".mlir") or not path.is_file():
+        raise StudyError(f"workloads[{n}]: mlir {w['mlir']!r}: expected an existing "
+                         ".mlir file (relative to the study file)")
+    try:
+        read_mlir(path)
+    except CompileError as exc:
+        raise StudyError(f"workloads[{n}]: {exc}") from None
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()[:20]
+    return Workload(w.get("label", path.stem), mlir=str(path.resolve()), mlir_sha=sha)

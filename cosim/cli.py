@@ -41,6 +41,7 @@ from sim_models.python import InputError, SimResult, SimulationError, bind_input
 
 from ._backend import ToolNotFoundError, backend_names, get_backend
 from ._cli_hw import add_hw_options, add_hw_parser, hw_from_args
+from ._cli_mlir import compile_mlir, is_mlir_file
 from ._cli_model import add_model_parser, seed_arg
 from ._cli_report import memory_lines, sim_json, stats_table, summary_lines
 from ._cli_study import add_study_parsers
@@ -217,6 +218,8 @@ def _say(*lines: str) -> None:
 # -- commands ----------------------------------------------------------------------------
 
 def cmd_compile(args: argparse.Namespace) -> int:
+    if is_mlir_file(args.expr):
+        return compile_mlir(args, CliError)
     formats = _pairs(args.format, "--format", "FORMAT")
     shapes = {n: _shape(n, v) for n, v in _pairs(args.shape, "--shape", "SHAPE").items()}
     sizes = {}
@@ -501,8 +504,14 @@ def build_parser() -> argparse.ArgumentParser:
                                 "SAM dataflow graphs and simulate them.")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    c = sub.add_parser("compile", help="compile an index expression to graph JSON")
-    c.add_argument("expr", help="e.g. 'X(i,j) = B(i,k) * C(k,j)' (see docs/compiler.md)")
+    c = sub.add_parser("compile", help="compile an index expression (or an MLIR file) to "
+                       "graph JSON")
+    c.add_argument("expr", help="e.g. 'X(i,j) = B(i,k) * C(k,j)' (see docs/compiler.md), or "
+                   "an MLIR file FILE.mlir (docs/frontend.md)")
+    c.add_argument("--schedule", help="MLIR files: unfused (default), partial, full or a YAML "
+                   "schedule; -o then names a folder for every kernel's graph")
+    c.add_argument("--func", dest="function",
+                   help="MLIR files: the function (default: the only one, else @main)")
     c.add_argument("--format", action="append", metavar="NAME=FORMAT",
                    help="storage format of a tensor: csr, csc, dcsr, dense, dc, cc:1,0 … "
                    "(default dense)")

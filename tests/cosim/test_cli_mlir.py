@@ -1,0 +1,84 @@
+"""``samfuse compile FILE.mlir`` and ``samfuse model FILE.mlir``: the MLIR files of
+tests/compiler/mlir through the command line, checked against the numpy oracle."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+
+pytest.importorskip("torch_mlir")
+
+from cosim.cli import main  # noqa: E402
+
+MLIR = Path(__file__).parents[1] / "compiler" / "mlir"
+
+
+@pytest.mark.parametrize("schedule", ["unfused", "partial", "full"])
+def test_model_runs_an_mlir_file_and_checks_it(capsys, schedule):
+    assert main(["model", str(MLIR / "gcn_layer.mlir"), "--schedule", schedule,
+                 "--seed", "4", "--program"]) == 0
+    out = capsys.readouterr().out
+    assert "read       gcn_layer.mlir to 4 statements" in out
+    assert "weight weight[4, 6]: dc" in out
+    assert "check      PASS: max |out - numpy|" in out
+
+
+def test_model_takes_inputs_from_files(tmp_path, capsys):
+    adj = sp.random_array((8, 7), density=0.4, rng=np.random.default_rng(0),
+                          dtype=np.float32, format="coo")
+    scipy.io.mmwrite(tmp_path / "s.mtx", sp.coo_matrix(adj))
+    np.save(tmp_path / "a.npy", np.ones((8, 5), np.float32))
+    np.save(tmp_path / "b.npy", np.full((5, 7), 2, np.float32))
+    assert main(["model", str(MLIR / "sddmm.mlir"), "--input", f"s={tmp_path / 's.mtx'}",
+                 "--input", f"a={tmp_path / 'a.npy'}", "--input", f"b={tmp_path / 'b.npy'}",
+                 "--out", str(tmp_path / "graphs")]) == 0
+    assert "PASS" in capsys.readouterr().out
+    graph = json.loads((tmp_path / "graphs" / "main.x.json").read_text())
+    assert {t["name"]: t["format"] for t in graph["tensors"]}["x"] == "dc"
+
+
+def test_compile_writes_every_kernel(tmp_path, capsys):
+    assert main(["compile", str(MLIR / "softmax.mlir"), "-o", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "rowmax(i) = max(j) scores(i,j)" in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "exps.exps.json", "probs.probs.json", "rowmax.rowmax.json", "rowsum.rowsum.json",
+        "shifted.shifted.json"]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["compile", "MLIR/softmax.mlir", "--order", "i,j"], "--order applies to an expression"),
+    (["compile", "MLIR/softmax.mlir", "--schedule", "halfway"], "--schedule 'halfway'"),
+    (["model", "MLIR/softmax.mlir", "--input", "q=x.npy"], "--input q=x.npy: no such file"),
+    (["model", "MLIR/softmax.mlir", "--config", "tiny"], "--config names a bundled model"),
+    (["model", "gcn", "--input", "x=y.npy"], "--input and --func apply to MLIR files"),
+    (["model", "MLIR/sddmm.mlir", "--input", "a=MLIR/../../ir/data/bad.npy"], "no such file"),
+    (["model", "MLIR/nope.mlir"], "no such file"),
+    (["model", "MLIR/softmax.mlir", "--func", "g"], "no function @g"),
+])
+def test_bad_mlir_commands_give_one_line(capsys, argv, message):
+    argv = [a.replace("MLIR", str(MLIR)) for a in argv]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("samfuse: error: ") and message in err and err.count("\n") == 1
+
+
+def test_input_of_the_wrong_shape_is_refused(tmp_path, capsys):
+    np.save(tmp_path / "a.npy", np.ones((5, 8), np.float32))
+    assert main(["model", str(MLIR / "sddmm.mlir"), "--input", f"a={tmp_path / 'a.npy'}"]) == 1
+    err = capsys.readouterr().err
+    assert "tensor 'a' is declared [8, 5]; the value given has shape [5, 8]" in err
+
+
+def test_unsupported_op_is_one_line_with_its_location(tmp_path, capsys):
+    bad = tmp_path / "tanh.mlir"
+    bad.write_text((MLIR / "softmax.mlir").read_text().replace("math.exp", "math.tanh"))
+    assert main(["model", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("samfuse: error: tanh.mlir:25:12: math.tanh: not supported")
+    assert err.count("\n") == 1
