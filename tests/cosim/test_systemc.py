@@ -434,7 +434,6 @@ def test_input_errors_are_raised_before_forking(systemc):
 
 def test_a_systemc_error_in_the_child_is_a_python_exception(systemc, monkeypatch):
     import cosim._systemc_child as child
-
     from cosim._systemc_load import load
 
     real = child._elaborate
@@ -466,12 +465,11 @@ def test_a_crashing_child_is_reported_not_hung(systemc, monkeypatch):
 def test_a_stuck_child_times_out(monkeypatch):
     import cosim._systemc_child as child
 
+    # a child that woke up after the sleep would fail elaborating, not time out
     monkeypatch.setattr(child, "_elaborate", lambda *a: time.sleep(30))
-    start = time.perf_counter()
     with pytest.raises(SystemCError, match="timed out after 0.5 s"):
         SystemCBackend(timeout=0.5).run(examples.spmv(2, 2), {
             "B": np.eye(2, dtype=np.float32), "c": np.ones(2, np.float32)})
-    assert time.perf_counter() - start < 10
 
 
 # -- waveforms and the comparison report ---------------------------------------------------
