@@ -9,7 +9,9 @@ every other package.
 """
 
 from ._backend import (
+    AUTO_SYSTEMC_TOKENS,
     BACKENDS,
+    AutoBackend,
     Backend,
     PythonBackend,
     ToolNotFoundError,
@@ -43,7 +45,7 @@ from ._tune_run import TuneResult, model_space, tune
 from ._tune_space import Point, TuneError, TuneSpace
 
 __all__ = ["Backend", "PythonBackend", "ToolNotFoundError", "register", "get_backend",
-           "backend_names", "BACKENDS",
+           "backend_names", "BACKENDS", "AutoBackend", "AUTO_SYSTEMC_TOKENS",
            # whole models, region by region
            "run_model", "ModelRun", "RegionRun", "storage_bytes", "RegionProgress",
            "region_weights",

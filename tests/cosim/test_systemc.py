@@ -436,6 +436,7 @@ def test_a_systemc_error_in_the_child_is_a_python_exception(systemc, monkeypatch
     import cosim._systemc_child as child
     from cosim._systemc_load import load
 
+    child.prepare()  # warm up in this process before _elaborate is changed
     real = child._elaborate
     stray = []
 
@@ -455,6 +456,7 @@ def test_a_crashing_child_is_reported_not_hung(systemc, monkeypatch):
 
     import cosim._systemc_child as child
 
+    child.prepare()  # warm up in this process before _elaborate is made to crash
     cppyy.cppdef("namespace samfuse_test { void crash() { *(volatile int*)nullptr = 1; } }")
     monkeypatch.setattr(child, "_elaborate", lambda *a: cppyy.gbl.samfuse_test.crash())
     with pytest.raises(SystemCError, match="died without a result.*SIGSEGV"):
@@ -465,6 +467,7 @@ def test_a_crashing_child_is_reported_not_hung(systemc, monkeypatch):
 def test_a_stuck_child_times_out(monkeypatch):
     import cosim._systemc_child as child
 
+    child.prepare()  # warm up in this process before _elaborate is made to hang
     # a child that woke up after the sleep would fail elaborating, not time out
     monkeypatch.setattr(child, "_elaborate", lambda *a: time.sleep(30))
     with pytest.raises(SystemCError, match="timed out after 0.5 s"):
@@ -511,3 +514,31 @@ def test_compare_backends_reports_agreement_and_the_first_difference(systemc, mo
     (mm,) = report.mismatches["late"]
     assert mm.edge == "Bi.crd->xi.crd" and mm.index == 0 and mm.what == "cycle differs"
     assert "late vs systemc: edge Bi.crd->xi.crd: cycle differs at token #0" in str(report)
+
+
+# -- the auto backend --------------------------------------------------------------------
+
+def _spmm(n: int, density: float):
+    return examples.spmm_ikj(n, n, 16, "dc", "dd"), {
+        "B": _rand(n, (n, n), density, "float32"), "C": _rand(n + 1, (n, 16), 1.0, "float32")}
+
+
+def test_auto_runs_large_graphs_on_systemc_and_small_ones_on_python(systemc):
+    from compiler import estimate
+    from cosim import AUTO_SYSTEMC_TOKENS, get_backend
+
+    auto = get_backend("auto")
+    for (graph, inputs), want in ((_spmm(8, 0.3), "python"), (_spmm(200, 0.1), "systemc")):
+        tokens = sum(estimate(graph, inputs).tokens.values())
+        assert (tokens >= AUTO_SYSTEMC_TOKENS) == (want == "systemc")
+        res = auto.run(graph, inputs, trace=True, depth=2)
+        assert res.backend == want
+        _assert_same(graph, inputs, 2, res)
+
+
+def test_auto_without_systemc_is_the_python_model(monkeypatch):
+    from cosim import get_backend
+
+    monkeypatch.setattr(SystemCBackend, "unavailable", classmethod(lambda cls: "not here"))
+    graph, inputs = _spmm(200, 0.1)
+    assert get_backend("auto").run(graph, inputs).backend == "python"
