@@ -542,3 +542,32 @@ def test_auto_without_systemc_is_the_python_model(monkeypatch):
     monkeypatch.setattr(SystemCBackend, "unavailable", classmethod(lambda cls: "not here"))
     graph, inputs = _spmm(200, 0.1)
     assert get_backend("auto").run(graph, inputs).backend == "python"
+
+
+# -- the compiled library ----------------------------------------------------------------
+
+def test_concurrent_first_uses_build_the_library_once(systemc, tmp_path):
+    """Two processes starting on an empty cache ($XDG_CACHE_HOME): one compiles, under
+    the lock, the other waits and loads the same file; nothing half-written is left."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "PYTHONPATH": str(root)}
+    env.pop("SAMFUSE_CACHE", None)
+    code = ("from cosim._systemc_child import prepare; from cosim._systemc_load import "
+            "models_library; prepare(); print(models_library())")
+    procs = [subprocess.Popen([sys.executable, "-c", code], env=env, cwd=root, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for _ in range(2)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    paths = {out.strip() for out, _ in outs}
+    assert len(paths) == 1
+    lib = Path(paths.pop())
+    assert lib.parent == tmp_path / "samfuse" / "systemc" and lib.exists()
+    assert sum("compiling the SystemC models" in err for _, err in outs) == 1
+    assert sorted(p.name for p in lib.parent.iterdir()) == sorted([lib.name,
+                                                                   lib.stem + ".lock"])
