@@ -77,7 +77,8 @@ def missing() -> str | None:
 
 def cache_dir() -> Path:
     """Where compiled SystemC libraries live: ``$SAMFUSE_CACHE``, else ``$XDG_CACHE_HOME``,
-    else ``~/.cache``, then ``samfuse/systemc``."""
+    else ``~/.cache``, then ``samfuse/systemc`` (the temporary directory's
+    ``samfuse-cache/systemc`` when that cannot be created)."""
     root = os.environ.get("SAMFUSE_CACHE") or os.environ.get("XDG_CACHE_HOME") \
         or str(Path.home() / ".cache")
     return Path(root) / "samfuse" / "systemc"
@@ -112,7 +113,13 @@ def models_library() -> Path:
     lib = cache_dir() / f"libsamfuse_systemc_{_library_key(cxx, libsystemc)}.so"
     if lib.exists():
         return lib
-    lib.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        lib.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:  # no writable home: a per-machine cache in the temporary directory
+        lib = Path(tempfile.gettempdir()) / "samfuse-cache" / "systemc" / lib.name
+        if lib.exists():
+            return lib
+        lib.parent.mkdir(parents=True, exist_ok=True)
     with open(lib.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if lib.exists():  # built by another process meanwhile
