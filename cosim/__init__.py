@@ -9,7 +9,9 @@ every other package.
 """
 
 from ._backend import (
+    AUTO_SYSTEMC_TOKENS,
     BACKENDS,
+    AutoBackend,
     Backend,
     PythonBackend,
     ToolNotFoundError,
@@ -17,33 +19,9 @@ from ._backend import (
     get_backend,
     register,
 )
-from ._compare import BackendRun, CosimReport, compare_backends
-from ._counts import (
-    Counts,
-    KernelCounts,
-    heuristic_error_table,
-    measure,
-    measured_counts,
-    model_counts,
-    relative_errors,
-)
-from ._model_run import (
-    ModelRun,
-    RegionProgress,
-    RegionRun,
-    region_weights,
-    run_model,
-    storage_bytes,
-)
-from ._nightly import NightlyResult, run_nightly
-from ._study_run import StudyResult, run_study
-from ._study_spec import StudyError, StudySpec, load_study
-from ._tune import Outcome, StudyEvaluator, Trial, search
-from ._tune_run import TuneResult, model_space, tune
-from ._tune_space import Point, TuneError, TuneSpace
 
 __all__ = ["Backend", "PythonBackend", "ToolNotFoundError", "register", "get_backend",
-           "backend_names", "BACKENDS",
+           "backend_names", "BACKENDS", "AutoBackend", "AUTO_SYSTEMC_TOKENS",
            # whole models, region by region
            "run_model", "ModelRun", "RegionRun", "storage_bytes", "RegionProgress",
            "region_weights",
@@ -65,17 +43,33 @@ __all__ = ["Backend", "PythonBackend", "ToolNotFoundError", "register", "get_bac
            # RTL backend (cocotb with Icarus or Verilator)
            "RtlBackend"]
 
-#: the optional backends, imported on first use: each pulls in its own toolchain glue
-#: (cppyy, the HLS generator, cocotb), which ``import cosim`` must not pay for
-_LAZY = {"SystemCBackend": "_systemc", "SystemCError": "_systemc", "SystemCRun": "_systemc",
-         "HlsCsimBackend": "_hls", "HlsCompileError": "_hls", "HlsRunError": "_hls",
-         "RtlBackend": "_rtl"}
+#: every other name, imported from its module on first use: the optional backends pull in
+#: their toolchain glue (cppyy, the HLS generator, cocotb), and the command line's help
+#: and a cached study re-run need none of the rest, so ``import cosim`` stays cheap
+_LAZY_MODULES: dict[str, tuple[str, ...]] = {
+    "_compare": ("BackendRun", "CosimReport", "compare_backends"),
+    "_counts": ("Counts", "KernelCounts", "heuristic_error_table", "measure",
+                "measured_counts", "model_counts", "relative_errors"),
+    "_model_run": ("ModelRun", "RegionProgress", "RegionRun", "region_weights", "run_model",
+                   "storage_bytes"),
+    "_nightly": ("NightlyResult", "run_nightly"),
+    "_study_run": ("StudyResult", "run_study"),
+    "_study_spec": ("StudyError", "StudySpec", "load_study"),
+    "_tune": ("Outcome", "StudyEvaluator", "Trial", "search"),
+    "_tune_run": ("TuneResult", "model_space", "tune"),
+    "_tune_space": ("Point", "TuneError", "TuneSpace"),
+    "_systemc": ("SystemCBackend", "SystemCError", "SystemCRun"),
+    "_hls": ("HlsCsimBackend", "HlsCompileError", "HlsRunError"),
+    "_rtl": ("RtlBackend",),
+}
+_LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in names}
 
 
 def __getattr__(name: str) -> object:
-    """Import an optional backend's module when one of its names is first used."""
-    if name in _LAZY:
+    """Import a module of the package when one of its names is first used."""
+    module = _LAZY.get(name)
+    if module is not None:
         import importlib
 
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        return getattr(importlib.import_module(f".{module}", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,8 +16,8 @@ from typing import Any, ClassVar
 from ir import Graph, Hardware
 from sim_models.python import ENTRY_BYTES, SimResult, check_onchip, simulate
 
-__all__ = ["Backend", "PythonBackend", "ToolNotFoundError", "register", "get_backend",
-           "backend_names", "BACKENDS"]
+__all__ = ["Backend", "PythonBackend", "AutoBackend", "AUTO_SYSTEMC_TOKENS",
+           "ToolNotFoundError", "register", "get_backend", "backend_names", "BACKENDS"]
 
 
 def check_peaks(graph: Graph, peaks: Mapping[str, int], hw: Hardware) -> None:
@@ -99,3 +99,45 @@ class PythonBackend(Backend):
 
     def run(self, graph, inputs, *, trace=False, depth="graph", hw=None, mem_trace=False):
         return simulate(graph, inputs, trace=trace, depth=depth, hw=hw, mem_trace=mem_trace)
+
+
+#: ``auto`` runs a graph on SystemC when the cost heuristic expects at least this many
+#: stream tokens on its edges: SystemC simulates about 20x faster than the Python model
+#: but pays about 0.5 s once per process (loading the compiled models) and 20-40 ms per
+#: run (a forked child), so below this the Python model finishes first (docs/cli.md)
+AUTO_SYSTEMC_TOKENS = 200_000
+
+
+@register
+class AutoBackend(Backend):
+    """SystemC for large graphs where it is installed, else the Python model: both give
+    the same outputs, cycles and statistics; ``SimResult.backend`` says which ran."""
+
+    name = "auto"
+
+    def __init__(self) -> None:
+        self._systemc: Backend | None = None
+        _load_optional()
+        systemc = BACKENDS.get("systemc")
+        self._systemc_ok = systemc is not None and systemc.unavailable() is None
+
+    def choose(self, graph: Graph, inputs: Mapping[str, Any]) -> str:
+        """The backend this graph runs on: its expected tokens against the threshold."""
+        if not self._systemc_ok:
+            return "python"
+        from compiler import estimate  # noqa: PLC0415 - cosim sits above the compiler
+
+        try:
+            tokens = sum(estimate(graph, inputs).tokens.values())
+        except (ValueError, KeyError, ZeroDivisionError):  # no estimate: the safe choice
+            return "python"
+        return "systemc" if tokens >= AUTO_SYSTEMC_TOKENS else "python"
+
+    def run(self, graph, inputs, *, trace=False, depth="graph", hw=None, mem_trace=False):
+        if self.choose(graph, inputs) == "python":
+            return simulate(graph, inputs, trace=trace, depth=depth, hw=hw,
+                            mem_trace=mem_trace)
+        if self._systemc is None:
+            self._systemc = BACKENDS["systemc"]()
+        return self._systemc.run(graph, inputs, trace=trace, depth=depth, hw=hw,
+                                 mem_trace=mem_trace)

@@ -71,7 +71,8 @@ def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) ->
                    "a blocked tensor meets; EXTENT alone blocks the model's sparse tensors "
                    "(e.g. BigBird's mask), TENSOR=EXTENT names one, '*=EXTENT' every "
                    "tensor whose sizes it divides (docs/blocks.md)")
-    m.add_argument("--backend", default="python", help="backend name (default python)")
+    m.add_argument("--backend", default="python",
+                   help="backend name (default python; auto: SystemC for large graphs)")
     m.add_argument("--seed", type=seed_arg, default=0, help="random seed (an int >= 0)")
     m.add_argument("--input", action="append", metavar="NAME=FILE",
                    help="MLIR files: a tensor (.mtx, .npy, .npz) for an argument or constant "

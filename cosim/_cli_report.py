@@ -17,9 +17,15 @@ from sim_models.python import SimResult
 __all__ = ["summary_lines", "memory_lines", "stats_table", "sim_json"]
 
 
+def ran_on(res: SimResult, backend: str) -> str:
+    """The backend that ran: the requested one, or what ``auto`` chose (``systemc
+    (auto)``)."""
+    return f"{res.backend} (auto)" if backend == "auto" else backend
+
+
 def summary_lines(res: SimResult, backend: str) -> list[str]:
     wall = max(res.wall_seconds, 1e-9)
-    lines = [f"graph      {res.graph} on {backend}"]
+    lines = [f"graph      {res.graph} on {ran_on(res, backend)}"]
     if res.cycles is None:
         lines.append("cycles     - (functional run: no timing)")
     else:
@@ -76,7 +82,7 @@ def sim_json(res: SimResult, backend: str, hw: Hardware, *, stats: bool,
     traces), ``hw_set`` the overrides applied to ``hw``, ``stats`` adds every node's
     statistics."""
     doc: dict[str, Any] = {
-        "graph": res.graph, "backend": backend, "hw": hw.name, "hw_set": hw_set or [],
+        "graph": res.graph, "backend": ran_on(res, backend), "hw": hw.name, "hw_set": hw_set or [],
         "clock_mhz": hw.clock_mhz,
         "cycles": res.cycles,
         "seconds": None if res.cycles is None else hw.seconds(res.cycles),

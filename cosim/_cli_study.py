@@ -42,15 +42,18 @@ def cmd_study(args: argparse.Namespace, error: type[Exception]) -> int:
     if args.workers < 1:
         raise error(f"--workers {args.workers}: expected at least 1")
     try:
-        spec = load_study(path)
+        spec = load_study(path, models=False)  # run_study checks the models it runs
     except StudyError as exc:
         raise error(f"{args.study}: {exc}") from None
     try:
         out = writable_dir(args.out or Path("studies") / "out" / spec.name, "--out")
     except OutputPathError as exc:
         raise error(str(exc)) from None
-    result = run_study(spec, out, workers=args.workers, dask=args.dask, csv=args.csv,
-                       progress=not args.quiet)
+    try:
+        result = run_study(spec, out, workers=args.workers, dask=args.dask, csv=args.csv,
+                           progress=not args.quiet)
+    except StudyError as exc:
+        raise error(f"{args.study}: {exc}") from None
     failed = result.failed
     print(f"study {spec.name}: {len(result.rows)} rows from {result.ran + result.cached} "
           f"runs ({result.ran} run, {result.cached} from the cache) in "

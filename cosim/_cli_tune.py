@@ -49,7 +49,8 @@ def add_tune_parser(sub: argparse._SubParsersAction, error: type[Exception]) -> 
     t.add_argument("--batch", type=int, default=1, help="points per round (default 1)")
     t.add_argument("--workers", type=int, default=1, help="parallel runs (default 1)")
     t.add_argument("--dask", metavar="local|ADDRESS", help="evaluate on Dask")
-    t.add_argument("--backend", help="backend of the evaluations (default python)")
+    t.add_argument("--backend", help="backend of the evaluations (default python; auto: "
+                   "SystemC for large graphs)")
     t.add_argument("--prune", type=float, default=100.0, metavar="F",
                    help="never evaluate a point the heuristic prices above F times the "
                    "space's cheapest (default 100; 0: off)")

@@ -29,6 +29,7 @@ from ._study_spec import (
     RunConfig,
     StudySpec,
     Workload,
+    check_models,
     graph_dataset,
     hw_label,
     hw_set_label,
@@ -398,18 +399,25 @@ def _json_default(x: Any) -> Any:
 
 
 def write_table(rows: list[dict[str, Any]], out: Path, csv: bool = False) -> list[Path]:
-    """``results.parquet`` (and ``results.csv``) in ``out``, each written atomically."""
+    """``results.parquet`` (and ``results.csv``) in ``out``, each written atomically.
+
+    A digest of the rows beside them (``.results.sha256``) lets an unchanged table stay
+    as it is: a re-run from the cache then needs neither pandas nor pyarrow."""
+    paths = [out / "results.parquet", *([out / "results.csv"] if csv else [])]
+    digest = hashlib.sha256(json.dumps(rows, sort_keys=True, default=_json_default)
+                            .encode()).hexdigest()
+    stamp = out / ".results.sha256"
+    if all(p.exists() for p in paths) and stamp.exists() and stamp.read_text() == digest:
+        return paths
     import pandas as pd
 
     frame = pd.DataFrame(rows)
-    written = []
-    for suffix, writer in (("parquet", frame.to_parquet), ("csv", frame.to_csv)):
-        if suffix == "csv" and not csv:
-            continue
-        with atomic_path(out / f"results.{suffix}") as tmp:
-            writer(tmp, index=False)
-        written.append(out / f"results.{suffix}")
-    return written
+    stamp.unlink(missing_ok=True)  # stale until the tables are written
+    for path in paths:
+        with atomic_path(path) as tmp:
+            (frame.to_parquet if path.suffix == ".parquet" else frame.to_csv)(tmp, index=False)
+    write_atomic(stamp, digest)
+    return paths
 
 
 def _local_pool(workers: int) -> Callable[[list[RunConfig]], Iterator[tuple[RunConfig, Any]]]:
@@ -479,6 +487,7 @@ def run_configs(configs: Sequence[RunConfig], out: str | Path, *, workers: int =
             rows_of[c] = json.loads(path.read_text())
         else:
             todo.append(c)
+    check_models({c.workload: None for c in todo})
     bar = _Progress(label, todo, len(rows_of), enabled=progress)
     if todo:
         runner = _dask(dask, workers) if dask else \

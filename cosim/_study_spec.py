@@ -16,7 +16,7 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,8 +27,8 @@ from ir import DEFAULT_HW, HW_PRESETS, PARTITIONS, Hardware, HwError, load_hw
 
 from ._hw_spec import hw_from_json, hw_label, hw_to_json
 
-__all__ = ["StudyError", "StudySpec", "RunConfig", "Workload", "load_study", "AXES",
-           "UNBUILT_AXES", "SAFE_NAME", "hw_label", "hw_set_label", "par_label",
+__all__ = ["StudyError", "StudySpec", "RunConfig", "Workload", "load_study", "check_models",
+           "AXES", "UNBUILT_AXES", "SAFE_NAME", "hw_label", "hw_set_label", "par_label",
            "GRAPH_DATASETS", "graph_dataset"]
 
 #: names that reach file paths (study names, workload labels): letters, digits, ``._-``
@@ -236,8 +236,31 @@ def _all_orders(w: Workload) -> list[str]:
     return [",".join(p) for p in itertools.permutations(names)]
 
 
-def load_study(source: str | Path | Mapping[str, Any]) -> StudySpec:
-    """Read and validate a study (YAML file, YAML text or a mapping)."""
+def check_models(workloads: Iterable[Workload]) -> None:
+    """Every model workload names a bundled model and one of its configs.
+
+    Separate from parsing because it imports the models (torch): a study whose runs are
+    all cached never needs them, and a cached run proves its workload valid."""
+    named = [w for w in workloads if w.model]
+    if not named:
+        return
+    from compiler.models import MODELS
+
+    for w in named:
+        if w.model not in MODELS:
+            raise StudyError(f"workload {w.label!r}: model {w.model!r}; bundled models: "
+                             f"{', '.join(sorted(MODELS))}")
+        configs = MODELS[w.model].default_config
+        if w.config not in configs:
+            raise StudyError(f"workload {w.label!r}: {w.model} has no config {w.config!r}; "
+                             f"it has {', '.join(configs)}")
+
+
+def load_study(source: str | Path | Mapping[str, Any], *,
+               models: bool = True) -> StudySpec:
+    """Read and validate a study (YAML file, YAML text or a mapping); ``models=False``
+    leaves the model workloads to :func:`check_models` (``run_study`` calls it for the
+    runs it has to run)."""
     base = Path(".")
     if isinstance(source, Mapping):
         doc: Any = dict(source)
@@ -303,6 +326,8 @@ def load_study(source: str | Path | Mapping[str, Any]) -> StudySpec:
                          "the axes are crossed")
     spec = StudySpec(name, workloads, axes, mode, runs)
     spec.expand()  # order: all on a model is an error worth seeing now
+    if models:
+        check_models(workloads)
     return spec
 
 
@@ -491,16 +516,7 @@ def _workload(w: Any, n: int, base: Path = Path(".")) -> Workload:
             raise StudyError(f"workloads[{n}]: size {size!r} must be an int in [1, 4096]")
         label = w.get("label", f"{w['kernel']}-{size}-{density:g}")
         wl = Workload(label, kernel=w["kernel"], size=size, density=float(density))
-    elif "model" in w:
-        from compiler.models import MODELS
-
-        if w["model"] not in MODELS:
-            raise StudyError(f"workloads[{n}]: model {w['model']!r}; bundled models: "
-                             f"{', '.join(sorted(MODELS))}")
-        config = str(w.get("config", "small"))
-        if config not in MODELS[w["model"]].default_config:
-            raise StudyError(f"workloads[{n}]: {w['model']} has no config {config!r}; it "
-                             f"has {', '.join(MODELS[w['model']].default_config)}")
+    elif "model" in w:  # the model and its config are checked by check_models
         label = w.get("label", f"{w['model']}-{w.get('config', 'small')}")
         wl = Workload(label, model=w["model"], config=str(w.get("config", "small")))
     else:

@@ -1,7 +1,7 @@
 """The SystemC backend: the C++ SystemC models of sim_models/systemc, driven through cppyy.
 
 SystemC elaborates once per process and cannot be restarted, so the parent only loads
-the library and JIT-compiles the headers (once), and every simulation — or batch of
+the compiled models (once), and every simulation — or batch of
 simulations, elaborated side by side in one design — runs in a forked child. The child
 returns plain data; the parent decodes it into the same :class:`SimResult` (outputs,
 cycles, node statistics, occupancy, trace) and the same errors as the Python model.
@@ -61,7 +61,7 @@ from ._systemc_child import (
     prepare,
     warm_seconds,
 )
-from ._systemc_load import load_seconds, missing
+from ._systemc_load import load_seconds, missing, models_library
 
 __all__ = ["SystemCBackend", "SystemCError", "SystemCRun"]
 
@@ -102,13 +102,19 @@ class SystemCBackend(Backend):
         self.timeout = timeout if timeout is not None else \
             float(os.environ.get("SAMFUSE_SYSTEMC_TIMEOUT", "3600"))
         self.max_cycles = max_cycles
-        #: wall-clock split of the last batch: load (C++ compile, once per process), fork,
-        #: elaborate, simulate, extract, decode
+        #: wall-clock split of the last batch: load (the compiled library, once per
+        #: process), warm-up (cppyy's call wrappers, once per process), fork, elaborate,
+        #: simulate, extract, decode
         self.last_timings: dict[str, float] = {}
 
     @classmethod
     def unavailable(cls) -> str | None:
         return missing()
+
+    @staticmethod
+    def build_library() -> Path:
+        """Compile the models into the cached library now (else on first use); its path."""
+        return models_library()
 
     def run(self, graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
             depth: int | None | str = "graph", hw: Hardware | None = None,

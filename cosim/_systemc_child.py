@@ -3,9 +3,10 @@ forked child, hand back plain data.
 
 ``plan_net`` (parent) turns a graph and its bound input tensors into per-node constructor
 arguments, so input errors surface in the caller with their own exception types.
-``run_plans`` (child) instantiates one ``samfuse::Net`` per plan from those arguments,
-binds every edge, runs them all in one SystemC elaboration and extracts the results as
-numpy arrays and tuples. Only strings and plain data cross the process boundary.
+``run_plans`` (child) builds one net per plan through the compiled driver
+(``sim_models/systemc/samfuse_driver.h``), binds every edge, runs them all in one SystemC
+elaboration and extracts the results as numpy arrays and tuples. Only strings and plain
+data cross the process boundary.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from ir import (
     DenseLevel,
     FiberTree,
     Graph,
-    GraphBuilder,
     Hardware,
     MemPortSpec,
     Node,
@@ -41,29 +41,22 @@ from ir import (
 )
 from sim_models.python import InputError, bind_inputs
 
-from ._systemc_load import load
+from ._systemc_load import driver
 
-__all__ = ["MODEL_CLASSES", "NetPlan", "RawNet", "RawNode", "RawEdge", "RawError", "RawMemory",
+__all__ = ["NetPlan", "NodeArgs", "RawNet", "RawNode", "RawEdge", "RawError", "RawMemory",
            "plan_net", "run_plans", "child_main", "prepare", "warm_seconds", "STATUS",
            "SystemCRunError"]
 
-#: catalogue primitive -> C++ class in namespace samfuse (sim_models/systemc)
-MODEL_CLASSES: dict[str, str] = {
-    "root": "Root", "scan_compressed": "ScanCompressed", "scan_dense": "ScanDense",
-    "repsig": "RepSig", "repeat": "Repeat", "broadcast": "Broadcast", "array": "Array",
-    "intersect": "Intersect", "union": "Union", "intersect_val": "IntersectVal",
-    "union_val": "UnionVal", "alu": "Alu", "unary": "Unary",
-    "reduce": "Reduce", "spacc": "SpAcc", "spacc2": "SpAcc2", "spacc3": "SpAcc3",
-    "crddrop": "CrdDrop",
-    "crdhold": "CrdHold", "locate": "Locate", "level_writer": "LevelWriter",
-    "value_writer": "ValueWriter", "lane_split": "LaneSplit", "lane_merge": "LaneMerge",
-    "lane_merge2": "LaneMerge2",
-}
 STATUS = {1: "done", 2: "deadlock", 3: "error", 4: "limit"}
 _BINARY = {"add": 0, "sub": 1, "mul": 2, "div": 3, "max": 4, "min": 5}
 _UNARY = {"relu": 0, "exp": 1, "neg": 2, "rsqrt": 3, "add_const": 4, "mul_const": 5,
           "div_const": 6}
 _DUMMY = np.zeros(1, np.uint32)  # cppyy cannot pass an empty buffer as a pointer
+_NO_INTS = np.zeros(1, np.int64)
+
+#: a model's constructor arguments after the node id, as the driver takes them: integers,
+#: then up to two word arrays (samfuse_driver.h, add_node)
+NodeArgs = tuple[np.ndarray, np.ndarray, int, np.ndarray, int]
 
 
 @dataclass
@@ -73,7 +66,7 @@ class NetPlan:
     name: str
     trace: bool
     max_cycles: int
-    nodes: list[tuple[str, str, tuple]]           # (id, op, constructor args after id)
+    nodes: list[tuple[str, str, NodeArgs]]        # (id, op, constructor args after id)
     edges: list[tuple[str, int]]                  # (name, depth; 0 = unbounded)
     inputs: list[tuple[str, str, str]]            # (node, port, edge)
     outputs: list[tuple[str, str, str]]           # (node, port, edge), forks in edge order
@@ -85,7 +78,7 @@ class NetPlan:
     mem_ports: list[tuple[str, int, bool, int, int]] = field(default_factory=list)
     #: calls on a node's module after Net::add (node, method, args): block operators,
     #: block widths, multi-cycle firings (docs/blocks.md)
-    setup: list[tuple[str, str, tuple]] = field(default_factory=list)
+    setup: list[tuple[str, str, np.ndarray]] = field(default_factory=list)
 
 
 @dataclass
@@ -158,6 +151,11 @@ def _u32(a: Any) -> tuple[np.ndarray, int]:
     return (arr if len(arr) else _DUMMY), len(arr)
 
 
+def _args(ints: tuple = (), a: tuple[np.ndarray, int] = (_DUMMY, 0),
+          b: tuple[np.ndarray, int] = (_DUMMY, 0)) -> NodeArgs:
+    return (np.array(ints, np.int64) if ints else _NO_INTS, *a, *b)
+
+
 def _level(node: Node, tensors: dict[str, FiberTree]) -> tuple[FiberTree, int, Any]:
     name, lvl = node.params["tensor"], node.params["level"]
     tree = tensors[name]
@@ -179,33 +177,31 @@ def _unary_args(node: Node, fp: bool) -> tuple:
     return (_UNARY[node.params["op"]], fp, f32_bits(float(const)), ic & 0xFFFFFFFF, ic)
 
 
-def _node_args(node: Node, tensors: dict[str, FiberTree], fp: bool) -> tuple:
+def _node_args(node: Node, tensors: dict[str, FiberTree], fp: bool) -> NodeArgs:
     op = node.op
     if op == "scan_compressed":
         _, _, level = _level(node, tensors)
-        seg, nseg = _u32(level.seg)
-        crd, ncrd = _u32(level.crd)
-        return (seg, nseg, crd, ncrd)
+        return _args(a=_u32(level.seg), b=_u32(level.crd))
     if op in ("scan_dense", "locate"):
         tree, lvl, level = _level(node, tensors)
-        return (level.size, tree.num_fibers(lvl))
+        return _args((level.size, tree.num_fibers(lvl)))
     if op == "array":  # a blocked tensor's blocks one after the other
         vals = tensors[node.params["tensor"]].vals
         bits = np.ascontiguousarray(vals.astype(np.float32 if fp else np.int32)).view(
             np.uint32).ravel()
-        return ((bits if len(bits) else _DUMMY), len(bits))
+        return _args(a=((bits if len(bits) else _DUMMY), len(bits)))
     if op == "alu":
-        return (_BINARY[node.params["op"]], fp)
+        return _args((_BINARY[node.params["op"]], fp))
     if op == "unary":
-        return _unary_args(node, fp)
+        return _args(_unary_args(node, fp))
     if op == "reduce":
-        return (node.params["op"] == "max", fp)
+        return _args((node.params["op"] == "max", fp))
     if op in ("spacc", "spacc2", "spacc3"):
-        return (fp,)
+        return _args((fp,))
     if op == "lane_split":
         p = node.params
-        return (p["lanes"], p["lane"], p["lo"], p["hi"])
-    return ()
+        return _args((p["lanes"], p["lane"], p["lo"], p["hi"]))
+    return _args()
 
 
 def _array_words(tree: FiberTree, spec: MemPortSpec) -> int:
@@ -233,19 +229,18 @@ def _memory_plan(graph: Graph, tensors: dict[str, FiberTree], hw: Hardware | Non
              mem_trace), ports)
 
 
-def _block_spec(spec: str, n_ops: int) -> tuple[np.ndarray, int]:
+def _block_spec(spec: str, n_ops: int) -> np.ndarray:
     """ir.BlockOp.loops() flattened for samfuse::BlockOp: loops, output loops, operands,
     extents, then each operand's strides."""
     extents, strides, n_out = BlockOp.parse(spec, n_ops).loops()
-    arr = np.array([len(extents), n_out, n_ops, *extents, *(s for st in strides for s in st)],
-                   dtype=np.int64)
-    return arr, len(arr)
+    return np.array([len(extents), n_out, n_ops, *extents, *(s for st in strides for s in st)],
+                    dtype=np.int64)
 
 
-def _setup(graph: Graph, hw: Hardware | None) -> list[tuple[str, str, tuple]]:
+def _setup(graph: Graph, hw: Hardware | None) -> list[tuple[str, str, np.ndarray]]:
     """The block parameters of every node (none for a scalar graph)."""
     widths = value_elems(graph)
-    calls: list[tuple[str, str, tuple]] = []
+    calls: list[tuple[str, str, np.ndarray]] = []
     for nid in graph.topological_order():
         node = graph.nodes[nid]
         spec = node.params.get("block", "")
@@ -254,12 +249,13 @@ def _setup(graph: Graph, hw: Hardware | None) -> list[tuple[str, str, tuple]]:
         if node.op in ("alu", "reduce") and spec:
             calls.append((nid, "set_block", _block_spec(spec, 2 if node.op == "alu" else 1)))
         elif node.op in ("unary", "spacc", "spacc2", "spacc3") and elems > 1:
-            calls.append((nid, "set_elems", (elems,)))
+            calls.append((nid, "set_elems", np.array([elems], np.int64)))
         elif node.op == "array":
             block = graph.tensors[node.params["tensor"]].block
             if block is not None:
-                calls.append((nid, "set_block", (block_elems(block),)))
-    calls += [(nid, "set_cycles", (c,)) for nid, c in block_cycles(graph, hw).items()]
+                calls.append((nid, "set_block", np.array([block_elems(block)], np.int64)))
+    calls += [(nid, "set_cycles", np.array([c], np.int64))
+              for nid, c in block_cycles(graph, hw).items()]
     return calls
 
 
@@ -285,35 +281,23 @@ def plan_net(graph: Graph, tensors: dict[str, FiberTree], *, trace: bool,
 
 # -- elaboration and run (child) -------------------------------------------------------
 
-def _ports(cls: Any, which: str) -> dict[str, int]:
-    names = str(getattr(cls, which)())
-    return {p: i for i, p in enumerate(names.split(",")) if p}
-
-
-def _elaborate(sf: Any, plan: NetPlan, index: int, keep: list) -> Any:
-    net = sf.Net(f"j{index}_{plan.name}", plan.trace)
-    keep.append(net)
-    if plan.max_cycles:
-        net.set_max_cycles(plan.max_cycles)
-    fifo = {name: net.add_fifo(name, depth) for name, depth in plan.edges}
-    node_index: dict[str, int] = {}
-    classes: dict[str, Any] = {}
-    modules: dict[str, Any] = {}
-    for nid, op, args in plan.nodes:
-        cls = classes[nid] = getattr(sf, MODEL_CLASSES[op])
-        module = modules[nid] = cls(nid, *args)
-        keep.append(module)
-        node_index[nid] = net.add(module)
+def _elaborate(drv: Any, plan: NetPlan, index: int) -> int:
+    """Build ``plan`` as net number ``index`` of the design begun in ``drv``."""
+    net = drv.add_net(f"j{index}_{plan.name}", plan.trace, plan.max_cycles)
+    assert net == index
+    fifo = {name: drv.add_fifo(net, name, depth) for name, depth in plan.edges}
+    node_index = {nid: drv.add_node(net, op, nid, args[0], len(args[0]), *args[1:])
+                  for nid, op, args in plan.nodes}
     for nid, method, args in plan.setup:  # after add: the module sees its net's block pool
-        getattr(modules[nid], method)(*args)
-    for nid, port, edge in plan.inputs:
-        net.bind_input(node_index[nid], _ports(classes[nid], "inputs")[port], fifo[edge])
-    for nid, port, edge in plan.outputs:
-        net.bind_output(node_index[nid], _ports(classes[nid], "outputs")[port], fifo[edge])
+        drv.setup(net, node_index[nid], method, args, len(args))
+    for ports, is_input in ((plan.inputs, True), (plan.outputs, False)):
+        for nid, port, edge in ports:
+            bound = drv.bind(net, node_index[nid], is_input, port, fifo[edge])
+            assert bound, f"the SystemC model of {nid!r} has no port {port!r}"
     if plan.memory is not None:
-        net.set_memory(*plan.memory)
+        drv.set_memory(net, *plan.memory)
         for nid, slot, write, words, channel in plan.mem_ports:
-            net.add_mem_port(node_index[nid], slot, write, words, channel)
+            drv.add_mem_port(net, node_index[nid], slot, write, words, channel)
     return net
 
 
@@ -324,206 +308,121 @@ def _vector(v: Any, dtype: Any) -> np.ndarray:
     return np.frombuffer(v.data(), dtype=dtype, count=n).copy()
 
 
-def _extract(net: Any, plan: NetPlan) -> RawNet:
+#: node_info fields per node (samfuse_driver.h)
+_NODE_FIELDS = 9
+
+
+def _extract(drv: Any, net: int, plan: NetPlan) -> RawNet:
+    status, end_cycle, n_nodes, n_fifos = _vector(drv.net_info(net), np.int64).tolist()
+    info = _vector(drv.node_info(net), np.int64).reshape(n_nodes, _NODE_FIELDS).tolist()
+    names = [name for name, _ in plan.edges]
     nodes, writers = [], {}
-    for i in range(net.num_nodes()):
-        m = net.node(i)
-        blk = m.blocked
-        nodes.append(RawNode(str(m.node_id()), str(m.op()), int(m.fires), int(m.stall_in),
-                             int(m.stall_out), int(m.done_cycle), bool(m.finished()),
-                             None if not blk else str(blk.name()), bool(m.blocked_on_input),
-                             str(m.describe_state()), int(m.stall_mem),
-                             int(m.peak_entries())))
-        if nodes[-1].op == "level_writer":
-            writers[nodes[-1].id] = (_vector(m.crd, np.uint32), _vector(m.stop_pos, np.int64),
-                                     _vector(m.stop_level, np.int64))
-        elif nodes[-1].op == "value_writer":
-            writers[nodes[-1].id] = (_vector(m.vals, np.uint32),)
+    for i, ((nid, op, _), row) in enumerate(zip(plan.nodes, info, strict=True)):
+        fires, stall_in, stall_out, done, finished, blocked, on_input, stall_mem, peak = row
+        nodes.append(RawNode(nid, op, fires, stall_in, stall_out, done, bool(finished),
+                             None if blocked < 0 else names[blocked], bool(on_input),
+                             str(drv.node_state(net, i)), stall_mem, peak))
+        if op == "level_writer":
+            writers[nid] = (_vector(drv.written_words(net, i), np.uint32),
+                            _vector(drv.written_stops(net, i, 0), np.int64),
+                            _vector(drv.written_stops(net, i, 1), np.int64))
+        elif op == "value_writer":
+            writers[nid] = (_vector(drv.written_words(net, i), np.uint32),)
+    fifos = _vector(drv.fifo_info(net), np.int64).reshape(n_fifos, 5).tolist()
     edges = []
-    for i in range(net.num_fifos()):
-        f = net.fifo(i)
-        w, r, d = int(f.writer), int(f.reader), int(f.depth())
-        edge = RawEdge(str(f.name()), d if d > 0 else None, nodes[w].id, nodes[r].id,
-                       int(f.max_occ), int(f.unread()), nodes[w].finished)
+    for i, (name, (depth, w, r, max_occ, unread)) in enumerate(zip(names, fifos, strict=True)):
+        edge = RawEdge(name, depth if depth > 0 else None, nodes[w].id, nodes[r].id, max_occ,
+                       unread, nodes[w].finished)
         if plan.trace:
-            edge.words = _vector(f.trace_toks, np.uint64)
-            edge.block_words = _vector(f.trace_block_words, np.uint32)
-            edge.cycles = _vector(f.trace_cycles, np.int64)
-            edge.reads = _vector(f.trace_reads, np.int64)
+            edge.words = _vector(drv.trace_words(net, i), np.uint64)
+            edge.block_words = _vector(drv.trace_block_words(net, i), np.uint32)
+            edge.cycles = _vector(drv.trace_cycles(net, i, 0), np.int64)
+            edge.reads = _vector(drv.trace_cycles(net, i, 1), np.int64)
         edges.append(edge)
-    err = net.error()
-    raw_err = None
-    if err:
-        kinds = str(err.kind_str())  # one character per token slot
-        raw_err = RawError(str(err.node), int(err.cycle), str(err.what()),
-                           tuple(int(err.tok(i)) for i in range(len(kinds))), kinds,
-                           tuple(_vector(err.block(i), np.uint32) for i in range(len(kinds))))
-    return RawNet(STATUS.get(int(net.status()), "running"), int(net.end_cycle()), nodes,
-                  edges, writers, raw_err, _extract_memory(net, plan))
+    return RawNet(STATUS.get(status, "running"), end_cycle, nodes, edges, writers,
+                  _extract_error(drv, net), _extract_memory(drv, net, plan))
 
 
-def _extract_memory(net: Any, plan: NetPlan) -> RawMemory | None:
+def _extract_error(drv: Any, net: int) -> RawError | None:
+    node = str(drv.error_text(net, 0))
+    if not node:
+        return None
+    kinds = str(drv.error_text(net, 2))  # one character per token slot
+    cycle, *toks = _vector(drv.error_words(net), np.uint64).tolist()
+    return RawError(node, cycle, str(drv.error_text(net, 1)), tuple(toks[:len(kinds)]), kinds,
+                    tuple(_vector(drv.error_block(net, i), np.uint32)
+                          for i in range(len(kinds))))
+
+
+def _extract_memory(drv: Any, net: int, plan: NetPlan) -> RawMemory | None:
     if plan.memory is None:
         return None
-    mem = net.memory()
-    ports = [(int(mem.port(i).bursts), int(mem.port(i).lines))
-             for i in range(mem.num_ports())]
-    raw = RawMemory(ports, [int(mem.channel_bytes(c)) for c in range(mem.num_channels())],
-                    int(mem.max_ack()))
+    n_ports, n_channels, max_ack, *rest = _vector(drv.memory_info(net), np.int64).tolist()
+    ports = [(rest[2 * i], rest[2 * i + 1]) for i in range(n_ports)]
+    raw = RawMemory(ports, rest[2 * n_ports:2 * n_ports + n_channels], max_ack)
     if plan.memory[-1]:
-        log = mem.log()
-        raw.log = np.stack([_vector(v, np.int64) for v in
-                            (log.cycle, log.port, log.line, log.lines, log.write)], axis=1)
+        raw.log = np.stack([_vector(drv.memory_log(net, c), np.int64) for c in range(5)],
+                           axis=1)
     return raw
 
 
-def run_plans(plans: list[NetPlan], *, per_module: bool = False, vcd: str | None = None,
-              keep: list | None = None) -> tuple[list[RawNet], dict[str, float]]:
-    """Elaborate every plan into one SystemC design, simulate, extract (child only).
-
-    ``keep`` receives the C++ objects, which must outlive the run (cppyy owns them)."""
+def run_plans(plans: list[NetPlan], *, per_module: bool = False, vcd: str | None = None
+              ) -> tuple[list[RawNet], dict[str, float]]:
+    """Elaborate every plan into one SystemC design, simulate, extract (once per process:
+    the forked child, or the parent's warm-up)."""
     t0 = time.perf_counter()
-    sf = load()
-    design = sf.Design("samfuse_top", per_module)
-    keep = [] if keep is None else keep
-    keep.append(design)
-    nets = [_elaborate(sf, plan, i, keep) for i, plan in enumerate(plans)]
-    for net in nets:
-        design.add_net(net)
+    drv = driver()
+    drv.begin(per_module)
+    nets = [_elaborate(drv, plan, i) for i, plan in enumerate(plans)]
     if vcd:
-        design.trace_vcd(vcd)
+        drv.trace_vcd(vcd)
     t1 = time.perf_counter()
-    problem = str(design.run())
+    problem = str(drv.run())
     t2 = time.perf_counter()
     if problem:
         raise SystemCRunError(problem)
-    raws = [_extract(net, plan) for net, plan in zip(nets, plans, strict=True)]
+    raws = [_extract(drv, net, plan) for net, plan in zip(nets, plans, strict=True)]
     t3 = time.perf_counter()
     return raws, {"elaborate": t1 - t0, "simulate": t2 - t1, "extract": t3 - t2,
-                  "clock_cycles": float(design.cycles)}
+                  "clock_cycles": float(drv.clock_cycles())}
 
 
-# -- JIT warm-up (parent) ----------------------------------------------------------------
+# -- warm-up (parent) ------------------------------------------------------------------
 
 _WARM_LOCK = threading.Lock()
 _WARM: dict[str, Any] = {}
 
 
-def _warm_graphs() -> list[tuple[Graph, dict[str, Any]]]:
-    """Small graphs that together use every primitive (values do not matter)."""
-    eye = np.eye(3, dtype=np.float32)
-    g = GraphBuilder("warm_hold_unary")
-    g.tensor("A", (3, 3), "dc")
-    g.tensor("X", (3, 3), "dc", role="output")
-    for nid, op, kw in [("r", "root", {}), ("Ai", "scan_dense", {"tensor": "A", "level": 0}),
-                        ("Aj", "scan_compressed", {"tensor": "A", "level": 1}),
-                        ("hold", "crdhold", {}), ("Av", "array", {"tensor": "A"}),
-                        ("u", "unary", {"op": "exp"}),
-                        ("Xi", "level_writer", {"tensor": "X", "level": 0}),
-                        ("Xj", "level_writer", {"tensor": "X", "level": 1}),
-                        ("Xv", "value_writer", {"tensor": "X"})]:
-        g.node(nid, op, **kw)
-    for src, dst in [("r.ref", "Ai.ref_in"), ("Ai.ref", "Aj.ref_in"), ("Ai.crd", "hold.outer_in"),
-                     ("Aj.crd", "hold.inner_in"), ("hold.outer", "Xi.crd"),
-                     ("hold.inner", "Xj.crd"), ("Aj.ref", "Av.ref"), ("Av.val", "u.a"),
-                     ("u.val", "Xv.val")]:
-        g.edge(src, dst)
-    from compiler import compile_expression  # lanes: split, one- and two-level merges
-
-    vec = np.ones(3, np.float32)
-    valjoins = [(_warm_valjoin(op), {"a": vec, "b": vec}) for op in ("intersect_val",
-                                                                      "union_val")]
-
-    lanes = [compile_expression(expr, {"A": "csr"}, {"A": (3, 3), other: shape},
-                                par={"i": 2}, name=f"warm_lanes_{other}")
-             for expr, other, shape in (("y(i) = A(i,j) * x(j)", "x", (3,)),
-                                        ("X(i,j) = A(i,k) * B(k,j)", "B", (3, 3)))]
-    cube = np.ones((3, 3, 3), np.float32)
-    ttm = compile_expression("X(i,j,l) = B(i,j,k) * C(k,l)", {"B": "dcc", "C": "dc"},
-                             {"B": (3, 3, 3), "C": (3, 3)}, order="k,i,j,l", name="warm_spacc3")
-    return [(g.build(), {"A": eye}), (examples.spmv(3, 3), {"B": eye, "c": eye[0]}),
-            (ttm, {"B": cube, "C": eye}), *_warm_block_graphs(),
-            (lanes[0], {"A": eye, "x": eye[0]}), (lanes[1], {"A": eye, "B": eye}),
-            (examples.spmm_ikj(3, 3, 3), {"B": eye, "C": eye}),
-            (examples.spmm_kij(3, 3, 3), {"B": eye, "C": eye}),
-            (examples.elementwise(3, 3, "add"), {"A": eye, "B": eye}),
-            (examples.row_scale(3, 3), {"A": eye}), *valjoins]
-
-
-def _warm_block_graphs() -> list[tuple[Graph, dict[str, Any]]]:
-    """Graphs on 2 x 2 blocks: contraction, spacc, spacc2 and spacc3 of blocks, a folding
-    reducer, a unary op and an elementwise ALU fed N (every block entry point of the
-    models)."""
-    from compiler import compile_expression
-
-    eye = np.eye(4, dtype=np.float32)
-    ttm = compile_expression("X(i,j,l) = B(i,j,k) * C(k,l)", {"B": "dcc", "C": "dc"},
-                             {"B": (4, 4, 2), "C": (2, 4)}, order="k,i,j,l",
-                             block={"i": 2, "j": 2, "l": 2}, name="warm_spacc3_blocks")
-    return [(examples.spmm_ikj(4, 4, 4, block=2), {"B": eye, "C": eye}),
-            (ttm, {"B": np.ones((4, 4, 2), np.float32), "C": np.ones((2, 4), np.float32)}),
-            (examples.spmm_kij(4, 4, 4, block=2), {"B": eye, "C": eye}),
-            (examples.row_reduce(4, 4, "sum", "exp", block=2), {"A": eye}),
-            (examples.elementwise(4, 4, "add", block=2), {"A": eye, "B": eye})]
-
-
-def _warm_valjoin(op: str) -> Graph:
-    """x = a op b over compressed vectors, side a of the joiner carrying a's values."""
-    g = GraphBuilder(f"warm_{op}")
-    for t in ("a", "b"):
-        g.tensor(t, (3,), "c")
-        g.node(f"r{t}", "root")
-        g.node(f"{t}i", "scan_compressed", tensor=t, level=0)
-        g.node(f"{t}v", "array", tensor=t)
-        g.edge(f"r{t}.ref", f"{t}i.ref_in")
-    g.tensor("x", (3,), "c", role="output")
-    g.node("j", op)
-    g.node("alu", "alu", op="add")
-    g.node("xi", "level_writer", tensor="x", level=0)
-    g.node("xv", "value_writer", tensor="x")
-    for src, dst in [("ai.ref", "av.ref"), ("ai.crd", "j.crd_a"), ("av.val", "j.val_a"),
-                     ("bi.crd", "j.crd_b"), ("bi.ref", "j.ref_b"), ("j.ref_b", "bv.ref"),
-                     ("j.val_a", "alu.a"), ("bv.val", "alu.b"), ("j.crd", "xi.crd"),
-                     ("alu.val", "xv.val")]:
-        g.edge(src, dst)
-    return g.build()
-
-
 def prepare() -> Any:
-    """Load SystemC and JIT-compile every model *in this process*, once.
-
-    cppyy compiles a constructor or method the first time Python calls it; left to the
-    forked children, every child would pay seconds of JIT again. So the parent elaborates
-    and runs a throwaway design using every primitive, keeps those objects alive forever
-    (destroying them would touch SystemC state), and then abandons that simulation context
-    so that children start from an empty one."""
-    sf = load()
+    """Load the compiled models and let cppyy compile its call wrappers *in this process*,
+    once: the driver's functions are wrapped the first time Python calls them, and a
+    forked child would pay that again on every run. So the parent runs a throwaway
+    design that calls every driver function a run needs (trace, memory and its log,
+    blocks, multi-cycle firings) and then abandons that simulation context so that
+    children start from an empty one. Returns the driver."""
+    drv = driver()
     with _WARM_LOCK:
         if "seconds" not in _WARM:
             start = time.perf_counter()
-            hbm = load_hw("hbm2-u280")
+            eye = np.eye(4, dtype=np.float32)
             slow = load_hw("ideal", ["compute.macs_per_cycle=1"])  # multi-cycle firings
-            plans = [plan_net(g, bind_inputs(g, ins), trace=True, depth="graph", hw=hw,
-                              mem_trace=hw is not None and hw.memory)
-                     for g, ins in _warm_graphs() for hw in (None, hbm, slow)]
-            run_plans(plans, keep=_IMMORTAL)
-            sf.fresh_simcontext()
+            plans = [plan_net(g, bind_inputs(g, {"B": eye, "C": eye}), trace=True,
+                              depth="graph", hw=hw, mem_trace=hw is not None and hw.memory)
+                     for g, hw in ((examples.spmm_ikj(4, 4, 4), load_hw("hbm2-u280")),
+                                   (examples.spmm_ikj(4, 4, 4, block=2), slow))]
+            run_plans(plans)
+            drv.fresh_simcontext()
             _WARM["seconds"] = time.perf_counter() - start
-    return sf
+    return drv
 
 
 def warm_seconds() -> float:
-    """Wall time of the JIT warm-up in this process (0 if it has not happened)."""
+    """Wall time of the warm-up in this process (0 if it has not happened)."""
     return float(_WARM.get("seconds", 0.0))
 
 
 class SystemCRunError(RuntimeError):
     """SystemC itself reported an error (an sc_report), as text."""
-
-
-#: C++ objects of this process's simulation. Never released: tearing SystemC modules down
-#: is slow and pointless, since the child ends with os._exit.
-_IMMORTAL: list = []
 
 
 def _die_on_crash(crash_log: str | None) -> None:
@@ -552,7 +451,7 @@ def child_main(conn: Any, plans: list[NetPlan], per_module: bool, vcd: str | Non
     entered = time.perf_counter()
     _die_on_crash(crash_log)
     try:
-        raws, timings = run_plans(plans, per_module=per_module, vcd=vcd, keep=_IMMORTAL)
+        raws, timings = run_plans(plans, per_module=per_module, vcd=vcd)
         timings["entered"] = entered
         msg: tuple = ("ok", raws, timings)
     except BaseException as exc:  # noqa: BLE001 - everything must become a string here

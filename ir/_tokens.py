@@ -18,12 +18,13 @@ __all__ = ["Stop", "Empty", "Done", "Repeat", "Block", "EMPTY", "DONE", "REPEAT"
            "is_control", "is_data", "token_text", "parse_token", "stop", "to_f32", "to_i32"]
 
 _F32 = struct.Struct("<f")
+_F32_PACK, _F32_UNPACK = _F32.pack, _F32.unpack  # bound once: the models round per op
 
 
 def to_f32(x: float) -> float:
     """Round a Python float to the nearest binary32 (overflow gives ±inf, like IEEE)."""
     try:
-        return _F32.unpack(_F32.pack(x))[0]
+        return _F32_UNPACK(_F32_PACK(x))[0]
     except OverflowError:
         return float("inf") if x > 0 else float("-inf")
 

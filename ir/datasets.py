@@ -17,7 +17,6 @@ from typing import Any
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
-import scipy.stats
 
 __all__ = ["GraphData", "GraphStats", "GraphSpec", "GRAPHS", "graph_dataset",
            "synthetic_graph", "cora_like", "ogb_collab_like", "karate_club", "chung_lu_graph",
@@ -67,6 +66,8 @@ def describe(adj: sp.spmatrix | np.ndarray) -> GraphStats:
     loops = int(np.count_nonzero(a.diagonal()))
     symmetric = (a != a.T).nnz == 0
     edges = (a.nnz - loops) // 2 + loops if symmetric else a.nnz
+    import scipy.stats  # slow to import (about 0.5 s); only statistics need it
+
     skew = float(scipy.stats.skew(deg)) if n > 1 and deg.std() > 0 else 0.0
     return GraphStats(n, int(edges), int(a.nnz), a.nnz / float(n * n) if n else 0.0,
                       bool(symmetric), loops, int(np.count_nonzero(deg == 0)),

@@ -3,9 +3,10 @@
 1 % density times a dense 2,000 x 16 matrix (the inputs of scripts/bench_sim.py).
 
 Prints, per backend, simulated cycles, primitive firings, wall time, firings/s and
-cycles/s, the SystemC/Python ratio, and the SystemC fixed costs separately: loading
-libsystemc and JIT-compiling the headers (cppyy), the JIT warm-up run, the fork, the
-elaboration and the result transfer. Both backends must agree on outputs and cycles.
+cycles/s, the SystemC/Python ratio, and the SystemC fixed costs separately: loading the
+compiled models (cppyy; building them first if the cache is cold), the warm-up run that
+compiles cppyy's call wrappers, the fork, the elaboration and the result transfer. Both
+backends must agree on outputs and cycles.
 
     .venv/bin/python scripts/bench_systemc.py [--n 2000] [--density 0.01] [--cols 16]
         [--order ikj|ijk] [--per-module] [--skip-python] [--hw ideal|hbm2-u280|FILE.yaml]
@@ -84,8 +85,8 @@ def main() -> int:
               f"{sc.firings / sc_wall / py_rate:.1f}x, first run incl. fixed costs "
               f"{sc.firings / first_wall / py_rate:.1f}x")
     print("systemc fixed costs (s):")
-    print(f"  once per process: load libsystemc + cppyy.include {fixed['load']:.2f}, "
-          f"JIT warm-up {fixed['warm_up']:.2f}")
+    print(f"  once per process: load the compiled models {fixed['load']:.2f}, "
+          f"warm-up {fixed['warm_up']:.2f}")
     print(f"  per run: fork {t['fork']:.3f}, elaborate {t['elaborate']:.3f}, "
           f"extract {t['extract']:.3f}, transfer {t['transfer']:.3f}, "
           f"decode {t['decode']:.3f}, plan {t['plan']:.3f}")

@@ -26,4 +26,6 @@ VPY=.venv/bin/python
 "$VPY" -m pip install -q --upgrade pip
 "$VPY" -c "import torch" 2>/dev/null || "$VPY" -m pip install -q "torch==2.13.0"
 "$VPY" -m pip install -q -e ".[all]"
+# the SystemC models, compiled once into the user cache (docs/systemc.md)
+"$VPY" -c "from cosim import SystemCBackend as B; B.unavailable() or B.build_library()"
 echo "samfuse: environment ready in .venv"

@@ -19,9 +19,17 @@ _COMPACT = 4096
 
 
 class Channel:
+    """A contract FIFO; with ``trace`` it is a :class:`_TracedChannel`, which also records
+    every token with its write and read cycles (the untraced one skips that test on
+    every push and pop)."""
+
     __slots__ = ("name", "kind", "depth", "toks", "wts", "rts", "h", "reader", "writer",
                  "reader_waiting", "writer_waiting", "wake", "trace_toks", "trace_cycles",
-                 "trace_reads", "stats", "occ_p", "max_occ", "_keep", "numeric")
+                 "trace_reads", "stats", "occ_p", "max_occ", "_keep", "_compact_at",
+                 "numeric")
+
+    def __new__(cls, *args: Any, trace: bool = False, **kwargs: Any) -> Channel:
+        return object.__new__(_TracedChannel if trace else cls)
 
     def __init__(self, name: str, kind: str, depth: int | None, wake: Callable[[Any], None],
                  trace: bool = False, stats: bool = True, numeric: str = "int") -> None:
@@ -31,6 +39,7 @@ class Channel:
         self.rts: list[int] = []   # read cycles of the tokens read so far (same indexing)
         self.h = 0                 # index (into toks) of the next token to read
         self._keep = depth or 0
+        self._compact_at = _COMPACT + self._keep  # pops before history is cut
         self.reader: Any = None
         self.writer: Any = None
         self.reader_waiting = False
@@ -60,8 +69,6 @@ class Channel:
         rts = self.rts
         rts.append(t)
         self.h = h + 1
-        if self.trace_reads is not None:
-            self.trace_reads.append(t)
         if self.stats:
             # occupancy right after token h was written: tokens p..h, where p is the first
             # token whose read came after that write (reads and writes are both in order)
@@ -71,7 +78,7 @@ class Channel:
             self.occ_p = p
             if h - p + 1 > self.max_occ:
                 self.max_occ = h - p + 1
-        if h > _COMPACT + self._keep:
+        if h > self._compact_at:
             cut = h - self._keep
             del self.toks[:cut], self.wts[:cut], rts[:cut]
             self.h -= cut
@@ -97,9 +104,6 @@ class Channel:
     def push(self, tok: Any, t: int) -> None:
         self.toks.append(tok)
         self.wts.append(t)
-        if self.trace_toks is not None:
-            self.trace_toks.append(tok)
-            self.trace_cycles.append(t)
         if self.reader_waiting:
             self.reader_waiting = False
             self.wake(self.reader)
@@ -115,6 +119,19 @@ class Channel:
 
     def __repr__(self) -> str:
         return f"<Channel {self.name} depth={self.depth} unread={self.unread()}>"
+
+
+class _TracedChannel(Channel):
+    __slots__ = ()
+
+    def pop(self, t: int) -> Any:
+        self.trace_reads.append(t)
+        return Channel.pop(self, t)
+
+    def push(self, tok: Any, t: int) -> None:
+        self.trace_toks.append(tok)
+        self.trace_cycles.append(t)
+        Channel.push(self, tok, t)
 
 
 class Fanout:

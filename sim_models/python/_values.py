@@ -65,13 +65,20 @@ _FLOAT_BIN: dict[str, Callable] = {
 _INT_BIN: dict[str, Callable] = {**_FLOAT_BIN, "div": _idiv}
 
 
+#: the float32 operations most graphs run, rounded without a second call
+_FLOAT_ROUNDED: dict[str, Callable] = {
+    "add": lambda a, b: to_f32(a + b), "sub": lambda a, b: to_f32(a - b),
+    "mul": lambda a, b: to_f32(a * b),
+}
+
+
 def binary_op(op: str, dtype: str) -> Callable:
     """The rounded binary operation ``op`` for ``dtype``."""
     if dtype == "float32":
         f = _FLOAT_BIN[op]
         if op in ("max", "min"):
             return f
-        return lambda a, b: to_f32(f(a, b))
+        return _FLOAT_ROUNDED.get(op) or (lambda a, b: to_f32(f(a, b)))
     f = _INT_BIN[op]
     return lambda a, b: to_i32(f(a, b))
 

@@ -3,7 +3,6 @@ reference model against numpy, with the sparse "stored entries only" semantics a
 
 from __future__ import annotations
 
-import time
 from itertools import permutations
 
 import numpy as np
@@ -19,8 +18,6 @@ SETTINGS = settings(max_examples=15, deadline=None)
 DIM = st.integers(1, 5)
 DENSITY = st.sampled_from([0.0, 0.3, 0.7, 1.0])
 SEED = st.integers(0, 2**16)
-#: compile-time budget per expression (docs/compiler.md)
-BUDGET_S = 0.05
 
 NUMPY = {"relu": lambda x: np.maximum(x, 0),
          "exp": np.exp,
@@ -409,18 +406,28 @@ def test_dense_softmax_of_a_sparse_operand_names_the_problem():
                                         "index 'j', to an operand that is sparse in 'j'")
 
 
-def test_fused_expressions_compile_within_budget():
-    """The order search stays cheap on the biggest fused expressions (docs/compiler.md)."""
+def test_fused_expressions_search_a_bounded_number_of_orders(monkeypatch):
+    """The order search's work stays bounded on the biggest fused expressions: of their
+    720 orders it costs at most COST_TRIES and lowers at most three times as many, and
+    accounts for every other one as skipped (docs/compiler.md). Their compile time is
+    measured by scripts/bench_compile.py, not asserted here."""
+    from compiler import _compile
+
+    lowered = []
+    build = _compile._Job.build
+
+    def counting_build(self, *args, **kwargs):
+        lowered.append(args[0])
+        return build(self, *args, **kwargs)
+
+    monkeypatch.setattr(_compile._Job, "build", counting_build)
     shapes = {"M": (8, 8), "Q": (8, 4), "K": (8, 4), "V": (8, 4)}
     for expr, fmts, shp in ((ATTENTION, {"M": "csr"}, shapes),
                             (_layer_norm_text(4), {}, {"X": (8, 4), "g": (4,), "c": (4,)})):
-        best = min(_timed(expr, fmts, shp) for _ in range(3))
-        assert best < 4 * BUDGET_S, f"{expr}: {best * 1e3:.0f} ms"
-
-
-def _timed(expr: str, fmts: dict, shapes: dict) -> float:
-    """CPU seconds of one compile: the search's own cost, not the wall time it waited for
-    a core while the test suite's other workers ran."""
-    t0 = time.process_time()
-    compile_expression(expr, fmts, shapes)
-    return time.process_time() - t0
+        lowered.clear()
+        search = compile_expression(expr, fmts, shp).meta["order_search"]
+        costed = [c for c in search["candidates"] if "cost" in c]
+        assert 0 < len(costed) <= _compile.COST_TRIES, expr
+        assert 0 < len(lowered) <= 3 * _compile.COST_TRIES, expr
+        assert search["not_costed"] > 0, expr  # the budget, not exhaustion, ended the search
+        assert len(search["candidates"]) + search["not_costed"] == 720, expr

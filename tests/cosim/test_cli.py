@@ -86,6 +86,13 @@ def test_sim_prints_cycles_stats_and_writes_outputs_and_traces(files, capsys):
     assert "red_j.val->x_val.val" in trace.edges
 
 
+def test_sim_on_auto_says_which_backend_ran(files, capsys):
+    _compile(files)
+    capsys.readouterr()
+    assert _sim(files, "--backend", "auto") == 0  # a small graph: the Python model
+    assert capsys.readouterr().out.splitlines()[0] == "graph      einsum on python (auto)"
+
+
 def test_sim_writes_sparse_matrix_outputs_as_mtx(files, capsys):
     graph = files["dir"] / "add.json"
     assert main(["compile", "X(i,j) = B(i,j) + C(i,j)", "--format", "B=csr", "--format",

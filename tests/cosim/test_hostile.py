@@ -411,6 +411,23 @@ def test_sim_of_a_small_graph_stays_free_of_torch_scipy_and_plotting(spmv):
     assert got.stdout.strip().splitlines()[-1] == "0 []", got.stdout + got.stderr
 
 
+def test_help_imports_only_what_the_parser_needs():
+    """``samfuse --help`` builds the parser only: no study, tuning, nightly or comparison
+    code (the package imports those names on first use), no YAML, no scipy."""
+    got = _run("import sys\nfrom cosim.cli import main\n"
+               "try:\n    rc = main(['--help'])\nexcept SystemExit as exc:\n    rc = exc.code\n"
+               "print(rc, sorted(m for m in sys.modules if m in ('yaml', 'scipy', 'torch') "
+               "or m.startswith(('cosim._study', 'cosim._tune', 'cosim._nightly', "
+               "'cosim._counts', 'cosim._compare'))))")
+    assert got.stdout.strip().splitlines()[-1] == "0 []", got.stdout + got.stderr
+
+
+def test_every_public_name_of_cosim_resolves():
+    import cosim
+
+    assert all(getattr(cosim, name) is not None for name in cosim.__all__)
+
+
 def test_model_names_match_the_bundled_models():
     from compiler.models import MODELS
     from cosim._cli_model import MODEL_NAMES

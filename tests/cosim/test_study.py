@@ -143,6 +143,21 @@ def test_cli_runs_the_bundled_smoke_study_and_plots_it(tmp_path):
     frame = pd.read_csv(out / "results.csv")
     assert set(frame["status"]) == {"ok"}
     assert set(frame[frame["kind"] == "model"]["schedule"]) == {"unfused", "partial", "full"}
+    # a re-run from the cache imports neither the models (torch) nor scipy.stats, and
+    # leaves the unchanged table alone (no pandas)
+    argv = ["study", str(ROOT / "studies" / "smoke.yaml"), "--out", str(out), "--csv",
+            "--quiet"]
+    probe = ("import sys; from cosim.cli import main; code = main(" + repr(argv) + "); "
+             "print(sorted(m for m in ('torch', 'scipy.stats', 'pandas') if m in "
+             "sys.modules)); sys.exit(code)")
+    again = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=600,
+                           env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    assert again.returncode == 0, again.stderr
+    assert "(0 run, 15 from the cache)" in again.stdout
+    assert again.stdout.strip().splitlines()[-1] == "[]"
+    assert pd.read_csv(out / "results.csv").drop(columns=TIMING).equals(
+        frame.drop(columns=TIMING))
     for kind in ("speedup", "orders", "heuristic", "depth", "bandwidth"):
         made = _cli("plot", str(out), "--kind", kind, cwd=tmp_path)
         assert made.returncode == 0, made.stderr
@@ -153,6 +168,14 @@ def test_cli_runs_the_bundled_smoke_study_and_plots_it(tmp_path):
     lanes = _cli("plot", str(out), "--kind", "lanes", cwd=tmp_path)  # no run has lanes
     assert lanes.returncode != 0 and "par axis" in lanes.stderr
     assert "Traceback" not in lanes.stderr
+
+
+def test_cli_rejects_an_unknown_model_in_one_line(tmp_path):
+    study = tmp_path / "s.yaml"
+    study.write_text(json.dumps({"name": "t", "workloads": [{"model": "nosuch"}]}))
+    run = _cli("study", str(study), "--out", str(tmp_path / "o"), cwd=tmp_path)
+    assert run.returncode != 0 and "model 'nosuch'; bundled models: " in run.stderr
+    assert "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) == 1
 
 
 def test_cli_rejects_an_unknown_axis_in_one_line(tmp_path):
