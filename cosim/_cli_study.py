@@ -55,6 +55,10 @@ def cmd_study(args: argparse.Namespace, error: type[Exception]) -> int:
     print(f"study {spec.name}: {len(result.rows)} rows from {result.ran + result.cached} "
           f"runs ({result.ran} run, {result.cached} from the cache) in "
           f"{result.seconds:.1f} s -> {out / 'results.parquet'}")
+    skipped = {(r["workload"], r["schedule"], r["hw"]) for r in result.skipped}
+    if skipped:
+        print(f"  {len(skipped)} run(s) skipped: predicted over the study's budget of "
+              f"{spec.budget:g} s (status skipped; the 'error' column gives the prediction)")
     unlowered = {(r["workload"], r["order"]) for r in failed if r["status"] == "compile-error"}
     if unlowered:
         print(f"  {len(unlowered)} configuration(s) did not compile (status compile-error; "

@@ -112,6 +112,16 @@ def _expr_graph(cfg: RunConfig) -> tuple[Any, dict[str, np.ndarray], np.ndarray]
     return graph, inputs, evaluate(program, inputs)[program.outputs[0]]
 
 
+class OverBudget(Exception):
+    """A run the heuristic predicts to take longer than the study's ``budget``."""
+
+
+def predicted_seconds(tokens: float, kernels: int, backends: Sequence[str]) -> float:
+    """Seconds a run of ``tokens`` stream tokens in ``kernels`` kernels should take."""
+    return sum(tokens / _TOKEN_RATE.get(b, 1e5) + kernels * _KERNEL_COST.get(b, 1.0)
+               for b in backends)
+
+
 def _kernel_graph(cfg: RunConfig) -> tuple[Any, dict[str, np.ndarray], np.ndarray]:
     from ._sweep import SWEEP_KERNELS, kernel_graph
 
@@ -247,6 +257,11 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
             est = estimate(k.graph, {t: values[t] for t in k.inputs})
             flops, nbytes, tokens = flops + est.flops, nbytes + est.bytes, \
                 tokens + sum(est.tokens.values())
+    n_kernels = sum(len(reg.kernels) for reg in compiled.regions)
+    need = predicted_seconds(tokens, n_kernels, cfg.backends)
+    if cfg.budget is not None and need > cfg.budget:
+        raise OverBudget(f"predicted {need:,.0f} s ({tokens:.3g} stream tokens) > budget "
+                         f"{cfg.budget:g} s")
     with torch.no_grad():
         want = model(*example)
     want_np = want.to_dense().numpy() if want.is_sparse else want.numpy()
@@ -298,7 +313,8 @@ def run_config(cfg: RunConfig) -> list[dict[str, Any]]:
         rows, shared = (_model_run if cfg.workload.model else _graph_run)(cfg)
     except Exception as exc:  # noqa: BLE001 - every failure is a row of the table
         # an order that does not lower is an expected outcome of an order sweep
-        status = "compile-error" if isinstance(exc, CompileError) else "error"
+        status = "compile-error" if isinstance(exc, CompileError) else \
+            "skipped" if isinstance(exc, OverBudget) else "error"
         err = _short(exc)
         return [{**base, "backend": b, "status": status, "error": err, "agree": False,
                  "run_seconds": round(time.perf_counter() - t0, 4)} for b in cfg.backends]
@@ -360,8 +376,7 @@ def estimate_run(cfg: RunConfig) -> float:
     except Exception:  # noqa: BLE001 - the run itself will report it
         return 0.0
     tokens = sum(estimate(graph, inputs).tokens.values())
-    return sum(tokens / _TOKEN_RATE.get(b, 1e5) + _KERNEL_COST.get(b, 1.0)
-               for b in cfg.backends)
+    return predicted_seconds(tokens, 1, cfg.backends)
 
 
 # -- the study -------------------------------------------------------------------------
@@ -380,7 +395,13 @@ class StudyResult:
 
     @property
     def failed(self) -> list[dict[str, Any]]:
-        return [r for r in self.rows if r["status"] != "ok"]
+        """Rows that did not finish correctly; a run skipped over budget is not a failure."""
+        return [r for r in self.rows if r["status"] not in ("ok", "skipped")]
+
+    @property
+    def skipped(self) -> list[dict[str, Any]]:
+        """Rows of runs the study's budget skipped (the 'error' column says why)."""
+        return [r for r in self.rows if r["status"] == "skipped"]
 
 
 def _json_default(x: Any) -> Any:
@@ -524,7 +545,7 @@ class _Progress:
 
     def tick(self, cfg: RunConfig, rows: list[dict[str, Any]]) -> None:
         self.done += 1
-        self.failed += any(r.get("status") != "ok" for r in rows)
+        self.failed += any(r.get("status") not in ("ok", "skipped") for r in rows)
         if not self.enabled:
             return
         self.work_done += self.est[cfg]

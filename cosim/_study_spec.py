@@ -112,6 +112,9 @@ class RunConfig:
     lane_buffer: int | None = DEFAULT_LANE_BUFFER
     #: block extent of the workload's sparse tensors (1 = scalar values; docs/blocks.md)
     block: int = 1
+    #: skip a model run whose heuristic predicts more seconds than this (None: never), as
+    #: FuseFlow skips full fusion where it would not finish (docs/studies.md)
+    budget: float | None = None
 
     def __post_init__(self) -> None:
         # one lane has no partition and no lane buffers: every spelling of it is one run
@@ -131,6 +134,8 @@ class RunConfig:
                 del out[k]
         if self.block == 1:  # so does a scalar run, from before blocks
             del out["block"]
+        if self.budget is None:  # and a run without a budget, from before budgets
+            del out["budget"]
         return out
 
     def hardware(self) -> Hardware:
@@ -153,6 +158,8 @@ class StudySpec:
     axes: dict[str, list[Any]]
     mode: str = "product"
     runs: list[dict[str, Any]] = field(default_factory=list)
+    #: seconds a model run may be predicted to take before it is skipped (None: no limit)
+    budget: float | None = None
 
     def expand(self) -> list[RunConfig]:
         """Every run: the cross product of the axes (``mode: product``) or the listed
@@ -187,7 +194,8 @@ class StudySpec:
                         self.name, w, schedule, str(order), c["depth"], int(c["seed"]),
                         c["dtype"], tuple(c["backends"]), c["hw"], c["hw_set"],
                         par=c["par"], partition=c["partition"],
-                        lane_buffer=c["lane_buffer"], block=c["block"]))
+                        lane_buffer=c["lane_buffer"], block=c["block"],
+                        budget=self.budget if w.model is not None else None))
         return list(dict.fromkeys(out))
 
 
@@ -245,10 +253,10 @@ def load_study(source: str | Path | Mapping[str, Any]) -> StudySpec:
             raise StudyError(f"study is not valid YAML: {exc}") from None
     if not isinstance(doc, dict):
         raise StudyError("a study is a YAML mapping with 'name', 'workloads' and 'axes'")
-    unknown = sorted(set(doc) - {"name", "workloads", "axes", "mode", "runs"})
+    unknown = sorted(set(doc) - {"name", "workloads", "axes", "mode", "runs", "budget"})
     if unknown:
         raise StudyError(f"unknown study key(s) {unknown}; expected name, workloads, axes, "
-                         "mode, runs")
+                         "mode, runs, budget")
     name = doc.get("name")
     if not isinstance(name, str) or not SAFE_NAME.match(name):
         raise StudyError(f"study name {name!r} must match {SAFE_NAME.pattern} (it names "
@@ -290,9 +298,19 @@ def load_study(source: str | Path | Mapping[str, Any]) -> StudySpec:
     elif "runs" in doc:
         raise StudyError("'runs' lists combinations for 'mode: list'; with 'mode: product' "
                          "the axes are crossed")
-    spec = StudySpec(name, workloads, axes, mode, runs)
+    spec = StudySpec(name, workloads, axes, mode, runs, _budget(doc.get("budget")))
     spec.expand()  # order: all on a model is an error worth seeing now
     return spec
+
+
+def _budget(value: Any) -> float | None:
+    """The study's ``budget``: predicted seconds per model run, a number > 0, or none."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value) or value <= 0:
+        raise StudyError(f"budget {value!r}: expected seconds per run, a number > 0")
+    return float(value)
 
 
 def _schedule_value(v: Any, base: Path) -> str:
