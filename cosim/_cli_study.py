@@ -24,8 +24,9 @@ def add_study_parsers(sub: argparse._SubParsersAction, error: type[Exception]) -
 
     p = sub.add_parser("plot", help="draw a figure from a study's results")
     p.add_argument("results", help="results.parquet/.csv or a study's output folder")
-    p.add_argument("--kind", required=True, help="speedup, orders, heuristic, depth, "
-                   "bandwidth, latency, lanes (block: not built yet)")
+    p.add_argument("--kind", required=True, help="speedup, fig12 (FuseFlow's Fig. 12 "
+                   "side by side, a panel per hardware), orders, heuristic, depth, "
+                   "bandwidth, latency, lanes, block")
     p.add_argument("-o", "--output", metavar="FILE", help="figure file (.png/.pdf/.svg; "
                    "no suffix: both PNG and PDF); default <results folder>/<kind>")
     p.set_defaults(func=lambda args: cmd_plot(args, error))

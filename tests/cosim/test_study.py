@@ -257,3 +257,29 @@ def test_a_model_run_over_the_budget_is_skipped_not_failed(tmp_path):
 def test_a_bad_budget_is_one_line(budget):
     with pytest.raises(StudyError, match="budget"):
         load_study({"name": "b", "workloads": [SPMM], "budget": budget})
+
+
+def test_fig12_draws_each_speedup_beside_fuseflows():
+    """The fig12 kind: one panel per hardware, samfuse's unfused/schedule ratio and
+    FuseFlow's published one as bars; a skipped run is marked, not drawn as a bar."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from cosim._plot import _figure
+
+    rows = [{"kind": "model", "model": "gcn", "config": "cora", "block": 1, "hw": hw,
+             "schedule": s, "cycles": c, "status": st}
+            for hw in ("fuseflow", "hbm2-u280")
+            for s, c, st in (("unfused", 1000.0, "ok"), ("partial", 400.0, "ok"),
+                             ("full", None, "skipped"))]
+    fig = _figure(pd.DataFrame(rows), "fig12")
+    try:
+        assert len(fig.axes) == 2
+        for ax in fig.axes:
+            heights = sorted(round(p.get_height(), 4) for p in ax.patches)
+            assert heights == [0.29, 1.63, 2.5]  # FuseFlow full and partial; 1000/400
+            assert any(t.get_text() == "skipped" for t in ax.texts)
+    finally:
+        plt.close(fig)
