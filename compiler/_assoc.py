@@ -28,13 +28,12 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 
-from ir import Program, Region, Schedule, ScheduleError, Statement, TensorDecl
+from ir import Program, Region, Schedule, ScheduleError, Statement, TensorDecl, check_assoc
 
 from ._ast import Access, Assignment, BinOp, Expr, Reduction, children, free_indices, walk
 from ._fusion import _explicit, _fresh, _names, format_assignment
-from ._normalize import normalize
 
-__all__ = ["Chain", "Factor", "product_chains", "associate", "associate_expression",
+__all__ = ["Chain", "Factor", "product_chains", "associate", "expression_associations",
            "trees", "left_tree", "right_tree", "Tree"]
 
 #: a binary association of factors ``0..n-1``: a leaf position or (left, right)
@@ -475,22 +474,45 @@ def _replace(e: Expr, old: Expr, new: Expr) -> Expr:
 
 # -- one expression ----------------------------------------------------------------------
 
-def associate_expression(expr: str, assoc: str) -> str:
-    """``expr`` (one statement in index notation) with its chains nested in the given
-    association (``left`` or ``right``): ``X(i,j) = A(i,k)*B(k,l)*C(l,j)`` with ``left``
-    becomes ``X(i,j) = sum(l) (sum(k) A(i,k) * B(k,l)) * C(l,j)``. Unchanged when it
-    holds no chain of three or more factors."""
+def expression_associations(expr: str, assoc: str) -> list[str]:
+    """The texts of ``expr`` (one statement in index notation) that ``assoc`` asks to
+    compile, its chains nested in that association: ``X(i,j) = A(i,k)*B(k,l)*C(l,j)``
+    with ``left`` is ``X(i,j) = sum(l) (sum(k) A(i,k) * B(k,l)) * C(l,j)``. ``cost``
+    gives the candidates to price: as written, then every association of a single chain
+    (:data:`COST_ALL_TREES`), or left and right for several. An expression without a
+    chain of three or more factors comes back alone."""
     from ._parse import parse
 
+    check_assoc("compile", assoc)
+    if assoc == "as-written":
+        return [expr]
     assign = parse(expr)
     target = assign.target.tensor
-    norm = normalize(assign).assignment
-    shapes = {a.tensor: (0,) * len(a.indices) for a in walk_accesses(norm.rhs)}
+    shapes = {a.tensor: (0,) * len(a.indices) for a in walk_accesses(assign.rhs)}
+    if target in shapes:  # reads its own target: no program form, nothing to rewrite
+        return [expr]
     shapes[target] = (0,) * len(assign.target.indices)
     program = Program({n: TensorDecl(n, s, role="output" if n == target else "input")
                        for n, s in shapes.items()},
                       [Statement(target, expr, tuple(n for n in shapes if n != target))],
                       [n for n in shapes if n != target], [target])
-    sched = Schedule([Region("all", [target], assoc=assoc)])
-    new, _ = associate(program, sched)
-    return new.statement(target).text if new is not program else expr
+    sched = Schedule([Region("all", [target])], assoc="left")
+    chains = _Finder(program, _groups(program, sched)).chains()
+    if not chains:
+        return [expr]
+    if assoc == "cost":
+        sizes = [len(c.factors) for c in chains]
+        plans = [[t] for t in trees(sizes[0])] if len(chains) == 1 and \
+            sizes[0] <= COST_ALL_TREES else \
+            [[left_tree(n) for n in sizes], [right_tree(n) for n in sizes]]
+        plans = [[None] * len(chains), *plans]
+    else:
+        make = left_tree if assoc == "left" else right_tree
+        plans = [[make(len(c.factors)) for c in chains]]
+    out: list[str] = []
+    for plan in plans:
+        new, _ = _rewrite(program, sched, chains, dict(enumerate(plan)))
+        text = new.statement(target).text if new is not program else expr
+        if text not in out:
+            out.append(text)
+    return out
