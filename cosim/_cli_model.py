@@ -164,8 +164,7 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
     if args.assoc is not None:
         schedule = dataclasses.replace(schedule, assoc=args.assoc)
     binds = {**torch_weights(model, program), **torch_inputs(program, example)}
-    priced = schedule.has_lanes or schedule.block or \
-        any(schedule.assoc_of(r) == "cost" for r in schedule.regions)
+    priced = schedule.has_lanes or schedule.block or schedule.prices_assoc
     compiled = compile_model(program, schedule, stats=binds if priced else None)
     print(f"exported   {args.model} ({args.config}) to {len(program.statements)} statements "
           f"in {export_s * 1e3:.0f} ms")

@@ -153,6 +153,12 @@ class Schedule:
         """Whether some region re-associates its chains (any assoc but "as-written")."""
         return any(self.assoc_of(r) != "as-written" for r in self.regions)
 
+    @property
+    def prices_assoc(self) -> bool:
+        """Whether some region lets the cost model choose its association: its compile
+        then wants the data (the densities decide which association is cheaper)."""
+        return any(self.assoc_of(r) == "cost" for r in self.regions)
+
     # -- constructors ----------------------------------------------------------------
     @classmethod
     def unfused(cls, program: Program) -> Schedule:
