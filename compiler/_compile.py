@@ -11,6 +11,7 @@ from typing import Any
 
 from ir import Format, Graph, GraphError, check_name
 
+from ._assoc import expression_associations
 from ._ast import Assignment, accesses
 from ._blocks import block_extents, grid_sizes, grid_stats
 from ._cost import TensorStats, input_stats, order_cost, transpose_tokens
@@ -57,7 +58,8 @@ def compile_expression(expr: str | Assignment,
                        par: Mapping[str, int] | None = None,
                        partition: str = "round-robin",
                        lane_buffer: int | None = None,
-                       block: Mapping[str, int] | None = None) -> Graph:
+                       block: Mapping[str, int] | None = None,
+                       assoc: str = "as-written") -> Graph:
     """Compile one tensor index expression into a validated SAMML :class:`ir.Graph`.
 
     ``formats`` maps tensor names (inputs and the output) to format specs (``"csr"``,
@@ -72,8 +74,26 @@ def compile_expression(expr: str | Assignment,
     unless ``transpose=False``. ``reduce`` is the reduction for implicit (einsum)
     indices. ``block`` ({index: extent}) blocks those indices: the graph iterates the
     block grid and its values are dense blocks (``docs/blocks.md``); ``stats`` and
-    ``par`` then speak of the grid.
+    ``par`` then speak of the grid. ``assoc`` re-associates a chain of three or more
+    products (``left``, ``right``, or ``cost``: the association whose graph
+    :func:`order_cost` prices cheapest; docs/fusion.md, "Association").
     """
+    if assoc != "as-written":
+        if not isinstance(expr, str):
+            raise TypeError("compile_expression: assoc needs the expression as text")
+        texts = expression_associations(expr, assoc)
+        kwargs = dict(formats=formats, shapes=shapes, sizes=sizes, order=order,
+                      reduce=reduce, dtype=dtype, depth=depth, transpose=transpose,
+                      name=name, stats=stats, par=par, partition=partition,
+                      lane_buffer=lane_buffer, block=block)
+        if len(texts) == 1:
+            return compile_expression(texts[0], **kwargs)
+        graphs = [compile_expression(t, **kwargs) for t in texts]
+        costs = [order_cost(g, stats).total for g in graphs]
+        best = graphs[costs.index(min(costs))]
+        best.meta["assoc_search"] = [{"expression": t, "cost": c}
+                                     for t, c in zip(texts, costs, strict=True)]
+        return best
     job = prepare(expr, formats, shapes, sizes=sizes, reduce=reduce, dtype=dtype,
                   depth=depth, transpose=transpose, name=name, block=block)
     norm, fmts, idx_sizes = job.norm, job.fmts, job.idx_sizes

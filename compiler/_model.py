@@ -26,6 +26,7 @@ from ir import (
     block_grid,
 )
 
+from ._assoc import associate
 from ._ast import Assignment, accesses
 from ._blocks import grid_given, grid_stats, index_blocks, tensor_blocks
 from ._compile import cost_tries, no_gc_pauses, parse_order, prepare
@@ -145,21 +146,50 @@ def compile_model(program: Program, schedule: Schedule | None = None, *,
     :data:`compiler.DEFAULT_DENSITY`)."""
     schedule = schedule if schedule is not None else Schedule.unfused(program)
     schedule.validate(program)
+    if schedule.reassociates:  # before fusion: the regions fuse the rewritten chains
+        def price(prog: Program, sched: Schedule, names: Sequence[str]) -> float:
+            return _price(prog, sched, names, depth, stats)
+
+        with no_gc_pauses():
+            program, schedule = associate(program, schedule, price)
     formats = {n: schedule.formats.get(n, t.format) for n, t in program.tensors.items()}
     blocks = tensor_blocks(program, schedule.block)
     known = program_stats(program, formats, stats, blocks)
     regions = []
     with no_gc_pauses():
         for reg in schedule.execution_order(program):
-            fused = fuse_region(program, reg.statements)
-            reg = schedule.lanes_of(reg, (n for f in fused
-                                          for n in f.assignment.target.indices))
-            _check_order_names(reg, fused)
-            _check_par_names(reg, fused)
-            kernels = [_compile_kernel(program, formats, reg, f, depth, known, stats or {},
-                                       blocks) for f in fused]
-            regions.append(CompiledRegion(reg.name, list(reg.statements), kernels))
+            regions.append(_compile_region(program, schedule, reg, formats, depth, known,
+                                           stats or {}, blocks))
     return CompiledModel(program, schedule, regions, depth, formats)
+
+
+def _compile_region(program: Program, schedule: Schedule, reg: Region,
+                    formats: dict[str, str], depth: int | None,
+                    known: Mapping[str, TensorStats], data: Mapping[str, Any],
+                    blocks: Mapping[str, tuple[int, ...]]) -> CompiledRegion:
+    fused = fuse_region(program, reg.statements)
+    reg = schedule.lanes_of(reg, (n for f in fused for n in f.assignment.target.indices))
+    _check_order_names(reg, fused)
+    _check_par_names(reg, fused)
+    kernels = [_compile_kernel(program, formats, reg, f, depth, known, data, blocks)
+               for f in fused]
+    return CompiledRegion(reg.name, list(reg.statements), kernels)
+
+
+def _price(program: Program, schedule: Schedule, names: Sequence[str],
+           depth: int | None, stats: Mapping[str, Any] | None) -> float:
+    """What ``assoc: cost`` minimises: the expected cycles (:func:`order_cost`, the order
+    search's objective) of the named regions' kernels, which run one after another."""
+    formats = {n: schedule.formats.get(n, t.format) for n, t in program.tensors.items()}
+    blocks = tensor_blocks(program, schedule.block)
+    known = program_stats(program, formats, stats, blocks)
+    total = 0.0
+    for reg in schedule.regions:
+        if reg.name in names:
+            compiled = _compile_region(program, schedule, reg, formats, depth, known,
+                                       stats or {}, blocks)
+            total += sum(order_cost(k.graph, known).total for k in compiled.kernels)
+    return total
 
 
 def program_stats(program: Program, formats: Mapping[str, str],

@@ -17,7 +17,7 @@ import numpy as np
 
 from compiler import compile_model, fusion_table
 from compiler._blocks import seed_blocks
-from ir import DEFAULT_HW, Schedule
+from ir import DEFAULT_HW, Schedule, check_assoc
 
 from ._backend import get_backend
 from ._cli_hw import add_hw_options, hw_from_args
@@ -66,6 +66,11 @@ def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) ->
                    "a blocked tensor meets; EXTENT alone blocks the model's sparse tensors "
                    "(e.g. BigBird's mask), TENSOR=EXTENT names one, '*=EXTENT' every "
                    "tensor whose sizes it divides (docs/blocks.md)")
+    m.add_argument("--assoc", metavar="ASSOC",
+                   help="association of every chain of products (Â·(X·W) vs (Â·X)·W): "
+                   "as-written (default), left, right or cost (the cheapest per region by "
+                   "the compiler's cost model, priced on the model's data); overrides a "
+                   "YAML schedule's own assoc, not its regions' (docs/fusion.md)")
     m.add_argument("--backend", default="python", help="backend name (default python)")
     m.add_argument("--seed", type=seed_arg, default=0, help="random seed (an int >= 0)")
     m.add_argument("--program", action="store_true", help="print the einsum program")
@@ -125,6 +130,8 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
     if args.schedule not in SCHEDULES and not Path(args.schedule).is_file():
         raise error(f"--schedule {args.schedule!r}: expected one of {', '.join(SCHEDULES)} "
                     "or a YAML file")
+    if args.assoc is not None:
+        check_assoc("--assoc", args.assoc)
     hw = hw_from_args(args)
     if args.mem_trace and not hw.memory:
         raise error(f"--mem-trace: hardware {hw.name!r} has no memory system "
@@ -154,11 +161,15 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
     if args.block:
         schedule = dataclasses.replace(schedule, block=block_seeds(args.block, program, error))
         schedule.validate(program)
+    if args.assoc is not None:
+        schedule = dataclasses.replace(schedule, assoc=args.assoc)
     binds = {**torch_weights(model, program), **torch_inputs(program, example)}
-    compiled = compile_model(program, schedule,
-                             stats=binds if schedule.has_lanes or schedule.block else None)
+    priced = schedule.has_lanes or schedule.block or schedule.prices_assoc
+    compiled = compile_model(program, schedule, stats=binds if priced else None)
     print(f"exported   {args.model} ({args.config}) to {len(program.statements)} statements "
           f"in {export_s * 1e3:.0f} ms")
+    if args.program and compiled.program is not program:
+        print(f"re-associated ({args.assoc or 'per region'}):\n{compiled.program}")
     print(compiled)
     if args.table:
         for reg in compiled.regions:

@@ -108,7 +108,8 @@ def _expr_graph(cfg: RunConfig) -> tuple[Any, dict[str, np.ndarray], np.ndarray]
                                                           seed_blocks(program, cfg.block)))
     graph = compile_expression(w.expr, dict(w.formats), shapes, depth=cfg.depth,
                                dtype=cfg.dtype,
-                               order=None if cfg.order == "default" else cfg.order, **lanes)
+                               order=None if cfg.order == "default" else cfg.order,
+                               assoc=cfg.assoc, **lanes)
     return graph, inputs, evaluate(program, inputs)[program.outputs[0]]
 
 
@@ -243,14 +244,17 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
                                        lane_buffer=cfg.lane_buffer)
     if cfg.block > 1:  # the model's sparse tensors seed the blocks
         schedule = dataclasses.replace(schedule, block=seed_blocks(program, cfg.block))
+    if cfg.assoc != "as-written":  # the schedule's own; regions may still set theirs
+        schedule = dataclasses.replace(schedule, assoc=cfg.assoc)
+    priced = schedule.has_lanes or schedule.block or schedule.prices_assoc
     compiled = compile_model(program, schedule, depth=cfg.depth,
-                             stats=binds if schedule.has_lanes or schedule.block else None)
+                             stats=binds if priced else None)
     compile_s = time.perf_counter() - t0
     if cfg.par and not any(k.graph.meta.get("parallel") for reg in compiled.regions
                            for k in reg.kernels):
         raise CompileError(f"par {par_label(cfg.par)!r}: no kernel of {w.label} has such an "
                            "output index, so nothing runs on lanes")
-    values = {**binds, **evaluate(program, binds)}
+    values = {**binds, **evaluate(compiled.program, binds)}  # re-associated: its own
     flops = nbytes = tokens = 0.0
     for reg in compiled.regions:
         for k in reg.kernels:
@@ -342,7 +346,7 @@ def _config_columns(cfg: RunConfig) -> dict[str, Any]:
             "par": par_label(cfg.par), "lanes": cfg.lanes,
             "partition": cfg.partition if cfg.par else None,
             "lane_buffer": cfg.lane_buffer if cfg.par else None,
-            "block": cfg.block,
+            "block": cfg.block, "assoc": cfg.assoc,
             **_hw_columns(cfg.hardware())}
 
 

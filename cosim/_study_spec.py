@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from ir import DEFAULT_HW, HW_PRESETS, PARTITIONS, Hardware, HwError, load_hw
+from ir import ASSOCIATIONS, DEFAULT_HW, HW_PRESETS, PARTITIONS, Hardware, HwError, load_hw
 
 from ._hw_spec import hw_from_json, hw_label, hw_to_json
 
@@ -54,6 +54,7 @@ AXES: dict[str, list[Any]] = {
     "partition": ["round-robin"],
     "lane_buffer": [DEFAULT_LANE_BUFFER],
     "block": [1],
+    "assoc": ["as-written"],
 }
 
 #: axes a study may name one day, with what the machine still lacks for them
@@ -115,6 +116,8 @@ class RunConfig:
     #: skip a model run whose heuristic predicts more seconds than this (None: never), as
     #: FuseFlow skips full fusion where it would not finish (docs/studies.md)
     budget: float | None = None
+    #: association of the workload's chains of products (docs/fusion.md, "Association")
+    assoc: str = "as-written"
 
     def __post_init__(self) -> None:
         # one lane has no partition and no lane buffers: every spelling of it is one run
@@ -136,6 +139,8 @@ class RunConfig:
             del out["block"]
         if self.budget is None:  # and a run without a budget, from before budgets
             del out["budget"]
+        if self.assoc == "as-written":  # and a run as written, from before association
+            del out["assoc"]
         return out
 
     def hardware(self) -> Hardware:
@@ -187,6 +192,10 @@ class StudySpec:
                     raise StudyError(f"workload {w.label!r}: block {c['block']} needs an "
                                      f"expression or a model; the example kernel "
                                      f"{w.kernel!r} is built by hand, with scalar values")
+                if c["assoc"] != "as-written" and w.kernel is not None:
+                    raise StudyError(f"workload {w.label!r}: assoc {c['assoc']!r} needs an "
+                                     f"expression or a model; the example kernel "
+                                     f"{w.kernel!r} is built by hand")
                 # one expression or kernel is one graph: the fusion schedule does not apply
                 schedule = c["schedule"] if w.model is not None else "-"
                 for order in orders:
@@ -195,7 +204,8 @@ class StudySpec:
                         c["dtype"], tuple(c["backends"]), c["hw"], c["hw_set"],
                         par=c["par"], partition=c["partition"],
                         lane_buffer=c["lane_buffer"], block=c["block"],
-                        budget=self.budget if w.model is not None else None))
+                        budget=self.budget if w.model is not None else None,
+                        assoc=c["assoc"]))
         return list(dict.fromkeys(out))
 
 
@@ -434,6 +444,9 @@ def _axis_value(axis: str, v: Any, base: Path) -> Any:
         return _hw_set_value(v)
     if axis == "par":
         return _par_value(v)
+    elif axis == "assoc":
+        if v not in ASSOCIATIONS:
+            raise StudyError(f"assoc {v!r}: expected one of {', '.join(ASSOCIATIONS)}")
     elif axis == "partition":
         if v not in PARTITIONS:
             raise StudyError(f"partition {v!r}: expected one of {', '.join(PARTITIONS)}")

@@ -33,6 +33,7 @@ from ir import (
     ScheduleError,
     StorageError,
     TraceFormatError,
+    check_assoc,
     check_fits,
     tensor_file_header,
 )
@@ -244,7 +245,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
                                reduce=args.reduce, dtype=args.dtype, depth=depth,
                                transpose=not args.no_transpose, name=args.name, stats=stats,
                                par=par, partition=args.partition,
-                               lane_buffer=args.lane_buffer, block=block)
+                               lane_buffer=args.lane_buffer, block=block,
+                               assoc=check_assoc("--assoc", args.assoc))
     if args.explain:
         print(explain_orders(graph, stats))
     if args.table:
@@ -259,6 +261,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
                       for t, v in meta["transposed"].items()) or "none"
     _say(f"wrote {args.output}: {len(graph.nodes)} nodes, {len(graph.edges)} edges",
          f"order      {','.join(meta['order'])}",
+         *([f"assoc      {args.assoc}: {meta['expression']}"]
+           if args.assoc != "as-written" else []),
          *_parallel_lines(meta),
          *([f"block      {', '.join(f'{i}={b}' for i, b in meta['block'].items())}"]
            if "block" in meta else []),
@@ -544,6 +548,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--density", action="append", metavar="NAME=P",
                    help="expected fraction of non-zeros of a sparse input, for the order "
                    "search's cost (default 0.1; dense inputs 1)")
+    c.add_argument("--assoc", default="as-written", metavar="ASSOC",
+                   help="association of a chain of three or more products: as-written "
+                   "(default), left ((A·B)·C), right (A·(B·C)) or cost (the cheapest by the "
+                   "order search's cost); see docs/fusion.md")
     c.set_defaults(func=cmd_compile)
 
     s = sub.add_parser("sim", help="simulate a graph on one backend")

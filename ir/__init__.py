@@ -82,7 +82,7 @@ from ._interop import tensor_file_header
 from ._memory import MemPortSpec, memory_ports
 from ._program import TENSOR_ROLES, Program, ProgramError, Statement, TensorDecl
 from ._render import RENDER_FORMATS, render, to_dot
-from ._schedule import PARTITIONS, Region, Schedule, ScheduleError
+from ._schedule import ASSOCIATIONS, PARTITIONS, Region, Schedule, ScheduleError, check_assoc
 from ._storage import (
     CompressedLevel,
     DenseLevel,
@@ -139,7 +139,7 @@ __all__ = [
     # programs
     "Program", "Statement", "TensorDecl", "ProgramError", "TENSOR_ROLES",
     # schedules
-    "Schedule", "Region", "ScheduleError", "PARTITIONS",
+    "Schedule", "Region", "ScheduleError", "PARTITIONS", "ASSOCIATIONS", "check_assoc",
     # traces
     "Trace", "EdgeTrace", "TraceMismatch", "TraceFormatError", "compare_traces",
 ]
