@@ -21,6 +21,7 @@ tests, ``"small"`` for tests and quick runs, larger ones for benchmarks),
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from itertools import pairwise
@@ -34,7 +35,8 @@ from torch import nn
 from ir import datasets as ds
 
 __all__ = ["GCN", "GraphSAGE", "SparseAutoencoder", "BigBirdAttention", "GPTDecoderLayer",
-           "MODELS", "to_torch_csr", "prune_mask", "csr_sparsity", "attention_core"]
+           "MODELS", "FUSEFLOW", "GRAPH_HIDDEN", "PRUNED_WEIGHT_FORMAT", "to_torch_csr",
+           "prune_mask", "csr_sparsity", "attention_core"]
 
 
 def to_torch_csr(matrix: Any) -> torch.Tensor:
@@ -147,15 +149,32 @@ class _GraphModel(_Model):
         return model
 
     def _stack(self, adj: Any, layer: type[nn.Module], widths: tuple[int, ...],
-               feature_density: float, seed: int) -> None:
+               feature_density: float, seed: int, weight_zeros: tuple[float, ...] = ()
+               ) -> None:
         """The (normalised) adjacency buffer and ``layers``: one ``layer`` per pair of
-        consecutive ``widths``, relu after every one but the last."""
+        consecutive ``widths``, relu after every one but the last. ``weight_zeros[n]``
+        zeroes that fraction of every weight of layer *n* at random positions and stores
+        those weights compressed (:data:`PRUNED_WEIGHT_FORMAT`, in ``sparse_formats``)."""
         self.register_buffer("adj", to_torch_csr(adj))
         self.in_features, self.feature_density = widths[0], feature_density
         gen = torch.Generator().manual_seed(seed)
         last = len(widths) - 2
         self.layers = nn.ModuleList([layer(widths[n], widths[n + 1], gen, relu=n < last)
                                      for n in range(last + 1)])
+        if len(weight_zeros) > len(self.layers):
+            raise ValueError(f"{type(self).__name__}: weight_zeros {tuple(weight_zeros)!r} "
+                             f"names {len(weight_zeros)} layers; the model has "
+                             f"{len(self.layers)}")
+        self.sparse_formats = {}
+        for n, zeros in enumerate(weight_zeros):
+            if not 0.0 <= zeros < 1.0:
+                raise ValueError(f"{type(self).__name__}: weight_zeros[{n}] = {zeros!r} "
+                                 "must be in [0, 1)")
+            for attr, lin in self.layers[n].named_children():
+                if zeros and isinstance(lin, nn.Linear):
+                    with torch.no_grad():
+                        lin.weight.mul_(prune_mask(lin.weight, zeros, "random", gen))
+                    self.sparse_formats[f"layers_{n}_{attr}_weight"] = PRUNED_WEIGHT_FORMAT
 
     def _propagate(self, x: torch.Tensor) -> torch.Tensor:
         for layer in self.layers:
@@ -165,6 +184,52 @@ class _GraphModel(_Model):
     def example_inputs(self, seed: int = 0) -> tuple[torch.Tensor, ...]:
         return (_graph_features(self.adj.shape[0], self.in_features, self.feature_density,
                                 seed),)
+
+
+#: storage of a weight pruned by ``weight_zeros``: both levels compressed (FuseFlow's CSF),
+#: output unit outer, as nn.Linear keeps W(out, in). FuseFlow's W(in, out) keeps the input
+#: feature outer ("dcsc" here), which the fully fused GCN and GraphSAGE as written cannot
+#: iterate; a schedule's ``formats:`` selects it (docs/models.md, "FuseFlow's settings")
+PRUNED_WEIGHT_FORMAT = "dcsr"
+
+#: FuseFlow's artifact settings (docs/models.md, "FuseFlow's settings"), applied by every
+#: ``<config>-fuseflow`` configuration of GCN and GraphSAGE: the raw 0/1 adjacency (no
+#: normalisation, no self loops), dense standard-normal features stored dense, and the
+#: weights of each layer zeroed at random to these fractions and stored compressed. The
+#: hidden width 16 is that of every full-size graph configuration.
+FUSEFLOW: dict[str, Any] = {
+    "normalize": False,
+    "feature_density": 1.0,
+    "weight_zeros": {"GCN": (0.6, 0.5), "GraphSAGE": (0.6, 0.6)},
+}
+
+#: the hidden width of every full-size graph configuration (FuseFlow's and Kipf &
+#: Welling's)
+GRAPH_HIDDEN = 16
+
+
+def _graph_configs(out: str, test_outs: dict[str, int], fuseflow_zeros: tuple[float, ...],
+                   **extra: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """A graph model's named configurations: ``tiny`` and ``small`` for tests (output
+    width ``test_outs[name]``), one per data set of :data:`ir.datasets.GRAPHS` at full size
+    (hidden :data:`GRAPH_HIDDEN`, the data set's class count as output width), ``extra``,
+    and ``<name>-fuseflow`` for each of the generated ones: :data:`FUSEFLOW`'s settings with
+    ``fuseflow_zeros`` as the layers' weight zeros."""
+    tests = {"tiny": {"n_nodes": 6, "n_edges": 5, "n_features": 3, "feature_density": 0.5},
+             "small": {"n_nodes": 48, "n_edges": 96, "n_features": 24, "feature_density": 0.1}}
+    base: dict[str, dict[str, Any]] = {
+        name: {"dataset": ds.cora_like, "hidden": hidden, out: test_outs[name],
+               "data_args": tests[name]}
+        for name, hidden in (("tiny", 2), ("small", 8))}
+    base.update({name: {"dataset": functools.partial(ds.graph_dataset, name),
+                        "hidden": GRAPH_HIDDEN, out: spec.n_classes}
+                 for name, spec in ds.GRAPHS.items()})
+    variants = {f"{name}-fuseflow": {
+        **cfg, "normalize": FUSEFLOW["normalize"], "weight_zeros": fuseflow_zeros,
+        "data_args": {**cfg.get("data_args", {}),
+                      "feature_density": FUSEFLOW["feature_density"]}}
+        for name, cfg in base.items()}
+    return {**base, **extra, **variants}
 
 
 class GCNLayer(nn.Module):
@@ -191,22 +256,16 @@ class GCN(_GraphModel):
     (then ``adj`` is used as given). The output is a probability per node and class.
     """
 
-    default_config: ClassVar[dict[str, dict[str, Any]]] = {
-        "tiny": {"dataset": ds.cora_like, "hidden": 2, "classes": 2,
-                 "data_args": {"n_nodes": 6, "n_edges": 5, "n_features": 3,
-                               "feature_density": 0.5}},
-        "small": {"dataset": ds.cora_like, "hidden": 8, "classes": 4,
-                  "data_args": {"n_nodes": 48, "n_edges": 96, "n_features": 24,
-                                "feature_density": 0.1}},
-        "karate": {"dataset": lambda seed: ds.karate_club(), "hidden": 8, "classes": 2},
-        "cora": {"dataset": ds.cora_like, "hidden": 16, "classes": 7},
-    }
+    default_config: ClassVar[dict[str, dict[str, Any]]] = _graph_configs(
+        "classes", {"tiny": 2, "small": 4}, FUSEFLOW["weight_zeros"]["GCN"],
+        karate={"dataset": lambda seed: ds.karate_club(), "hidden": 8, "classes": 2})
 
     def __init__(self, adj: Any, in_features: int, hidden: int, classes: int, *,
-                 normalize: bool = True, feature_density: float = 1.0, seed: int = 0):
+                 normalize: bool = True, feature_density: float = 1.0,
+                 weight_zeros: tuple[float, ...] = (), seed: int = 0):
         super().__init__()
         self._stack(ds.normalize_adjacency(adj) if normalize else adj, GCNLayer,
-                    (in_features, hidden, classes), feature_density, seed)
+                    (in_features, hidden, classes), feature_density, seed, weight_zeros)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.softmax(self._propagate(x), dim=1)
@@ -237,22 +296,15 @@ class GraphSAGE(_GraphModel):
     (:func:`ir.datasets.mean_adjacency`) unless ``normalize=False``.
     """
 
-    default_config: ClassVar[dict[str, dict[str, Any]]] = {
-        "tiny": {"dataset": ds.cora_like, "hidden": 2, "out_features": 2,
-                 "data_args": {"n_nodes": 6, "n_edges": 5, "n_features": 3,
-                               "feature_density": 0.5}},
-        "small": {"dataset": ds.cora_like, "hidden": 8, "out_features": 4,
-                  "data_args": {"n_nodes": 48, "n_edges": 96, "n_features": 24,
-                                "feature_density": 0.1}},
-        "cora": {"dataset": ds.cora_like, "hidden": 16, "out_features": 7},
-        "collab": {"dataset": ds.ogb_collab_like, "hidden": 64, "out_features": 64},
-    }
+    default_config: ClassVar[dict[str, dict[str, Any]]] = _graph_configs(
+        "out_features", {"tiny": 2, "small": 4}, FUSEFLOW["weight_zeros"]["GraphSAGE"])
 
     def __init__(self, adj: Any, in_features: int, hidden: int, out_features: int, *,
-                 normalize: bool = True, feature_density: float = 1.0, seed: int = 0):
+                 normalize: bool = True, feature_density: float = 1.0,
+                 weight_zeros: tuple[float, ...] = (), seed: int = 0):
         super().__init__()
         self._stack(ds.mean_adjacency(adj) if normalize else adj, SAGELayer,
-                    (in_features, hidden, out_features), feature_density, seed)
+                    (in_features, hidden, out_features), feature_density, seed, weight_zeros)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self._propagate(x)

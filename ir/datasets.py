@@ -12,15 +12,17 @@ See ``docs/models.md`` for the tables.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 import scipy.stats
 
-__all__ = ["GraphData", "GraphStats", "cora_like", "ogb_collab_like", "karate_club",
-           "chung_lu_graph", "normalize_adjacency", "mean_adjacency", "bigbird_blocks",
-           "bigbird_mask", "describe", "random_features", "rmat_graph"]
+__all__ = ["GraphData", "GraphStats", "GraphSpec", "GRAPHS", "graph_dataset",
+           "synthetic_graph", "cora_like", "ogb_collab_like", "karate_club", "chung_lu_graph",
+           "normalize_adjacency", "mean_adjacency", "bigbird_blocks", "bigbird_mask",
+           "describe", "random_features", "rmat_graph"]
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,8 @@ def describe(adj: sp.spmatrix | np.ndarray) -> GraphStats:
 
 
 def chung_lu_graph(n_nodes: int, n_edges: int, degree_exponent: float = 2.5,
-                   seed: int = 0, self_loops: bool = False) -> sp.csr_matrix:
+                   seed: int = 0, self_loops: bool = False, directed: bool = False
+                   ) -> sp.csr_matrix:
     """A symmetric 0/1 CSR graph with exactly ``n_edges`` undirected edges.
 
     Chung–Lu model: node *i* gets weight ``w_i ∝ (i+1)^(-1/(γ-1))`` (γ =
@@ -82,11 +85,16 @@ def chung_lu_graph(n_nodes: int, n_edges: int, degree_exponent: float = 2.5,
     are drawn independently ∝ w, duplicates and (unless ``self_loops``) self loops are
     rejected, and drawing stops at the ``n_edges``-th distinct edge, so the count is exact.
     Node ids are shuffled so that hubs are spread over the index range.
+
+    ``directed=True`` gives ``n_edges`` distinct arcs (row → column, e.g. paper → cited
+    paper) and no symmetrisation: sources and targets are drawn from the same power law
+    under two independent shuffles, so out-hubs and in-hubs are different nodes.
     """
     if n_nodes < 2 or n_edges < 0:
         raise ValueError(f"chung_lu_graph: need n_nodes >= 2 and n_edges >= 0, got "
                          f"n_nodes={n_nodes!r}, n_edges={n_edges!r}")
-    possible = n_nodes * (n_nodes - 1) // 2 + (n_nodes if self_loops else 0)
+    possible = n_nodes * (n_nodes - 1) // (1 if directed else 2) + \
+        (n_nodes if self_loops else 0)
     if n_edges > possible // 2:
         raise ValueError(f"chung_lu_graph: {n_edges} edges on {n_nodes} nodes is more than "
                          f"half of the {possible} possible; the model is meant for sparse "
@@ -98,17 +106,20 @@ def chung_lu_graph(n_nodes: int, n_edges: int, degree_exponent: float = 2.5,
     w = (np.arange(n_nodes) + 1.0) ** (-1.0 / (degree_exponent - 1.0))
     w = w[rng.permutation(n_nodes)]
     p = w / w.sum()
-    keys = np.empty(0, dtype=np.int64)  # distinct edges min*n+max, in draw order
+    p_in = p[rng.permutation(n_nodes)] if directed else p
+    keys = np.empty(0, dtype=np.int64)  # distinct edges min*n+max (u*n+v), in draw order
     for _ in range(200):
         need = n_edges - len(keys)
         if need <= 0:
             break
         batch = int(need * 1.3) + 64
         u = rng.choice(n_nodes, size=batch, p=p)
-        v = rng.choice(n_nodes, size=batch, p=p)
+        v = rng.choice(n_nodes, size=batch, p=p_in)
         if not self_loops:
             u, v = u[u != v], v[u != v]
-        new = np.minimum(u, v).astype(np.int64) * n_nodes + np.maximum(u, v)
+        if not directed:
+            u, v = np.minimum(u, v), np.maximum(u, v)
+        new = u.astype(np.int64) * n_nodes + v
         allk = np.concatenate([keys, new])
         _, first = np.unique(allk, return_index=True)
         keys = allk[np.sort(first)]
@@ -117,8 +128,8 @@ def chung_lu_graph(n_nodes: int, n_edges: int, degree_exponent: float = 2.5,
                          f"degree_exponent={degree_exponent!r}; raise the exponent")
     keys = keys[:n_edges]
     u, v = keys // n_nodes, keys % n_nodes
-    rows = np.concatenate([u, v[u != v]])
-    cols = np.concatenate([v, u[u != v]])
+    rows = u if directed else np.concatenate([u, v[u != v]])
+    cols = v if directed else np.concatenate([v, u[u != v]])
     adj = sp.csr_matrix((np.ones(len(rows), np.float32), (rows, cols)),
                         shape=(n_nodes, n_nodes))
     adj.sort_indices()
@@ -175,21 +186,40 @@ def random_features(n_rows: int, n_cols: int, density: float, seed: int = 0
     return out
 
 
+def synthetic_graph(name: str, n_nodes: int, n_edges: int, n_features: int,
+                    feature_density: float, degree_exponent: float, n_classes: int,
+                    seed: int = 0, self_loops: bool = False, directed: bool = False
+                    ) -> GraphData:
+    """A :func:`chung_lu_graph` with node features and labels, the generator behind every
+    named graph workload. Features are binary (:func:`random_features`, CSR) below
+    ``feature_density`` 1 and dense standard-normal float32 at 1 (embeddings such as
+    OGB's word2vec vectors); labels are uniform random in ``n_classes`` (no homophily:
+    these inputs exercise the hardware, not a classifier). Seeds: the graph ``seed``,
+    the features ``seed + 1``, the labels ``seed + 2``."""
+    if not 0.0 <= feature_density <= 1.0:
+        raise ValueError(f"{name}: feature_density must be in [0, 1], got "
+                         f"{feature_density!r}")
+    adj = chung_lu_graph(n_nodes, n_edges, degree_exponent, seed, self_loops, directed)
+    if feature_density >= 1.0:
+        feats: sp.csr_matrix | np.ndarray = np.random.default_rng(seed + 1).standard_normal(
+            (n_nodes, n_features), dtype=np.float32)
+    else:
+        feats = random_features(n_nodes, n_features, feature_density, seed + 1)
+    labels = np.random.default_rng(seed + 2).integers(0, n_classes, size=n_nodes)
+    return GraphData(name, adj, feats, labels)
+
+
 def cora_like(n_nodes: int = 2708, n_edges: int = 5278, n_features: int = 1433,
               feature_density: float = 0.0127, degree_exponent: float = 2.7,
               n_classes: int = 7, seed: int = 0, self_loops: bool = False) -> GraphData:
     """A citation-graph workload sized like Cora (Sen et al., 2008).
 
     Cora: 2,708 nodes, 5,278 undirected edges, 1,433 binary word features at 1.27 %
-    density, 7 classes, maximum degree 168. Here: a :func:`chung_lu_graph` with exactly
-    ``n_edges`` edges (the default γ = 2.7 gives maximum degree 169 at seed 0), binary features
-    from :func:`random_features` and uniform random labels (no homophily: these inputs
-    exercise the hardware, not a classifier).
+    density, 7 classes, maximum degree 168. Here: a :func:`synthetic_graph` with exactly
+    ``n_edges`` edges (the default γ = 2.7 gives maximum degree 169 at seed 0).
     """
-    adj = chung_lu_graph(n_nodes, n_edges, degree_exponent, seed, self_loops)
-    feats = random_features(n_nodes, n_features, feature_density, seed + 1)
-    labels = np.random.default_rng(seed + 2).integers(0, n_classes, size=n_nodes)
-    return GraphData("cora_like", adj, feats, labels)
+    return synthetic_graph("cora_like", n_nodes, n_edges, n_features, feature_density,
+                           degree_exponent, n_classes, seed, self_loops)
 
 
 def ogb_collab_like(n_nodes: int = 235_868, n_edges: int = 1_285_465, n_features: int = 128,
@@ -197,15 +227,72 @@ def ogb_collab_like(n_nodes: int = 235_868, n_edges: int = 1_285_465, n_features
     """A collaboration-graph workload sized like ogbl-collab (Hu et al., 2020).
 
     ogbl-collab: 235,868 authors, 1,285,465 collaboration edges, 128-dimensional dense
-    (word2vec) node features. Here: a :func:`chung_lu_graph` with exactly ``n_edges``
+    (word2vec) node features. Here: a :func:`synthetic_graph` with exactly ``n_edges``
     distinct undirected edges and dense standard-normal float32 features; labels are all
-    zero (the real set is a link-prediction task). The defaults take a few seconds and
-    ~150 MB; tests use small sizes.
+    zero (the real set is a link-prediction task). The defaults take ~2 s and ~300 MB;
+    tests use small sizes.
     """
-    adj = chung_lu_graph(n_nodes, n_edges, degree_exponent, seed)
-    rng = np.random.default_rng(seed + 1)
-    feats = rng.standard_normal((n_nodes, n_features), dtype=np.float32)
-    return GraphData("ogb_collab_like", adj, feats, np.zeros(n_nodes, np.int64))
+    g = synthetic_graph("ogb_collab_like", n_nodes, n_edges, n_features, 1.0,
+                        degree_exponent, 1, seed)
+    return GraphData(g.name, g.adj, g.features, np.zeros(n_nodes, np.int64))
+
+
+@dataclass(frozen=True)
+class GraphSpec:
+    """The published statistics a named graph workload copies (``source`` says whence)."""
+
+    name: str
+    n_nodes: int
+    n_edges: int  # undirected edges, or arcs if ``directed``
+    n_features: int
+    n_classes: int
+    feature_density: float  # of the binary features; 1.0 = dense embeddings
+    degree_exponent: float  # γ of the Chung–Lu power law (a modelling choice, not data)
+    directed: bool = False
+    source: str = ""
+
+    @property
+    def sparsity(self) -> float:
+        """Fraction of zero entries of the 0/1 adjacency (both directions if undirected)."""
+        nnz = self.n_edges * (1 if self.directed else 2)
+        return 1.0 - nnz / float(self.n_nodes) ** 2
+
+
+#: Table 2 of the FuseFlow evaluation (Lacouture et al., ASPLOS 2026): the graphs as its
+#: artifact loads them (PyTorch Geometric / OGB); docs/models.md gives each figure's source
+_PLANETOID = "Planetoid Cora (Sen et al. 2008; PyG Planetoid: 10,556 directed entries)"
+_CITATION_FULL = "PyG CitationFull (Bojchevski & Günnemann 2018)"
+GRAPHS: dict[str, GraphSpec] = {s.name: s for s in (
+    GraphSpec("cora", 2_708, 5_278, 1_433, 7, 0.0127, 2.7, source=_PLANETOID),
+    GraphSpec("cora-ml", 2_995, 8_158, 2_879, 7, 0.0127, 2.7,
+              source=f"{_CITATION_FULL} Cora_ML: 16,316 directed entries"),
+    GraphSpec("dblp", 17_716, 52_867, 1_639, 4, 0.0127, 2.7,
+              source=f"{_CITATION_FULL} DBLP: 105,734 directed entries"),
+    GraphSpec("collab", 235_868, 1_285_465, 128, 2, 1.0, 3.0,
+              source="OGB ogbl-collab (Hu et al. 2020): all 1,285,465 edges"),
+    GraphSpec("mag", 736_389, 5_416_271, 128, 349, 1.0, 2.7, directed=True,
+              source="OGB ogbn-mag paper-cites-paper (the relation FuseFlow's artifact "
+              "loads): 736,389 papers, 5,416,271 citations"),
+)}
+
+
+def graph_dataset(name: str, seed: int = 0, **overrides: Any) -> GraphData:
+    """The named workload of :data:`GRAPHS` at its full size, deterministic by ``seed``;
+    ``overrides`` replace any :func:`synthetic_graph` argument (e.g. ``n_nodes`` for a
+    scaled-down copy)."""
+    try:
+        spec = GRAPHS[name]
+    except KeyError:
+        raise ValueError(f"graph_dataset: unknown data set {name!r}; known: "
+                         f"{', '.join(GRAPHS)}") from None
+    args = {"n_nodes": spec.n_nodes, "n_edges": spec.n_edges, "n_features": spec.n_features,
+            "feature_density": spec.feature_density, "degree_exponent": spec.degree_exponent,
+            "n_classes": spec.n_classes, "directed": spec.directed}
+    unknown = sorted(set(overrides) - set(args) - {"self_loops"})
+    if unknown:
+        raise ValueError(f"graph_dataset: {name}: unknown argument(s) {unknown}; known: "
+                         f"{sorted(args)}")
+    return synthetic_graph(name, seed=seed, **{**args, **overrides})
 
 
 def karate_club() -> GraphData:
