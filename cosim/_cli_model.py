@@ -20,7 +20,7 @@ from compiler._blocks import seed_blocks
 from ir import DEFAULT_HW, Schedule
 
 from ._backend import get_backend
-from ._cli_hw import add_hw_options, hw_from_args
+from ._cli_hw import add_depth_option, add_hw_options, depth_and_hw
 from ._files import safe_join, writable_dir, write_atomic
 from ._model_run import run_model
 
@@ -73,6 +73,7 @@ def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) ->
                    help="print every kernel's fusion table")
     m.add_argument("--out", metavar="DIR", help="write each kernel's graph JSON into DIR")
     add_hw_options(m, DEFAULT_HW)
+    add_depth_option(m)
     m.add_argument("--mem-trace", metavar="DIR",
                    help="write each kernel's memory requests into DIR as a Ramulator 2 "
                    "trace, REGION.TENSOR.trace (see docs/memory.md)")
@@ -125,7 +126,7 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
     if args.schedule not in SCHEDULES and not Path(args.schedule).is_file():
         raise error(f"--schedule {args.schedule!r}: expected one of {', '.join(SCHEDULES)} "
                     "or a YAML file")
-    hw = hw_from_args(args)
+    depth, hw = depth_and_hw(args)
     if args.mem_trace and not hw.memory:
         raise error(f"--mem-trace: hardware {hw.name!r} has no memory system "
                     "(dram.enabled is false)")
@@ -170,7 +171,7 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
                 write_atomic(safe_join(out, f"{reg.name}.{k.target}.json"),
                              k.graph.to_json() + "\n")
     t0 = time.perf_counter()
-    run = run_model(compiled, binds, backend=args.backend, hw=hw, mem_trace=traces,
+    run = run_model(compiled, binds, backend=args.backend, depth=depth, hw=hw, mem_trace=traces,
                     progress=lambda p: print(f"samfuse: {p}", file=sys.stderr, flush=True))
     wall = time.perf_counter() - t0
     print(run)

@@ -22,10 +22,12 @@ from ir import (
     EdgeTrace,
     Graph,
     Hardware,
+    HwError,
     Trace,
     block_elems,
     decode_token,
     memory_ports,
+    run_depth,
     value_elems,
     values_from_bits,
 )
@@ -67,10 +69,16 @@ class RtlBackend(Backend):
         missing = simulator_missing(self.simulator)
         if missing:
             raise ToolNotFoundError(f"backend 'rtl' ({self.simulator}): {missing}")
+        if depth == "graph" and hw is not None and hw.fifo_depth is None:
+            raise HwError(f"backend 'rtl' needs bounded FIFOs, but hardware {hw.name!r} sets "
+                          "fifo.depth = inf; give a finite one (--hw-set fifo.depth=N or "
+                          "--depth N)")
+        depth = run_depth(depth, hw)
         if depth != "graph":
             graph = graph.with_depth(depth)
         if any(e.depth is None for e in graph.edges):
-            raise ValueError("the rtl backend needs bounded FIFOs (every edge depth >= 1)")
+            raise HwError("backend 'rtl' needs bounded FIFOs (every edge depth >= 1); give a "
+                          "finite depth (--depth N or --hw-set fifo.depth=N)")
         tensors = bind_inputs(graph, inputs)
         run = run_graph(graph, tensors, self.simulator, trace=trace, hw=hw)
         if hw is not None:

@@ -73,10 +73,12 @@ from ._hw import (
     WORD_BYTES,
     ComputeSpec,
     DramSpec,
+    FifoSpec,
     Hardware,
     HwError,
     OnchipSpec,
     load_hw,
+    run_depth,
 )
 from ._interop import tensor_file_header
 from ._memory import MemPortSpec, memory_ports
@@ -117,9 +119,9 @@ __all__ = [
     "from_blocks", "value_elems", "firing_work", "block_cycles", "written_blocks",
     "COMPUTE_PRIMITIVES",
     # the simulated hardware (memory system) and a graph's memory ports
-    "Hardware", "DramSpec", "OnchipSpec", "ComputeSpec", "HwError", "HW_KEYS", "HW_PRESETS",
-    "DEFAULT_HW",
-    "WORD_BYTES", "load_hw", "MemPortSpec", "memory_ports",
+    "Hardware", "DramSpec", "OnchipSpec", "ComputeSpec", "FifoSpec", "HwError", "HW_KEYS",
+    "HW_PRESETS", "DEFAULT_HW", "WORD_BYTES", "load_hw", "run_depth", "MemPortSpec",
+    "memory_ports",
     # tokens
     "Stop", "Empty", "Done", "Repeat", "EMPTY", "DONE", "REPEAT", "Token", "stop",
     "Block", "is_control", "is_data", "token_text", "parse_token", "to_f32", "to_i32",

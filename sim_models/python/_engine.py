@@ -22,6 +22,7 @@ from ir import (
     Hardware,
     Trace,
     block_cycles,
+    run_depth,
     to_blocks,
     value_elems,
 )
@@ -169,11 +170,13 @@ def simulate(graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
              mem_trace: bool = False) -> SimResult:
     """Run ``graph`` on ``inputs`` under the timing contract (see docs/timing.md).
 
-    ``depth`` overrides every FIFO depth (``None`` = unbounded); ``functional=True`` skips
-    timing (unbounded FIFOs, producers first) and returns the same outputs faster.
+    ``depth`` overrides every FIFO depth (``None`` = unbounded); ``"graph"`` defers to
+    ``hw``'s ``fifo.depth`` (``ir.run_depth``). ``functional=True`` skips timing
+    (unbounded FIFOs, producers first) and returns the same outputs faster.
     ``hw`` adds the memory system (``None`` = ideal); ``mem_trace`` logs every burst.
     """
     start = time.perf_counter()
+    depth = run_depth(depth, hw)
     tensors = bind_inputs(graph, inputs)
     ctx = _Context(graph, tensors, hw)
     work: deque[Actor] = deque()
