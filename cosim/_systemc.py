@@ -31,6 +31,7 @@ from ir import (
     StorageError,
     Trace,
     block_elems,
+    counted_edges,
     decode_token,
     decode_words,
     memory_ports,
@@ -234,6 +235,8 @@ def _decode(graph: Graph, raw: RawNet, hw: Hardware | None) -> SimResult | Simul
                                     n.stall_mem, *traffic.get(n.id, (0, 0, 0)))
                     for n in raw.nodes}
     result.max_occupancy = {e.name: e.max_occ for e in raw.edges}
+    counted = counted_edges(graph)
+    result.data_tokens = {e.name: e.data for e in raw.edges if e.name in counted}
     if hw is not None:
         result.hw, result.clock_mhz = hw.name, hw.clock_mhz
     if mem is not None:

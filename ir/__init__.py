@@ -112,6 +112,7 @@ from ._tokens import (
     token_text,
 )
 from ._trace import EdgeTrace, Trace, TraceFormatError, TraceMismatch, compare_traces
+from ._work import FLOP_PORTS, Work, counted_edges, work_from_tokens
 
 __all__ = [
     # block sparsity: block operators, blocked tensors, value widths
@@ -122,6 +123,8 @@ __all__ = [
     "Hardware", "DramSpec", "OnchipSpec", "ComputeSpec", "FifoSpec", "HwError", "HW_KEYS",
     "HW_PRESETS", "DEFAULT_HW", "WORD_BYTES", "load_hw", "run_depth", "MemPortSpec",
     "memory_ports",
+    # the work a run did (FLOPs, memory accesses), counted from its streams
+    "Work", "FLOP_PORTS", "counted_edges", "work_from_tokens",
     # tokens
     "Stop", "Empty", "Done", "Repeat", "EMPTY", "DONE", "REPEAT", "Token", "stop",
     "Block", "is_control", "is_data", "token_text", "parse_token", "to_f32", "to_i32",
