@@ -24,10 +24,10 @@ from ir import (
     Hardware,
     HwError,
     Trace,
+    at_run_depth,
     block_elems,
     decode_token,
     memory_ports,
-    run_depth,
     value_elems,
     values_from_bits,
 )
@@ -73,9 +73,7 @@ class RtlBackend(Backend):
             raise HwError(f"backend 'rtl' needs bounded FIFOs, but hardware {hw.name!r} sets "
                           "fifo.depth = inf; give a finite one (--hw-set fifo.depth=N or "
                           "--depth N)")
-        depth = run_depth(depth, hw)
-        if depth != "graph":
-            graph = graph.with_depth(depth)
+        graph = at_run_depth(graph, depth, hw)
         if any(e.depth is None for e in graph.edges):
             raise HwError("backend 'rtl' needs bounded FIFOs (every edge depth >= 1); give a "
                           "finite depth (--depth N or --hw-set fifo.depth=N)")

@@ -30,6 +30,7 @@ from ir import (
     Hardware,
     StorageError,
     Trace,
+    at_run_depth,
     block_elems,
     counted_edges,
     decode_token,
@@ -126,15 +127,16 @@ class SystemCBackend(Backend):
         place, as the exception the Python model would raise."""
         prepare()
         start = time.perf_counter()
-        bound = [bind_inputs(r.graph, r.inputs) for r in runs]
-        plans = [plan_net(r.graph, b, trace=r.trace, depth=r.depth, max_cycles=self.max_cycles,
+        graphs = [at_run_depth(r.graph, r.depth, r.hw) for r in runs]
+        bound = [bind_inputs(g, r.inputs) for g, r in zip(graphs, runs, strict=True)]
+        plans = [plan_net(g, b, trace=r.trace, depth="graph", max_cycles=self.max_cycles,
                           hw=r.hw, mem_trace=r.mem_trace)
-                 for r, b in zip(runs, bound, strict=True)]
+                 for g, r, b in zip(graphs, runs, bound, strict=True)]
         forked = time.perf_counter()
         raws, timings = self._fork(plans)
         received = time.perf_counter()
-        results = [_decode_or_error(r.graph, raw, r.hw)
-                   for r, raw in zip(runs, raws, strict=True)]
+        results = [_decode_or_error(g, raw, r.hw)
+                   for g, r, raw in zip(graphs, runs, raws, strict=True)]
         done = time.perf_counter()
         self.last_timings = {
             "load": load_seconds(), "warm_up": warm_seconds(), "plan": forked - start,

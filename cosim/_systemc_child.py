@@ -37,7 +37,6 @@ from ir import (
     int_constant,
     load_hw,
     memory_ports,
-    run_depth,
     value_elems,
 )
 from sim_models.python import InputError, bind_inputs
@@ -269,7 +268,6 @@ def plan_net(graph: Graph, tensors: dict[str, FiberTree], *, trace: bool,
              depth: int | None | str, max_cycles: int = 0, hw: Hardware | None = None,
              mem_trace: bool = False) -> NetPlan:
     """Constructor arguments and wiring of one graph; raises InputError on bad tensors."""
-    depth = run_depth(depth, hw)
     fp = graph.dtype == "float32"
     nodes = [(nid, graph.nodes[nid].op, _node_args(graph.nodes[nid], tensors, fp))
              for nid in graph.topological_order()]

@@ -77,6 +77,7 @@ from ._hw import (
     Hardware,
     HwError,
     OnchipSpec,
+    at_run_depth,
     load_hw,
     run_depth,
 )
@@ -121,7 +122,8 @@ __all__ = [
     "COMPUTE_PRIMITIVES",
     # the simulated hardware (memory system) and a graph's memory ports
     "Hardware", "DramSpec", "OnchipSpec", "ComputeSpec", "FifoSpec", "HwError", "HW_KEYS",
-    "HW_PRESETS", "DEFAULT_HW", "WORD_BYTES", "load_hw", "run_depth", "MemPortSpec",
+    "HW_PRESETS", "DEFAULT_HW", "WORD_BYTES", "load_hw", "run_depth", "at_run_depth",
+    "MemPortSpec",
     "memory_ports",
     # the work a run did (FLOPs, memory accesses), counted from its streams
     "Work", "FLOP_PORTS", "counted_edges", "work_from_tokens",

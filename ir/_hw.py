@@ -12,10 +12,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._graph import Graph
 
 __all__ = ["Hardware", "DramSpec", "OnchipSpec", "ComputeSpec", "FifoSpec", "HwError", "HW_KEYS",
-           "HW_PRESETS", "DEFAULT_HW", "load_hw", "run_depth", "WORD_BYTES"]
+           "HW_PRESETS", "DEFAULT_HW", "load_hw", "run_depth", "at_run_depth", "WORD_BYTES"]
 
 #: every stored word (a seg or crd entry, a value) is 32 bits, as on the token payload
 WORD_BYTES = 4
@@ -226,6 +229,14 @@ def _build(data: dict[str, Any], where: str) -> Hardware:
         raise HwError(f"{where}: dram.line_bytes = {dram.line_bytes} must be a multiple of "
                       "the 4-byte word")
     return Hardware(**sections, **top)
+
+
+def at_run_depth(graph: Graph, depth: int | None | str, hw: Hardware | None) -> Graph:
+    """``graph`` with every edge at the depth the run uses (:func:`run_depth`), or itself
+    when that is the compiled depth; what each backend simulates and checks on-chip
+    storage against (the lanes' output buffers at their run depth)."""
+    d = run_depth(depth, hw)
+    return graph if d == GRAPH_DEPTH else graph.with_depth(d)
 
 
 def run_depth(depth: int | None | str, hw: Hardware | None) -> int | None | str:

@@ -21,9 +21,9 @@ from ir import (
     Graph,
     Hardware,
     Trace,
+    at_run_depth,
     block_cycles,
     counted_edges,
-    run_depth,
     to_blocks,
     value_elems,
 )
@@ -172,12 +172,12 @@ def simulate(graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
     """Run ``graph`` on ``inputs`` under the timing contract (see docs/timing.md).
 
     ``depth`` overrides every FIFO depth (``None`` = unbounded); ``"graph"`` defers to
-    ``hw``'s ``fifo.depth`` (``ir.run_depth``). ``functional=True`` skips timing
+    ``hw``'s ``fifo.depth`` (``ir.at_run_depth``). ``functional=True`` skips timing
     (unbounded FIFOs, producers first) and returns the same outputs faster.
     ``hw`` adds the memory system (``None`` = ideal); ``mem_trace`` logs every burst.
     """
     start = time.perf_counter()
-    depth = run_depth(depth, hw)
+    graph = at_run_depth(graph, depth, hw)
     tensors = bind_inputs(graph, inputs)
     ctx = _Context(graph, tensors, hw)
     work: deque[Actor] = deque()
@@ -194,7 +194,7 @@ def simulate(graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
     channels: dict[str, Channel] = {}
     counted = counted_edges(graph)
     for e in graph.edges:
-        d = None if functional else (e.depth if depth == "graph" else depth)
+        d = None if functional else e.depth
         numeric = "float" if e.kind == "val" and graph.dtype == "float32" else "int"
         kind = CountingChannel if e.name in counted else Channel
         channels[e.name] = kind(e.name, e.kind, d, wake, trace=trace and not functional,
