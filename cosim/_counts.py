@@ -188,10 +188,11 @@ class KernelCounts:
 def model_counts(compiled: CompiledModel, inputs: Mapping[str, Any]) -> list[KernelCounts]:
     """Per kernel of ``compiled``: measured counts and the heuristic's estimate.
 
-    Runs the model once (:func:`cosim.run_model`, Python backend) to materialise every
-    intermediate, then re-runs each kernel traced. The estimate of a kernel is given the
-    measured statistics of its actual inputs (intermediates included), so it checks the
-    per-graph heuristic, not a prediction of intermediate densities.
+    Runs the model once (:func:`cosim.run_model`, Python backend), which counts every
+    kernel's work as it runs and materialises every intermediate. The estimate of a
+    kernel is given the measured statistics of its actual inputs (intermediates
+    included), so it checks the per-graph heuristic, not a prediction of intermediate
+    densities.
     """
     run = run_model(compiled, inputs)
     memory = dict(inputs)
@@ -199,9 +200,10 @@ def model_counts(compiled: CompiledModel, inputs: Mapping[str, Any]) -> list[Ker
         for target, res in reg.results.items():
             memory[target] = res.outputs[target]
     rows = []
-    for reg in compiled.regions:
+    for reg, done in zip(compiled.regions, run.regions, strict=True):
         for k in reg.kernels:
             ins = {t: memory[t] for t in k.inputs}
-            counts, _ = measure(k.graph, ins)
-            rows.append(KernelCounts(reg.name, k.target, counts, estimate(k.graph, ins)))
+            rows.append(KernelCounts(reg.name, k.target,
+                                     measured_counts(k.graph, done.results[k.target]),
+                                     estimate(k.graph, ins)))
     return rows
