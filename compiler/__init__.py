@@ -15,7 +15,15 @@ region by region under an ``ir.Schedule`` into one graph per kernel; a cost heur
 
 from ._ast import FUNCTIONS, Access, Assignment, BinOp, Call, Const, Expr, Neg, Reduction
 from ._compile import compile_expression, parse_order
-from ._cost import DEFAULT_DENSITY, Estimate, OrderCost, TensorStats, estimate, order_cost
+from ._cost import (
+    DEFAULT_DENSITY,
+    Estimate,
+    OrderCost,
+    TensorStats,
+    cycle_estimate,
+    estimate,
+    order_cost,
+)
 from ._errors import CompileError, LoweringError, ParseError
 from ._evaluate import evaluate
 from ._factor import Factoring, factor
@@ -47,7 +55,7 @@ __all__ = [
     # torch frontend (loaded on first use: it imports torch) and the numpy oracle
     "from_torch", "torch_weights", "torch_inputs", "to_array", "FrontendError", "evaluate",
     # cost heuristic (FLOPs/bytes from shapes and densities)
-    "estimate", "Estimate", "TensorStats", "factor", "Factoring",
+    "estimate", "Estimate", "TensorStats", "cycle_estimate", "factor", "Factoring",
     # errors
     "CompileError", "ParseError", "LoweringError", "FusionError", "OrderError",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import sys
 import time
 from pathlib import Path
@@ -20,8 +21,9 @@ from compiler._blocks import seed_blocks
 from ir import DEFAULT_HW, Schedule, check_assoc
 
 from ._backend import get_backend
-from ._cli_hw import add_hw_options, hw_from_args
+from ._cli_hw import add_depth_option, add_hw_options, depth_and_hw
 from ._files import safe_join, writable_dir, write_atomic
+from ._model_json import model_json
 from ._model_run import run_model
 
 __all__ = ["add_model_parser", "SCHEDULES", "MODEL_NAMES"]
@@ -77,7 +79,12 @@ def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) ->
     m.add_argument("--table", action="store_true",
                    help="print every kernel's fusion table")
     m.add_argument("--out", metavar="DIR", help="write each kernel's graph JSON into DIR")
+    m.add_argument("--json", action="store_true",
+                   help="end with one JSON line: cycles, DRAM bytes, FLOPs and memory "
+                   "accesses in total and per region, with the heuristic's estimates "
+                   "(docs/cli.md)")
     add_hw_options(m, DEFAULT_HW)
+    add_depth_option(m)
     m.add_argument("--mem-trace", metavar="DIR",
                    help="write each kernel's memory requests into DIR as a Ramulator 2 "
                    "trace, REGION.TENSOR.trace (see docs/memory.md)")
@@ -124,7 +131,7 @@ def block_seeds(items: list[str], program, error: type[Exception]) -> dict[str, 
 
 def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
     try:  # a bad backend is refused before the slow torch import and export
-        get_backend(args.backend)
+        runner = get_backend(args.backend)
     except KeyError as exc:
         raise error(str(exc.args[0])) from None
     if args.schedule not in SCHEDULES and not Path(args.schedule).is_file():
@@ -132,7 +139,7 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
                     "or a YAML file")
     if args.assoc is not None:
         check_assoc("--assoc", args.assoc)
-    hw = hw_from_args(args)
+    depth, hw = depth_and_hw(args)
     if args.mem_trace and not hw.memory:
         raise error(f"--mem-trace: hardware {hw.name!r} has no memory system "
                     "(dram.enabled is false)")
@@ -181,8 +188,9 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
                 write_atomic(safe_join(out, f"{reg.name}.{k.target}.json"),
                              k.graph.to_json() + "\n")
     t0 = time.perf_counter()
-    run = run_model(compiled, binds, backend=args.backend, hw=hw, mem_trace=traces,
-                    progress=lambda p: print(f"samfuse: {p}", file=sys.stderr, flush=True))
+    run = run_model(compiled, binds, backend=args.backend, depth=depth, hw=hw, mem_trace=traces,
+                    progress=lambda p: print(f"samfuse: {p}", file=sys.stderr, flush=True),
+                    trace=args.json and not runner.counts_work)
     wall = time.perf_counter() - t0
     print(run)
     with torch.no_grad():
@@ -200,4 +208,6 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
         print(f"mem trace  {traces}/REGION.TENSOR.trace (one per kernel)")
     print(f"check      {'PASS' if ok else 'FAIL'}: max |out - eager| = {err:.3g} "
           "(rtol 1e-4, atol 1e-5)")
+    if args.json:
+        print(json.dumps({**model_json(compiled, run, depth), "correct": ok}))
     return 0 if ok else 1

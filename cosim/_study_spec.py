@@ -464,8 +464,10 @@ def _axis_value(axis: str, v: Any, base: Path) -> Any:
         if not isinstance(v, str) or not v:
             raise StudyError(f"order {v!r}: expected 'default', 'all' or e.g. 'i,k,j'")
     elif axis == "depth":
+        if v == "inf" or v == float("inf"):  # as sim --depth spells unbounded
+            return None
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-            raise StudyError(f"depth {v!r}: expected an int >= 1 or null (unbounded)")
+            raise StudyError(f"depth {v!r}: expected an int >= 1, inf or null (unbounded)")
     elif axis == "seed":
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             raise StudyError(f"seed {v!r}: expected an int >= 0")

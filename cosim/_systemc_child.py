@@ -113,6 +113,7 @@ class RawEdge:
     max_occ: int
     unread: int
     writer_finished: bool
+    data: int = 0                     # data tokens written (the work counters')
     words: np.ndarray | None = None   # trace: token words (2-bit tag << 32 | payload)
     block_words: np.ndarray | None = None  # trace: the words of the block tokens, in order
     cycles: np.ndarray | None = None  # trace: write cycles
@@ -344,7 +345,8 @@ def _extract(net: Any, plan: NetPlan) -> RawNet:
         f = net.fifo(i)
         w, r, d = int(f.writer), int(f.reader), int(f.depth())
         edge = RawEdge(str(f.name()), d if d > 0 else None, nodes[w].id, nodes[r].id,
-                       int(f.max_occ), int(f.unread()), nodes[w].finished)
+                       int(f.max_occ), int(f.unread()), nodes[w].finished,
+                       int(f.data_written))
         if plan.trace:
             edge.words = _vector(f.trace_toks, np.uint64)
             edge.block_words = _vector(f.trace_block_words, np.uint32)

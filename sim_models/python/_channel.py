@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Channel", "Fanout", "NullChannel"]
+from ir import is_control
+
+__all__ = ["Channel", "CountingChannel", "Fanout", "NullChannel"]
 
 _COMPACT = 4096
 
@@ -115,6 +117,22 @@ class Channel:
 
     def __repr__(self) -> str:
         return f"<Channel {self.name} depth={self.depth} unread={self.unread()}>"
+
+
+class CountingChannel(Channel):
+    """A channel that also counts its data tokens: the edges the work counters read
+    (``ir.counted_edges``), so other channels pay nothing for it."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.data = 0
+
+    def push(self, tok: Any, t: int) -> None:
+        if not is_control(tok):
+            self.data += 1
+        Channel.push(self, tok, t)
 
 
 class Fanout:
