@@ -286,7 +286,8 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         reports = [lane_report(k.graph, rr.results[k.target])
                    for reg, rr in zip(compiled.regions, run.regions, strict=True)
                    for k in reg.kernels]
-        rows.append({"backend": backend, "order_used": None, "cycles": run.cycles,
+        rows.append({**_work_columns(compiled, run, backend),
+                     "backend": backend, "order_used": None, "cycles": run.cycles,
                      "firings": sum(r.firings for reg in run.regions
                                     for r in reg.results.values()),
                      "bytes_moved": run.bytes_moved,
@@ -301,6 +302,21 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     lanes = max(_graph_lanes(k.graph) for reg in compiled.regions for k in reg.kernels)
     return rows, {"agree": agree, "compile_seconds": compile_s, "est_flops": flops,
                   "est_bytes": nbytes, "est_tokens": tokens, "lanes": lanes}
+
+
+def _work_columns(compiled: Any, run: Any, backend: str) -> dict[str, Any]:
+    """The simulator's work counts (FuseFlow's Fig. 14) and, per region, measured beside
+    the heuristic (its Table 3), as ``samfuse model --json`` reports them; empty on a
+    backend that counts work only from traces."""
+    from ._backend import get_backend
+    from ._model_json import model_json
+
+    if not get_backend(backend).counts_work:
+        return {}
+    summary = model_json(compiled, run)
+    return {"flops": summary["flops"], "mem_accesses": summary["mem_accesses"],
+            "est_cycles": sum(r["est_cycles"] for r in summary["regions"]),
+            "regions_json": json.dumps(summary["regions"])}
 
 
 def run_config(cfg: RunConfig) -> list[dict[str, Any]]:
