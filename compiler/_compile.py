@@ -114,13 +114,14 @@ def compile_expression(expr: str | Assignment,
             known[a.tensor] = input_stats((stats or {}).get(a.tensor),
                                           tuple(idx_sizes[i] for i in a.indices), fmt,
                                           "the expression", a.tensor)
-        best = job.build(parse_order(norm, order)) if order is not None else \
+        best = job.build(parse_order(norm, order), deep=True) if order is not None else \
             _search(job, known)
         if not splits:
             return best
         # lanes do not change which order is cheapest per lane: search on one lane
         graph = job.build(parse_order(norm, best.meta["order"]), splits, partition,
-                          lane_buffer_for(best, splits, partition, lane_buffer, known))
+                          lane_buffer_for(best, splits, partition, lane_buffer, known),
+                          deep=True)
         graph.meta["parallel"]["expected_imbalance"] = lanes.imbalance
         if "order_search" in best.meta:
             graph.meta["order_search"] = best.meta["order_search"]
@@ -190,15 +191,17 @@ class _Job:
     def build(self, internal: list[str],
               splits: Mapping[str, Sequence[LaneSplit]] | None = None,
               partition: str = "round-robin",
-              lane_buffer: int = DEFAULT_LANE_BUFFER) -> Graph:
+              lane_buffer: int = DEFAULT_LANE_BUFFER, deep: bool = False) -> Graph:
         """The graph for one internal order (``LoweringError`` if it cannot lower), with
-        parallel lanes where ``splits`` gives them (internal index -> each lane's split)."""
+        parallel lanes where ``splits`` gives them (internal index -> each lane's split);
+        ``deep`` admits deep epilogue joins (:func:`lower_order`; the searches try them
+        only when no order lowers without them, a given order always)."""
         norm = self.norm
         position = {v: n for n, v in enumerate(internal)}
         text = ",".join(norm.user[v] for v in internal)
         lays = layouts(norm, self.fmts, self.idx_sizes, position, self.transpose, text)
         lowered = lower_order(norm, internal, lays, self.dtype, self.depth, self.name,
-                              splits, lane_buffer, self.blocks)
+                              splits, lane_buffer, self.blocks, deep)
         meta = {
             "kernel": self.name,
             "expression": norm.assignment.source or str(self.assign),
@@ -264,8 +267,18 @@ def _search(job: _Job, stats: Mapping[str, TensorStats]) -> Graph:
     before lowering. An order that would write the output permuted only wins if none
     writes it as asked.
     The preferred order lists output indices (in the output's storage order when a
-    format is given) and then reduced indices, innermost last.
+    format is given) and then reduced indices, innermost last. Orders that need a deep
+    epilogue join are searched only when no order lowers without one (so that adding
+    them changed no graph that compiled before).
     """
+    search = _search_orders(job, stats, deep=False)
+    if search.best is None:
+        search = _search_orders(job, stats, deep=True)
+    return search.finish(search.space)
+
+
+def _search_orders(job: _Job, stats: Mapping[str, TensorStats], deep: bool) -> OrderSearch:
+    """One pass of :func:`_search` (deep epilogues admitted or not)."""
     norm, fmts = job.norm, job.fmts
     target = norm.assignment.target
     out_fmt = fmts.get(target.tensor)
@@ -280,7 +293,7 @@ def _search(job: _Job, stats: Mapping[str, TensorStats]) -> Graph:
         else [preferred]
     transposes = transposes_needed(norm, fmts)
     internal_of = {u: [v for v in norm.indices if norm.user[v] == u] for u in preferred}
-    factorer = Factorer(norm.assignment.rhs, norm.assignment.target.indices)
+    factorer = Factorer(norm.assignment.rhs, norm.assignment.target.indices, deep)
     ranked = []
     for n, cand in enumerate(candidates):
         internal = [v for u in cand for v in internal_of[u]]
@@ -305,12 +318,13 @@ def _search(job: _Job, stats: Mapping[str, TensorStats]) -> Graph:
             continue
         lowered += 1
         try:
-            graph = job.build(internal)
+            graph = job.build(internal, deep=deep)
         except LoweringError as exc:
             search.reject(order, exc, n)
             continue
         search.add(order, graph, order_cost(graph, stats), out_moved)
-    return search.finish(f"{len(candidates)} permutation(s) of {len(preferred)} indices")
+    search.space = f"{len(candidates)} permutation(s) of {len(preferred)} indices"
+    return search
 
 
 def _resort_costs(job: _Job, stats: Mapping[str, TensorStats]

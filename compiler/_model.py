@@ -253,25 +253,35 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
     sizes = {v: grid[a.tensor][m] for a in accesses(fused.assignment.rhs)
              for m, v in enumerate(a.indices)}
     block = index_blocks(fused.assignment, blocks)
-    factorer = Factorer(fused.assignment.rhs, fused.assignment.target.indices)
-    budget = cost_tries(factorer.size)
     job = prepare(fused.assignment, fmts, shapes, transpose=reg.transpose, depth=depth,
                   dtype=dtype, name=name, block=block)
-    search = OrderSearch()
-    for order in _candidates(graph_of, fused.assignment, sizes, user, reg.transpose,
-                             factorer):
-        if search.costed >= budget or len(tried) >= MAX_TRIES:
-            search.skip()
-            break
-        if search.prune(order, sum(resort[t] for t in graph_of.transposes(order))):
-            continue
-        try:
-            graph = job.build(parse_order(job.norm, order))
-        except LoweringError as exc:
-            tried.append((order, exc.message))
-            search.reject(order, exc)
-            continue
-        search.add(order, graph, order_cost(graph, known))
+
+    def search_orders(deep: bool) -> OrderSearch:
+        """One pass over the candidates; deep epilogue joins only in the second, when
+        no order lowers without them (graphs that compiled before keep their order)."""
+        factorer = Factorer(fused.assignment.rhs, fused.assignment.target.indices, deep)
+        budget = cost_tries(factorer.size)
+        tried.clear()
+        search = OrderSearch()
+        for order in _candidates(graph_of, fused.assignment, sizes, user, reg.transpose,
+                                 factorer):
+            if search.costed >= budget or len(tried) >= MAX_TRIES:
+                search.skip()
+                break
+            if search.prune(order, sum(resort[t] for t in graph_of.transposes(order))):
+                continue
+            try:
+                graph = job.build(parse_order(job.norm, order), deep=deep)
+            except LoweringError as exc:
+                tried.append((order, exc.message))
+                search.reject(order, exc)
+                continue
+            search.add(order, graph, order_cost(graph, known))
+        return search
+
+    search = search_orders(deep=False)
+    if search.best is None:
+        search = search_orders(deep=True)
     if search.best is not None:
         graph = search.finish(f"region {reg.name}: candidates of the partial order graph"
                               + ("" if search.skipped else " (all)"))
@@ -284,7 +294,7 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
             graph = job.build(parse_order(job.norm, graph.meta["order"]), lanes.splits,
                               reg.partition, lane_buffer_for(graph, lanes.splits,
                                                              reg.partition, reg.lane_buffer,
-                                                             known))
+                                                             known), deep=True)
             graph.meta["order_search"] = searched
             graph.meta["parallel"]["expected_imbalance"] = lanes.imbalance
         graph.meta["region"] = reg.name
