@@ -114,14 +114,13 @@ def compile_expression(expr: str | Assignment,
             known[a.tensor] = input_stats((stats or {}).get(a.tensor),
                                           tuple(idx_sizes[i] for i in a.indices), fmt,
                                           "the expression", a.tensor)
-        best = job.build(parse_order(norm, order), deep=True) if order is not None else \
+        best = job.build_given(parse_order(norm, order)) if order is not None else \
             _search(job, known)
         if not splits:
             return best
         # lanes do not change which order is cheapest per lane: search on one lane
-        graph = job.build(parse_order(norm, best.meta["order"]), splits, partition,
-                          lane_buffer_for(best, splits, partition, lane_buffer, known),
-                          deep=True)
+        graph = job.build_given(parse_order(norm, best.meta["order"]), splits, partition,
+                                lane_buffer_for(best, splits, partition, lane_buffer, known))
         graph.meta["parallel"]["expected_imbalance"] = lanes.imbalance
         if "order_search" in best.meta:
             graph.meta["order_search"] = best.meta["order_search"]
@@ -187,6 +186,14 @@ class _Job:
     name: str
     #: blocked index -> its extent; ``idx_sizes`` are then the block grid's
     blocks: Mapping[str, int] = field(default_factory=dict)
+
+    def build_given(self, internal: list[str], *args: Any) -> Graph:
+        """:meth:`build` for an order given, not searched: with deep epilogue joins
+        only if it does not lower without them."""
+        try:
+            return self.build(internal, *args)
+        except LoweringError:
+            return self.build(internal, *args, deep=True)
 
     def build(self, internal: list[str],
               splits: Mapping[str, Sequence[LaneSplit]] | None = None,

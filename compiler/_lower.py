@@ -276,7 +276,8 @@ class _Lowerer:
     def step(self, v: str) -> None:
         scope = self.owner[v].body if v in self.owner else self.rhs
         parts = [op for op in self.operands(scope) if v in op.context]
-        late = [op for op in parts if op.id in self.deferred]  # deferred at an earlier index
+        # deferred at an earlier index, for a deep epilogue
+        late = [op for op in parts if op.id in self.deferred] if self.deep else []
         red = self.defer_epilogue(v, parts)
         if red is not None:  # the accumulated rows meet the deferred operands later
             scope = red
@@ -323,6 +324,18 @@ class _Lowerer:
         if len(us) != 1:
             raise self.unjoined(self.deferred[late[0].id])
         self.postponed.setdefault(us.pop(), []).append((v, late))
+
+    def crd_of(self, v: str) -> str:
+        """The coordinates of loop ``v``; a loop postponed to a deep epilogue has none
+        until that epilogue has joined (anything needing them before cannot lower)."""
+        if v not in self.crd:
+            u = next(u for u, steps in self.postponed.items() if any(w == v for w, _ in steps))
+            raise self.fail(
+                f"dataflow order {self.order_text} iterates {self.user(v)!r} only after "
+                f"the epilogue join over {self.user(u)!r}, but a value outside that join "
+                f"runs in the loop over {self.user(v)!r}; choose an order that puts "
+                f"{self.user(v)!r} before the reductions whose rows the join meets")
+        return self.crd[v]
 
     def unjoined(self, v: str) -> LoweringError:
         """Operands deferred to an epilogue at ``v`` that no epilogue join can take."""
@@ -607,7 +620,7 @@ class _Lowerer:
         port = val.port
         assert port is not None, "a hoisted subexpression reads a tensor"
         for u in later:  # a value per point of the loops before ``u``, repeated over ``u``
-            crd = rows[u] if rows and u in rows else self.crd[u]
+            crd = rows[u] if rows and u in rows else self.crd_of(u)
             node = self.node(f"bcast_{self.user(u)}", "broadcast", u, col)
             self.b.edge(port, f"{node}.val_in")
             self.b.edge(self.repsig_of(u, crd, col), f"{node}.repsig")
@@ -721,12 +734,14 @@ class _Lowerer:
         for acc_side, other in ((e.left, e.right), (e.right, e.left)):
             us = {self.deferred[oid] for oid in deferred(other)}
             # the accumulator's side may hold operands of an inner epilogue of its own
-            if us and (not deferred(acc_side) or len(us) == 1 and any(
+            if us and (not deferred(acc_side) or self.deep and len(us) == 1 and any(
                     n is self.deferred_red[next(iter(us))] for n in walk(acc_side))):
                 break
         else:
             return None
         u = next(iter(us))
+        if self.deep and deferred(other) != {o for o, w in self.deferred.items() if w == u}:
+            return None  # a deep epilogue joins all of its operands at once
         # a deep epilogue broadcasts the rows over the loops after the join, once built
         later = self.hoisted.get(id(acc_side)) if u in self.postponed else None
         acc = self.compute(acc_side) if later else self.value(acc_side)
@@ -849,7 +864,7 @@ class _Lowerer:
         first, each fed the crds its inner neighbour emits (higher-order accumulation
         with existing primitives: ``sum(j,k)`` over ``i,j,k,l`` is a ``spacc`` over
         ``k`` feeding a ``spacc`` over ``j``)."""
-        crds = {v: self.crd[v] for v in nest if v not in left}
+        crds = {v: self.crd_of(v) for v in nest if v not in left}
         crds.update(rows.crds if rows else {})  # an inner accumulator's rows, streamed on
         kept: list[str] = []
         acc: _Val | None = None
@@ -922,6 +937,7 @@ class _Lowerer:
             if self._root is None:
                 self._root = self.node("root", "root", VAL_ROW, col)
             return f"{self._root}.ref"
+        self.crd_of(nest[-1])
         return next(iter(self.step_refs[nest[-1]].values()))
 
     # -- output -------------------------------------------------------------------------
@@ -932,7 +948,7 @@ class _Lowerer:
         name = self.target.tensor
         fmt = self.layouts[name].format
         levels = [self.target.indices[m] for m in fmt.mode_order]
-        crds = [self.crd[v] for v in levels]
+        crds = [self.crd_of(v) for v in levels]
         full = [self.full[v] for v in levels]
         rows: set[int] = set()  # levels above a spacc2/3's innermost: never empty
         if val.spacc is not None:

@@ -291,10 +291,10 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
                            measured_only=True)
         if lanes.splits:  # lanes do not change which order is cheapest per lane
             searched = graph.meta.get("order_search")
-            graph = job.build(parse_order(job.norm, graph.meta["order"]), lanes.splits,
-                              reg.partition, lane_buffer_for(graph, lanes.splits,
-                                                             reg.partition, reg.lane_buffer,
-                                                             known), deep=True)
+            graph = job.build_given(parse_order(job.norm, graph.meta["order"]),
+                                    lanes.splits, reg.partition,
+                                    lane_buffer_for(graph, lanes.splits, reg.partition,
+                                                    reg.lane_buffer, known))
             graph.meta["order_search"] = searched
             graph.meta["parallel"]["expected_imbalance"] = lanes.imbalance
         graph.meta["region"] = reg.name
