@@ -210,7 +210,8 @@ def epilogue_reduction(v: str, parts: Sequence[tuple[Access, tuple[str, ...]]],
 
     The loop is split in two depths: the deeper accesses are all inside one reduction
     whose own indices make the difference, some of them store ``v``; the shallower ones
-    are outside it, store ``v`` and have it as their innermost loop. The lowering then
+    are outside it, store ``v`` and have it as their innermost loop, and are not inside
+    another reduction accumulated above ``v`` (two accumulators' rows never join). The lowering then
     iterates ``v`` inside the reduction and joins the shallower operands with the rows
     its accumulator drains; the order search counts such a loop as nesting. ``inside``:
     id(reduction) -> the ids of the accesses under it (:func:`accesses_under`).
@@ -237,6 +238,8 @@ def epilogue_reduction(v: str, parts: Sequence[tuple[Access, tuple[str, ...]]],
     if any(id(a) not in under for a in inner) or not any(v in a.indices for a in inner) \
             or any(id(a) in under for a, _ in outer):
         return None
+    if any(x in owner and not under <= inside[id(owner[x])] for x in shallow):
+        return None  # the shallower operands are an accumulator's rows of their own
     if deep:
         return red if any(v in a.indices for a, _ in outer) else None
     if any(ctx[-1] != v or v not in a.indices for a, ctx in outer):
