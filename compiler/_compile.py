@@ -189,11 +189,14 @@ class _Job:
 
     def build_given(self, internal: list[str], *args: Any) -> Graph:
         """:meth:`build` for an order given, not searched: with deep epilogue joins
-        only if it does not lower without them."""
+        only if it does not lower without them (else the plain lowering's error)."""
         try:
             return self.build(internal, *args)
-        except LoweringError:
-            return self.build(internal, *args, deep=True)
+        except LoweringError as plain:
+            try:
+                return self.build(internal, *args, deep=True)
+            except LoweringError:
+                raise plain from None
 
     def build(self, internal: list[str],
               splits: Mapping[str, Sequence[LaneSplit]] | None = None,

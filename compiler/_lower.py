@@ -747,7 +747,7 @@ class _Lowerer:
         acc = self.compute(acc_side) if later else self.value(acc_side)
         if acc.spacc is None or len(us) != 1 or u not in acc.spacc.crds:
             return None  # the deferred operands stay unjoined: reported by run()
-        group = deferred(other)
+        group = [op for op in self.operands(other) if op.id in self.deferred]  # in order
         rows = _Bundle(acc.spacc.crds[u], {}, False)
         bundle = self.join(other, u)
         if bundle is _BCAST:  # a deep epilogue's operands store ``u`` only under sums
@@ -777,14 +777,13 @@ class _Lowerer:
                 op.maybe_empty = op.maybe_empty or union
                 if m == 0:
                     crd, val = f"{j}.crd", f"{j}.val_a"
-        for oid in group:
-            del self.deferred[oid]
+        for op in group:
+            del self.deferred[op.id]
         assert acc.spacc is not None
         joined = _Val(val, spacc=_Acc({**acc.spacc.crds, u: crd}, acc.spacc.reduction),
                       intra=acc.intra)
-        if u in self.postponed or not group <= set(aligned):
-            joined = self.after_join(u, crd, [self.op_by_id(oid) for oid in group],
-                                     set(aligned), other, joined, later or [])
+        if u in self.postponed or not {op.id for op in group} <= set(aligned):
+            joined = self.after_join(u, crd, group, set(aligned), other, joined, later or [])
         other_val = self.value(other)
         return (joined, other_val) if acc_side is e.left else (other_val, joined)
 
