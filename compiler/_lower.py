@@ -238,7 +238,8 @@ class _Lowerer:
         if self.deferred:  # no epilogue joined them: the loops cannot be shared after all
             v = next(iter(self.deferred.values()))
             self.check_prefixes(v, self.deferred_at[v])
-            raise self.unjoined(v)
+            if self.deep:
+                raise self.unjoined(v)
         self.write(val)
         return Lowered(self.b, self.table, self.accumulator, self.reductions,
                        self.lane_of)
@@ -373,7 +374,8 @@ class _Lowerer:
         inside = {op.id for op in self.operands(red)}
         self.deferred_red[v] = red
         for op in parts:
-            if op.id not in inside and op.id not in self.deferred:
+            # a deep epilogue's operand stays with the join it was deferred to first
+            if op.id not in inside and not (self.deep and op.id in self.deferred):
                 self.deferred[op.id] = v
         self.deferred_at[v] = list(parts)
         return red
