@@ -75,8 +75,9 @@ class Factorer:
                   ) -> frozenset[str]:
         """The context indices ``e``'s value reaches only through a sparse accumulator's
         crd streams: kept indices after one of an accumulated reduction's own indices.
-        Products and functions pass an accumulator's rows on; a union cannot."""
-        if id(e) not in self.used or isinstance(e, BinOp) and e.op in "+-":
+        Products and functions pass an accumulator's rows on; a union cannot, unless
+        deep epilogues may join the rows with its other side."""
+        if id(e) not in self.used or isinstance(e, BinOp) and e.op in "+-" and not self.deep:
             return frozenset()
         if not isinstance(e, Reduction):
             return frozenset().union(*(self._streamed(c, ctx, pos) for c in children(e)))
@@ -252,9 +253,11 @@ def accesses_under(rhs: Expr) -> dict[int, frozenset[int]]:
     return {id(r): frozenset(id(a) for a in accesses(r)) for r in _reductions(rhs)}
 
 
-def factor(rhs: Expr, out: Sequence[str], order: Sequence[str]) -> Factoring:
-    """The factored-iteration plan of ``rhs`` for one ``order``."""
-    return Factorer(rhs, out).plan(order)
+def factor(rhs: Expr, out: Sequence[str], order: Sequence[str], deep: bool = False
+           ) -> Factoring:
+    """The factored-iteration plan of ``rhs`` for one ``order`` (``deep``: with deep
+    epilogue joins, :class:`Factorer`)."""
+    return Factorer(rhs, out, deep).plan(order)
 
 
 @dataclass(frozen=True)

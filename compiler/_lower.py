@@ -26,6 +26,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import numpy as np
 
@@ -141,15 +142,17 @@ class _Lowerer:
                  blocks: Mapping[str, int], deep: bool = False) -> None:
         self.norm, self.order, self.layouts = norm, order, layouts
         self.deep = deep
-        #: index an epilogue joins at -> the later steps of its deferred operands
-        #: (a deep epilogue), run after the join: (index, operands iterated there)
-        self.postponed: dict[str, list[tuple[str, list[_Operand]]]] = {}
+        #: a deep epilogue's join (index, id of the reduction whose rows it meets) -> the
+        #: later steps of its deferred operands, run after the join: (index, operands)
+        self.postponed: dict[tuple[str, int], list[tuple[str, list[_Operand]]]] = {}
+        #: operand id -> the join it is deferred to (deep epilogues)
+        self.joins: dict[str, tuple[str, int]] = {}
         self.par, self.lane_buffer = par, lane_buffer
         self.blocks = BlockPlan(norm, blocks)
         #: operand id -> the index its iteration is deferred at (an epilogue operand)
         self.deferred: dict[str, str] = {}
-        #: index -> the reduction whose rows the operands deferred there meet
-        self.deferred_red: dict[str, Reduction] = {}
+        #: id(reduction) -> the reduction, for the reductions epilogues join with
+        self.reds: dict[int, Reduction] = {}
         self.deferred_at: dict[str, list[_Operand]] = {}
         self._inside: dict[int, frozenset[int]] | None = None  # accesses per reduction
         #: per parallel index, each join's crd port and its ref ports (what a lane
@@ -165,7 +168,7 @@ class _Lowerer:
         self.rhs = norm.assignment.rhs
         self.ops: dict[int, _Operand] = {}  # id(Access) -> operand
         self._operands: dict[int, list[_Operand]] = {}  # id(node) -> operands under it
-        plan = factor(self.rhs, self.target.indices, order)
+        plan = factor(self.rhs, self.target.indices, order, deep)
         self.context = plan.context  # id(node) -> the loops it is computed in
         self.hoisted = plan.hoisted  # id(node) -> the later loops it is broadcast over
         self.owner: dict[str, Reduction] = {}  # reduced index -> its reduction
@@ -277,19 +280,42 @@ class _Lowerer:
     def step(self, v: str) -> None:
         scope = self.owner[v].body if v in self.owner else self.rhs
         parts = [op for op in self.operands(scope) if v in op.context]
-        # deferred at an earlier index, for a deep epilogue
-        late = [op for op in parts if op.id in self.deferred] if self.deep else []
+        if self.deep:
+            self.step_deep(v, scope, parts)
+            return
         red = self.defer_epilogue(v, parts)
         if red is not None:  # the accumulated rows meet the deferred operands later
             scope = red
-        if late or red is not None:
             parts = [op for op in parts if op.id not in self.deferred]
-        if late:  # a deep epilogue's operands: iterated at ``v`` after their join
-            if parts:
-                raise self.unjoined(self.deferred[late[0].id])
-            self.postpone(v, late)
-            return
         self.iterate(v, scope, parts)
+
+    def step_deep(self, v: str, scope: Expr, parts: list[_Operand]) -> None:
+        """A step where epilogues may nest: the operands of loop ``v`` sit at several
+        depths, each shallower group deferred to a join with the rows of the reduction
+        that separates it from the next deeper one (innermost first); the deepest group
+        is iterated now, or after its own join if an earlier epilogue deferred it."""
+        late = {op.id for op in parts if op.id in self.deferred}
+        groups: dict[tuple[str, ...], list[_Operand]] = {}
+        for op in parts:
+            groups.setdefault(tuple(x for x in op.context if self.pos[x] < self.pos[v]),
+                              []).append(op)
+        depths = sorted(groups, key=len, reverse=True)
+        if len({len(d) for d in depths}) < len(depths):
+            self.check_prefixes(v, parts)  # raises: two groups at one depth
+        for n, (deeper, shallower) in enumerate(pairwise(depths)):
+            red = self.defer_epilogue(v, groups[deeper] + groups[shallower])
+            if red is None or any(op.id in late for op in groups[shallower]):
+                self.check_prefixes(v, groups[deeper] + groups[shallower])
+                raise self.unjoined(v)
+            if n == 0:
+                scope = red
+        inner = groups[depths[0]]
+        if not late:
+            self.iterate(v, scope, inner)
+        elif all(op.id in late for op in inner):  # iterated at ``v`` after their join
+            self.postpone(v, inner)
+        else:
+            raise self.unjoined(self.deferred[next(iter(late))])
 
     def iterate(self, v: str, scope: Expr, parts: list[_Operand]) -> None:
         """Join ``scope``'s coordinates at ``v`` and align ``parts`` with them: the
@@ -321,16 +347,17 @@ class _Lowerer:
 
     def postpone(self, v: str, late: list[_Operand]) -> None:
         """Iterate ``late`` (operands deferred to one epilogue) at ``v`` after their join."""
-        us = {self.deferred[op.id] for op in late}
-        if len(us) != 1:
+        keys = {self.joins[op.id] for op in late}
+        if len(keys) != 1:
             raise self.unjoined(self.deferred[late[0].id])
-        self.postponed.setdefault(us.pop(), []).append((v, late))
+        self.postponed.setdefault(keys.pop(), []).append((v, late))
 
     def crd_of(self, v: str) -> str:
         """The coordinates of loop ``v``; a loop postponed to a deep epilogue has none
         until that epilogue has joined (anything needing them before cannot lower)."""
         if v not in self.crd:
-            u = next(u for u, steps in self.postponed.items() if any(w == v for w, _ in steps))
+            u = next(u for (u, _), steps in self.postponed.items()
+                     if any(w == v for w, _ in steps))
             raise self.fail(
                 f"dataflow order {self.order_text} iterates {self.user(v)!r} only after "
                 f"the epilogue join over {self.user(u)!r}, but a value outside that join "
@@ -372,11 +399,12 @@ class _Lowerer:
         if red is None:
             return None
         inside = {op.id for op in self.operands(red)}
-        self.deferred_red[v] = red
+        self.reds[id(red)] = red
         for op in parts:
             # a deep epilogue's operand stays with the join it was deferred to first
             if op.id not in inside and not (self.deep and op.id in self.deferred):
                 self.deferred[op.id] = v
+                self.joins[op.id] = (v, id(red))
         self.deferred_at[v] = list(parts)
         return red
 
@@ -735,17 +763,22 @@ class _Lowerer:
 
         for acc_side, other in ((e.left, e.right), (e.right, e.left)):
             us = {self.deferred[oid] for oid in deferred(other)}
-            # the accumulator's side may hold operands of an inner epilogue of its own
-            if us and (not deferred(acc_side) or self.deep and len(us) == 1 and any(
-                    n is self.deferred_red[next(iter(us))] for n in walk(acc_side))):
+            if self.deep:  # the join of the rows of a reduction on the accumulator's side
+                keys = {self.joins[oid] for oid in deferred(other)}
+                key = next(iter(keys), ("", 0))
+                if len(keys) == 1 and any(n is self.reds[key[1]] for n in walk(acc_side)):
+                    break
+            elif us and not deferred(acc_side):
                 break
         else:
             return None
         u = next(iter(us))
-        if self.deep and deferred(other) != {o for o, w in self.deferred.items() if w == u}:
+        if self.deep and deferred(other) != {o for o, k in self.joins.items()
+                                             if k == key and o in self.deferred}:
             return None  # a deep epilogue joins all of its operands at once
         # a deep epilogue broadcasts the rows over the loops after the join, once built
-        later = self.hoisted.get(id(acc_side)) if u in self.postponed else None
+        later = self.hoisted.get(id(acc_side)) if self.deep and key in self.postponed \
+            else None
         acc = self.compute(acc_side) if later else self.value(acc_side)
         if acc.spacc is None or len(us) != 1 or u not in acc.spacc.crds:
             return None  # the deferred operands stay unjoined: reported by run()
@@ -784,23 +817,28 @@ class _Lowerer:
         assert acc.spacc is not None
         joined = _Val(val, spacc=_Acc({**acc.spacc.crds, u: crd}, acc.spacc.reduction),
                       intra=acc.intra)
-        if u in self.postponed or not {op.id for op in group} <= set(aligned):
-            joined = self.after_join(u, crd, group, set(aligned), other, joined, later or [])
+        if self.deep and (key in self.postponed or
+                          not {op.id for op in group} <= set(aligned)):
+            joined = self.after_join(key, crd, group, set(aligned), other, joined,
+                                     later or [])
         other_val = self.value(other)
         return (joined, other_val) if acc_side is e.left else (other_val, joined)
 
-    def after_join(self, u: str, crd: str, group: list[_Operand], aligned: set[str],
-                   other: Expr, joined: _Val, later: Sequence[str]) -> _Val:
+    def after_join(self, key: tuple[str, int], crd: str, group: list[_Operand],
+                   aligned: set[str], other: Expr, joined: _Val, later: Sequence[str]
+                   ) -> _Val:
         """A deep epilogue: the deferred operands that do not store ``u`` are repeated
         over the join's crds, then the operands' later loops run (postponed steps), and
         the joined rows' value is broadcast over those of them it is hoisted out of."""
+        u = key[0]
         for op in group:
             if op.id not in aligned:
                 self.repeat(op, u, crd)
         self.crd[u], self.full[u] = crd, False
         self.step_refs[u] = {op.id: op.ref for op in group}
-        for w, ops in self.postponed.pop(u, []):
-            scope = self.owner[w].body if w in self.owner else other
+        for w, ops in self.postponed.pop(key, []):
+            inner = w in self.owner and any(n is self.owner[w] for n in walk(other))
+            scope = self.owner[w].body if inner else other
             parts = [op for op in self.operands(scope) if w in op.context]
             if {op.id for op in parts} != {op.id for op in ops}:
                 raise self.fail(
