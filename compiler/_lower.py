@@ -421,6 +421,13 @@ class _Lowerer:
         deepest = max(groups, key=len)
         extra = [x for x in deepest if x in self.owner and
                  not all(x in prefix(op) for op in parts)]
+        if not extra:  # no reduction between them: loops of one depth, not nested
+            shown = "; ".join(", ".join(self.show(op.access) for op in g) + " under " +
+                              (",".join(self.user(x) for x in k) or "nothing")
+                              for k, g in groups.items())
+            raise self.fail(f"dataflow order {self.order_text} iterates {self.user(v)!r} "
+                            f"under different loops for different operands ({shown}); "
+                            "choose an order whose loops nest", self.rhs)
         red = self.owner[extra[0]]
         inside = ", ".join(self.show(op.access) for op in groups[deepest])
         outside = ", ".join(self.show(op.access) for k, g in groups.items() if k != deepest

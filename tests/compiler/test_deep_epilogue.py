@@ -138,3 +138,22 @@ def test_graphsage_partial_fusion_associated_left_matches_torch_eager(config):
     run = run_model(compiled, tensors)
     (out,) = program.outputs
     np.testing.assert_allclose(run.outputs[out], gold, rtol=1e-4, atol=1e-5)
+
+
+def test_two_gcn_layers_nest_their_epilogues():
+    """Two GCN layers in (Â·X)·W form, fused, in FuseFlow's order: the first layer's row
+    H(k,:) = relu((Â·X)(k,:)·W0ᵀ + b0) is built per neighbour k (epilogues over k22 and
+    k2 nested in the accumulator over k), scaled by Â(i,k) and summed, then meets W1."""
+    rng = np.random.default_rng(5)
+    a = {"A": _rand(rng, (8, 8), 0.3), "X": _rand(rng, (8, 5), 1.0),
+         "W0": _rand(rng, (4, 5), 0.6), "b0": _rand(rng, (4,), 1.0),
+         "W1": _rand(rng, (3, 4), 0.6), "b1": _rand(rng, (3,), 1.0)}
+    expr = ("Y(i,j) = sum(k2) (sum(k) A(i,k) * relu(sum(k22) (sum(k3) A(k,k3) * X(k3,k22))"
+            " * W0(k2,k22) + b0(k2))) * W1(j,k2) + b1(j)")
+    g = compile_expression(expr, {"A": "csr", "W0": "csr", "W1": "csr"},
+                           {t: x.shape for t, x in a.items()}, order="i,k,k3,k22,k2,j")
+    assert g.meta["reductions"] == ["sum(k3): spacc", "sum(k22): spacc", "sum(k): spacc",
+                                    "sum(k2): spacc"]
+    h = np.maximum((a["A"] @ a["X"]) @ a["W0"].T + a["b0"], 0)
+    want = (a["A"] @ h) @ a["W1"].T + a["b1"]
+    np.testing.assert_allclose(simulate(g, a).dense("Y"), want, rtol=1e-4, atol=1e-5)
