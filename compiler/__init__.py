@@ -16,7 +16,15 @@ kernel; a cost heuristic (``estimate``, ``order_cost``) picks dataflow orders;
 
 from ._ast import FUNCTIONS, Access, Assignment, BinOp, Call, Const, Expr, Neg, Reduction
 from ._compile import compile_expression, parse_order
-from ._cost import DEFAULT_DENSITY, Estimate, OrderCost, TensorStats, estimate, order_cost
+from ._cost import (
+    DEFAULT_DENSITY,
+    Estimate,
+    OrderCost,
+    TensorStats,
+    cycle_estimate,
+    estimate,
+    order_cost,
+)
 from ._errors import CompileError, LoweringError, ParseError
 from ._evaluate import evaluate
 from ._factor import Factoring, factor
@@ -50,7 +58,7 @@ __all__ = [
     # MLIR frontend (loaded on first use; the bindings come with the ``mlir`` extra)
     "from_mlir", "read_mlir", "mlir_tensors", "MlirModel", "MlirError",
     # cost heuristic (FLOPs/bytes from shapes and densities)
-    "estimate", "Estimate", "TensorStats", "factor", "Factoring",
+    "estimate", "Estimate", "TensorStats", "cycle_estimate", "factor", "Factoring",
     # errors
     "CompileError", "ParseError", "LoweringError", "FusionError", "OrderError",
 ]

@@ -11,6 +11,7 @@ from typing import Any
 
 from ir import Format, Graph, GraphError, check_name
 
+from ._assoc import expression_associations
 from ._ast import Assignment, accesses
 from ._blocks import block_extents, grid_sizes, grid_stats
 from ._cost import TensorStats, input_stats, order_cost, transpose_tokens
@@ -57,7 +58,8 @@ def compile_expression(expr: str | Assignment,
                        par: Mapping[str, int] | None = None,
                        partition: str = "round-robin",
                        lane_buffer: int | None = None,
-                       block: Mapping[str, int] | None = None) -> Graph:
+                       block: Mapping[str, int] | None = None,
+                       assoc: str = "as-written") -> Graph:
     """Compile one tensor index expression into a validated SAMML :class:`ir.Graph`.
 
     ``formats`` maps tensor names (inputs and the output) to format specs (``"csr"``,
@@ -72,8 +74,26 @@ def compile_expression(expr: str | Assignment,
     unless ``transpose=False``. ``reduce`` is the reduction for implicit (einsum)
     indices. ``block`` ({index: extent}) blocks those indices: the graph iterates the
     block grid and its values are dense blocks (``docs/blocks.md``); ``stats`` and
-    ``par`` then speak of the grid.
+    ``par`` then speak of the grid. ``assoc`` re-associates a chain of three or more
+    products (``left``, ``right``, or ``cost``: the association whose graph
+    :func:`order_cost` prices cheapest; docs/fusion.md, "Association").
     """
+    if assoc != "as-written":
+        if not isinstance(expr, str):
+            raise TypeError("compile_expression: assoc needs the expression as text")
+        texts = expression_associations(expr, assoc)
+        kwargs = dict(formats=formats, shapes=shapes, sizes=sizes, order=order,
+                      reduce=reduce, dtype=dtype, depth=depth, transpose=transpose,
+                      name=name, stats=stats, par=par, partition=partition,
+                      lane_buffer=lane_buffer, block=block)
+        if len(texts) == 1:
+            return compile_expression(texts[0], **kwargs)
+        graphs = [compile_expression(t, **kwargs) for t in texts]
+        costs = [order_cost(g, stats).total for g in graphs]
+        best = graphs[costs.index(min(costs))]
+        best.meta["assoc_search"] = [{"expression": t, "cost": c}
+                                     for t, c in zip(texts, costs, strict=True)]
+        return best
     job = prepare(expr, formats, shapes, sizes=sizes, reduce=reduce, dtype=dtype,
                   depth=depth, transpose=transpose, name=name, block=block)
     norm, fmts, idx_sizes = job.norm, job.fmts, job.idx_sizes
@@ -94,13 +114,13 @@ def compile_expression(expr: str | Assignment,
             known[a.tensor] = input_stats((stats or {}).get(a.tensor),
                                           tuple(idx_sizes[i] for i in a.indices), fmt,
                                           "the expression", a.tensor)
-        best = job.build(parse_order(norm, order)) if order is not None else \
+        best = job.build_given(parse_order(norm, order)) if order is not None else \
             _search(job, known)
         if not splits:
             return best
         # lanes do not change which order is cheapest per lane: search on one lane
-        graph = job.build(parse_order(norm, best.meta["order"]), splits, partition,
-                          lane_buffer_for(best, splits, partition, lane_buffer, known))
+        graph = job.build_given(parse_order(norm, best.meta["order"]), splits, partition,
+                                lane_buffer_for(best, splits, partition, lane_buffer, known))
         graph.meta["parallel"]["expected_imbalance"] = lanes.imbalance
         if "order_search" in best.meta:
             graph.meta["order_search"] = best.meta["order_search"]
@@ -167,18 +187,31 @@ class _Job:
     #: blocked index -> its extent; ``idx_sizes`` are then the block grid's
     blocks: Mapping[str, int] = field(default_factory=dict)
 
+    def build_given(self, internal: list[str], *args: Any) -> Graph:
+        """:meth:`build` for an order given, not searched: with deep epilogue joins
+        only if it does not lower without them (else the plain lowering's error)."""
+        try:
+            return self.build(internal, *args)
+        except LoweringError as plain:
+            try:
+                return self.build(internal, *args, deep=True)
+            except LoweringError:
+                raise plain from None
+
     def build(self, internal: list[str],
               splits: Mapping[str, Sequence[LaneSplit]] | None = None,
               partition: str = "round-robin",
-              lane_buffer: int = DEFAULT_LANE_BUFFER) -> Graph:
+              lane_buffer: int = DEFAULT_LANE_BUFFER, deep: bool = False) -> Graph:
         """The graph for one internal order (``LoweringError`` if it cannot lower), with
-        parallel lanes where ``splits`` gives them (internal index -> each lane's split)."""
+        parallel lanes where ``splits`` gives them (internal index -> each lane's split);
+        ``deep`` admits deep epilogue joins (:func:`lower_order`; the searches try them
+        only when no order lowers without them, a given order always)."""
         norm = self.norm
         position = {v: n for n, v in enumerate(internal)}
         text = ",".join(norm.user[v] for v in internal)
         lays = layouts(norm, self.fmts, self.idx_sizes, position, self.transpose, text)
         lowered = lower_order(norm, internal, lays, self.dtype, self.depth, self.name,
-                              splits, lane_buffer, self.blocks)
+                              splits, lane_buffer, self.blocks, deep)
         meta = {
             "kernel": self.name,
             "expression": norm.assignment.source or str(self.assign),
@@ -244,8 +277,18 @@ def _search(job: _Job, stats: Mapping[str, TensorStats]) -> Graph:
     before lowering. An order that would write the output permuted only wins if none
     writes it as asked.
     The preferred order lists output indices (in the output's storage order when a
-    format is given) and then reduced indices, innermost last.
+    format is given) and then reduced indices, innermost last. Orders that need a deep
+    epilogue join are searched only when no order lowers without one (so that adding
+    them changed no graph that compiled before).
     """
+    search = _search_orders(job, stats, deep=False)
+    if search.best is None:
+        search = _search_orders(job, stats, deep=True)
+    return search.finish(search.space)
+
+
+def _search_orders(job: _Job, stats: Mapping[str, TensorStats], deep: bool) -> OrderSearch:
+    """One pass of :func:`_search` (deep epilogues admitted or not)."""
     norm, fmts = job.norm, job.fmts
     target = norm.assignment.target
     out_fmt = fmts.get(target.tensor)
@@ -260,7 +303,7 @@ def _search(job: _Job, stats: Mapping[str, TensorStats]) -> Graph:
         else [preferred]
     transposes = transposes_needed(norm, fmts)
     internal_of = {u: [v for v in norm.indices if norm.user[v] == u] for u in preferred}
-    factorer = Factorer(norm.assignment.rhs, norm.assignment.target.indices)
+    factorer = Factorer(norm.assignment.rhs, norm.assignment.target.indices, deep)
     ranked = []
     for n, cand in enumerate(candidates):
         internal = [v for u in cand for v in internal_of[u]]
@@ -285,12 +328,13 @@ def _search(job: _Job, stats: Mapping[str, TensorStats]) -> Graph:
             continue
         lowered += 1
         try:
-            graph = job.build(internal)
+            graph = job.build(internal, deep=deep)
         except LoweringError as exc:
             search.reject(order, exc, n)
             continue
         search.add(order, graph, order_cost(graph, stats), out_moved)
-    return search.finish(f"{len(candidates)} permutation(s) of {len(preferred)} indices")
+    search.space = f"{len(candidates)} permutation(s) of {len(preferred)} indices"
+    return search
 
 
 def _resort_costs(job: _Job, stats: Mapping[str, TensorStats]

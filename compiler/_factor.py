@@ -35,8 +35,11 @@ class Factoring:
 class Factorer:
     """Plans the factored iteration of one expression for any order (cheap per order)."""
 
-    def __init__(self, rhs: Expr, out: Sequence[str]) -> None:
+    def __init__(self, rhs: Expr, out: Sequence[str], deep: bool = False) -> None:
         self.rhs, self.out = rhs, tuple(out)
+        #: whether epilogue joins may go on iterating after the join
+        #: (:func:`epilogue_reduction`'s ``deep``)
+        self.deep = deep
         #: id(node) -> the indices its accesses use, for nodes that hold a reduction
         self.used: dict[int, frozenset[str]] = {}
         self.accesses: set[int] = set()
@@ -72,8 +75,9 @@ class Factorer:
                   ) -> frozenset[str]:
         """The context indices ``e``'s value reaches only through a sparse accumulator's
         crd streams: kept indices after one of an accumulated reduction's own indices.
-        Products and functions pass an accumulator's rows on; a union cannot."""
-        if id(e) not in self.used or isinstance(e, BinOp) and e.op in "+-":
+        Products and functions pass an accumulator's rows on; a union cannot, unless
+        deep epilogues may join the rows with its other side."""
+        if id(e) not in self.used or isinstance(e, BinOp) and e.op in "+-" and not self.deep:
             return frozenset()
         if not isinstance(e, Reduction):
             return frozenset().union(*(self._streamed(c, ctx, pos) for c in children(e)))
@@ -158,7 +162,8 @@ class Factorer:
             return True
         pos = {v: n for n, v in enumerate(order)}
         return all(epilogue_reduction(v, [(a, c) for a, c in ctx_of.items() if v in c], pos,
-                                      self.owner, self.inside) is not None for v in split)
+                                      self.owner, self.inside, self.deep) is not None
+                   for v in split)
 
     def cost(self, order: Sequence[str], sizes: Mapping[str, int]) -> float:
         """Points computed over all nodes of the plan, every level taken dense.
@@ -198,34 +203,47 @@ class Factorer:
 
 def epilogue_reduction(v: str, parts: Sequence[tuple[Access, tuple[str, ...]]],
                        pos: Mapping[str, int], owner: Mapping[str, Reduction],
-                       inside: Mapping[int, frozenset[int]]) -> Reduction | None:
+                       inside: Mapping[int, frozenset[int]], deep: bool = False
+                       ) -> Reduction | None:
     """The accumulated reduction whose rows meet the other operands of loop ``v`` in an
     epilogue join, or None (``docs/compiler.md``, rule 5). ``parts``: the accesses whose
     loop nest contains ``v``, each with that nest in dataflow order.
 
     The loop is split in two depths: the deeper accesses are all inside one reduction
     whose own indices make the difference, some of them store ``v``; the shallower ones
-    are outside it, store ``v`` and have it as their innermost loop. The lowering then
+    are outside it, store ``v`` and have it as their innermost loop, and are not inside
+    another reduction accumulated above ``v`` (two accumulators' rows never join). The lowering then
     iterates ``v`` inside the reduction and joins the shallower operands with the rows
     its accumulator drains; the order search counts such a loop as nesting. ``inside``:
-    id(reduction) -> the ids of the accesses under it (:func:`accesses_under`)."""
+    id(reduction) -> the ids of the accesses under it (:func:`accesses_under`).
+
+    ``deep`` also admits a *deep epilogue*: shallower operands that go on iterating
+    loops after ``v`` (``X(i,k)·Ws(j,k)`` beside the rows of ``(A·X)·Wn`` over
+    ``…,j,k``) or that do not store ``v`` (repeated over the join), as long as one of
+    them stores ``v``; their later loops run after the join. The order searches admit
+    it only when no other order lowers, so that existing graphs keep their orders."""
     def prefix(ctx: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(x for x in ctx if pos[x] < pos[v])
 
     prefixes = {prefix(ctx) for _, ctx in parts}
     if len(prefixes) != 2:
         return None
-    deep, shallow = sorted(prefixes, key=len, reverse=True)
-    extra = [x for x in deep if x not in shallow]
+    deep_prefix, shallow = sorted(prefixes, key=len, reverse=True)
+    extra = [x for x in deep_prefix if x not in shallow]
     if not extra or any(x not in owner for x in extra):
         return None
     red = owner[extra[0]]
     under = inside[id(red)]
-    inner = [a for a, ctx in parts if prefix(ctx) == deep]
+    inner = [a for a, ctx in parts if prefix(ctx) == deep_prefix]
     outer = [(a, ctx) for a, ctx in parts if prefix(ctx) == shallow]
-    if any(id(a) not in under for a in inner) or \
-            not any(v in a.indices for a in inner) or \
-            any(id(a) in under or ctx[-1] != v or v not in a.indices for a, ctx in outer):
+    if any(id(a) not in under for a in inner) or not any(v in a.indices for a in inner) \
+            or any(id(a) in under for a, _ in outer):
+        return None
+    if any(x in owner and not under <= inside[id(owner[x])] for x in shallow):
+        return None  # the shallower operands are an accumulator's rows of their own
+    if deep:
+        return red if any(v in a.indices for a, _ in outer) else None
+    if any(ctx[-1] != v or v not in a.indices for a, ctx in outer):
         return None
     return red
 
@@ -235,9 +253,11 @@ def accesses_under(rhs: Expr) -> dict[int, frozenset[int]]:
     return {id(r): frozenset(id(a) for a in accesses(r)) for r in _reductions(rhs)}
 
 
-def factor(rhs: Expr, out: Sequence[str], order: Sequence[str]) -> Factoring:
-    """The factored-iteration plan of ``rhs`` for one ``order``."""
-    return Factorer(rhs, out).plan(order)
+def factor(rhs: Expr, out: Sequence[str], order: Sequence[str], deep: bool = False
+           ) -> Factoring:
+    """The factored-iteration plan of ``rhs`` for one ``order`` (``deep``: with deep
+    epilogue joins, :class:`Factorer`)."""
+    return Factorer(rhs, out, deep).plan(order)
 
 
 @dataclass(frozen=True)

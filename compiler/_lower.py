@@ -26,6 +26,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import numpy as np
 
@@ -122,25 +123,36 @@ def lower_order(norm: Normalized, order: list[str], layouts: Mapping[str, Layout
                 dtype: str, depth: int | None, name: str,
                 par: Mapping[str, Sequence[LaneSplit]] | None = None,
                 lane_buffer: int = DEFAULT_LANE_BUFFER,
-                blocks: Mapping[str, int] | None = None) -> Lowered:
+                blocks: Mapping[str, int] | None = None, deep: bool = False) -> Lowered:
     """Build the graph for internal dataflow ``order``; raises :class:`LoweringError`.
     ``par`` gives each parallel output index (internal name) its lanes' splits;
     ``blocks`` each blocked index its block extent (the layouts then hold the block
-    grid's sizes; docs/blocks.md)."""
+    grid's sizes; docs/blocks.md). ``deep`` admits deep epilogues (operands joined
+    with accumulator rows that go on iterating after the join,
+    :func:`_factor.epilogue_reduction`); an order that lowers without them lowers to
+    the same graph with them."""
     return _Lowerer(norm, order, layouts, dtype, depth, name, par or {}, lane_buffer,
-                    blocks or {}).run()
+                    blocks or {}, deep).run()
 
 
 class _Lowerer:
     def __init__(self, norm: Normalized, order: list[str], layouts: Mapping[str, Layout],
                  dtype: str, depth: int | None, name: str,
                  par: Mapping[str, Sequence[LaneSplit]], lane_buffer: int,
-                 blocks: Mapping[str, int]) -> None:
+                 blocks: Mapping[str, int], deep: bool = False) -> None:
         self.norm, self.order, self.layouts = norm, order, layouts
+        self.deep = deep
+        #: a deep epilogue's join (index, id of the reduction whose rows it meets) -> the
+        #: later steps of its deferred operands, run after the join: (index, operands)
+        self.postponed: dict[tuple[str, int], list[tuple[str, list[_Operand]]]] = {}
+        #: operand id -> the join it is deferred to (deep epilogues)
+        self.joins: dict[str, tuple[str, int]] = {}
         self.par, self.lane_buffer = par, lane_buffer
         self.blocks = BlockPlan(norm, blocks)
         #: operand id -> the index its iteration is deferred at (an epilogue operand)
         self.deferred: dict[str, str] = {}
+        #: id(reduction) -> the reduction, for the reductions epilogues join with
+        self.reds: dict[int, Reduction] = {}
         self.deferred_at: dict[str, list[_Operand]] = {}
         self._inside: dict[int, frozenset[int]] | None = None  # accesses per reduction
         #: per parallel index, each join's crd port and its ref ports (what a lane
@@ -156,7 +168,7 @@ class _Lowerer:
         self.rhs = norm.assignment.rhs
         self.ops: dict[int, _Operand] = {}  # id(Access) -> operand
         self._operands: dict[int, list[_Operand]] = {}  # id(node) -> operands under it
-        plan = factor(self.rhs, self.target.indices, order)
+        plan = factor(self.rhs, self.target.indices, order, deep)
         self.context = plan.context  # id(node) -> the loops it is computed in
         self.hoisted = plan.hoisted  # id(node) -> the later loops it is broadcast over
         self.owner: dict[str, Reduction] = {}  # reduced index -> its reduction
@@ -229,6 +241,8 @@ class _Lowerer:
         if self.deferred:  # no epilogue joined them: the loops cannot be shared after all
             v = next(iter(self.deferred.values()))
             self.check_prefixes(v, self.deferred_at[v])
+            if self.deep:
+                raise self.unjoined(v)
         self.write(val)
         return Lowered(self.b, self.table, self.accumulator, self.reductions,
                        self.lane_of)
@@ -266,10 +280,46 @@ class _Lowerer:
     def step(self, v: str) -> None:
         scope = self.owner[v].body if v in self.owner else self.rhs
         parts = [op for op in self.operands(scope) if v in op.context]
+        if self.deep:
+            self.step_deep(v, scope, parts)
+            return
         red = self.defer_epilogue(v, parts)
         if red is not None:  # the accumulated rows meet the deferred operands later
             scope = red
             parts = [op for op in parts if op.id not in self.deferred]
+        self.iterate(v, scope, parts)
+
+    def step_deep(self, v: str, scope: Expr, parts: list[_Operand]) -> None:
+        """A step where epilogues may nest: the operands of loop ``v`` sit at several
+        depths, each shallower group deferred to a join with the rows of the reduction
+        that separates it from the next deeper one (innermost first); the deepest group
+        is iterated now, or after its own join if an earlier epilogue deferred it."""
+        late = {op.id for op in parts if op.id in self.deferred}
+        groups: dict[tuple[str, ...], list[_Operand]] = {}
+        for op in parts:
+            groups.setdefault(tuple(x for x in op.context if self.pos[x] < self.pos[v]),
+                              []).append(op)
+        depths = sorted(groups, key=len, reverse=True)
+        if len({len(d) for d in depths}) < len(depths):
+            self.check_prefixes(v, parts)  # raises: two groups at one depth
+        for n, (deeper, shallower) in enumerate(pairwise(depths)):
+            red = self.defer_epilogue(v, groups[deeper] + groups[shallower])
+            if red is None or any(op.id in late for op in groups[shallower]):
+                self.check_prefixes(v, groups[deeper] + groups[shallower])
+                raise self.unjoined(v)
+            if n == 0:
+                scope = red
+        inner = groups[depths[0]]
+        if not late:
+            self.iterate(v, scope, inner)
+        elif all(op.id in late for op in inner):  # iterated at ``v`` after their join
+            self.postpone(v, inner)
+        else:
+            raise self.unjoined(self.deferred[next(iter(late))])
+
+    def iterate(self, v: str, scope: Expr, parts: list[_Operand]) -> None:
+        """Join ``scope``'s coordinates at ``v`` and align ``parts`` with them: the
+        operands that store ``v`` follow the join, the others are repeated over it."""
         self.check_prefixes(v, parts)
         bundle = self.join(scope, v)
         assert bundle is not _BCAST, f"index {v} is used by no operand of its scope"
@@ -281,15 +331,50 @@ class _Lowerer:
                 op.ref = bundle.refs[op.id]
                 self.refer(v, op.id, op.ref)
             else:
-                sig = self.repsig_of(v, bundle.crd, op.id)
-                rep = self.node(f"rep_{op.id}_{self.user(v)}", "repeat", v, op.id)
-                self.b.edge(op.ref, f"{rep}.ref_in")
-                self.b.edge(sig, f"{rep}.repsig")
-                self.refer(v, op.id, sig)
-                op.ref = f"{rep}.ref"
+                self.repeat(op, v, bundle.crd)
         self.crd[v] = bundle.crd
         self.full[v] = bundle.full
         self.step_refs[v] = {op.id: op.ref for op in parts}
+
+    def repeat(self, op: _Operand, v: str, crd: str) -> None:
+        """Repeat ``op``'s reference over the coordinates ``crd`` of index ``v``."""
+        sig = self.repsig_of(v, crd, op.id)
+        rep = self.node(f"rep_{op.id}_{self.user(v)}", "repeat", v, op.id)
+        self.b.edge(op.ref, f"{rep}.ref_in")
+        self.b.edge(sig, f"{rep}.repsig")
+        self.refer(v, op.id, sig)
+        op.ref = f"{rep}.ref"
+
+    def postpone(self, v: str, late: list[_Operand]) -> None:
+        """Iterate ``late`` (operands deferred to one epilogue) at ``v`` after their join."""
+        keys = {self.joins[op.id] for op in late}
+        if len(keys) != 1:
+            raise self.unjoined(self.deferred[late[0].id])
+        self.postponed.setdefault(keys.pop(), []).append((v, late))
+
+    def crd_of(self, v: str) -> str:
+        """The coordinates of loop ``v``; a loop postponed to a deep epilogue has none
+        until that epilogue has joined (anything needing them before cannot lower)."""
+        if v not in self.crd:
+            u = next(u for (u, _), steps in self.postponed.items()
+                     if any(w == v for w, _ in steps))
+            raise self.fail(
+                f"dataflow order {self.order_text} iterates {self.user(v)!r} only after "
+                f"the epilogue join over {self.user(u)!r}, but a value outside that join "
+                f"runs in the loop over {self.user(v)!r}; choose an order that puts "
+                f"{self.user(v)!r} before the reductions whose rows the join meets")
+        return self.crd[v]
+
+    def unjoined(self, v: str) -> LoweringError:
+        """Operands deferred to an epilogue at ``v`` that no epilogue join can take."""
+        ops = [self.op_by_id(oid) for oid, u in self.deferred.items() if u == v]
+        shown = ", ".join(self.show(op.access) for op in ops)
+        return self.fail(
+            f"dataflow order {self.order_text} defers {shown} to an epilogue join with "
+            f"accumulator rows over {self.user(v)!r}, but they do not meet the whole "
+            f"reduction in a product, quotient, sum or difference, or share a later loop "
+            f"with operands outside that join; move the reduced indices after "
+            f"{self.user(v)!r} or split the expression", ops[0].access if ops else None)
 
     def repsig_of(self, v: str, crd: str, col: str) -> str:
         """The repeat signal of coordinate stream ``crd`` at index ``v`` (made once, in
@@ -310,13 +395,16 @@ class _Lowerer:
         if self._inside is None:
             self._inside = accesses_under(self.rhs)
         red = epilogue_reduction(v, [(op.access, op.context) for op in parts], self.pos,
-                                 self.owner, self._inside)
+                                 self.owner, self._inside, self.deep)
         if red is None:
             return None
         inside = {op.id for op in self.operands(red)}
+        self.reds[id(red)] = red
         for op in parts:
-            if op.id not in inside:
+            # a deep epilogue's operand stays with the join it was deferred to first
+            if op.id not in inside and not (self.deep and op.id in self.deferred):
                 self.deferred[op.id] = v
+                self.joins[op.id] = (v, id(red))
         self.deferred_at[v] = list(parts)
         return red
 
@@ -333,6 +421,13 @@ class _Lowerer:
         deepest = max(groups, key=len)
         extra = [x for x in deepest if x in self.owner and
                  not all(x in prefix(op) for op in parts)]
+        if not extra:  # no reduction between them: loops of one depth, not nested
+            shown = "; ".join(", ".join(self.show(op.access) for op in g) + " under " +
+                              (",".join(self.user(x) for x in k) or "nothing")
+                              for k, g in groups.items())
+            raise self.fail(f"dataflow order {self.order_text} iterates {self.user(v)!r} "
+                            f"under different loops for different operands ({shown}); "
+                            "choose an order whose loops nest", self.rhs)
         red = self.owner[extra[0]]
         inside = ", ".join(self.show(op.access) for op in groups[deepest])
         outside = ", ".join(self.show(op.access) for k, g in groups.items() if k != deepest
@@ -553,15 +648,21 @@ class _Lowerer:
             return val
         if val.spacc is not None:
             raise self.spacc_misuse(val, e)
+        return self.broadcast(val, later, self.first(e), rows)
+
+    def broadcast(self, val: _Val, later: Sequence[str], col: str,
+                  rows: Mapping[str, str] | None = None) -> _Val:
+        """``val`` (a value per point of the loops before each of ``later``) repeated over
+        those loops' coordinates (``rows``' where given, else the loops' own)."""
         port = val.port
         assert port is not None, "a hoisted subexpression reads a tensor"
         for u in later:  # a value per point of the loops before ``u``, repeated over ``u``
-            crd = rows[u] if rows and u in rows else self.crd[u]
-            node = self.node(f"bcast_{self.user(u)}", "broadcast", u, self.first(e))
+            crd = rows[u] if rows and u in rows else self.crd_of(u)
+            node = self.node(f"bcast_{self.user(u)}", "broadcast", u, col)
             self.b.edge(port, f"{node}.val_in")
-            self.b.edge(self.repsig_of(u, crd, self.first(e)), f"{node}.repsig")
+            self.b.edge(self.repsig_of(u, crd, col), f"{node}.repsig")
             port = f"{node}.val"
-        return _Val(port, intra=val.intra)
+        return _Val(port, spacc=val.spacc, intra=val.intra)
 
     def operands_of(self, e: BinOp) -> tuple[_Val, _Val]:
         """Both sides' values; an accumulator's side first, so that the other side,
@@ -668,25 +769,40 @@ class _Lowerer:
             return {op.id for op in self.operands(x) if op.id in self.deferred}
 
         for acc_side, other in ((e.left, e.right), (e.right, e.left)):
-            if deferred(other) and not deferred(acc_side):
+            us = {self.deferred[oid] for oid in deferred(other)}
+            if self.deep:  # the join of the rows of a reduction on the accumulator's side
+                keys = {self.joins[oid] for oid in deferred(other)}
+                key = next(iter(keys), ("", 0))
+                if len(keys) == 1 and any(n is self.reds[key[1]] for n in walk(acc_side)):
+                    break
+            elif us and not deferred(acc_side):
                 break
         else:
             return None
-        acc = self.value(acc_side)
-        us = {self.deferred[oid] for oid in deferred(other)}
-        if acc.spacc is None or len(us) != 1 or next(iter(us)) not in acc.spacc.crds:
+        u = next(iter(us))
+        if self.deep and deferred(other) != {o for o, k in self.joins.items()
+                                             if k == key and o in self.deferred}:
+            return None  # a deep epilogue joins all of its operands at once
+        # a deep epilogue broadcasts the rows over the loops after the join, once built
+        later = self.hoisted.get(id(acc_side)) if self.deep and key in self.postponed \
+            else None
+        acc = self.compute(acc_side) if later else self.value(acc_side)
+        if acc.spacc is None or len(us) != 1 or u not in acc.spacc.crds:
             return None  # the deferred operands stay unjoined: reported by run()
-        (u,) = us
+        group = [op for op in self.operands(other) if op.id in self.deferred]  # in order
         rows = _Bundle(acc.spacc.crds[u], {}, False)
         bundle = self.join(other, u)
-        assert bundle is not _BCAST, "a deferred operand is iterated at its index"
+        if bundle is _BCAST:  # a deep epilogue's operands store ``u`` only under sums
+            raise self.unjoined(u)
         col = self.first(other)
         crd, val = rows.crd, acc.port
         if e.op in "*/" and bundle.dense is not None:  # the rows address a dense level
-            for oid, ref in self.locate(bundle, rows, u).refs.items():
+            aligned = self.locate(bundle, rows, u).refs
+            for oid, ref in aligned.items():
                 self.op_by_id(oid).ref = ref
         else:
             bundle = self.scan(bundle, u)
+            aligned = bundle.refs
             union = e.op in "+-"
             if union and not bundle.full:
                 self.check_vanishes(other, acc_side, e, u)
@@ -703,13 +819,42 @@ class _Lowerer:
                 op.maybe_empty = op.maybe_empty or union
                 if m == 0:
                     crd, val = f"{j}.crd", f"{j}.val_a"
-        for oid in deferred(other):
-            del self.deferred[oid]
+        for op in group:
+            del self.deferred[op.id]
         assert acc.spacc is not None
         joined = _Val(val, spacc=_Acc({**acc.spacc.crds, u: crd}, acc.spacc.reduction),
                       intra=acc.intra)
+        if self.deep and (key in self.postponed or
+                          not {op.id for op in group} <= set(aligned)):
+            joined = self.after_join(key, crd, group, set(aligned), other, joined,
+                                     later or [])
         other_val = self.value(other)
         return (joined, other_val) if acc_side is e.left else (other_val, joined)
+
+    def after_join(self, key: tuple[str, int], crd: str, group: list[_Operand],
+                   aligned: set[str], other: Expr, joined: _Val, later: Sequence[str]
+                   ) -> _Val:
+        """A deep epilogue: the deferred operands that do not store ``u`` are repeated
+        over the join's crds, then the operands' later loops run (postponed steps), and
+        the joined rows' value is broadcast over those of them it is hoisted out of."""
+        u = key[0]
+        for op in group:
+            if op.id not in aligned:
+                self.repeat(op, u, crd)
+        self.crd[u], self.full[u] = crd, False
+        self.step_refs[u] = {op.id: op.ref for op in group}
+        for w, ops in self.postponed.pop(key, []):
+            inner = w in self.owner and any(n is self.owner[w] for n in walk(other))
+            scope = self.owner[w].body if inner else other
+            parts = [op for op in self.operands(scope) if w in op.context]
+            if {op.id for op in parts} != {op.id for op in ops}:
+                raise self.fail(
+                    f"dataflow order {self.order_text}: after the epilogue join over "
+                    f"{self.user(u)!r}, the loop over {self.user(w)!r} would mix the joined "
+                    "operands with others; move the reduced indices or split the "
+                    "expression", other)
+            self.iterate(w, scope, parts)
+        return self.broadcast(joined, later, self.first(other)) if later else joined
 
     def rows_of(self, e: BinOp, a: _Val, b: _Val) -> _Acc | None:
         """The accumulator rows a product streams on: one side's, when the other side was
@@ -765,7 +910,7 @@ class _Lowerer:
         first, each fed the crds its inner neighbour emits (higher-order accumulation
         with existing primitives: ``sum(j,k)`` over ``i,j,k,l`` is a ``spacc`` over
         ``k`` feeding a ``spacc`` over ``j``)."""
-        crds = {v: self.crd[v] for v in nest if v not in left}
+        crds = {v: self.crd_of(v) for v in nest if v not in left}
         crds.update(rows.crds if rows else {})  # an inner accumulator's rows, streamed on
         kept: list[str] = []
         acc: _Val | None = None
@@ -838,6 +983,7 @@ class _Lowerer:
             if self._root is None:
                 self._root = self.node("root", "root", VAL_ROW, col)
             return f"{self._root}.ref"
+        self.crd_of(nest[-1])
         return next(iter(self.step_refs[nest[-1]].values()))
 
     # -- output -------------------------------------------------------------------------
@@ -848,7 +994,7 @@ class _Lowerer:
         name = self.target.tensor
         fmt = self.layouts[name].format
         levels = [self.target.indices[m] for m in fmt.mode_order]
-        crds = [self.crd[v] for v in levels]
+        crds = [self.crd_of(v) for v in levels]
         full = [self.full[v] for v in levels]
         rows: set[int] = set()  # levels above a spacc2/3's innermost: never empty
         if val.spacc is not None:

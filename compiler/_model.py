@@ -26,6 +26,7 @@ from ir import (
     block_grid,
 )
 
+from ._assoc import associate
 from ._ast import Assignment, accesses
 from ._blocks import grid_given, grid_stats, index_blocks, tensor_blocks
 from ._compile import cost_tries, no_gc_pauses, parse_order, prepare
@@ -145,21 +146,50 @@ def compile_model(program: Program, schedule: Schedule | None = None, *,
     :data:`compiler.DEFAULT_DENSITY`)."""
     schedule = schedule if schedule is not None else Schedule.unfused(program)
     schedule.validate(program)
+    if schedule.reassociates:  # before fusion: the regions fuse the rewritten chains
+        def price(prog: Program, sched: Schedule, names: Sequence[str]) -> float:
+            return _price(prog, sched, names, depth, stats)
+
+        with no_gc_pauses():
+            program, schedule = associate(program, schedule, price)
     formats = {n: schedule.formats.get(n, t.format) for n, t in program.tensors.items()}
     blocks = tensor_blocks(program, schedule.block)
     known = program_stats(program, formats, stats, blocks)
     regions = []
     with no_gc_pauses():
         for reg in schedule.execution_order(program):
-            fused = fuse_region(program, reg.statements)
-            reg = schedule.lanes_of(reg, (n for f in fused
-                                          for n in f.assignment.target.indices))
-            _check_order_names(reg, fused)
-            _check_par_names(reg, fused)
-            kernels = [_compile_kernel(program, formats, reg, f, depth, known, stats or {},
-                                       blocks) for f in fused]
-            regions.append(CompiledRegion(reg.name, list(reg.statements), kernels))
+            regions.append(_compile_region(program, schedule, reg, formats, depth, known,
+                                           stats or {}, blocks))
     return CompiledModel(program, schedule, regions, depth, formats)
+
+
+def _compile_region(program: Program, schedule: Schedule, reg: Region,
+                    formats: dict[str, str], depth: int | None,
+                    known: Mapping[str, TensorStats], data: Mapping[str, Any],
+                    blocks: Mapping[str, tuple[int, ...]]) -> CompiledRegion:
+    fused = fuse_region(program, reg.statements)
+    reg = schedule.lanes_of(reg, (n for f in fused for n in f.assignment.target.indices))
+    _check_order_names(reg, fused)
+    _check_par_names(reg, fused)
+    kernels = [_compile_kernel(program, formats, reg, f, depth, known, data, blocks)
+               for f in fused]
+    return CompiledRegion(reg.name, list(reg.statements), kernels)
+
+
+def _price(program: Program, schedule: Schedule, names: Sequence[str],
+           depth: int | None, stats: Mapping[str, Any] | None) -> float:
+    """What ``assoc: cost`` minimises: the expected cycles (:func:`order_cost`, the order
+    search's objective) of the named regions' kernels, which run one after another."""
+    formats = {n: schedule.formats.get(n, t.format) for n, t in program.tensors.items()}
+    blocks = tensor_blocks(program, schedule.block)
+    known = program_stats(program, formats, stats, blocks)
+    total = 0.0
+    for reg in schedule.regions:
+        if reg.name in names:
+            compiled = _compile_region(program, schedule, reg, formats, depth, known,
+                                       stats or {}, blocks)
+            total += sum(order_cost(k.graph, known).total for k in compiled.kernels)
+    return total
 
 
 def program_stats(program: Program, formats: Mapping[str, str],
@@ -223,25 +253,35 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
     sizes = {v: grid[a.tensor][m] for a in accesses(fused.assignment.rhs)
              for m, v in enumerate(a.indices)}
     block = index_blocks(fused.assignment, blocks)
-    factorer = Factorer(fused.assignment.rhs, fused.assignment.target.indices)
-    budget = cost_tries(factorer.size)
     job = prepare(fused.assignment, fmts, shapes, transpose=reg.transpose, depth=depth,
                   dtype=dtype, name=name, block=block)
-    search = OrderSearch()
-    for order in _candidates(graph_of, fused.assignment, sizes, user, reg.transpose,
-                             factorer):
-        if search.costed >= budget or len(tried) >= MAX_TRIES:
-            search.skip()
-            break
-        if search.prune(order, sum(resort[t] for t in graph_of.transposes(order))):
-            continue
-        try:
-            graph = job.build(parse_order(job.norm, order))
-        except LoweringError as exc:
-            tried.append((order, exc.message))
-            search.reject(order, exc)
-            continue
-        search.add(order, graph, order_cost(graph, known))
+
+    def search_orders(deep: bool) -> OrderSearch:
+        """One pass over the candidates; deep epilogue joins only in the second, when
+        no order lowers without them (graphs that compiled before keep their order)."""
+        factorer = Factorer(fused.assignment.rhs, fused.assignment.target.indices, deep)
+        budget = cost_tries(factorer.size)
+        tried.clear()
+        search = OrderSearch()
+        for order in _candidates(graph_of, fused.assignment, sizes, user, reg.transpose,
+                                 factorer):
+            if search.costed >= budget or len(tried) >= MAX_TRIES:
+                search.skip()
+                break
+            if search.prune(order, sum(resort[t] for t in graph_of.transposes(order))):
+                continue
+            try:
+                graph = job.build(parse_order(job.norm, order), deep=deep)
+            except LoweringError as exc:
+                tried.append((order, exc.message))
+                search.reject(order, exc)
+                continue
+            search.add(order, graph, order_cost(graph, known))
+        return search
+
+    search = search_orders(deep=False)
+    if search.best is None:
+        search = search_orders(deep=True)
     if search.best is not None:
         graph = search.finish(f"region {reg.name}: candidates of the partial order graph"
                               + ("" if search.skipped else " (all)"))
@@ -251,10 +291,10 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
                            measured_only=True)
         if lanes.splits:  # lanes do not change which order is cheapest per lane
             searched = graph.meta.get("order_search")
-            graph = job.build(parse_order(job.norm, graph.meta["order"]), lanes.splits,
-                              reg.partition, lane_buffer_for(graph, lanes.splits,
-                                                             reg.partition, reg.lane_buffer,
-                                                             known))
+            graph = job.build_given(parse_order(job.norm, graph.meta["order"]),
+                                    lanes.splits, reg.partition,
+                                    lane_buffer_for(graph, lanes.splits, reg.partition,
+                                                    reg.lane_buffer, known))
             graph.meta["order_search"] = searched
             graph.meta["parallel"]["expected_imbalance"] = lanes.imbalance
         graph.meta["region"] = reg.name

@@ -319,6 +319,8 @@ class OrderSearch:
     best: tuple[tuple[bool, float, int], Graph] | None = None
     costed: int = 0
     skipped: int = 0
+    #: what was searched, for :meth:`finish`
+    space: str = ""
 
     def add(self, order: Sequence[str], graph: Graph, cost: OrderCost,
             out_moved: bool = False) -> None:

@@ -423,6 +423,11 @@ class BigBirdAttention(_Model):
         "medium": {"seq_len": 256, "d_model": 32, "block": 16, "n_random": 2},
         "bigbird16": {"seq_len": 1024, "d_model": 768, "block": 16, "n_random": 3,
                       "n_global": 2},
+        # FuseFlow Fig. 12's GPT-3 + BigBird attention at its three block sizes: one head
+        # of GPT-3 Small (d 64) over 512 tokens, mask blocks of B (window 3, one global,
+        # one random block); run with --block B so values are B x B blocks
+        **{f"fuseflow-b{b}": {"seq_len": 512, "d_model": 64, "block": b}
+           for b in (16, 32, 64)},
     }
 
     sparse_formats: ClassVar[dict[str, str]] = {"mask": "csr"}

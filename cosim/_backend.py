@@ -36,6 +36,9 @@ class Backend(ABC):
     name: ClassVar[str] = ""
     #: whether the backend's traces carry cycles (HLS C-simulation does not)
     timed: ClassVar[bool] = True
+    #: whether an untraced run counts its data tokens (``SimResult.data_tokens``, the
+    #: work counters); a backend without them counts work from a traced run
+    counts_work: ClassVar[bool] = False
 
     @classmethod
     def unavailable(cls) -> str | None:
@@ -96,6 +99,7 @@ class PythonBackend(Backend):
     """The reference cycle model."""
 
     name = "python"
+    counts_work = True
 
     def run(self, graph, inputs, *, trace=False, depth="graph", hw=None, mem_trace=False):
         return simulate(graph, inputs, trace=trace, depth=depth, hw=hw, mem_trace=mem_trace)

@@ -1,4 +1,5 @@
-"""``samfuse hw`` and the ``--hw``/``--hw-set`` options of ``sim``, ``cosim`` and ``model``.
+"""``samfuse hw`` and the ``--hw``/``--hw-set``/``--depth`` options of ``sim``, ``cosim``
+and ``model``.
 
 Every number of the simulated machine is documented once, in ``ir.HW_KEYS``; this command
 prints it, so what a user can set and what it means never drift apart.
@@ -7,12 +8,14 @@ prints it, so what a user can set and what it means never drift apart.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
-from ir import HW_KEYS, HW_PRESETS, Hardware, load_hw
+from ir import HW_KEYS, HW_PRESETS, FifoSpec, Hardware, load_hw
 
 from ._hw_spec import hw_items
 
-__all__ = ["add_hw_parser", "add_hw_options", "hw_from_args", "describe_hw", "list_presets"]
+__all__ = ["add_hw_parser", "add_hw_options", "hw_from_args", "describe_hw", "list_presets",
+           "depth_arg", "add_depth_option", "depth_and_hw"]
 
 
 def add_hw_options(p: argparse.ArgumentParser, default: str) -> None:
@@ -28,6 +31,37 @@ def add_hw_options(p: argparse.ArgumentParser, default: str) -> None:
 def hw_from_args(args: argparse.Namespace) -> Hardware:
     """The hardware the options name; a bad name, file or override raises ``ir.HwError``."""
     return load_hw(args.hw, args.hw_set)
+
+
+def depth_arg(text: str) -> int | None | str:
+    """An argparse type for ``--depth``: an int >= 1, ``inf`` (``None``, unbounded) or
+    ``graph`` (the depths compiled into the graph)."""
+    if text == "graph":
+        return "graph"
+    if text.lower() in ("inf", "none", "unbounded"):
+        return None
+    if text.isdigit() and int(text) >= 1:
+        return int(text)
+    raise argparse.ArgumentTypeError(f"depth {text!r}: expected an int >= 1, 'inf' or 'graph'")
+
+
+def add_depth_option(p: argparse.ArgumentParser) -> None:
+    """``--depth N|inf|graph``; left out, the hardware's ``fifo.depth`` decides."""
+    p.add_argument("--depth", type=depth_arg, default=argparse.SUPPRESS, metavar="N|inf|graph",
+                   help="FIFO depth of every edge, the lanes' output buffers included: N, "
+                   "inf (unbounded) or graph (the compiled depths); default: the hardware's "
+                   "fifo.depth (graph on every preset but fuseflow and comal-hbm)")
+
+
+def depth_and_hw(args: argparse.Namespace) -> tuple[int | None | str, Hardware]:
+    """The run's depth and hardware (docs/timing.md, "Which FIFO depth a run uses"): a
+    given ``--depth`` wins over ``fifo.depth``; ``--depth graph`` keeps the compiled
+    depths even on a hardware that sets one."""
+    hw = hw_from_args(args)
+    depth = getattr(args, "depth", "graph")
+    if depth == "graph" and hasattr(args, "depth"):
+        hw = dataclasses.replace(hw, fifo=FifoSpec())
+    return depth, hw
 
 
 def add_hw_parser(sub: argparse._SubParsersAction) -> None:
@@ -59,12 +93,19 @@ def _bandwidth(hw: Hardware) -> str:
             f"({hw.dram.latency_cycles / hw.clock_mhz * 1e3:.0f} ns)")
 
 
+def _fifos(hw: Hardware) -> str:
+    d = hw.fifo.depth
+    return {"graph": "FIFOs as compiled", "inf": "FIFOs unbounded"}.get(str(d), f"FIFOs {d} deep")
+
+
 def list_presets() -> list[str]:
-    """One line per preset: name, channels × GB/s, latency, source."""
+    """One line per preset: name, channels × GB/s, latency, FIFO depth, source."""
     hws = [load_hw(name) for name in HW_PRESETS]
     name_w = max(len(h.name) for h in hws)
     bw_w = max(len(_bandwidth(h)) for h in hws)
-    return [f"{h.name:<{name_w}}  {_bandwidth(h):<{bw_w}}  {h.source}" for h in hws]
+    fifo_w = max(len(_fifos(h)) for h in hws)
+    return [f"{h.name:<{name_w}}  {_bandwidth(h):<{bw_w}}  {_fifos(h):<{fifo_w}}  {h.source}"
+            for h in hws]
 
 
 def describe_hw(hw: Hardware) -> list[str]:
@@ -72,7 +113,8 @@ def describe_hw(hw: Hardware) -> list[str]:
     d = hw.dram
     head = f"{hw.name}: " + (f"peak {hw.peak_gbps():.1f} GB/s ({d.channels} channels × "
                              f"{_channel_gbps(hw):.1f} GB/s at {hw.clock_mhz:g} MHz), latency "
-                             f"{d.latency_cycles} cycles" if hw.memory else "no memory cost")
+                             f"{d.latency_cycles} cycles" if hw.memory else "no memory cost") \
+        + f", {_fifos(hw)}"
     items = hw_items(hw)
     key_w = max(len(k) for k in items)
     val_w = max(len(_show(v)) for k, v in items.items() if k != "source")

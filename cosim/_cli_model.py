@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import sys
 import time
 from pathlib import Path
@@ -18,11 +19,12 @@ import numpy as np
 
 from compiler import compile_model, fusion_table
 from compiler._blocks import seed_blocks
-from ir import DEFAULT_HW, Schedule
+from ir import DEFAULT_HW, Schedule, check_assoc
 
 from ._backend import get_backend
-from ._cli_hw import add_hw_options, hw_from_args
+from ._cli_hw import add_depth_option, add_hw_options, depth_and_hw
 from ._files import safe_join, writable_dir, write_atomic
+from ._model_json import model_json
 from ._model_run import run_model
 
 __all__ = ["add_model_parser", "SCHEDULES", "MODEL_NAMES"]
@@ -71,6 +73,11 @@ def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) ->
                    "a blocked tensor meets; EXTENT alone blocks the model's sparse tensors "
                    "(e.g. BigBird's mask), TENSOR=EXTENT names one, '*=EXTENT' every "
                    "tensor whose sizes it divides (docs/blocks.md)")
+    m.add_argument("--assoc", metavar="ASSOC",
+                   help="association of every chain of products (Â·(X·W) vs (Â·X)·W): "
+                   "as-written (default), left, right or cost (the cheapest per region by "
+                   "the compiler's cost model, priced on the model's data); overrides a "
+                   "YAML schedule's own assoc, not its regions' (docs/fusion.md)")
     m.add_argument("--backend", default="python",
                    help="backend name (default python; auto: SystemC for large graphs)")
     m.add_argument("--seed", type=seed_arg, default=0, help="random seed (an int >= 0)")
@@ -83,7 +90,12 @@ def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) ->
     m.add_argument("--table", action="store_true",
                    help="print every kernel's fusion table")
     m.add_argument("--out", metavar="DIR", help="write each kernel's graph JSON into DIR")
+    m.add_argument("--json", action="store_true",
+                   help="end with one JSON line: cycles, DRAM bytes, FLOPs and memory "
+                   "accesses in total and per region, with the heuristic's estimates "
+                   "(docs/cli.md)")
     add_hw_options(m, DEFAULT_HW)
+    add_depth_option(m)
     m.add_argument("--mem-trace", metavar="DIR",
                    help="write each kernel's memory requests into DIR as a Ramulator 2 "
                    "trace, REGION.TENSOR.trace (see docs/memory.md)")
@@ -139,13 +151,15 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
         raise error("--input and --func apply to MLIR files; a bundled model makes its own "
                     "inputs from --seed")
     try:  # a bad backend is refused before the slow torch import and export
-        get_backend(args.backend)
+        runner = get_backend(args.backend)
     except KeyError as exc:
         raise error(str(exc.args[0])) from None
     if args.schedule not in SCHEDULES and not Path(args.schedule).is_file():
         raise error(f"--schedule {args.schedule!r}: expected one of {', '.join(SCHEDULES)} "
                     "or a YAML file")
-    hw = hw_from_args(args)
+    if args.assoc is not None:
+        check_assoc("--assoc", args.assoc)
+    depth, hw = depth_and_hw(args)
     if args.mem_trace and not hw.memory:
         raise error(f"--mem-trace: hardware {hw.name!r} has no memory system "
                     "(dram.enabled is false)")
@@ -162,18 +176,23 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
     if args.block:
         schedule = dataclasses.replace(schedule, block=block_seeds(args.block, program, error))
         schedule.validate(program)
-    compiled = compile_model(program, schedule,
-                             stats=binds if schedule.has_lanes or schedule.block else None)
+    if args.assoc is not None:
+        schedule = dataclasses.replace(schedule, assoc=args.assoc)
+    priced = schedule.has_lanes or schedule.block or schedule.prices_assoc
+    compiled = compile_model(program, schedule, stats=binds if priced else None)
     print(f"{'read' if mlir else 'exported':10} {label} to {len(program.statements)} "
           f"statements in {export_s * 1e3:.0f} ms")
+    if args.program and compiled.program is not program:
+        print(f"re-associated ({args.assoc or 'per region'}):\n{compiled.program}")
     print(compiled)
     if args.table:
         print_tables(compiled)
     if out is not None:
         write_graphs(compiled, out)
     t0 = time.perf_counter()
-    run = run_model(compiled, binds, backend=args.backend, hw=hw, mem_trace=traces,
-                    progress=lambda p: print(f"samfuse: {p}", file=sys.stderr, flush=True))
+    run = run_model(compiled, binds, backend=args.backend, depth=depth, hw=hw, mem_trace=traces,
+                    progress=lambda p: print(f"samfuse: {p}", file=sys.stderr, flush=True),
+                    trace=args.json and not runner.counts_work)
     wall = time.perf_counter() - t0
     print(run)
     got = run.outputs[program.outputs[0]]
@@ -188,6 +207,8 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
         print(f"mem trace  {traces}/REGION.TENSOR.trace (one per kernel)")
     print(f"check      {'PASS' if ok else 'FAIL'}: max |out - {'numpy' if mlir else 'eager'}|"
           f" = {err:.3g} (rtol 1e-4, atol 1e-5)")
+    if args.json:
+        print(json.dumps({**model_json(compiled, run, depth), "correct": ok}))
     return 0 if ok else 1
 
 

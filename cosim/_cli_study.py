@@ -24,8 +24,9 @@ def add_study_parsers(sub: argparse._SubParsersAction, error: type[Exception]) -
 
     p = sub.add_parser("plot", help="draw a figure from a study's results")
     p.add_argument("results", help="results.parquet/.csv or a study's output folder")
-    p.add_argument("--kind", required=True, help="speedup, orders, heuristic, depth, "
-                   "bandwidth, latency, lanes (block: not built yet)")
+    p.add_argument("--kind", required=True, help="speedup, fig12 (FuseFlow's Fig. 12 "
+                   "side by side, a panel per hardware), orders, heuristic, depth, "
+                   "bandwidth, latency, lanes, block")
     p.add_argument("-o", "--output", metavar="FILE", help="figure file (.png/.pdf/.svg; "
                    "no suffix: both PNG and PDF); default <results folder>/<kind>")
     p.set_defaults(func=lambda args: cmd_plot(args, error))
@@ -58,6 +59,10 @@ def cmd_study(args: argparse.Namespace, error: type[Exception]) -> int:
     print(f"study {spec.name}: {len(result.rows)} rows from {result.ran + result.cached} "
           f"runs ({result.ran} run, {result.cached} from the cache) in "
           f"{result.seconds:.1f} s -> {out / 'results.parquet'}")
+    skipped = {(r["workload"], r["schedule"], r["hw"]) for r in result.skipped}
+    if skipped:
+        print(f"  {len(skipped)} run(s) skipped: predicted over the study's budget of "
+              f"{spec.budget:g} s (status skipped; the 'error' column gives the prediction)")
     unlowered = {(r["workload"], r["order"]) for r in failed if r["status"] == "compile-error"}
     if unlowered:
         print(f"  {len(unlowered)} configuration(s) did not compile (status compile-error; "

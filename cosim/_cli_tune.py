@@ -46,6 +46,9 @@ def add_tune_parser(sub: argparse._SubParsersAction, error: type[Exception]) -> 
                    help="what a block size blocks: the model's sparse tensors and what they "
                    "meet (default), or every tensor the extent divides (dense projections "
                    "become block products)")
+    t.add_argument("--assocs", metavar="A,A,…", default="as-written",
+                   help="associations of the model's chains of products to search: "
+                   "as-written, left, right (default as-written; docs/fusion.md)")
     t.add_argument("--batch", type=int, default=1, help="points per round (default 1)")
     t.add_argument("--workers", type=int, default=1, help="parallel runs (default 1)")
     t.add_argument("--dask", metavar="local|ADDRESS", help="evaluate on Dask")
@@ -106,7 +109,8 @@ def cmd_tune(args: argparse.Namespace, error: type[Exception]) -> int:
                       hw_knobs=knobs, batch=args.batch, workers=args.workers,
                       dask=args.dask, backend=args.backend, hand=not args.no_hand,
                       prune=args.prune or None, lanes=lanes, partitions=partitions,
-                      blocks=blocks, block_tensors=args.block_tensors)
+                      blocks=blocks, block_tensors=args.block_tensors,
+                      assocs=tuple(a.strip() for a in args.assocs.split(",") if a.strip()))
     except (TuneError, OutputPathError) as exc:
         raise error(str(exc)) from None
     best = result.best

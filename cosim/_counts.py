@@ -1,22 +1,10 @@
-"""Measured work of a simulated graph: FLOPs and memory bytes, counted from its traces.
+"""Measured work of a simulated graph: FLOPs and memory bytes, and the heuristic's error.
 
 The cost heuristic (:func:`compiler.estimate`) predicts these numbers from shapes and
 densities; this module measures them on a real run so the two can be compared. The
-counting rules (``docs/cost.md``):
-
-- **FLOPs**: one per data (non-control) value consumed by a compute node: ``alu`` and
-  ``unary`` (their ``a`` input; ``alu`` inputs are aligned), ``reduce``, ``spacc``,
-  ``spacc2`` and ``spacc3`` (their ``val_in``).
-- **Words read** (4 bytes each): a ``scan_compressed`` reads ``seg[r]`` and ``seg[r+1]``
-  per data reference and one ``crd`` word per coordinate it emits; an ``array`` reads one
-  value per data reference (``N`` loads 0 without memory); ``scan_dense`` reads nothing.
-- **Words written**: a ``value_writer`` writes one word per value; a ``level_writer`` of
-  a compressed output level writes its ``crd`` and ``seg`` arrays; dense levels write
-  nothing.
-
-The reference model's per-node statistics count firings, not data tokens, so the counts
-come from a traced run (``simulate(..., trace=True)``); a per-node data-token counter in
-the model would make untraced measurement possible.
+counting rules are ``ir.work_from_tokens``'s (``docs/cost.md``), read from a run's data
+token counters (``SimResult.work``): the Python and SystemC models count on every run,
+RTL and HLS C-simulation through their traces.
 """
 
 from __future__ import annotations
@@ -29,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from compiler import CompiledModel, Estimate, compile_expression, estimate
-from ir import WORD_BYTES, CompressedLevel, Graph, is_data
+from ir import FLOP_PORTS, WORD_BYTES, Graph
 from sim_models.python import SimResult, simulate
 
 from ._model_run import run_model
@@ -39,9 +27,7 @@ __all__ = ["Counts", "measured_counts", "measure", "WORD_BYTES", "FLOP_OPS",
            "heuristic_error_table", "format_error_table", "KernelCounts", "model_counts"]
 
 #: primitives whose consumed data values are counted as FLOPs, with the counted port
-FLOP_OPS: Mapping[str, str] = {"alu": "a", "unary": "a", "reduce": "val_in",
-                               "spacc": "val_in", "spacc2": "val_in",
-                               "spacc3": "val_in"}
+FLOP_OPS: Mapping[str, str] = FLOP_PORTS
 
 
 @dataclass(frozen=True)
@@ -60,55 +46,18 @@ class Counts:
         return self.bytes_read + self.bytes_written
 
 
-def _data_tokens(result: SimResult, edge_name: str) -> int:
-    et = result.trace.edges[edge_name]  # type: ignore[union-attr]
-    return sum(1 for t in et.tokens if is_data(t))
-
-
-def _in_count(graph: Graph, result: SimResult, node: str, port: str) -> int:
-    return _data_tokens(result, graph.in_edges[node][port].name)
-
-
-def _out_count(graph: Graph, result: SimResult, node: str, ports: tuple[str, ...]) -> int:
-    for port in ports:
-        edges = graph.out_edges[node].get(port)
-        if edges:
-            return _data_tokens(result, edges[0].name)
-    raise ValueError(f"node {node!r}: none of its outputs {ports} is connected, so its "
-                     "stream length cannot be measured")
-
-
 def measured_counts(graph: Graph, result: SimResult) -> Counts:
-    """Count FLOPs and bytes of ``result``, a traced run of ``graph`` (rules above)."""
-    if result.trace is None:
-        raise ValueError(f"measured_counts needs a traced run of graph {graph.name!r}: call "
-                         "simulate(graph, inputs, trace=True) (functional runs have no trace)")
-    flops: dict[str, int] = {}
-    read: dict[str, int] = {}
-    written: dict[str, int] = {}
-    for nid, node in graph.nodes.items():
-        op, tensor = node.op, node.params.get("tensor")
-        if op in FLOP_OPS:
-            flops[nid] = _in_count(graph, result, nid, FLOP_OPS[op])
-        elif op == "scan_compressed":
-            words = 2 * _in_count(graph, result, nid, "ref_in") + \
-                _out_count(graph, result, nid, ("crd", "ref"))
-            read[tensor] = read.get(tensor, 0) + words
-        elif op == "array":
-            read[tensor] = read.get(tensor, 0) + _in_count(graph, result, nid, "ref")
-        elif op == "value_writer":
-            written[tensor] = written.get(tensor, 0) + _in_count(graph, result, nid, "val")
-        elif op == "level_writer":
-            level = result.outputs[tensor].levels[node.params["level"]]
-            if isinstance(level, CompressedLevel):
-                written[tensor] = written.get(tensor, 0) + len(level.seg) + len(level.crd)
-    return Counts(sum(flops.values()), WORD_BYTES * sum(read.values()),
-                  WORD_BYTES * sum(written.values()), flops, read, written)
+    """Count FLOPs and bytes of ``result``, a run of ``graph`` (``SimResult.work``)."""
+    work = result.work(graph)
+    return Counts(work.flops, WORD_BYTES * sum(work.words_read.values()),
+                  WORD_BYTES * sum(work.words_written.values()), work.flops_by_node,
+                  work.words_read, work.words_written)
 
 
 def measure(graph: Graph, inputs: Mapping[str, Any], **simulate_args: Any
             ) -> tuple[Counts, SimResult]:
-    """Simulate ``graph`` with tracing on and count its work."""
+    """Simulate ``graph`` (traced, for callers that inspect its streams) and count its
+    work."""
     result = simulate(graph, inputs, trace=True, **simulate_args)
     return measured_counts(graph, result), result
 
@@ -239,10 +188,11 @@ class KernelCounts:
 def model_counts(compiled: CompiledModel, inputs: Mapping[str, Any]) -> list[KernelCounts]:
     """Per kernel of ``compiled``: measured counts and the heuristic's estimate.
 
-    Runs the model once (:func:`cosim.run_model`, Python backend) to materialise every
-    intermediate, then re-runs each kernel traced. The estimate of a kernel is given the
-    measured statistics of its actual inputs (intermediates included), so it checks the
-    per-graph heuristic, not a prediction of intermediate densities.
+    Runs the model once (:func:`cosim.run_model`, Python backend), which counts every
+    kernel's work as it runs and materialises every intermediate. The estimate of a
+    kernel is given the measured statistics of its actual inputs (intermediates
+    included), so it checks the per-graph heuristic, not a prediction of intermediate
+    densities.
     """
     run = run_model(compiled, inputs)
     memory = dict(inputs)
@@ -250,9 +200,10 @@ def model_counts(compiled: CompiledModel, inputs: Mapping[str, Any]) -> list[Ker
         for target, res in reg.results.items():
             memory[target] = res.outputs[target]
     rows = []
-    for reg in compiled.regions:
+    for reg, done in zip(compiled.regions, run.regions, strict=True):
         for k in reg.kernels:
             ins = {t: memory[t] for t in k.inputs}
-            counts, _ = measure(k.graph, ins)
-            rows.append(KernelCounts(reg.name, k.target, counts, estimate(k.graph, ins)))
+            rows.append(KernelCounts(reg.name, k.target,
+                                     measured_counts(k.graph, done.results[k.target]),
+                                     estimate(k.graph, ins)))
     return rows

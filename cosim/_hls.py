@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ir import Graph, Hardware, Trace, load_hw, values_from_bits
+from ir import Graph, Hardware, Trace, at_run_depth, load_hw, values_from_bits
 from rtl_hls.hls import SHIM_DIR, TEMPLATE_DIR, HlsDesign, generate, write_design, write_inputs
 from sim_models.python import (
     ENTRY_BYTES,
@@ -130,8 +130,7 @@ class HlsCsimBackend(Backend):
     def run(self, graph, inputs, *, trace=False, depth="graph", hw=None, mem_trace=False):
         """``mem_trace`` is accepted and ignored: C-simulation has no clock, so no bursts."""
         start = time.perf_counter()
-        if depth != "graph":
-            graph = graph.with_depth(depth)
+        graph = at_run_depth(graph, depth, hw)  # unbounded: UNBOUNDED_DEPTH (docs/hls.md)
         machine = load_hw(hw)
         design, exe = self.build(graph, machine)
         tensors = bind_inputs(graph, inputs)

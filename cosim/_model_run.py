@@ -205,13 +205,14 @@ def run_model(compiled: CompiledModel, inputs: Mapping[str, Any], backend: str =
               depth: int | None | str = "graph",
               progress: Callable[[RegionProgress], None] | None = None,
               hw: Hardware | str | None = None,
-              mem_trace: str | Path | None = None) -> ModelRun:
+              mem_trace: str | Path | None = None, trace: bool = False) -> ModelRun:
     """Run every region in order on ``backend``; ``depth`` overrides every FIFO depth
     (``None`` = unbounded) unless it is ``"graph"`` (the depth compiled in).
     ``progress`` is called after each region (``samfuse model`` prints it on stderr).
     ``hw`` is the simulated hardware (a preset name, a file or a ``Hardware``; ``None`` =
     ``ideal``); ``mem_trace``, a folder, receives each kernel's memory requests as a
-    Ramulator trace ``REGION.TENSOR.trace`` (``cosim._memtrace``)."""
+    Ramulator trace ``REGION.TENSOR.trace`` (``cosim._memtrace``); ``trace`` keeps every
+    kernel's stream trace in its result (what RTL and HLS C-simulation count work from)."""
     program = compiled.program
     memory = _load_inputs(compiled, inputs)
     runner = get_backend(backend)
@@ -226,7 +227,7 @@ def run_model(compiled: CompiledModel, inputs: Mapping[str, Any], backend: str =
             bound = bind_inputs(k.graph, {t: memory[t] for t in k.inputs})
             for t, tree in bound.items():
                 rr.bytes_read[t] = rr.bytes_read.get(t, 0) + storage_bytes(tree)
-            res = runner.run(k.graph, bound, depth=depth, hw=machine,
+            res = runner.run(k.graph, bound, trace=trace, depth=depth, hw=machine,
                              mem_trace=mem_trace is not None)
             written = res.outputs[k.target]
             if mem_trace is not None:

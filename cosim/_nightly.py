@@ -33,14 +33,16 @@ BASELINE_FIELDS = ("cycles", "bytes_moved", "dram_read_bytes", "dram_write_bytes
 
 def run_identity(row: dict[str, Any]) -> str:
     """What a baseline entry is keyed by: the run's configuration, not the code's hash
-    (a run with lanes or blocks adds them, so a scalar one-lane run keeps the key it
-    always had)."""
+    (a run with lanes, blocks or a re-association adds them, so a scalar one-lane run
+    as written keeps the key it always had)."""
     key = "|".join(str(row.get(k)) for k in ("workload", "schedule", "order", "depth",
                                                 "dtype", "seed", "backend", "hw", "hw_set"))
     if row.get("par"):
         key += "|" + "|".join(str(row.get(k)) for k in ("par", "partition", "lane_buffer"))
     if (row.get("block") or 1) > 1:
         key += f"|block={row['block']}"
+    if row.get("assoc") not in (None, "as-written"):
+        key += f"|assoc={row['assoc']}"
     return key
 
 

@@ -60,6 +60,81 @@ def _speedup(frame: Any, ax: Any) -> None:
     ax.set_title("Fusion schedules (cf. FuseFlow Fig. 12)")
 
 
+def published_key(model: str, config: Any, block: Any) -> tuple[str, str]:
+    """The (model, data set) key of FuseFlow's Figure 12 a study row stands for: a GNN's
+    config names its data set (a ``-fuseflow`` suffix marks the artifact's settings),
+    BigBird's block extent is its data point, the autoencoder has one."""
+    if model == "bigbird":
+        return model, f"block{int(block) if block and block == block else 1}"
+    if model == "autoencoder":
+        return model, "-"
+    return model, str(config).removesuffix("-fuseflow")
+
+
+def _fig12(frame: Any, fig: Any) -> None:
+    """FuseFlow Fig. 12 side by side: samfuse's speed-up of partial and full fusion over
+    unfused per model and data set (one panel per hardware), FuseFlow's hatched beside."""
+    import matplotlib
+    import matplotlib.ticker
+
+    from ._published import FIG12_SPEEDUP
+
+    needs = ["model", "config", "schedule", "cycles", "hw", "status"]
+    missing = [c for c in needs if c not in frame.columns]
+    if missing:
+        raise PlotError(f"--kind fig12: the table has no column(s) {missing}")
+    rows = frame[frame["kind"] == "model"].copy()
+    if "block" not in rows.columns:
+        rows["block"] = 1
+    rows["point"] = [published_key(m, c, b) for m, c, b in
+                     zip(rows["model"], rows["config"], rows["block"], strict=True)]
+    ok = rows[(rows["status"] == "ok") & rows["cycles"].notna()]
+    if ok.empty or "unfused" not in set(ok["schedule"]):
+        raise PlotError("--kind fig12: needs successful runs with schedule 'unfused'")
+    hws = sorted(set(rows["hw"]))
+    points = sorted(set(rows["point"]), key=lambda p: (p[0], _DATASET_ORDER.get(p[1], 99),
+                                                       p[1]))
+    axes = fig.subplots(len(hws), 1, squeeze=False)[:, 0]
+    width = 0.2
+    for ax, hw in zip(axes, hws, strict=True):
+        mine = ok[ok["hw"] == hw].groupby(["point", "schedule"])["cycles"].min()
+        skipped = set(rows[(rows["hw"] == hw) & (rows["status"] == "skipped")]
+                      .groupby(["point", "schedule"]).groups)
+        for n, sched in enumerate(("partial", "full")):
+            for x, point in enumerate(points):
+                mine_x, paper_x = x + (2 * n - 1.5) * width, x + (2 * n - 0.5) * width
+                base = mine.get((point, "unfused"))
+                got = mine.get((point, sched))
+                if base is not None and got is not None:
+                    ax.bar(mine_x, base / got, width, color=f"C{n}",
+                           label=f"samfuse {sched}" if x == 0 else None)
+                    ax.text(mine_x, base / got, f"{base / got:.2g}", ha="center",
+                            va="bottom", fontsize=6)
+                elif (point, sched) in skipped:
+                    ax.text(mine_x, 1.0, "skipped", rotation=90, ha="center",
+                            va="bottom", fontsize=6)
+                paper = FIG12_SPEEDUP.get(point, (None, None))[n]
+                if paper is not None:
+                    ax.bar(paper_x, paper, width, color=f"C{n}", alpha=0.35, hatch="//",
+                           edgecolor=f"C{n}",
+                           label=f"FuseFlow {sched}" if x == 0 else None)
+        ax.axhline(1.0, color="gray", lw=0.8)
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+        ax.set_xticks(range(len(points)))
+        ax.set_xticklabels([f"{m}\n{d}" if d != "-" else m for m, d in points],
+                           fontsize="small")
+        ax.set_ylabel("speed-up over unfused")
+        ax.set_title(f"Fusion schedules on {hw} (cf. FuseFlow Fig. 12; hatched: FuseFlow)")
+        handles, labels = ax.get_legend_handles_labels()
+        if handles:
+            ax.legend(fontsize="x-small", ncol=4)
+
+
+#: FuseFlow's data sets in the order of its Table 2
+_DATASET_ORDER = {"cora": 0, "cora-ml": 1, "dblp": 2, "collab": 3, "mag": 4}
+
+
 def _orders(frame: Any, ax: Any) -> None:
     """FuseFlow Fig. 18: cycles of every dataflow order, sorted, per workload."""
     rows = _ok(frame, ["workload", "order_used", "cycles"], "orders")
@@ -275,20 +350,32 @@ KINDS: dict[str, Callable[[Any, Any], None]] = {
     "bandwidth": _bandwidth,
     "latency": _latency,
 }
+#: kind -> drawing function that lays out its own panels on the figure
+PANEL_KINDS: dict[str, Callable[[Any, Any], None]] = {
+    "fig12": _fig12,
+}
 
 
 def _figure(frame: Any, kind: str) -> Any:
     """A drawn matplotlib figure of ``kind`` (the caller closes it)."""
-    if kind not in KINDS:
-        raise PlotError(f"--kind {kind!r}: expected one of {', '.join(KINDS)}")
+    if kind not in KINDS and kind not in PANEL_KINDS:
+        raise PlotError(f"--kind {kind!r}: expected one of "
+                        f"{', '.join([*KINDS, *PANEL_KINDS])}")
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    if kind in PANEL_KINDS:
+        panels = max(1, frame["hw"].nunique()) if "hw" in frame.columns else 1
+        fig = plt.figure(figsize=(10, 3.6 * panels))
+    else:
+        fig, ax = plt.subplots(figsize=(7, 4.2))
     try:
-        KINDS[kind](frame, ax)
+        if kind in PANEL_KINDS:
+            PANEL_KINDS[kind](frame, fig)
+        else:
+            KINDS[kind](frame, ax)
         fig.tight_layout()
     except BaseException:
         plt.close(fig)

@@ -22,7 +22,9 @@ from ir import (
     EdgeTrace,
     Graph,
     Hardware,
+    HwError,
     Trace,
+    at_run_depth,
     block_elems,
     decode_token,
     memory_ports,
@@ -67,10 +69,14 @@ class RtlBackend(Backend):
         missing = simulator_missing(self.simulator)
         if missing:
             raise ToolNotFoundError(f"backend 'rtl' ({self.simulator}): {missing}")
-        if depth != "graph":
-            graph = graph.with_depth(depth)
+        if depth == "graph" and hw is not None and hw.fifo_depth is None:
+            raise HwError(f"backend 'rtl' needs bounded FIFOs, but hardware {hw.name!r} sets "
+                          "fifo.depth = inf; give a finite one (--hw-set fifo.depth=N or "
+                          "--depth N)")
+        graph = at_run_depth(graph, depth, hw)
         if any(e.depth is None for e in graph.edges):
-            raise ValueError("the rtl backend needs bounded FIFOs (every edge depth >= 1)")
+            raise HwError("backend 'rtl' needs bounded FIFOs (every edge depth >= 1); give a "
+                          "finite depth (--depth N or --hw-set fifo.depth=N)")
         tensors = bind_inputs(graph, inputs)
         run = run_graph(graph, tensors, self.simulator, trace=trace, hw=hw)
         if hw is not None:

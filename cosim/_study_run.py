@@ -109,8 +109,19 @@ def _expr_graph(cfg: RunConfig) -> tuple[Any, dict[str, np.ndarray], np.ndarray]
                                                           seed_blocks(program, cfg.block)))
     graph = compile_expression(w.expr, dict(w.formats), shapes, depth=cfg.depth,
                                dtype=cfg.dtype,
-                               order=None if cfg.order == "default" else cfg.order, **lanes)
+                               order=None if cfg.order == "default" else cfg.order,
+                               assoc=cfg.assoc, **lanes)
     return graph, inputs, evaluate(program, inputs)[program.outputs[0]]
+
+
+class OverBudget(Exception):
+    """A run the heuristic predicts to take longer than the study's ``budget``."""
+
+
+def predicted_seconds(tokens: float, kernels: int, backends: Sequence[str]) -> float:
+    """Seconds a run of ``tokens`` stream tokens in ``kernels`` kernels should take."""
+    return sum(tokens / _TOKEN_RATE.get(b, 1e5) + kernels * _KERNEL_COST.get(b, 1.0)
+               for b in backends)
 
 
 def _kernel_graph(cfg: RunConfig) -> tuple[Any, dict[str, np.ndarray], np.ndarray]:
@@ -244,20 +255,28 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
                                        lane_buffer=cfg.lane_buffer)
     if cfg.block > 1:  # the model's sparse tensors seed the blocks
         schedule = dataclasses.replace(schedule, block=seed_blocks(program, cfg.block))
+    if cfg.assoc != "as-written":  # the schedule's own; regions may still set theirs
+        schedule = dataclasses.replace(schedule, assoc=cfg.assoc)
+    priced = schedule.has_lanes or schedule.block or schedule.prices_assoc
     compiled = compile_model(program, schedule, depth=cfg.depth,
-                             stats=binds if schedule.has_lanes or schedule.block else None)
+                             stats=binds if priced else None)
     compile_s = time.perf_counter() - t0
     if cfg.par and not any(k.graph.meta.get("parallel") for reg in compiled.regions
                            for k in reg.kernels):
         raise CompileError(f"par {par_label(cfg.par)!r}: no kernel of {w.label} has such an "
                            "output index, so nothing runs on lanes")
-    values = {**binds, **evaluate(program, binds)}
+    values = {**binds, **evaluate(compiled.program, binds)}  # re-associated: its own
     flops = nbytes = tokens = 0.0
     for reg in compiled.regions:
         for k in reg.kernels:
             est = estimate(k.graph, {t: values[t] for t in k.inputs})
             flops, nbytes, tokens = flops + est.flops, nbytes + est.bytes, \
                 tokens + sum(est.tokens.values())
+    n_kernels = sum(len(reg.kernels) for reg in compiled.regions)
+    need = predicted_seconds(tokens, n_kernels, cfg.backends)
+    if cfg.budget is not None and need > cfg.budget:
+        raise OverBudget(f"predicted {need:,.0f} s ({tokens:.3g} stream tokens) > budget "
+                         f"{cfg.budget:g} s")
     rows, outs = [], []
     hw = cfg.hardware()
     for backend in cfg.backends:
@@ -275,7 +294,8 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         reports = [lane_report(k.graph, rr.results[k.target])
                    for reg, rr in zip(compiled.regions, run.regions, strict=True)
                    for k in reg.kernels]
-        rows.append({"backend": backend, "order_used": None, "cycles": run.cycles,
+        rows.append({**_work_columns(compiled, run, backend),
+                     "backend": backend, "order_used": None, "cycles": run.cycles,
                      "firings": sum(r.firings for reg in run.regions
                                     for r in reg.results.values()),
                      "bytes_moved": run.bytes_moved,
@@ -292,6 +312,21 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
                   "est_bytes": nbytes, "est_tokens": tokens, "lanes": lanes}
 
 
+def _work_columns(compiled: Any, run: Any, backend: str) -> dict[str, Any]:
+    """The simulator's work counts (FuseFlow's Fig. 14) and, per region, measured beside
+    the heuristic (its Table 3), as ``samfuse model --json`` reports them; empty on a
+    backend that counts work only from traces."""
+    from ._backend import get_backend
+    from ._model_json import model_json
+
+    if not get_backend(backend).counts_work:
+        return {}
+    summary = model_json(compiled, run)
+    return {"flops": summary["flops"], "mem_accesses": summary["mem_accesses"],
+            "est_cycles": sum(r["est_cycles"] for r in summary["regions"]),
+            "regions_json": json.dumps(summary["regions"])}
+
+
 def run_config(cfg: RunConfig) -> list[dict[str, Any]]:
     """Run one configuration on its backends: one result row per backend.
 
@@ -306,7 +341,8 @@ def run_config(cfg: RunConfig) -> list[dict[str, Any]]:
         rows, shared = (_model_run if cfg.workload.is_program else _graph_run)(cfg)
     except Exception as exc:  # noqa: BLE001 - every failure is a row of the table
         # an order that does not lower is an expected outcome of an order sweep
-        status = "compile-error" if isinstance(exc, CompileError) else "error"
+        status = "compile-error" if isinstance(exc, CompileError) else \
+            "skipped" if isinstance(exc, OverBudget) else "error"
         err = _short(exc)
         return [{**base, "backend": b, "status": status, "error": err, "agree": False,
                  "run_seconds": round(time.perf_counter() - t0, 4)} for b in cfg.backends]
@@ -335,7 +371,7 @@ def _config_columns(cfg: RunConfig) -> dict[str, Any]:
             "par": par_label(cfg.par), "lanes": cfg.lanes,
             "partition": cfg.partition if cfg.par else None,
             "lane_buffer": cfg.lane_buffer if cfg.par else None,
-            "block": cfg.block,
+            "block": cfg.block, "assoc": cfg.assoc,
             **_hw_columns(cfg.hardware())}
 
 
@@ -369,8 +405,7 @@ def estimate_run(cfg: RunConfig) -> float:
     except Exception:  # noqa: BLE001 - the run itself will report it
         return 0.0
     tokens = sum(estimate(graph, inputs).tokens.values())
-    return sum(tokens / _TOKEN_RATE.get(b, 1e5) + _KERNEL_COST.get(b, 1.0)
-               for b in cfg.backends)
+    return predicted_seconds(tokens, 1, cfg.backends)
 
 
 # -- the study -------------------------------------------------------------------------
@@ -389,7 +424,13 @@ class StudyResult:
 
     @property
     def failed(self) -> list[dict[str, Any]]:
-        return [r for r in self.rows if r["status"] != "ok"]
+        """Rows that did not finish correctly; a run skipped over budget is not a failure."""
+        return [r for r in self.rows if r["status"] not in ("ok", "skipped")]
+
+    @property
+    def skipped(self) -> list[dict[str, Any]]:
+        """Rows of runs the study's budget skipped (the 'error' column says why)."""
+        return [r for r in self.rows if r["status"] == "skipped"]
 
 
 def _json_default(x: Any) -> Any:
@@ -541,7 +582,7 @@ class _Progress:
 
     def tick(self, cfg: RunConfig, rows: list[dict[str, Any]]) -> None:
         self.done += 1
-        self.failed += any(r.get("status") != "ok" for r in rows)
+        self.failed += any(r.get("status") not in ("ok", "skipped") for r in rows)
         if not self.enabled:
             return
         self.work_done += self.est[cfg]

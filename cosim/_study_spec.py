@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from ir import DEFAULT_HW, HW_PRESETS, PARTITIONS, Hardware, HwError, load_hw
+from ir import ASSOCIATIONS, DEFAULT_HW, HW_PRESETS, PARTITIONS, Hardware, HwError, load_hw
 
 from ._hw_spec import hw_from_json, hw_label, hw_to_json
 
@@ -54,6 +54,7 @@ AXES: dict[str, list[Any]] = {
     "partition": ["round-robin"],
     "lane_buffer": [DEFAULT_LANE_BUFFER],
     "block": [1],
+    "assoc": ["as-written"],
 }
 
 #: axes a study may name one day, with what the machine still lacks for them
@@ -121,6 +122,11 @@ class RunConfig:
     lane_buffer: int | None = DEFAULT_LANE_BUFFER
     #: block extent of the workload's sparse tensors (1 = scalar values; docs/blocks.md)
     block: int = 1
+    #: skip a model run whose heuristic predicts more seconds than this (None: never), as
+    #: FuseFlow skips full fusion where it would not finish (docs/studies.md)
+    budget: float | None = None
+    #: association of the workload's chains of products (docs/fusion.md, "Association")
+    assoc: str = "as-written"
 
     def __post_init__(self) -> None:
         # one lane has no partition and no lane buffers: every spelling of it is one run
@@ -142,6 +148,10 @@ class RunConfig:
                 del out[k]
         if self.block == 1:  # so does a scalar run, from before blocks
             del out["block"]
+        if self.budget is None:  # and a run without a budget, from before budgets
+            del out["budget"]
+        if self.assoc == "as-written":  # and a run as written, from before association
+            del out["assoc"]
         return out
 
     def hardware(self) -> Hardware:
@@ -164,6 +174,8 @@ class StudySpec:
     axes: dict[str, list[Any]]
     mode: str = "product"
     runs: list[dict[str, Any]] = field(default_factory=list)
+    #: seconds a model run may be predicted to take before it is skipped (None: no limit)
+    budget: float | None = None
 
     def expand(self) -> list[RunConfig]:
         """Every run: the cross product of the axes (``mode: product``) or the listed
@@ -191,6 +203,10 @@ class StudySpec:
                     raise StudyError(f"workload {w.label!r}: block {c['block']} needs an "
                                      f"expression or a model; the example kernel "
                                      f"{w.kernel!r} is built by hand, with scalar values")
+                if c["assoc"] != "as-written" and w.kernel is not None:
+                    raise StudyError(f"workload {w.label!r}: assoc {c['assoc']!r} needs an "
+                                     f"expression or a model; the example kernel "
+                                     f"{w.kernel!r} is built by hand")
                 # one expression or kernel is one graph: the fusion schedule does not apply
                 schedule = c["schedule"] if w.is_program else "-"
                 for order in orders:
@@ -198,7 +214,9 @@ class StudySpec:
                         self.name, w, schedule, str(order), c["depth"], int(c["seed"]),
                         c["dtype"], tuple(c["backends"]), c["hw"], c["hw_set"],
                         par=c["par"], partition=c["partition"],
-                        lane_buffer=c["lane_buffer"], block=c["block"]))
+                        lane_buffer=c["lane_buffer"], block=c["block"],
+                        budget=self.budget if w.model is not None else None,
+                        assoc=c["assoc"]))
         return list(dict.fromkeys(out))
 
 
@@ -279,10 +297,10 @@ def load_study(source: str | Path | Mapping[str, Any], *,
             raise StudyError(f"study is not valid YAML: {exc}") from None
     if not isinstance(doc, dict):
         raise StudyError("a study is a YAML mapping with 'name', 'workloads' and 'axes'")
-    unknown = sorted(set(doc) - {"name", "workloads", "axes", "mode", "runs"})
+    unknown = sorted(set(doc) - {"name", "workloads", "axes", "mode", "runs", "budget"})
     if unknown:
         raise StudyError(f"unknown study key(s) {unknown}; expected name, workloads, axes, "
-                         "mode, runs")
+                         "mode, runs, budget")
     name = doc.get("name")
     if not isinstance(name, str) or not SAFE_NAME.match(name):
         raise StudyError(f"study name {name!r} must match {SAFE_NAME.pattern} (it names "
@@ -324,11 +342,21 @@ def load_study(source: str | Path | Mapping[str, Any], *,
     elif "runs" in doc:
         raise StudyError("'runs' lists combinations for 'mode: list'; with 'mode: product' "
                          "the axes are crossed")
-    spec = StudySpec(name, workloads, axes, mode, runs)
+    spec = StudySpec(name, workloads, axes, mode, runs, _budget(doc.get("budget")))
     spec.expand()  # order: all on a model is an error worth seeing now
     if models:
         check_models(workloads)
     return spec
+
+
+def _budget(value: Any) -> float | None:
+    """The study's ``budget``: predicted seconds per model run, a number > 0, or none."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value) or value <= 0:
+        raise StudyError(f"budget {value!r}: expected seconds per run, a number > 0")
+    return float(value)
 
 
 def _schedule_value(v: Any, base: Path) -> str:
@@ -452,6 +480,9 @@ def _axis_value(axis: str, v: Any, base: Path) -> Any:
         return _hw_set_value(v)
     if axis == "par":
         return _par_value(v)
+    elif axis == "assoc":
+        if v not in ASSOCIATIONS:
+            raise StudyError(f"assoc {v!r}: expected one of {', '.join(ASSOCIATIONS)}")
     elif axis == "partition":
         if v not in PARTITIONS:
             raise StudyError(f"partition {v!r}: expected one of {', '.join(PARTITIONS)}")
@@ -469,8 +500,10 @@ def _axis_value(axis: str, v: Any, base: Path) -> Any:
         if not isinstance(v, str) or not v:
             raise StudyError(f"order {v!r}: expected 'default', 'all' or e.g. 'i,k,j'")
     elif axis == "depth":
+        if v == "inf" or v == float("inf"):  # as sim --depth spells unbounded
+            return None
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-            raise StudyError(f"depth {v!r}: expected an int >= 1 or null (unbounded)")
+            raise StudyError(f"depth {v!r}: expected an int >= 1, inf or null (unbounded)")
     elif axis == "seed":
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             raise StudyError(f"seed {v!r}: expected an int >= 0")

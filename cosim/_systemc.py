@@ -30,7 +30,9 @@ from ir import (
     Hardware,
     StorageError,
     Trace,
+    at_run_depth,
     block_elems,
+    counted_edges,
     decode_token,
     decode_words,
     memory_ports,
@@ -94,6 +96,7 @@ class SystemCBackend(Backend):
     """
 
     name = "systemc"
+    counts_work = True
 
     def __init__(self, *, per_module_processes: bool = False, vcd: str | Path | None = None,
                  timeout: float | None = None, max_cycles: int = 0) -> None:
@@ -130,15 +133,16 @@ class SystemCBackend(Backend):
         place, as the exception the Python model would raise."""
         prepare()
         start = time.perf_counter()
-        bound = [bind_inputs(r.graph, r.inputs) for r in runs]
-        plans = [plan_net(r.graph, b, trace=r.trace, depth=r.depth, max_cycles=self.max_cycles,
+        graphs = [at_run_depth(r.graph, r.depth, r.hw) for r in runs]
+        bound = [bind_inputs(g, r.inputs) for g, r in zip(graphs, runs, strict=True)]
+        plans = [plan_net(g, b, trace=r.trace, depth="graph", max_cycles=self.max_cycles,
                           hw=r.hw, mem_trace=r.mem_trace)
-                 for r, b in zip(runs, bound, strict=True)]
+                 for g, r, b in zip(graphs, runs, bound, strict=True)]
         forked = time.perf_counter()
         raws, timings = self._fork(plans)
         received = time.perf_counter()
-        results = [_decode_or_error(r.graph, raw, r.hw)
-                   for r, raw in zip(runs, raws, strict=True)]
+        results = [_decode_or_error(g, raw, r.hw)
+                   for g, r, raw in zip(graphs, runs, raws, strict=True)]
         done = time.perf_counter()
         self.last_timings = {
             "load": load_seconds(), "warm_up": warm_seconds(), "plan": forked - start,
@@ -240,6 +244,8 @@ def _decode(graph: Graph, raw: RawNet, hw: Hardware | None) -> SimResult | Simul
                                     n.stall_mem, *traffic.get(n.id, (0, 0, 0)))
                     for n in raw.nodes}
     result.max_occupancy = {e.name: e.max_occ for e in raw.edges}
+    counted = counted_edges(graph)
+    result.data_tokens = {e.name: e.data for e in raw.edges if e.name in counted}
     if hw is not None:
         result.hw, result.clock_mhz = hw.name, hw.clock_mhz
     if mem is not None:

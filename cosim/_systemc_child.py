@@ -106,6 +106,7 @@ class RawEdge:
     max_occ: int
     unread: int
     writer_finished: bool
+    data: int = 0                     # data tokens written (the work counters')
     words: np.ndarray | None = None   # trace: token words (2-bit tag << 32 | payload)
     block_words: np.ndarray | None = None  # trace: the words of the block tokens, in order
     cycles: np.ndarray | None = None  # trace: write cycles
@@ -328,11 +329,12 @@ def _extract(drv: Any, net: int, plan: NetPlan) -> RawNet:
                             _vector(drv.written_stops(net, i, 1), np.int64))
         elif op == "value_writer":
             writers[nid] = (_vector(drv.written_words(net, i), np.uint32),)
-    fifos = _vector(drv.fifo_info(net), np.int64).reshape(n_fifos, 5).tolist()
+    fifos = _vector(drv.fifo_info(net), np.int64).reshape(n_fifos, 6).tolist()
     edges = []
-    for i, (name, (depth, w, r, max_occ, unread)) in enumerate(zip(names, fifos, strict=True)):
+    for i, (name, (depth, w, r, max_occ, unread, data)) in enumerate(
+            zip(names, fifos, strict=True)):
         edge = RawEdge(name, depth if depth > 0 else None, nodes[w].id, nodes[r].id, max_occ,
-                       unread, nodes[w].finished)
+                       unread, nodes[w].finished, data)
         if plan.trace:
             edge.words = _vector(drv.trace_words(net, i), np.uint64)
             edge.block_words = _vector(drv.trace_block_words(net, i), np.uint32)

@@ -57,7 +57,8 @@ class Encoder:
         n_order = sum(len(v) for v in self.pairs.values())
         self.order_cols = list(range(space.n - 1, space.n - 1 + n_order))
         n_num = (len(space.depths) > 1) + len(space.hw_knobs) + (len(space.lanes) > 1) + \
-            (len(space.partitions) > 1) + (len(space.blocks) > 1) + 1
+            (len(space.partitions) > 1) + (len(space.blocks) > 1) + \
+            (len(space.assocs) > 1) + 1
         start = space.n - 1 + n_order
         self.num_cols = list(range(start, start + n_num))
         heur = [math.log(max(space.heuristic(p), 1.0)) for p in points]
@@ -86,7 +87,7 @@ class Encoder:
         chosen = dict(zip(sp.regions(p.cuts), p.orders, strict=True))
         for s, pairs in self.pairs.items():
             order = chosen.get(s, ...)
-            if order is ...:
+            if order is ... or p.assoc != "as-written":  # other statements, other names
                 out += [0.0] * len(pairs)
                 continue
             order = order or sp.span(*s)[1]
@@ -103,6 +104,8 @@ class Encoder:
             out.append(float(sp.partitions.index(p.partition)))
         if len(sp.blocks) > 1:
             out.append(_scaled(p.block, sp.blocks))
+        if len(sp.assocs) > 1:
+            out.append(sp.assocs.index(p.assoc) / (len(sp.assocs) - 1))
         h = math.log(max(sp.heuristic(p), 1.0))
         out.append((h - self.h_lo) / (self.h_hi - self.h_lo) if self.h_hi > self.h_lo else 0.5)
         return out

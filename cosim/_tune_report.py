@@ -37,6 +37,7 @@ def history_rows(space: TuneSpace, trials: Sequence[Trial], objective: str
             r["dram_read_bytes"] + r["dram_write_bytes"],
             "regions": len(space.regions(t.point.cuts)), "depth": t.point.depth,
             "lanes": t.point.lanes, "partition": t.point.partition, "block": t.point.block,
+            "assoc": t.point.assoc,
             **{f"hw:{k}": val for k, val in t.point.hw},
             "heuristic": t.heuristic, "log_ei": t.log_ei, "p_feasible": t.p_feasible,
             "schedule": space.describe(t.point), "key": r.get("key"),
@@ -67,7 +68,8 @@ def write_outputs(space: TuneSpace, trials: Sequence[Trial], objective: str,
             "objective": objective, "value": best.outcome.value, "eval": best.n + 1,
             "depth": best.point.depth, "hw_set": dict(best.point.hw),
             "lanes": best.point.lanes, "partition": best.point.partition,
-            "block": best.point.block, "schedule": sched.to_dict(),
+            "block": best.point.block, "assoc": best.point.assoc,
+            "schedule": sched.to_dict(),
             "row": best.outcome.row}, indent=1, default=str))
     plot_history(frame, objective, out / "best_so_far.png")
     return best

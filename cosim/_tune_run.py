@@ -36,7 +36,8 @@ def model_space(workload: Any, *, seed: int = 0, units: str = "scope",
                 hw_knobs: Mapping[str, Sequence[Any]] | None = None,
                 prune: float | None = 100.0, lanes: Sequence[int] = (1,),
                 partitions: Sequence[str] = ("round-robin",),
-                blocks: Sequence[int] = (1,), block_tensors: str = "sparse") -> TuneSpace:
+                blocks: Sequence[int] = (1,), block_tensors: str = "sparse",
+                assocs: Sequence[str] = ("as-written",)) -> TuneSpace:
     """The space of a model workload, priced on the tensors a run binds (seed ``seed``)."""
     from compiler import evaluate, from_torch, torch_inputs, torch_weights
     from compiler.models import MODELS
@@ -48,7 +49,7 @@ def model_space(workload: Any, *, seed: int = 0, units: str = "scope",
     return TuneSpace.build(program, units=units, stats={**binds, **evaluate(program, binds)},
                            depths=depths, hw_knobs=hw_knobs, max_orders=max_orders,
                            prune=prune, lanes=lanes, partitions=partitions, blocks=blocks,
-                           block_tensors=block_tensors)
+                           block_tensors=block_tensors, assocs=assocs)
 
 
 def _workload(target: str | Path, config: str) -> tuple[Any, dict[str, Any]]:
@@ -91,7 +92,8 @@ def tune(target: str | Path, out: str | Path, *, budget: int = 30,
          workers: int = 1, dask: str | None = None, backend: str | None = None,
          hand: bool = True, prune: float | None = 100.0, lanes: Sequence[int] = (1,),
          partitions: Sequence[str] = ("round-robin",),
-         blocks: Sequence[int] = (1,), block_tensors: str = "sparse") -> TuneResult:
+         blocks: Sequence[int] = (1,), block_tensors: str = "sparse",
+         assocs: Sequence[str] = ("as-written",)) -> TuneResult:
     """Tune ``target`` (a bundled model at ``config``, or a study file with one model
     workload) for ``budget`` evaluations; results in ``out`` (see docs/tune.md).
     Re-running with the same arguments replays the cached evaluations."""
@@ -102,7 +104,7 @@ def tune(target: str | Path, out: str | Path, *, budget: int = 30,
     space = model_space(workload, seed=seed, units=units, max_orders=max_orders,
                         depths=depths or fixed.get("depths", (2,)), hw_knobs=hw_knobs,
                         prune=prune, lanes=lanes, partitions=partitions, blocks=blocks,
-                        block_tensors=block_tensors)
+                        block_tensors=block_tensors, assocs=assocs)
     evaluator = StudyEvaluator(space, workload, objective, out, seed=seed,
                                backend=backend or fixed.get("backend", "python"),
                                hw=hw or fixed.get("hw"),

@@ -8,7 +8,9 @@ order must be one the compiler lowered for it (``compiler.region_orders``). Grou
 vary at the boundaries of *units* (statements, or the runs of one module scope) plus
 the hand schedules (unfused, per layer, fully fused). A point's lane count and partition
 apply to every kernel's outermost output index (docs/parallel.md); block sizes are not in
-the space: the compiler has no block values yet.
+the space: the compiler has no block values yet. A point's association (``assoc``: as
+written, left or right) re-associates the program's chains of products before grouping
+(docs/fusion.md, "Association"); its regions then take the compiler's orders.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ir import PARTITIONS, Format, Program, Region, Schedule
+from ir import ASSOCIATIONS, PARTITIONS, Format, Program, Region, Schedule
 
 __all__ = ["Point", "TuneSpace", "TuneError", "UNITS"]
 
@@ -52,6 +54,9 @@ class Point:
     partition: str = "round-robin"
     #: block extent of the program's sparse tensors (1: scalar values; docs/blocks.md)
     block: int = 1
+    #: association of the program's chains of products (orders: the compiler's unless
+    #: "as-written")
+    assoc: str = "as-written"
 
 
 @dataclass
@@ -76,6 +81,8 @@ class TuneSpace:
     #: never propose a point the heuristic prices above this many times the space's
     #: cheapest (a fully fused GCN at ``small`` is not practical to simulate); None: keep
     prune: float | None = 100.0
+    #: associations of the chains of products to search (docs/fusion.md)
+    assocs: tuple[str, ...] = ("as-written",)
     _spans: dict[tuple[int, int], Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -86,7 +93,8 @@ class TuneSpace:
               max_orders: int = 8, prune: float | None = 100.0,
               lanes: Sequence[int] = (1,),
               partitions: Sequence[str] = ("round-robin",),
-              blocks: Sequence[int] = (1,), block_tensors: str = "sparse") -> TuneSpace:
+              blocks: Sequence[int] = (1,), block_tensors: str = "sparse",
+              assocs: Sequence[str] = ("as-written",)) -> TuneSpace:
         """The space of ``program``; ``units`` is ``statement`` or ``scope`` (the runs
         of statements of one module, ``Schedule.by_scope(depth=None)``)."""
         if units not in UNITS:
@@ -107,6 +115,11 @@ class TuneSpace:
             raise TuneError(f"blocks {list(blocks)!r}: expected block extents from 1 to 256")
         if block_tensors not in ("sparse", "all"):
             raise TuneError(f"block_tensors {block_tensors!r}: expected sparse or all")
+        searched = [a for a in ASSOCIATIONS if a != "cost"]
+        if not assocs or any(a not in searched for a in assocs):
+            raise TuneError(f"assocs {list(assocs)!r}: expected some of "
+                            f"{', '.join(searched)} (the tuner prices the associations "
+                            "itself, so 'cost' is not a value to search)")
         index = {st.target: n for n, st in enumerate(program.statements)}
         groups = [[st.target] for st in program.statements] if units == "statement" else \
             [r.statements for r in Schedule.by_scope(program, depth=None).regions]
@@ -114,7 +127,7 @@ class TuneSpace:
         return cls(program, spans, dict(stats or {}), tuple(depths),
                    _check_knobs(hw_knobs or {}), tuple(dict.fromkeys(lanes)),
                    tuple(dict.fromkeys(partitions)), tuple(dict.fromkeys(blocks)),
-                   block_tensors, max_orders, prune)
+                   block_tensors, max_orders, prune, tuple(dict.fromkeys(assocs)))
 
     # -- structure ---------------------------------------------------------------------
     @property
@@ -131,37 +144,65 @@ class TuneSpace:
         bounds = [0, *[i + 1 for i, c in enumerate(cuts) if c], self.n]
         return list(itertools.pairwise(bounds))
 
-    def span(self, a: int, b: int) -> Any:
+    def span(self, a: int, b: int, assoc: str = "as-written") -> Any:
         """The compiler's view of one region (``RegionOrders`` with the heuristic's
         costs and ``default``, the compiler's own order choice), or the
         ``CompileError`` that says why it does not compile; computed once."""
-        if (a, b) not in self._spans:
+        key = (a, b) if assoc == "as-written" else (a, b, assoc)
+        if key not in self._spans:
             from compiler import CompileError, region_orders
 
-            stmts = [st.target for st in self.program.statements[a:b]]
+            program, stmts, stats = self.associated(a, b, assoc)
             try:
-                priced = region_orders(self.program, stmts, stats=self.stats)
-                plain = region_orders(self.program, stmts) if self.stats else priced
+                priced = region_orders(program, stmts, stats=stats)
+                plain = region_orders(program, stmts) if stats else priced
                 default = plain.chosen
-                self._spans[(a, b)] = (priced, default)
+                self._spans[key] = (priced, default)
             except CompileError as exc:
-                self._spans[(a, b)] = exc
-        return self._spans[(a, b)]
+                self._spans[key] = exc
+        return self._spans[key]
 
-    def blocked_span(self, a: int, b: int, block: int) -> Any:
+    def blocked_span(self, a: int, b: int, block: int, assoc: str = "as-written") -> Any:
         """The region's orders priced with the program's sparse tensors in blocks of
         ``block`` (the heuristic of a block point), or the error why it does not lower."""
         memo = self.__dict__.setdefault("_memo_blocked", {})
-        if (a, b, block) not in memo:
+        if (a, b, block, assoc) not in memo:
             from compiler import CompileError, region_orders
 
-            stmts = [st.target for st in self.program.statements[a:b]]
+            program, stmts, stats = self.associated(a, b, assoc)
             try:
-                memo[(a, b, block)] = region_orders(self.program, stmts, stats=self.stats,
-                                                    block=self.block_seeds(block))
+                memo[(a, b, block, assoc)] = region_orders(program, stmts, stats=stats,
+                                                           block=self.block_seeds(block))
             except CompileError as exc:
-                memo[(a, b, block)] = exc
-        return memo[(a, b, block)]
+                memo[(a, b, block, assoc)] = exc
+        return memo[(a, b, block, assoc)]
+
+    def associated(self, a: int, b: int, assoc: str = "as-written"
+                   ) -> tuple[Program, list[str], Mapping[str, Any]]:
+        """The program re-associated as ``assoc`` asks (the same for every grouping:
+        one association everywhere), the statements that stand for ``[a, b)`` in it
+        (each replaced statement's slot keeps its place), and the statistics priced with
+        (the new intermediates measured when the bound tensors are at hand)."""
+        stmts = [st.target for st in self.program.statements[a:b]]
+        if assoc == "as-written":
+            return self.program, stmts, self.stats
+        memo = self.__dict__.setdefault("_memo_assoc", {})
+        if assoc not in memo:
+            from compiler import evaluate
+            from compiler._assoc import associate
+
+            unfused = replace(Schedule.unfused(self.program), assoc=assoc)
+            program, sched = associate(self.program, unfused)
+            slot = {reg.name: reg.statements[0] for reg in sched.regions}
+            stats = dict(self.stats)
+            bound = {n: stats.get(n) for n in program.inputs}
+            if program is not self.program and all(
+                    v is not None and not isinstance(v, (int, float)) and hasattr(v, "shape")
+                    for v in bound.values()):
+                stats.update(evaluate(program, bound))
+            memo[assoc] = (program, slot, stats)
+        program, slot, stats = memo[assoc]
+        return program, [slot[t] for t in stmts], stats
 
     def block_seeds(self, block: int) -> dict[str, int]:
         """The schedule's ``block`` for a block point (``block_tensors``: the program's
@@ -170,12 +211,16 @@ class TuneSpace:
 
         return seed_blocks(self.program, block, self.block_tensors)
 
-    def compiles(self, a: int, b: int) -> bool:
-        return not isinstance(self.span(a, b), Exception)
+    def compiles(self, a: int, b: int, assoc: str = "as-written") -> bool:
+        return not isinstance(self.span(a, b, assoc), Exception)
 
-    def options(self, a: int, b: int) -> list[tuple[str, ...] | None]:
+    def options(self, a: int, b: int, assoc: str = "as-written"
+                ) -> list[tuple[str, ...] | None]:
         """The orders a region may take: the heuristic's cheapest ``max_orders`` lowered
-        orders and the compiler's default; [None] for a region of several kernels."""
+        orders and the compiler's default; [None] for a region of several kernels, and
+        for a re-associated program (the compiler's choice)."""
+        if assoc != "as-written":
+            return [None]
         memo = self.__dict__.setdefault("_memo_options", {})
         if (a, b) not in memo:
             priced, default = self.span(a, b)
@@ -209,11 +254,11 @@ class TuneSpace:
         cycle: the heuristic does not see ``compute.macs_per_cycle``)."""
         total = 0.0
         for (a, b), order in zip(self.regions(p.cuts), p.orders, strict=True):
-            if not self.compiles(a, b):
+            if not self.compiles(a, b, p.assoc):
                 return math.inf
-            priced, default = self.span(a, b)
+            priced, default = self.span(a, b, p.assoc)
             if p.block > 1:
-                priced = self.blocked_span(a, b, p.block)
+                priced = self.blocked_span(a, b, p.block, p.assoc)
                 if isinstance(priced, Exception):
                     return math.inf
                 order = order or default
@@ -248,23 +293,25 @@ class TuneSpace:
         out.extend(self.hand_cuts().values())
         return [c for c in dict.fromkeys(out) if self.grouping_compiles(c)]
 
-    def grouping_compiles(self, cuts: Sequence[bool]) -> bool:
-        return all(self.compiles(a, b) for a, b in self.regions(cuts))
+    def grouping_compiles(self, cuts: Sequence[bool], assoc: str = "as-written") -> bool:
+        return all(self.compiles(a, b, assoc) for a, b in self.regions(cuts))
 
-    def allowed(self, cuts: Sequence[bool]) -> bool:
+    def allowed(self, cuts: Sequence[bool], assoc: str = "as-written") -> bool:
         """Whether a grouping is in the space: boundaries only between units (or one of
         the hand groupings), and every region compiles."""
         free = set(self.free_cuts)
         return len(cuts) == self.n - 1 and (
             all(i in free for i, c in enumerate(cuts) if c)
-            or tuple(cuts) in self.hand_cuts().values()) and self.grouping_compiles(cuts)
+            or tuple(cuts) in self.hand_cuts().values()) and \
+            self.grouping_compiles(cuts, assoc)
 
     # -- points ------------------------------------------------------------------------
     def valid(self, p: Point) -> bool:
         """Whether ``p`` meets every known constraint."""
         spans = self.regions(p.cuts)
-        return self.allowed(p.cuts) and len(p.orders) == len(spans) and \
-            all(o in [*self.options(a, b), None]
+        return p.assoc in self.assocs and self.allowed(p.cuts, p.assoc) and \
+            len(p.orders) == len(spans) and \
+            all(o in [*self.options(a, b, p.assoc), None]
                 for (a, b), o in zip(spans, p.orders, strict=True)) and \
             p.depth in self.depths and p.lanes in self.lanes and \
             p.partition in self.partitions and p.block in self.blocks and \
@@ -294,12 +341,20 @@ class TuneSpace:
                              for i in range(self.n - 1))
             if self.grouping_compiles(cuts):
                 break
-        return Point(cuts, tuple(rng.choice(self.options(a, b)) for a, b in
-                                 self.regions(cuts)),
-                     rng.choice(self.depths),
-                     tuple((k, rng.choice(vs)) for k, vs in self.hw_knobs),
-                     rng.choice(self.lanes), rng.choice(self.partitions),
-                     rng.choice(self.blocks))
+        p = Point(cuts, tuple(rng.choice(self.options(a, b)) for a, b in
+                              self.regions(cuts)),
+                  rng.choice(self.depths),
+                  tuple((k, rng.choice(vs)) for k, vs in self.hw_knobs),
+                  rng.choice(self.lanes), rng.choice(self.partitions),
+                  rng.choice(self.blocks))
+        if len(self.assocs) == 1:  # drawn only when searched: as before otherwise
+            return p
+        assoc = rng.choice(self.assocs)
+        if assoc == "as-written":
+            return p
+        if not self.grouping_compiles(cuts, assoc):
+            return p
+        return replace(p, assoc=assoc, orders=(None,) * len(p.orders))
 
     def all_points(self) -> list[Point]:
         """Every valid point, listed once and kept (small spaces)."""
@@ -315,13 +370,17 @@ class TuneSpace:
                             "enumerate; use units='scope'")
         knobs = list(itertools.product(*[vs for _, vs in self.hw_knobs]))
         names = [k for k, _ in self.hw_knobs]
-        for cuts in listed:
-            per_region = [self.options(a, b) for a, b in self.regions(cuts)]
-            for orders, depth, values, lanes, part, block in itertools.product(
-                    itertools.product(*per_region), self.depths, knobs, self.lanes,
-                    self.partitions, self.blocks):
-                yield Point(cuts, tuple(orders), depth, tuple(zip(names, values, strict=True)),
-                            lanes, part, block)
+        for assoc in self.assocs:
+            for cuts in listed:
+                if assoc != "as-written" and not self.grouping_compiles(cuts, assoc):
+                    continue
+                per_region = [self.options(a, b, assoc) for a, b in self.regions(cuts)]
+                for orders, depth, values, lanes, part, block in itertools.product(
+                        itertools.product(*per_region), self.depths, knobs, self.lanes,
+                        self.partitions, self.blocks):
+                    yield Point(cuts, tuple(orders), depth,
+                                tuple(zip(names, values, strict=True)), lanes, part, block,
+                                assoc)
 
     def neighbours(self, p: Point) -> list[Point]:
         """Points one move away: one free boundary flipped (new regions take the
@@ -330,12 +389,16 @@ class TuneSpace:
         for pos in self.free_cuts:
             cuts = list(p.cuts)
             cuts[pos] = not cuts[pos]
-            if self.allowed(cuts):
+            if self.allowed(cuts, p.assoc):
                 kept = dict(zip(self.regions(p.cuts), p.orders, strict=True))
                 out.append(replace(p, cuts=tuple(cuts), orders=tuple(
-                    kept.get(s, self.options(*s)[0]) for s in self.regions(cuts))))
+                    kept.get(s, self.options(*s, p.assoc)[0]) for s in self.regions(cuts))))
+        for x in self.assocs:
+            if x != p.assoc and self.grouping_compiles(p.cuts, x):
+                out.append(replace(p, assoc=x, orders=tuple(
+                    self.options(*s, x)[0] for s in self.regions(p.cuts))))
         for n, s in enumerate(self.regions(p.cuts)):
-            for o in self.options(*s):
+            for o in self.options(*s, p.assoc):
                 if o != p.orders[n]:
                     out.append(replace(p, orders=p.orders[:n] + (o,) + p.orders[n + 1:]))
         out += [replace(p, depth=d) for d in self.depths if d != p.depth]
@@ -364,7 +427,7 @@ class TuneSpace:
                                            (self.outer_index(t) for t in stmts) if v}
             regions.append(Region(label, stmts, list(order) if order else None, par=par,
                                   partition=p.partition))
-        return Schedule(regions, name=name, block=self.block_seeds(p.block))
+        return Schedule(regions, name=name, block=self.block_seeds(p.block), assoc=p.assoc)
 
     def outer_index(self, target: str) -> str | None:
         """The index of ``target``'s outermost storage level (None for a scalar)."""
@@ -390,6 +453,8 @@ class TuneSpace:
             extra.append(f"partition={p.partition}")
         if len(self.blocks) > 1 or p.block > 1:
             extra.append(f"block={p.block}")
+        if len(self.assocs) > 1 or p.assoc != "as-written":
+            extra.append(f"assoc={p.assoc}")
         return " | ".join(parts) + ("  " + " ".join(extra) if extra else "")
 
     def enumerable(self) -> bool:
@@ -404,8 +469,9 @@ class TuneSpace:
             return None
         per = math.prod(len(vs) for _, vs in self.hw_knobs) * len(self.depths) * \
             len(self.lanes) * len(self.partitions) * len(self.blocks)
-        return per * sum(math.prod(len(self.options(a, b)) for a, b in self.regions(c))
-                         for c in listed)
+        return per * sum(math.prod(len(self.options(a, b, x)) for a, b in self.regions(c))
+                         for x in self.assocs for c in listed
+                         if x == "as-written" or self.grouping_compiles(c, x))
 
 
 def _check_knobs(knobs: Mapping[str, Sequence[Any]]) -> tuple[tuple[str, tuple[str, ...]], ...]:

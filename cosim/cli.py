@@ -33,6 +33,7 @@ from ir import (
     ScheduleError,
     StorageError,
     TraceFormatError,
+    check_assoc,
     check_fits,
     tensor_file_header,
 )
@@ -40,7 +41,7 @@ from ir import render as render_graph
 from sim_models.python import InputError, SimResult, SimulationError, bind_inputs, simulate
 
 from ._backend import ToolNotFoundError, backend_names, get_backend
-from ._cli_hw import add_hw_options, add_hw_parser, hw_from_args
+from ._cli_hw import add_depth_option, add_hw_options, add_hw_parser, depth_and_hw, depth_arg
 from ._cli_mlir import compile_mlir, is_mlir_file
 from ._cli_model import add_model_parser, seed_arg
 from ._cli_report import memory_lines, sim_json, stats_table, summary_lines
@@ -83,16 +84,6 @@ def _shape(name: str, text: str) -> tuple[int, ...]:
         raise CliError(f"--shape {name}={text}: expected sizes such as 34x16 or a tensor "
                        "file (.mtx, .npy, .npz) to read the shape from")
     return FiberTree.from_any(text).shape
-
-
-def _depth(text: str) -> int | None | str:
-    if text in ("graph",):
-        return "graph"
-    if text.lower() in ("inf", "none", "unbounded"):
-        return None
-    if text.isdigit() and int(text) >= 1:
-        return int(text)
-    raise argparse.ArgumentTypeError(f"depth {text!r}: expected an int >= 1, 'inf' or 'graph'")
 
 
 def _load_graph(path: str) -> Graph:
@@ -247,7 +238,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
                                reduce=args.reduce, dtype=args.dtype, depth=depth,
                                transpose=not args.no_transpose, name=args.name, stats=stats,
                                par=par, partition=args.partition,
-                               lane_buffer=args.lane_buffer, block=block)
+                               lane_buffer=args.lane_buffer, block=block,
+                               assoc=check_assoc("--assoc", args.assoc))
     if args.explain:
         print(explain_orders(graph, stats))
     if args.table:
@@ -262,6 +254,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
                       for t, v in meta["transposed"].items()) or "none"
     _say(f"wrote {args.output}: {len(graph.nodes)} nodes, {len(graph.edges)} edges",
          f"order      {','.join(meta['order'])}",
+         *([f"assoc      {args.assoc}: {meta['expression']}"]
+           if args.assoc != "as-written" else []),
          *_parallel_lines(meta),
          *([f"block      {', '.join(f'{i}={b}' for i, b in meta['block'].items())}"]
            if "block" in meta else []),
@@ -310,7 +304,7 @@ def _densities(items: Sequence[str] | None) -> dict[str, float]:
 
 
 def cmd_sim(args: argparse.Namespace) -> int:
-    hw = hw_from_args(args)
+    depth, hw = depth_and_hw(args)
     graph = _load_graph(args.graph)
     inputs = _load_inputs(graph, args.input)
     if args.functional and args.backend != "python":
@@ -327,10 +321,10 @@ def cmd_sim(args: argparse.Namespace) -> int:
         writable_dir(Path(args.mem_trace).parent, "--mem-trace")
     with _progress(f"simulating {graph.name!r} on {args.backend}"):
         if args.backend == "python":
-            res = simulate(graph, inputs, trace=bool(args.trace), depth=args.depth,
+            res = simulate(graph, inputs, trace=bool(args.trace), depth=depth,
                            functional=args.functional, hw=hw, mem_trace=bool(args.mem_trace))
         else:
-            res = _run_backend(args.backend, graph, inputs, bool(args.trace), args.depth, hw,
+            res = _run_backend(args.backend, graph, inputs, bool(args.trace), depth, hw,
                                bool(args.mem_trace))
     files = _write_sim_files(args, res, graph, hw, inputs, trace_dir, out_dir)
     if args.json:
@@ -406,14 +400,14 @@ def cmd_cosim(args: argparse.Namespace) -> int:
                        f"available: {', '.join(backend_names())}")
     for name in names:
         _backend(name)  # unknown or unavailable backends fail before any run
-    hw = hw_from_args(args)
+    depth, hw = depth_and_hw(args)
     graph = _load_graph(args.graph)
     inputs = _load_inputs(graph, args.input)
     trace_dir = writable_dir(args.trace, "--trace") if args.trace else None
     from ._compare import compare_backends
 
     with _progress(f"co-simulating {graph.name!r} on {', '.join(names)}"):
-        report = compare_backends(graph, inputs, names, depth=args.depth, hw=hw)
+        report = compare_backends(graph, inputs, names, depth=depth, hw=hw)
     print(report)
     if trace_dir is not None:  # each backend's trace (a failed run has none)
         for name, run in report.runs.items():
@@ -522,7 +516,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--reduce", default="sum", choices=("sum", "max"),
                    help="reduction for indices absent from the output (default sum)")
     c.add_argument("--dtype", default="float32", choices=("float32", "int32"))
-    c.add_argument("--depth", type=_depth, default="graph", help="FIFO depth (default 2)")
+    c.add_argument("--depth", type=depth_arg, default="graph", help="FIFO depth (default 2)")
     c.add_argument("--no-transpose", action="store_true",
                    help="reject discordant operands instead of transposing them")
     c.add_argument("--name", help="graph name (default einsum)")
@@ -553,14 +547,17 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--density", action="append", metavar="NAME=P",
                    help="expected fraction of non-zeros of a sparse input, for the order "
                    "search's cost (default 0.1; dense inputs 1)")
+    c.add_argument("--assoc", default="as-written", metavar="ASSOC",
+                   help="association of a chain of three or more products: as-written "
+                   "(default), left ((A·B)·C), right (A·(B·C)) or cost (the cheapest by the "
+                   "order search's cost); see docs/fusion.md")
     c.set_defaults(func=cmd_compile)
 
     s = sub.add_parser("sim", help="simulate a graph on one backend")
     s.add_argument("graph", help="graph JSON")
     s.add_argument("--input", action="append", metavar="NAME=FILE",
                    help="input tensor file (.mtx, .npy, .npz)")
-    s.add_argument("--depth", type=_depth, default="graph",
-                   help="override every FIFO depth: N, inf, or graph (default)")
+    add_depth_option(s)
     s.add_argument("--trace", metavar="DIR", help="write the stream trace into DIR")
     s.add_argument("--stats", action="store_true", help="print per-node statistics")
     s.add_argument("--backend", default="python", help="backend name (default python)")
@@ -582,7 +579,7 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--input", action="append", metavar="NAME=FILE")
     k.add_argument("--backends", default="python,systemc",
                    help="comma-separated backend names (default python,systemc)")
-    k.add_argument("--depth", type=_depth, default="graph")
+    add_depth_option(k)
     k.add_argument("--trace", metavar="DIR", help="keep the traces in DIR")
     add_hw_options(k, "ideal")
     k.set_defaults(func=cmd_cosim)

@@ -73,16 +73,19 @@ from ._hw import (
     WORD_BYTES,
     ComputeSpec,
     DramSpec,
+    FifoSpec,
     Hardware,
     HwError,
     OnchipSpec,
+    at_run_depth,
     load_hw,
+    run_depth,
 )
 from ._interop import tensor_file_header
 from ._memory import MemPortSpec, memory_ports
 from ._program import TENSOR_ROLES, Program, ProgramError, Statement, TensorDecl
 from ._render import RENDER_FORMATS, render, to_dot
-from ._schedule import PARTITIONS, Region, Schedule, ScheduleError
+from ._schedule import ASSOCIATIONS, PARTITIONS, Region, Schedule, ScheduleError, check_assoc
 from ._storage import (
     CompressedLevel,
     DenseLevel,
@@ -110,6 +113,7 @@ from ._tokens import (
     token_text,
 )
 from ._trace import EdgeTrace, Trace, TraceFormatError, TraceMismatch, compare_traces
+from ._work import FLOP_PORTS, Work, counted_edges, work_from_tokens
 
 __all__ = [
     # block sparsity: block operators, blocked tensors, value widths
@@ -117,9 +121,12 @@ __all__ = [
     "from_blocks", "value_elems", "firing_work", "block_cycles", "written_blocks",
     "COMPUTE_PRIMITIVES",
     # the simulated hardware (memory system) and a graph's memory ports
-    "Hardware", "DramSpec", "OnchipSpec", "ComputeSpec", "HwError", "HW_KEYS", "HW_PRESETS",
-    "DEFAULT_HW",
-    "WORD_BYTES", "load_hw", "MemPortSpec", "memory_ports",
+    "Hardware", "DramSpec", "OnchipSpec", "ComputeSpec", "FifoSpec", "HwError", "HW_KEYS",
+    "HW_PRESETS", "DEFAULT_HW", "WORD_BYTES", "load_hw", "run_depth", "at_run_depth",
+    "MemPortSpec",
+    "memory_ports",
+    # the work a run did (FLOPs, memory accesses), counted from its streams
+    "Work", "FLOP_PORTS", "counted_edges", "work_from_tokens",
     # tokens
     "Stop", "Empty", "Done", "Repeat", "EMPTY", "DONE", "REPEAT", "Token", "stop",
     "Block", "is_control", "is_data", "token_text", "parse_token", "to_f32", "to_i32",
@@ -139,7 +146,7 @@ __all__ = [
     # programs
     "Program", "Statement", "TensorDecl", "ProgramError", "TENSOR_ROLES",
     # schedules
-    "Schedule", "Region", "ScheduleError", "PARTITIONS",
+    "Schedule", "Region", "ScheduleError", "PARTITIONS", "ASSOCIATIONS", "check_assoc",
     # traces
     "Trace", "EdgeTrace", "TraceMismatch", "TraceFormatError", "compare_traces",
 ]

@@ -3,7 +3,8 @@
 A :class:`Hardware` is loaded from a bundled preset or a YAML file and adjusted by
 ``KEY=VALUE`` overrides; every key is documented once, in :data:`HW_KEYS`, which is what
 ``samfuse hw`` prints. ``ideal`` turns the memory system off: exactly the contract (and the
-cycle counts) of a machine whose memory costs nothing.
+cycle counts) of a machine whose memory costs nothing. ``fifo.depth`` replaces the FIFO
+depth compiled into every edge (``fuseflow``: unbounded, as FuseFlow's simulator runs).
 """
 
 from __future__ import annotations
@@ -11,10 +12,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["Hardware", "DramSpec", "OnchipSpec", "ComputeSpec", "HwError", "HW_KEYS", "HW_PRESETS",
-           "DEFAULT_HW", "load_hw", "WORD_BYTES"]
+if TYPE_CHECKING:
+    from ._graph import Graph
+
+__all__ = ["Hardware", "DramSpec", "OnchipSpec", "ComputeSpec", "FifoSpec", "HwError", "HW_KEYS",
+           "HW_PRESETS", "DEFAULT_HW", "load_hw", "run_depth", "at_run_depth", "WORD_BYTES"]
 
 #: every stored word (a seg or crd entry, a value) is 32 bits, as on the token payload
 WORD_BYTES = 4
@@ -53,6 +57,19 @@ class ComputeSpec:
     macs_per_cycle: int = 0
 
 
+#: ``fifo.depth`` values that are words: keep the graph's depths, or unbounded FIFOs
+GRAPH_DEPTH, UNBOUNDED_DEPTH = "graph", "inf"
+
+
+@dataclass(frozen=True)
+class FifoSpec:
+    """The FIFOs between primitives: ``graph`` keeps the depth compiled into each edge;
+    a whole number >= 1 or ``inf`` (unbounded) replaces every edge's depth, the lanes'
+    output buffers included (docs/timing.md, "Which FIFO depth a run uses")."""
+
+    depth: int | str = GRAPH_DEPTH
+
+
 @dataclass(frozen=True)
 class Hardware:
     name: str = "ideal"
@@ -60,12 +77,20 @@ class Hardware:
     dram: DramSpec = field(default_factory=lambda: DramSpec(enabled=False))
     onchip: OnchipSpec = field(default_factory=OnchipSpec)
     compute: ComputeSpec = field(default_factory=ComputeSpec)
+    fifo: FifoSpec = field(default_factory=FifoSpec)
     source: str = ""
 
     @property
     def memory(self) -> bool:
         """Whether scanners, arrays and writers pay for off-chip accesses."""
         return self.dram.enabled
+
+    @property
+    def fifo_depth(self) -> int | None | str:
+        """The depth ``fifo.depth`` gives every edge, as backends take it: an int, ``None``
+        (unbounded) or ``"graph"`` (each edge keeps its compiled depth)."""
+        d = self.fifo.depth
+        return None if d == UNBOUNDED_DEPTH else d
 
     def firing_cycles(self, work: int) -> int:
         """Cycles a block operator's firing of ``work`` operations occupies its node."""
@@ -122,8 +147,15 @@ HW_KEYS: dict[str, tuple[type, str, str]] = {
                                "accumulator performs per cycle: a firing on a block of W "
                                "operations occupies its node ceil(W / this) cycles (0 = "
                                "unbounded; scalar values always take one cycle)"),
+    "fifo.depth": (int, "tokens", "FIFO depth of every edge, the lanes' output buffers "
+                   "included: graph = the depths compiled into the graph, a whole number >= 1, "
+                   "or inf = unbounded (Python and SystemC models; HLS C-simulation sizes "
+                   "unbounded streams at 8192, RTL refuses them); a run's --depth wins over it"),
     "source": (str, "", "where the numbers come from"),
 }
+
+#: the sections of a description: nested mappings in YAML, dotted keys in overrides
+_SECTIONS = {"dram": DramSpec, "onchip": OnchipSpec, "compute": ComputeSpec, "fifo": FifoSpec}
 
 _PRESET_DIR = Path(__file__).with_name("hw")
 #: the preset models and studies run on unless told otherwise
@@ -178,7 +210,7 @@ def _build(data: dict[str, Any], where: str) -> Hardware:
     """Validate every key and value; unknown keys and bad values name the key."""
     flat: dict[str, Any] = {}
     for key, value in data.items():
-        if isinstance(value, dict) and key in ("dram", "onchip", "compute"):
+        if isinstance(value, dict) and key in _SECTIONS:
             for sub, v in value.items():
                 flat[f"{key}.{sub}"] = v
         else:
@@ -188,21 +220,37 @@ def _build(data: dict[str, Any], where: str) -> Hardware:
             raise HwError(f"{where}: unknown hardware key {key!r}; keys: "
                           f"{', '.join(HW_KEYS)}")
     checked = {key: _check(key, value, where) for key, value in flat.items()}
-    dram_keys = {k.split(".", 1)[1]: v for k, v in checked.items() if k.startswith("dram.")}
-    onchip_keys = {k.split(".", 1)[1]: v for k, v in checked.items()
-                   if k.startswith("onchip.")}
-    compute_keys = {k.split(".", 1)[1]: v for k, v in checked.items()
-                    if k.startswith("compute.")}
+    sections = {name: cls(**{k.split(".", 1)[1]: v for k, v in checked.items()
+                             if k.startswith(f"{name}.")})
+                for name, cls in _SECTIONS.items()}
     top = {k: v for k, v in checked.items() if "." not in k}
-    dram = DramSpec(**dram_keys)
+    dram = sections["dram"]
     if dram.line_bytes % 4:
         raise HwError(f"{where}: dram.line_bytes = {dram.line_bytes} must be a multiple of "
                       "the 4-byte word")
-    return Hardware(dram=dram, onchip=OnchipSpec(**onchip_keys),
-                    compute=ComputeSpec(**compute_keys), **top)
+    return Hardware(**sections, **top)
+
+
+def at_run_depth(graph: Graph, depth: int | None | str, hw: Hardware | None) -> Graph:
+    """``graph`` with every edge at the depth the run uses (:func:`run_depth`), or itself
+    when that is the compiled depth; what each backend simulates and checks on-chip
+    storage against (the lanes' output buffers at their run depth)."""
+    d = run_depth(depth, hw)
+    return graph if d == GRAPH_DEPTH else graph.with_depth(d)
+
+
+def run_depth(depth: int | None | str, hw: Hardware | None) -> int | None | str:
+    """The FIFO depth a run uses (docs/timing.md): the run's own ``depth`` (an int, or
+    ``None`` = unbounded) wins; ``"graph"`` defers to the hardware's ``fifo.depth``, whose
+    default ``graph`` keeps each edge's compiled depth. Every backend resolves it here."""
+    if depth != GRAPH_DEPTH or hw is None:
+        return depth
+    return hw.fifo_depth
 
 
 def _check(key: str, value: Any, where: str) -> Any:
+    if key == "fifo.depth":
+        return _check_depth(value, where)
     typ = HW_KEYS[key][0]
     if typ is bool:
         if isinstance(value, str) and value.lower() in ("true", "false"):
@@ -230,6 +278,22 @@ def _check(key: str, value: Any, where: str) -> Any:
     if not value > 0 or value > 1 << 48:
         raise HwError(f"{where}: {key} = {value!r} must be positive (and below 2^48)")
     return typ(value)
+
+
+def _check_depth(value: Any, where: str) -> int | str:
+    """``fifo.depth``: a whole number >= 1, ``inf`` (also YAML's ``.inf``) or ``graph``."""
+    if isinstance(value, str) and value.strip().lower() in (GRAPH_DEPTH, UNBOUNDED_DEPTH):
+        return value.strip().lower()
+    if isinstance(value, float) and value == float("inf"):
+        return UNBOUNDED_DEPTH
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1 << 48:
+        raise HwError(f"{where}: fifo.depth = {value!r} must be a whole number >= 1, inf "
+                      "(unbounded) or graph (the depths compiled into the graph)")
+    return value
 
 
 def _parse_overrides(overrides: list[str] | dict[str, Any]) -> list[tuple[str, Any]]:

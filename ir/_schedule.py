@@ -18,7 +18,8 @@ from ._formats import Format, FormatError
 from ._graph import check_name
 from ._program import Program
 
-__all__ = ["Region", "Schedule", "ScheduleError", "SCHEDULE_SCHEMA", "PARTITIONS"]
+__all__ = ["Region", "Schedule", "ScheduleError", "SCHEDULE_SCHEMA", "PARTITIONS",
+           "ASSOCIATIONS", "check_assoc"]
 
 SCHEDULE_SCHEMA = 1
 
@@ -43,9 +44,14 @@ class Region:
     #: output buffer per lane in front of the lane merges, in tokens (None: sized for the
     #: partition by the compiler)
     lane_buffer: int | None = None
+    #: how the region's chains of products associate (:data:`ASSOCIATIONS`; None: the
+    #: schedule's); docs/fusion.md, "Association"
+    assoc: str | None = None
 
     def __post_init__(self) -> None:
         check_name("region", self.name, ScheduleError)
+        if self.assoc is not None:
+            check_assoc(f"region {self.name!r}", self.assoc)
         self.par = _check_par(self.name, self.par)
         if self.partition not in PARTITIONS:
             raise ScheduleError(f"region {self.name!r}: partition {self.partition!r} is not "
@@ -86,6 +92,8 @@ class Region:
             out["partition"] = self.partition
         if self.lane_buffer is not None:
             out["lane_buffer"] = self.lane_buffer
+        if self.assoc is not None:
+            out["assoc"] = self.assoc
         return out
 
 
@@ -104,11 +112,15 @@ class Schedule:
     #: block sparsity: seed tensor -> block extent of each of its modes; the compiler
     #: blocks every index the seeds' indices meet (docs/blocks.md, "Models")
     block: dict[str, int] = field(default_factory=dict)
+    #: how chains of products associate in every region that sets no ``assoc`` of its
+    #: own (:data:`ASSOCIATIONS`; "as-written" keeps the program's)
+    assoc: str = "as-written"
 
     def __post_init__(self) -> None:
         check = Region("schedule", [], None, True, self.par, self.partition,
                        self.lane_buffer)  # the same rules as a region's
         self.par = check.par
+        check_assoc(f"schedule {self.name!r}", self.assoc)
         if not isinstance(self.block, dict):
             raise ScheduleError(f"schedule block {self.block!r} must map tensor names to "
                                 "block extents, e.g. {mask: 16}")
@@ -130,7 +142,22 @@ class Schedule:
             return region
         par = {k: v for k, v in self.par.items() if k in set(outputs)}
         return Region(region.name, region.statements, region.order, region.transpose, par,
-                      self.partition, self.lane_buffer)
+                      self.partition, self.lane_buffer, region.assoc)
+
+    def assoc_of(self, region: Region) -> str:
+        """The association of ``region``'s product chains: its own, else the schedule's."""
+        return region.assoc if region.assoc is not None else self.assoc
+
+    @property
+    def reassociates(self) -> bool:
+        """Whether some region re-associates its chains (any assoc but "as-written")."""
+        return any(self.assoc_of(r) != "as-written" for r in self.regions)
+
+    @property
+    def prices_assoc(self) -> bool:
+        """Whether some region lets the cost model choose its association: its compile
+        then wants the data (the densities decide which association is cheaper)."""
+        return any(self.assoc_of(r) == "cost" for r in self.regions)
 
     # -- constructors ----------------------------------------------------------------
     @classmethod
@@ -273,6 +300,8 @@ class Schedule:
                        lane_buffer=self.lane_buffer)
         if self.block:
             out["block"] = dict(self.block)
+        if self.assoc != "as-written":
+            out["assoc"] = self.assoc
         return out
 
     @classmethod
@@ -284,10 +313,11 @@ class Schedule:
             raise ScheduleError(f"schedule schema {data.get('schema')!r}: expected "
                                 f"{SCHEDULE_SCHEMA}")
         unknown = sorted(set(data) - {"schema", "name", "regions", "formats", "par",
-                                      "partition", "lane_buffer", "block"})
+                                      "partition", "lane_buffer", "block", "assoc"})
         if unknown:
             raise ScheduleError(f"unknown schedule key(s) {unknown}; expected schema, "
-                                "name, regions, formats, par, partition, lane_buffer, block")
+                                "name, regions, formats, par, partition, lane_buffer, "
+                                "block, assoc")
         regions = data.get("regions")
         if not isinstance(regions, list):
             raise ScheduleError(f"schedule 'regions' must be a list, got {regions!r}")
@@ -299,7 +329,7 @@ class Schedule:
                    {str(k): str(v) for k, v in formats.items()},
                    str(data.get("name", "schedule")), data.get("par") or {},
                    data.get("partition", "round-robin"), data.get("lane_buffer"),
-                   data.get("block") or {})
+                   data.get("block") or {}, data.get("assoc", "as-written"))
 
     def to_yaml(self) -> str:
         import yaml
@@ -317,13 +347,16 @@ class Schedule:
         return cls.from_dict(data)
 
     def __str__(self) -> str:
-        lines = [f"schedule {self.name}"]
+        lines = [f"schedule {self.name}"
+                 + (f"  assoc {self.assoc}" if self.assoc != "as-written" else "")]
         for reg in self.regions:
             extra = f"  order {','.join(reg.order)}" if reg.order else ""
             extra += "  (no transposes)" if not reg.transpose else ""
             if reg.par:
                 extra += "  par " + ",".join(f"{k}={v}" for k, v in reg.par.items()) + \
                     f" {reg.partition}"
+            if reg.assoc is not None:
+                extra += f"  assoc {reg.assoc}"
             lines.append(f"  region {reg.name}: {', '.join(reg.statements)}{extra}")
         lines += [f"  format {t}: {f}" for t, f in self.formats.items()]
         return "\n".join(lines)
@@ -367,13 +400,24 @@ def _region_from(data: Any, n: int) -> Region:
                             f"{transpose!r}")
     return Region(data.get("name", f"r{n}"), stmts, data.get("order"), transpose,
                   data.get("par") or {}, data.get("partition", "round-robin"),
-                  data.get("lane_buffer"))
+                  data.get("lane_buffer"), data.get("assoc"))
 
 
 _REGION_KEYS = ("name", "statements", "order", "transpose", "par", "partition",
-                "lane_buffer")
+                "lane_buffer", "assoc")
 #: partitioning strategies of parallel lanes (docs/parallel.md)
 PARTITIONS = ("round-robin", "balanced")
+#: how a chain of products associates: as the program writes it, ((A·B)·C)·D,
+#: A·(B·(C·D)), or the cheapest by the compiler's cost model (docs/fusion.md)
+ASSOCIATIONS = ("as-written", "left", "right", "cost")
+
+
+def check_assoc(where: str, assoc: Any) -> str:
+    """``assoc`` if it is one of :data:`ASSOCIATIONS`, else a one-line ScheduleError."""
+    if assoc not in ASSOCIATIONS:
+        raise ScheduleError(f"{where}: assoc {assoc!r} is not one of "
+                            f"{', '.join(ASSOCIATIONS)}")
+    return assoc
 
 
 def _check_par(region: str, par: Any) -> dict[str, int]:

@@ -13,15 +13,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Channel", "Fanout", "NullChannel"]
+from ir import is_control
+
+__all__ = ["Channel", "CountingChannel", "Fanout", "NullChannel"]
 
 _COMPACT = 4096
 
 
 class Channel:
-    """A contract FIFO; with ``trace`` it is a :class:`_TracedChannel`, which also records
-    every token with its write and read cycles (the untraced one skips that test on
-    every push and pop)."""
+    """A contract FIFO; with ``trace`` it is its traced variant (``_TRACED``), which also
+    records every token with its write and read cycles (the untraced one skips that test
+    on every push and pop)."""
 
     __slots__ = ("name", "kind", "depth", "toks", "wts", "rts", "h", "reader", "writer",
                  "reader_waiting", "writer_waiting", "wake", "trace_toks", "trace_cycles",
@@ -29,7 +31,7 @@ class Channel:
                  "numeric")
 
     def __new__(cls, *args: Any, trace: bool = False, **kwargs: Any) -> Channel:
-        return object.__new__(_TracedChannel if trace else cls)
+        return object.__new__(_TRACED.get(cls, cls) if trace else cls)
 
     def __init__(self, name: str, kind: str, depth: int | None, wake: Callable[[Any], None],
                  trace: bool = False, stats: bool = True, numeric: str = "int") -> None:
@@ -121,17 +123,48 @@ class Channel:
         return f"<Channel {self.name} depth={self.depth} unread={self.unread()}>"
 
 
-class _TracedChannel(Channel):
+class CountingChannel(Channel):
+    """A channel that also counts its data tokens: the edges the work counters read
+    (``ir.counted_edges``), so other channels pay nothing for it."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.data = 0
+
+    def push(self, tok: Any, t: int) -> None:
+        if not is_control(tok):
+            self.data += 1
+        Channel.push(self, tok, t)
+
+
+class _Tracing:
+    """Records every token with its write and read cycles, around the channel's own push
+    and pop (mixed into a traced variant of each channel class)."""
+
     __slots__ = ()
 
     def pop(self, t: int) -> Any:
         self.trace_reads.append(t)
-        return Channel.pop(self, t)
+        return super().pop(t)
 
     def push(self, tok: Any, t: int) -> None:
         self.trace_toks.append(tok)
         self.trace_cycles.append(t)
-        Channel.push(self, tok, t)
+        super().push(tok, t)
+
+
+class _TracedChannel(_Tracing, Channel):
+    __slots__ = ()
+
+
+class _TracedCountingChannel(_Tracing, CountingChannel):
+    __slots__ = ()
+
+
+#: channel class -> its traced variant (``Channel(..., trace=True)`` builds that)
+_TRACED: dict[type, type] = {Channel: _TracedChannel, CountingChannel: _TracedCountingChannel}
 
 
 class Fanout:

@@ -21,13 +21,15 @@ from ir import (
     Graph,
     Hardware,
     Trace,
+    at_run_depth,
     block_cycles,
+    counted_edges,
     to_blocks,
     value_elems,
 )
 
 from ._actor import Actor, StreamError
-from ._channel import Channel, Fanout, NullChannel
+from ._channel import Channel, CountingChannel, Fanout, NullChannel
 from ._compute import Alu, Reduce, SpAcc, SpAcc2, SpAcc3, Unary
 from ._crd import CrdDrop, CrdHold
 from ._join import Intersect, IntersectVal, Union, UnionVal
@@ -169,11 +171,13 @@ def simulate(graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
              mem_trace: bool = False) -> SimResult:
     """Run ``graph`` on ``inputs`` under the timing contract (see docs/timing.md).
 
-    ``depth`` overrides every FIFO depth (``None`` = unbounded); ``functional=True`` skips
-    timing (unbounded FIFOs, producers first) and returns the same outputs faster.
+    ``depth`` overrides every FIFO depth (``None`` = unbounded); ``"graph"`` defers to
+    ``hw``'s ``fifo.depth`` (``ir.at_run_depth``). ``functional=True`` skips timing
+    (unbounded FIFOs, producers first) and returns the same outputs faster.
     ``hw`` adds the memory system (``None`` = ideal); ``mem_trace`` logs every burst.
     """
     start = time.perf_counter()
+    graph = at_run_depth(graph, depth, hw)
     tensors = bind_inputs(graph, inputs)
     ctx = _Context(graph, tensors, hw)
     work: deque[Actor] = deque()
@@ -188,11 +192,13 @@ def simulate(graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
         memory = ctx.memory = MemorySystem(graph, hw, tensors, wake, log=mem_trace)
 
     channels: dict[str, Channel] = {}
+    counted = counted_edges(graph)
     for e in graph.edges:
-        d = None if functional else (e.depth if depth == "graph" else depth)
+        d = None if functional else e.depth
         numeric = "float" if e.kind == "val" and graph.dtype == "float32" else "int"
-        channels[e.name] = Channel(e.name, e.kind, d, wake, trace=trace and not functional,
-                                   stats=stats and not functional, numeric=numeric)
+        kind = CountingChannel if e.name in counted else Channel
+        channels[e.name] = kind(e.name, e.kind, d, wake, trace=trace and not functional,
+                                stats=stats and not functional, numeric=numeric)
     actors: dict[str, Actor] = {}
     for nid in graph.topological_order():
         node = graph.nodes[nid]
@@ -223,6 +229,7 @@ def simulate(graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
     if memory is not None:
         cycles = max(cycles, memory.finish())
     result = SimResult(graph.name, _collect_outputs(graph, actors), cycles)
+    result.data_tokens = {name: channels[name].data for name in counted}
     if hw is not None:
         result.hw, result.clock_mhz = hw.name, hw.clock_mhz
     if stats and not functional:

@@ -13,7 +13,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ir import FiberTree, Format, Graph, StorageError, Trace, check_fits, written_blocks
+from ir import (
+    FiberTree,
+    Format,
+    Graph,
+    StorageError,
+    Trace,
+    Work,
+    check_fits,
+    is_data,
+    work_from_tokens,
+    written_blocks,
+)
 
 __all__ = ["SimResult", "NodeStats", "SimulationError", "DeadlockError", "InputError",
            "deadlock_error", "decode_levels", "outputs_from_writers", "LevelRecord",
@@ -111,6 +122,22 @@ class SimResult:
     clock_mhz: float = 1000.0
     channel_bytes: list[int] = field(default_factory=list)
     mem_requests: list[MemRequest] | None = None
+    #: data (non-control) tokens written on each edge the work counters read
+    #: (``ir.counted_edges``; the Python and SystemC models count them on every run)
+    data_tokens: dict[str, int] = field(default_factory=dict)
+
+    def work(self, graph: Graph) -> Work:
+        """FLOPs and memory accesses of this run of ``graph`` (``ir.work_from_tokens``),
+        from the backend's counters or, for a backend without them (RTL, HLS
+        C-simulation), from its trace."""
+        tokens = self.data_tokens
+        if not tokens:
+            if self.trace is None:
+                raise ValueError(f"graph {graph.name!r}: backend {self.backend!r} counts no "
+                                 "data tokens; run it traced to count its work")
+            tokens = {name: sum(1 for t in et.tokens if is_data(t))
+                      for name, et in self.trace.edges.items()}
+        return work_from_tokens(graph, tokens, self.outputs)
 
     @property
     def firings(self) -> int:

@@ -253,11 +253,12 @@ std::string node_state(int net, int node) { return net_at(net).node(node)->descr
 std::vector<std::int64_t> fifo_info(int net) {
   const Net& n = net_at(net);
   std::vector<std::int64_t> out;
-  out.reserve(std::size_t(n.num_fifos()) * 5);
+  out.reserve(std::size_t(n.num_fifos()) * 6);
   for (int i = 0; i < n.num_fifos(); ++i) {
     const Fifo& f = *n.fifo(i);
     out.insert(out.end(), {std::int64_t(f.depth()), f.writer, f.reader,
-                           std::int64_t(f.max_occ), std::int64_t(f.unread())});
+                           std::int64_t(f.max_occ), std::int64_t(f.unread()),
+                           std::int64_t(f.data_written)});
   }
   return out;
 }

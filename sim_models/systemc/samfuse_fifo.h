@@ -57,6 +57,7 @@ class Fifo {
     ++tail_;
     pushed_ = true;
     in_tok_ = t;
+    if (tag_of(t) == 0) ++data_written;  // the work counters' data tokens (ir/_work.py)
     if (is_block(t)) pool_->ref(payload(t));
     if (trace_) {
       trace_toks.push_back(t);
@@ -95,6 +96,9 @@ class Fifo {
   int writer = -1;  // node indices, for deadlock reports
   int reader = -1;
   std::uint64_t max_occ = 0;
+  // data tokens written (tag 0: a value, crd or ref; on a repsig stream also R, which no
+  // counted edge carries)
+  std::uint64_t data_written = 0;
   std::vector<tok_t> trace_toks;
   std::vector<cycle_t> trace_cycles;  // write cycle of each token
   std::vector<cycle_t> trace_reads;   // read cycle of each token read

@@ -48,10 +48,20 @@ def test_spmm_flops_are_the_scalar_products(name):
             + 1
 
 
-def test_counts_need_a_trace():
-    g = examples.spmv(4, 4)
-    result = simulate(g, {"B": np.eye(4, dtype=np.float32), "c": np.ones(4, np.float32)})
-    with pytest.raises(ValueError, match=r"simulate\(graph, inputs, trace=True\)"):
+def test_counts_come_from_the_counters_or_the_trace():
+    """An untraced run counts through its data-token counters, exactly as the trace
+    does; a run with neither (a backend without counters, untraced) is refused."""
+    g = examples.spmv(6, 5)
+    b = sp.random(6, 5, density=0.4, format="csr", random_state=5, dtype=np.float32)
+    inputs = {"B": b, "c": np.ones(5, np.float32)}
+    counted, traced = measure(g, inputs)
+    traced.data_tokens = {}  # counted from the streams themselves
+    assert measured_counts(g, traced) == counted
+    assert counted.flops == 2 * b.nnz
+    result = simulate(g, inputs)
+    assert measured_counts(g, result) == counted
+    result.data_tokens = {}
+    with pytest.raises(ValueError, match="run it traced to count its work"):
         measured_counts(g, result)
 
 

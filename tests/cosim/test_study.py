@@ -254,3 +254,55 @@ def test_a_bad_schedule_is_rejected_at_load(tmp_path):
     with pytest.raises(StudyError, match="not found"):
         load_study({"name": "s", "workloads": [{"model": "gcn"}],
                     "axes": {"schedule": ["missing.yaml"]}})
+
+
+def test_a_model_run_over_the_budget_is_skipped_not_failed(tmp_path):
+    """FuseFlow skips full fusion where it would not finish: a study's ``budget``."""
+    doc = {"name": "b", "workloads": [{"model": "gcn", "config": "tiny"}],
+           "axes": {"schedule": ["unfused", "full"], "hw": ["ideal"]}}
+    free = run_study(load_study(doc), tmp_path / "free", workers=1, progress=False)
+    assert {r["status"] for r in free.rows} == {"ok"}
+    tokens = {r["schedule"]: r["est_tokens"] for r in free.rows}
+    # a budget between the two predictions (docs/studies.md: the Python model streams
+    # 5e5 tokens/s and pays 10 ms per kernel; unfused has 11 kernels, full one)
+    need = {"unfused": tokens["unfused"] / 5e5 + 0.11, "full": tokens["full"] / 5e5 + 0.01}
+    budget = sum(need.values()) / 2
+    run = run_study(load_study({**doc, "budget": budget}), tmp_path / "b", workers=1,
+                    progress=False)
+    status = {r["schedule"]: r["status"] for r in run.rows}
+    slow = max(need, key=need.get)
+    assert status[slow] == "skipped" and status[min(need, key=need.get)] == "ok"
+    assert "budget" in next(r["error"] for r in run.rows if r["schedule"] == slow)
+    assert run.failed == [] and len(run.skipped) == 1
+
+
+@pytest.mark.parametrize("budget", [0, -1, "x", True, float("nan")])
+def test_a_bad_budget_is_one_line(budget):
+    with pytest.raises(StudyError, match="budget"):
+        load_study({"name": "b", "workloads": [SPMM], "budget": budget})
+
+
+def test_fig12_draws_each_speedup_beside_fuseflows():
+    """The fig12 kind: one panel per hardware, samfuse's unfused/schedule ratio and
+    FuseFlow's published one as bars; a skipped run is marked, not drawn as a bar."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from cosim._plot import _figure
+
+    rows = [{"kind": "model", "model": "gcn", "config": "cora", "block": 1, "hw": hw,
+             "schedule": s, "cycles": c, "status": st}
+            for hw in ("fuseflow", "hbm2-u280")
+            for s, c, st in (("unfused", 1000.0, "ok"), ("partial", 400.0, "ok"),
+                             ("full", None, "skipped"))]
+    fig = _figure(pd.DataFrame(rows), "fig12")
+    try:
+        assert len(fig.axes) == 2
+        for ax in fig.axes:
+            heights = sorted(round(p.get_height(), 4) for p in ax.patches)
+            assert heights == [0.29, 1.63, 2.5]  # FuseFlow full and partial; 1000/400
+            assert any(t.get_text() == "skipped" for t in ax.texts)
+    finally:
+        plt.close(fig)

@@ -1,0 +1,209 @@
+#!/usr/bin/env python
+"""FuseFlow's evaluation as FuseFlow ran it: Figure 12, Figure 14 and Table 3 side by side.
+
+Runs the bundled studies ``studies/fig12-gnn.yaml`` (GCN and GraphSAGE on Table 2's data
+sets with the artifact's settings, ``assoc: left``, on ``fuseflow`` and ``hbm2-u280``) and
+``studies/fig12-attention.yaml`` (BigBird at blocks 16/32/64 and the sparse autoencoder),
+cached and resumable like any study, then prints Markdown tables beside FuseFlow's
+published figures (``cosim._published``) and draws ``docs/figures/fig12-<study>.png``:
+
+- Figure 12: speed-up of partial and full fusion over unfused (cycles);
+- Figure 14: FLOPs and memory accesses counted by the simulator, as ratios to unfused;
+- Table 3: the heuristic's mean FLOPs and bytes error over each model's regions, at the
+  largest data set run (FuseFlow's: OGB-Collab), on the memory-less machine.
+
+    .venv/bin/python scripts/fuseflow_eval.py                   # both studies (~1 h)
+    .venv/bin/python scripts/fuseflow_eval.py --studies gnn --workers 2
+    .venv/bin/python scripts/fuseflow_eval.py --quick           # tiny sizes, Python, < 2 min
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from cosim._plot import plot, published_key  # noqa: E402
+from cosim._published import FIG12_SPEEDUP, FIG14_COLLAB_GCN, TABLE3_ERROR  # noqa: E402
+from cosim._study_run import run_study  # noqa: E402
+from cosim._study_spec import load_study  # noqa: E402
+from ir import WORD_BYTES  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+STUDIES = {"gnn": ROOT / "studies" / "fig12-gnn.yaml",
+           "attention": ROOT / "studies" / "fig12-attention.yaml"}
+#: --quick: the same studies at test sizes on the Python model
+QUICK_CONFIG = {"gcn": "small-fuseflow", "graphsage": "small-fuseflow",
+                "bigbird": "small", "autoencoder": "small"}
+
+
+def _quick(doc: dict[str, Any]) -> dict[str, Any]:
+    """A study at test sizes: one workload per model (blocks of 4), the Python model, no
+    budget."""
+    keep: dict[str, dict[str, Any]] = {}
+    for w in doc["workloads"]:
+        keep.setdefault(w["model"], {**w, "config": QUICK_CONFIG[w["model"]]})
+    labels = {w.get("label", f"{w['model']}-{w['config']}"): m
+              for w in doc["workloads"] for m in [w["model"]]}
+    runs = []
+    for r in doc.get("runs", []):
+        model = labels[r["workloads"]]
+        quick = {**r, "workloads": keep[model].get("label", f"{model}-{QUICK_CONFIG[model]}")}
+        if "block" in quick:
+            quick["block"] = min(quick["block"], 4)
+        if quick not in runs:
+            runs.append(quick)
+    out = {**doc, "name": doc["name"] + "-quick", "workloads": list(keep.values()),
+           "axes": {**doc["axes"], "backends": [["python"]]}, "budget": None}
+    if runs:
+        out["runs"] = runs
+    return out
+
+
+def _cell(x: float | None, fmt: str = "{:.2f}×") -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else fmt.format(x)
+
+
+def _runs(frame: Any) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """(model, data set, hw, schedule) -> the row of that run."""
+    out = {}
+    for row in frame.to_dict("records"):
+        if row.get("kind") != "model":
+            continue
+        model, data = published_key(row["model"], row["config"], row.get("block", 1))
+        out[(model, data, row["hw"], row["schedule"])] = row
+    return out
+
+
+def fig12_table(frame: Any) -> str:
+    """Markdown: cycles per schedule and speed-ups over unfused beside FuseFlow's."""
+    runs = _runs(frame)
+    head = ("| model | data set | hw | unfused cycles | partial cycles | full cycles | "
+            "partial × | full × | FuseFlow partial × | FuseFlow full × |\n"
+            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    lines = [head]
+    for model, data, hw in sorted({k[:3] for k in runs}):
+        row = {s: runs.get((model, data, hw, s)) for s in ("unfused", "partial", "full")}
+        cyc = {s: r["cycles"] if r and r["status"] == "ok" else None for s, r in row.items()}
+
+        def cycles(s: str) -> str:
+            r = row[s]
+            if r is None:
+                return "–"
+            if r["status"] != "ok":
+                return f"{r['status']}: {str(r.get('error') or '')[:70]}"
+            return f"{int(r['cycles']):,}"
+
+        speed = {s: cyc["unfused"] / cyc[s] if cyc["unfused"] and cyc[s] else None
+                 for s in ("partial", "full")}
+        paper = FIG12_SPEEDUP.get((model, data), (None, None))
+        lines.append(f"| {model} | {data} | {hw} | {cycles('unfused')} | {cycles('partial')}"
+                     f" | {cycles('full')} | {_cell(speed['partial'])} | "
+                     f"{_cell(speed['full'])} | {_cell(paper[0])} | {_cell(paper[1])} |")
+    return "\n".join(lines)
+
+
+def fig14_table(frame: Any) -> str:
+    """Markdown: FLOPs and memory accesses of each schedule over unfused's."""
+    runs = _runs(frame)
+    lines = ["| model | data set | hw | schedule | FLOPs / unfused | accesses / unfused | "
+             "FuseFlow (GCN, Collab) |", "|---|---|---|---|---:|---:|---|"]
+    for model, data, hw in sorted({k[:3] for k in runs}):
+        base = runs.get((model, data, hw, "unfused"))
+        if not base or base["status"] != "ok" or not base.get("flops"):
+            continue
+        for s in ("partial", "full"):
+            r = runs.get((model, data, hw, s))
+            if not r or r["status"] != "ok" or r.get("flops") is None:
+                continue
+            paper = FIG14_COLLAB_GCN.get(s) if (model, data) == ("gcn", "collab") else None
+            lines.append(f"| {model} | {data} | {hw} | {s} | "
+                         f"{r['flops'] / base['flops']:.4f}× | "
+                         f"{r['mem_accesses'] / base['mem_accesses']:.3f}× | "
+                         f"{f'{paper[0]}× / {paper[1]}×' if paper else ''} |")
+    return "\n".join(lines)
+
+
+def heuristic_errors(row: dict[str, Any]) -> list[tuple[float, float]]:
+    """Per region of a run: (|est − measured| / measured) of FLOPs and of bytes, where the
+    measured bytes are the simulator's memory accesses in words (FuseFlow's counters)."""
+    out = []
+    for reg in json.loads(row["regions_json"]):
+        flops, words = reg["flops"], reg["mem_accesses"]
+        if not flops or not words:
+            continue
+        out.append((abs(reg["est_flops"] - flops) / flops,
+                    abs(reg["est_dram_bytes"] - WORD_BYTES * words) / (WORD_BYTES * words)))
+    return out
+
+
+def table3(frame: Any) -> str:
+    """Markdown: the heuristic's mean error per model over every region of every schedule
+    run, at the largest data set of the table, on memory-less hardware."""
+    runs = _runs(frame)
+    lines = ["| model | data set | regions | FLOPs error | bytes error | FuseFlow FLOPs / bytes |",
+             "|---|---|---:|---:|---:|---|"]
+    for model in sorted({k[0] for k in runs}):
+        ok = [(k, r) for k, r in runs.items() if k[0] == model and r["status"] == "ok"
+              and r.get("regions_json") and not r.get("dram_read_bytes")]
+        if not ok:
+            continue
+        largest = max(ok, key=lambda kr: kr[1]["cycles"])[0][1]
+        errs = [e for k, r in ok if k[1] == largest for e in heuristic_errors(r)]
+        if not errs:
+            continue
+        paper = TABLE3_ERROR.get(model)
+        lines.append(f"| {model} | {largest} | {len(errs)} | "
+                     f"{100 * sum(e[0] for e in errs) / len(errs):.1f} % | "
+                     f"{100 * sum(e[1] for e in errs) / len(errs):.1f} % | "
+                     f"{f'{paper[0]} % / {paper[1]} %' if paper else ''} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--studies", default="gnn,attention",
+                    help="comma-separated: gnn, attention (default both)")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--out", default=str(ROOT / "studies" / "out"),
+                    help="folder of the studies' outputs (cache and tables)")
+    ap.add_argument("--figures", default=str(ROOT / "docs" / "figures"),
+                    help="folder for fig12-<study>.png")
+    ap.add_argument("--quick", action="store_true",
+                    help="test sizes on the Python model (a smoke run, < 2 minutes)")
+    args = ap.parse_args(argv)
+    for name in [s for s in args.studies.split(",") if s]:
+        if name not in STUDIES:
+            ap.error(f"--studies {name!r}: expected {', '.join(STUDIES)}")
+        import yaml
+
+        doc = yaml.safe_load(STUDIES[name].read_text())
+        if args.quick:
+            doc = _quick(doc)
+        spec = load_study(doc)
+        out = Path(args.out) / spec.name
+        result = run_study(spec, out, workers=args.workers, progress=True)
+        frame = result.frame()
+        print(f"\n## {spec.name}: {len(result.rows)} rows ({result.ran} run, "
+              f"{result.cached} cached) in {result.seconds:.0f} s -> {out}\n")
+        print("### Figure 12: speed-up over unfused\n")
+        print(fig12_table(frame))
+        print("\n### Figure 14: work over unfused (simulator counts)\n")
+        print(fig14_table(frame))
+        print("\n### Table 3: heuristic error (mean over regions)\n")
+        print(table3(frame))
+        figure = Path(args.figures) / f"{spec.name}.png"
+        figure.parent.mkdir(parents=True, exist_ok=True)
+        for path in plot(frame, "fig12", figure):
+            print(f"\nwrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
