@@ -81,6 +81,15 @@ def _runs(frame: Any) -> dict[tuple[Any, ...], dict[str, Any]]:
     return out
 
 
+def _cycles(r: dict[str, Any] | None) -> str:
+    """A run's cycles, or its status and why."""
+    if r is None:
+        return "–"
+    if r["status"] != "ok":
+        return f"{r['status']}: {str(r.get('error') or '')[:70]}"
+    return f"{int(r['cycles']):,}"
+
+
 def fig12_table(frame: Any) -> str:
     """Markdown: cycles per schedule and speed-ups over unfused beside FuseFlow's."""
     runs = _runs(frame)
@@ -92,20 +101,13 @@ def fig12_table(frame: Any) -> str:
         row = {s: runs.get((model, data, hw, s)) for s in ("unfused", "partial", "full")}
         cyc = {s: r["cycles"] if r and r["status"] == "ok" else None for s, r in row.items()}
 
-        def cycles(s: str) -> str:
-            r = row[s]
-            if r is None:
-                return "–"
-            if r["status"] != "ok":
-                return f"{r['status']}: {str(r.get('error') or '')[:70]}"
-            return f"{int(r['cycles']):,}"
-
         speed = {s: cyc["unfused"] / cyc[s] if cyc["unfused"] and cyc[s] else None
                  for s in ("partial", "full")}
         paper = FIG12_SPEEDUP.get((model, data), (None, None))
-        lines.append(f"| {model} | {data} | {hw} | {cycles('unfused')} | {cycles('partial')}"
-                     f" | {cycles('full')} | {_cell(speed['partial'])} | "
-                     f"{_cell(speed['full'])} | {_cell(paper[0])} | {_cell(paper[1])} |")
+        lines.append(f"| {model} | {data} | {hw} | {_cycles(row['unfused'])} | "
+                     f"{_cycles(row['partial'])} | {_cycles(row['full'])} | "
+                     f"{_cell(speed['partial'])} | {_cell(speed['full'])} | "
+                     f"{_cell(paper[0])} | {_cell(paper[1])} |")
     return "\n".join(lines)
 
 
