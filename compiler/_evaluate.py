@@ -43,7 +43,7 @@ def evaluate(program: Program, tensors: Mapping[str, Any]) -> dict[str, np.ndarr
     if missing:
         raise ProgramError(f"program {program.name!r} needs tensor(s) {missing}; got "
                            f"{sorted(tensors)}")
-    env = {n: _dense(n, tensors[n], program.tensors[n].shape) for n in program.inputs}
+    env = {n: _operand(n, tensors[n], program.tensors[n].shape) for n in program.inputs}
     out = {}
     for st in program.statements:
         env[st.target] = _statement(st.text, env)
@@ -53,6 +53,33 @@ def evaluate(program: Program, tensors: Mapping[str, Any]) -> dict[str, np.ndarr
                                f"{st.target!r} is declared {want}")
         out[st.target] = env[st.target].astype(np.float32)
     return out
+
+
+#: a sparse matrix with more entries than this stays sparse (scipy CSR) where it is one
+#: factor of a product with one other factor, and is made dense nowhere else: OGB-Collab's
+#: adjacency (235,868² entries) would take 207 GiB dense
+SPARSE_ABOVE = 1 << 26
+
+
+def _operand(name: str, value: Any, shape: tuple[int, ...]) -> Any:
+    """``value`` as a float64 array, or as a float64 CSR matrix when it is a large
+    sparse matrix (:data:`SPARSE_ABOVE`)."""
+    if len(shape) == 2 and shape[0] * shape[1] > SPARSE_ABOVE:
+        import scipy.sparse as sp
+
+        if type(value).__module__.startswith("torch") and \
+                str(value.layout) != "torch.strided":
+            coo = value.detach().coalesce() if str(value.layout) == "torch.sparse_coo" \
+                else value.detach().to_sparse_coo().coalesce()
+            rows, cols = coo.indices().numpy()
+            value = sp.csr_array((coo.values().double().numpy(), (rows, cols)),
+                                 shape=tuple(coo.shape))
+        if sp.issparse(value):
+            if tuple(value.shape) != tuple(shape):
+                raise ProgramError(f"tensor {name!r}: shape {tuple(value.shape)} but the "
+                                   f"program declares {tuple(shape)}")
+            return sp.csr_array(value, dtype=np.float64)
+    return _dense(name, value, shape)
 
 
 def _dense(name: str, value: Any, shape: tuple[int, ...]) -> np.ndarray:
@@ -80,6 +107,8 @@ def _eval(e: Expr, env: Mapping[str, np.ndarray]) -> tuple[np.ndarray, tuple[str
     """The value of ``e`` as an array with one axis per label (its free indices)."""
     if isinstance(e, Access):
         arr = env[e.tensor]
+        if hasattr(arr, "toarray"):  # a large sparse operand outside a two-factor product
+            arr = arr.toarray()
         if arr.ndim != len(e.indices):
             raise ProgramError(f"{e} has {len(e.indices)} indices but {e.tensor!r} has "
                                f"rank {arr.ndim}")
@@ -113,7 +142,14 @@ def _contract(e: Reduction, env: Mapping[str, np.ndarray]
               ) -> tuple[np.ndarray, tuple[str, ...]]:
     """A sum of products as one ``einsum``: the broadcast product of a GPT layer's MLP
     (1024 x 768 x 3072 float64, 18 GiB) is never materialised."""
-    parts = [_eval(f, env) for f in product_factors(e.body)]
+    factors = product_factors(e.body)
+    sparse = [n for n, f in enumerate(factors) if isinstance(f, Access)
+              and hasattr(env[f.tensor], "toarray") and len(f.indices) == 2]
+    if len(factors) == 2 and len(sparse) == 1:
+        got = _sparse_times(factors[sparse[0]], factors[1 - sparse[0]], e.indices, env)
+        if got is not None:
+            return got
+    parts = [_eval(f, env) for f in factors]
     names: dict[str, str] = {}
     for _, labels in parts:
         for i in labels:
@@ -126,6 +162,28 @@ def _contract(e: Reduction, env: Mapping[str, np.ndarray]
         arr = np.einsum(spec, *(np.asarray(a, dtype=np.float64) for a, _ in parts),
                         optimize=True)
     return arr, out
+
+
+def _sparse_times(a: Access, other: Expr, reduced: tuple[str, ...],
+                  env: Mapping[str, Any]) -> tuple[np.ndarray, tuple[str, ...]] | None:
+    """``sum(reduced) a(p,q) * other(..q..)`` with ``a`` a large sparse matrix, as one
+    sparse-times-dense product, when ``q`` alone is reduced and ``p`` is not in
+    ``other`` (``None``: the caller densifies)."""
+    p, q = a.indices
+    if p == q or tuple(reduced) != (q,):
+        return None
+    dense, labels = _eval(other, env)
+    if q not in labels or p in labels:
+        return None
+    rest = tuple(i for i in labels if i != q)
+    moved = _align(dense, labels, (q, *rest)).reshape(dense.shape[labels.index(q)], -1)
+    matrix = env[a.tensor]
+    if matrix.shape[1] != moved.shape[0]:
+        raise ProgramError(f"{a}: {a.tensor!r} has {matrix.shape[1]} columns, the other "
+                           f"factor {moved.shape[0]} entries along {q!r}")
+    out = np.asarray(matrix @ moved).reshape(matrix.shape[0],
+                                            *(dense.shape[labels.index(i)] for i in rest))
+    return out, (p, *rest)
 
 
 def _align(arr: np.ndarray, labels: tuple[str, ...], target: tuple[str, ...],

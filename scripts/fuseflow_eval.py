@@ -24,6 +24,7 @@ import json
 import math
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from cosim._plot import plot, published_key  # noqa: E402
 from cosim._published import FIG12_SPEEDUP, FIG14_COLLAB_GCN, TABLE3_ERROR  # noqa: E402
-from cosim._study_run import run_study  # noqa: E402
+from cosim._study_run import StudyResult, run_configs, write_table  # noqa: E402
 from cosim._study_spec import load_study  # noqa: E402
 from ir import WORD_BYTES  # noqa: E402
 
@@ -81,6 +82,15 @@ def _runs(frame: Any) -> dict[tuple[Any, ...], dict[str, Any]]:
     return out
 
 
+def _cycles(r: dict[str, Any] | None) -> str:
+    """A run's cycles, or its status and why."""
+    if r is None:
+        return "–"
+    if r["status"] != "ok":
+        return f"{r['status']}: {str(r.get('error') or '')[:70]}"
+    return f"{int(r['cycles']):,}"
+
+
 def fig12_table(frame: Any) -> str:
     """Markdown: cycles per schedule and speed-ups over unfused beside FuseFlow's."""
     runs = _runs(frame)
@@ -92,20 +102,13 @@ def fig12_table(frame: Any) -> str:
         row = {s: runs.get((model, data, hw, s)) for s in ("unfused", "partial", "full")}
         cyc = {s: r["cycles"] if r and r["status"] == "ok" else None for s, r in row.items()}
 
-        def cycles(s: str) -> str:
-            r = row[s]
-            if r is None:
-                return "–"
-            if r["status"] != "ok":
-                return f"{r['status']}: {str(r.get('error') or '')[:70]}"
-            return f"{int(r['cycles']):,}"
-
         speed = {s: cyc["unfused"] / cyc[s] if cyc["unfused"] and cyc[s] else None
                  for s in ("partial", "full")}
         paper = FIG12_SPEEDUP.get((model, data), (None, None))
-        lines.append(f"| {model} | {data} | {hw} | {cycles('unfused')} | {cycles('partial')}"
-                     f" | {cycles('full')} | {_cell(speed['partial'])} | "
-                     f"{_cell(speed['full'])} | {_cell(paper[0])} | {_cell(paper[1])} |")
+        lines.append(f"| {model} | {data} | {hw} | {_cycles(row['unfused'])} | "
+                     f"{_cycles(row['partial'])} | {_cycles(row['full'])} | "
+                     f"{_cell(speed['partial'])} | {_cell(speed['full'])} | "
+                     f"{_cell(paper[0])} | {_cell(paper[1])} |")
     return "\n".join(lines)
 
 
@@ -166,6 +169,19 @@ def table3(frame: Any) -> str:
     return "\n".join(lines)
 
 
+def _selected(cfg: Any, args: argparse.Namespace) -> bool:
+    """Whether a run of the study is asked for by ``--data-sets`` / ``--hw-data-sets``."""
+    model, data = published_key(cfg.workload.model, cfg.workload.config, cfg.block)
+    if args.data_sets and model in ("gcn", "graphsage") and \
+            data not in args.data_sets.split(","):
+        return False
+    for item in args.hw_data_sets:
+        hw, _, names = item.partition("=")
+        if cfg.hw == hw and model in ("gcn", "graphsage") and data not in names.split(","):
+            return False
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--studies", default="gnn,attention",
@@ -175,6 +191,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="folder of the studies' outputs (cache and tables)")
     ap.add_argument("--figures", default=str(ROOT / "docs" / "figures"),
                     help="folder for fig12-<study>.png")
+    ap.add_argument("--data-sets", default=None,
+                    help="comma-separated data sets (configs without '-fuseflow') to run; "
+                    "default every workload of the study")
+    ap.add_argument("--hw-data-sets", action="append", default=[], metavar="HW=DS,DS",
+                    help="run hardware HW only on these data sets (repeatable), e.g. "
+                    "hbm2-u280=cora to keep the slow memory runs small")
     ap.add_argument("--quick", action="store_true",
                     help="test sizes on the Python model (a smoke run, < 2 minutes)")
     args = ap.parse_args(argv)
@@ -188,7 +210,12 @@ def main(argv: list[str] | None = None) -> int:
             doc = _quick(doc)
         spec = load_study(doc)
         out = Path(args.out) / spec.name
-        result = run_study(spec, out, workers=args.workers, progress=True)
+        configs = [c for c in spec.expand() if _selected(c, args)]
+        start = time.perf_counter()
+        rows_of, ran = run_configs(configs, out, workers=args.workers, label=spec.name)
+        rows = [r for c in configs for r in rows_of[c]]
+        write_table(rows, out)
+        result = StudyResult(rows, ran, len(configs) - ran, time.perf_counter() - start)
         frame = result.frame()
         print(f"\n## {spec.name}: {len(result.rows)} rows ({result.ran} run, "
               f"{result.cached} cached) in {result.seconds:.0f} s -> {out}\n")

@@ -104,3 +104,36 @@ def test_reductions_random(x, op):
     want = x.sum((0, 2)) if op == "sum" else x.max((0, 2))
     np.testing.assert_allclose(compiler.evaluate(p, {"A": x})["y"], want, rtol=1e-5,
                                atol=1e-5)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(2, 9), st.integers(2, 9), st.integers(1, 5), st.floats(0.0, 0.6),
+       st.booleans(), st.integers(0, 2**31 - 1))
+def test_a_large_sparse_factor_stays_sparse_and_gives_numpys_result(n, m, f, density,
+                                                                    as_torch, seed):
+    """Above SPARSE_ABOVE entries a sparse matrix is multiplied sparse (OGB-Collab's
+    adjacency would take 207 GiB dense): the threshold is lowered so small matrices take
+    that path, and the result must be numpy's dense one, also when the matrix appears
+    outside a two-factor product (made dense there) or transposed in the product."""
+    import compiler._evaluate as ev
+
+    rng = np.random.default_rng(seed)
+    a = sp.random(n, m, density=density, format="csr", random_state=rng, dtype=np.float32)
+    x, y = rng.standard_normal((m, f)), rng.standard_normal((n, f))
+    prog = program({"A": (n, m), "X": (m, f), "Y": (n, f), "T": (n, f), "U": (m, f),
+                    "V": (n, f), "W": (n, m)},
+                   "T(i,j) = A(i,k) * X(k,j)", "U(k,j) = A(i,k) * Y(i,j)",
+                   "V(i,j) = A(i,k) * X(k,j) * X(k,j) + T(i,j)", "W(i,k) = relu(A(i,k))",
+                   outputs=("T", "U", "V", "W"))
+    given_a = torch.from_numpy(a.toarray()).to_sparse_csr() if as_torch else a
+    old, ev.SPARSE_ABOVE = ev.SPARSE_ABOVE, 0
+    try:
+        got = compiler.evaluate(prog, {"A": given_a, "X": x, "Y": y})
+    finally:
+        ev.SPARSE_ABOVE = old
+    dense = a.toarray().astype(np.float64)
+    t = dense @ x
+    np.testing.assert_allclose(got["T"], t, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got["U"], dense.T @ y, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got["V"], dense @ (x * x) + t, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got["W"], np.maximum(dense, 0), rtol=1e-6)
