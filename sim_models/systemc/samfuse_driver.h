@@ -53,7 +53,7 @@ std::vector<std::int64_t> net_info(int net);
 // blocked_on_input, stall_mem, peak entries
 std::vector<std::int64_t> node_info(int net);
 std::string node_state(int net, int node);
-// per fifo: depth, writer, reader, max occupancy, unread
+// per fifo: depth, writer, reader, max occupancy, unread, data tokens written
 std::vector<std::int64_t> fifo_info(int net);
 const std::vector<std::uint64_t>& trace_words(int net, int fifo);
 const std::vector<std::uint32_t>& trace_block_words(int net, int fifo);
