@@ -13,7 +13,18 @@ region by region under an ``ir.Schedule`` into one graph per kernel; a cost heur
 ``docs/cost.md``).
 """
 
-from ._ast import FUNCTIONS, Access, Assignment, BinOp, Call, Const, Expr, Neg, Reduction
+from ._ast import (
+    FUNCTIONS,
+    Access,
+    Assignment,
+    BinOp,
+    Call,
+    Const,
+    Expr,
+    Neg,
+    Reduction,
+    tensor_ranks,
+)
 from ._compile import compile_expression, parse_order
 from ._cost import DEFAULT_DENSITY, Estimate, OrderCost, TensorStats, estimate, order_cost
 from ._errors import CompileError, LoweringError, ParseError
@@ -34,6 +45,7 @@ __all__ = [
     "parse", "normalize", "parse_order", "Normalized",
     # expression tree
     "Assignment", "Access", "Const", "Neg", "BinOp", "Reduction", "Call", "Expr", "FUNCTIONS",
+    "tensor_ranks",
     # the lowering's plan
     "FusionTable", "Entry", "fusion_table",
     # whole programs: fusion regions, partial order graph

@@ -72,11 +72,22 @@ def cmd_study(args: argparse.Namespace, error: type[Exception]) -> int:
 
 
 def cmd_plot(args: argparse.Namespace, error: type[Exception]) -> int:
+    from ._files import OutputPathError, writable_dir
     from ._plot import PlotError, plot
 
     results = Path(args.results)
     folder = results if results.is_dir() else results.parent
     out = Path(args.output) if args.output else folder / args.kind
+    if out.is_dir():  # -o FOLDER: the figure goes inside it, named after its kind
+        out = out / args.kind
+    elif not out.suffix and out.exists():  # -o /dev/null would write /dev/null.png
+        raise error(f"-o {str(out)!r} is an existing file without a suffix; give a figure "
+                    "file (.png, .pdf, .svg), a new name without suffix (PNG and PDF) or a "
+                    "folder")
+    try:
+        writable_dir(out.parent, "-o")
+    except OutputPathError as exc:
+        raise error(str(exc)) from None
     try:
         written = plot(results, args.kind, out)
     except PlotError as exc:

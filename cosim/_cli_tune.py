@@ -94,6 +94,15 @@ def cmd_tune(args: argparse.Namespace, error: type[Exception]) -> int:
         blocks = tuple(int(n) for n in args.blocks.split(","))
     except ValueError:
         raise error(f"--blocks {args.blocks!r}: expected block extents like 1,4,16") from None
+    from ir import DEFAULT_HW, HwError, load_hw
+
+    from ._cli_hw import check_overrides_apply
+
+    fixed = [f"{k}={v}" for k, v in _pairs(args.hw_set, "--hw-set", error)]
+    try:
+        check_overrides_apply(load_hw(args.hw or DEFAULT_HW, fixed), fixed)
+    except HwError as exc:
+        raise error(str(exc)) from None
     label = Path(args.target).stem if args.target.endswith((".yaml", ".yml")) else \
         f"{args.target}-{args.config}"
     try:

@@ -503,7 +503,12 @@ def _workload(w: Any, n: int) -> Workload:
         if not isinstance(data, dict):
             raise StudyError(f"workloads[{n}]: 'datasets' maps tensors to one of "
                              f"{', '.join(GRAPH_DATASETS)} or 'rmat:SCALE:EDGE_FACTOR'")
+        tensors = _expr_tensors(w["expr"], n)
         for t, d in data.items():
+            if t not in tensors:
+                raise StudyError(f"workloads[{n}]: 'datasets' gives {t!r}, which the "
+                                 f"expression does not use; its tensors are "
+                                 f"{', '.join(sorted(tensors))}")
             n_nodes = _dataset_nodes(d, f"workloads[{n}]: tensor {t!r}")
             if list(shapes.get(t, ())) != [n_nodes, n_nodes]:
                 raise StudyError(f"workloads[{n}]: tensor {t!r} holds the {d} adjacency, "
@@ -573,6 +578,16 @@ def graph_dataset(name: str) -> Any:
         scale, factor, seed = rmat
         return datasets.rmat_graph(scale, factor, seed=seed)
     return datasets.karate_club().adj if name == "karate" else datasets.cora_like().adj
+
+
+def _expr_tensors(expr: Any, n: int) -> set[str]:
+    """The tensors a workload's expression names (its output included)."""
+    from compiler import CompileError, parse, tensor_ranks
+
+    try:
+        return set(tensor_ranks(parse(str(expr))))
+    except CompileError as exc:
+        raise StudyError(f"workloads[{n}]: {exc}") from None
 
 
 def _check_expr(w: Workload, n: int) -> None:

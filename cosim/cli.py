@@ -20,9 +20,17 @@ from typing import Any
 
 import numpy as np
 
-from compiler import CompileError, compile_expression, explain_orders, fusion_table
+from compiler import (
+    CompileError,
+    compile_expression,
+    explain_orders,
+    fusion_table,
+    parse,
+    tensor_ranks,
+)
 from ir import (
     RENDER_FORMATS,
+    SCHEMA,
     FiberTree,
     FormatError,
     Graph,
@@ -34,6 +42,8 @@ from ir import (
     StorageError,
     TraceFormatError,
     check_fits,
+    from_path,
+    mtx_vector_shape,
     tensor_file_header,
 )
 from ir import render as render_graph
@@ -73,15 +83,24 @@ def _pairs(items: Sequence[str] | None, option: str, what: str) -> dict[str, str
     return out
 
 
-def _shape(name: str, text: str) -> tuple[int, ...]:
-    """``34x16``, ``34,16``, ``""`` (a scalar), or a tensor file to take the shape from."""
+#: suffixes of the tensor files ``--shape`` and ``--input`` read
+TENSOR_SUFFIXES = (".mtx", ".npy", ".npz")
+
+
+def _shape(name: str, text: str, ndim: int | None = None) -> tuple[int, ...]:
+    """``34x16``, ``34,16``, ``""`` (a scalar), or a tensor file to take the shape from
+    (an n x 1 Matrix Market file gives a vector's shape where ``ndim`` is 1)."""
     parts = [p for p in text.replace("x", ",").split(",") if p.strip()]
     if all(p.strip().isdigit() for p in parts):
         return tuple(int(p) for p in parts)
-    if not Path(text).exists():
-        raise CliError(f"--shape {name}={text}: expected sizes such as 34x16 or a tensor "
-                       "file (.mtx, .npy, .npz) to read the shape from")
-    return FiberTree.from_any(text).shape
+    if Path(text).suffix.lower() in TENSOR_SUFFIXES or Path(text).exists():
+        head = tensor_file_header(text) if Path(text).is_file() else None
+        if head is not None:  # the header alone: the data is not needed
+            vector = mtx_vector_shape(head[0]) if ndim == 1 and text.endswith(".mtx") else None
+            return vector or head[0]
+        return _read_tensor(name, text, ndim, "--shape").shape
+    raise CliError(f"--shape {name}={text}: expected sizes such as 34x16 or a tensor "
+                   "file (.mtx, .npy, .npz) to read the shape from")
 
 
 def _depth(text: str) -> int | None | str:
@@ -95,17 +114,32 @@ def _depth(text: str) -> int | None | str:
 
 
 def _load_graph(path: str) -> Graph:
-    """Read graph JSON; a missing, binary or non-JSON file is a one-line user error."""
-    if not Path(path).is_file():
+    """Read graph JSON; a missing, special, binary or non-JSON file is a one-line user
+    error saying which of these it is."""
+    file = Path(path)
+    if not file.exists():
         raise CliError(f"graph file {path!r} does not exist")
+    if file.is_dir():
+        raise CliError(f"graph file {path!r} is a folder; give the graph JSON written by "
+                       f"'{PROG} compile -o'")
+    if not file.is_file():
+        raise CliError(f"graph file {path!r} is not a regular file (a device or a pipe); "
+                       f"give the graph JSON written by '{PROG} compile -o'")
+    hint = f"expected the graph JSON written by '{PROG} compile -o'"
     try:
-        text = Path(path).read_text()
+        data = json.loads(file.read_text())
     except UnicodeDecodeError:
-        text = ""
-    if not text.lstrip().startswith("{"):
-        raise CliError(f"graph file {path!r} is not graph JSON (expected a JSON object, "
-                       f"as written by '{PROG} compile -o')")
-    return Graph.from_json(text)
+        raise CliError(f"graph file {path!r} is not text; {hint}") from None
+    except (json.JSONDecodeError, RecursionError) as exc:
+        why = exc if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+        raise CliError(f"graph file {path!r} is not valid JSON ({why}); {hint}") from None
+    if not isinstance(data, dict):
+        raise CliError(f"graph file {path!r} holds a JSON {type(data).__name__}, not an "
+                       f"object; {hint}")
+    if "schema" not in data:
+        raise CliError(f"graph file {path!r} has no 'schema' key, so it is not samfuse graph "
+                       f"JSON; {hint} (it starts with \"schema\": \"{SCHEMA}\")")
+    return Graph.from_dict(data)
 
 
 def _load_inputs(graph: Graph, items: Sequence[str] | None) -> dict[str, FiberTree]:
@@ -128,10 +162,11 @@ def _load_inputs(graph: Graph, items: Sequence[str] | None) -> dict[str, FiberTr
         spec = graph.tensors[name]
         _check_size(name, path, spec.shape, spec.format, graph.dtype)
         try:
-            out[name] = FiberTree.from_any(path, spec.format, dtype=graph.dtype)
+            out[name] = from_path(path, spec.format, dtype=graph.dtype,
+                                  ndim=len(spec.shape))
         except (StorageError, FormatError) as exc:
             text = str(exc)
-            if text.startswith(("cannot read", "tensor file")):
+            if text.startswith(("cannot read", "tensor file", ".npy file")):
                 raise  # already names the file
             raise CliError(f"input {name!r} ({str(path)!r}): {text}") from None
     return out
@@ -147,6 +182,8 @@ def _check_size(name: str, path: Path, want: tuple[int, ...], fmt_spec: str,
     if head is None:
         return
     shape, nnz = head
+    if len(want) == 1 and path.suffix.lower() == ".mtx" and mtx_vector_shape(shape):
+        shape = mtx_vector_shape(shape)  # an n x 1 or 1 x n matrix stores a vector
     if shape != tuple(want):
         raise CliError(f"tensor {name!r}: shape {shape} but the graph expects {tuple(want)} "
                        f"(header of {str(path)!r})")
@@ -218,7 +255,9 @@ def _say(*lines: str) -> None:
 
 def cmd_compile(args: argparse.Namespace) -> int:
     formats = _pairs(args.format, "--format", "FORMAT")
-    shapes = {n: _shape(n, v) for n, v in _pairs(args.shape, "--shape", "SHAPE").items()}
+    ranks = tensor_ranks(parse(args.expr))  # how each tensor file is to be read
+    shapes = {n: _shape(n, v, ranks.get(n))
+              for n, v in _pairs(args.shape, "--shape", "SHAPE").items()}
     sizes = {}
     for n, v in _pairs(args.size, "--size", "N").items():
         if not v.isdigit():
@@ -227,7 +266,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     depth = args.depth if args.depth != "graph" else 2
     stats: dict[str, Any] = dict(_densities(args.density))
     for name, path in _pairs(args.input, "--input", "FILE").items():
-        tensor = _read_tensor(name, path)
+        tensor = _read_tensor(name, path, ranks.get(name))
         stats[name] = tensor
         shapes.setdefault(name, tensor.shape)
     par = {}
@@ -267,14 +306,16 @@ def cmd_compile(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_tensor(name: str, path: str) -> FiberTree:
-    """A tensor file given with --input: .mtx, .npy or scipy .npz."""
+def _read_tensor(name: str, path: str, ndim: int | None = None,
+                 option: str = "--input") -> FiberTree:
+    """A tensor file given with --input or --shape: .mtx, .npy or scipy .npz (an n x 1 or
+    1 x n Matrix Market file as a vector where the expression's ``ndim`` is 1)."""
     if not Path(path).is_file():
-        raise CliError(f"--input {name}={path}: no such file")
+        raise CliError(f"{option} {name}={path}: no such file")
     try:
-        return FiberTree.from_any(path)
+        return from_path(path, ndim=ndim)
     except (ValueError, OSError) as exc:
-        raise CliError(f"--input {name}={path}: {exc}") from None
+        raise CliError(f"{option} {name}={path}: {exc}") from None
 
 
 def _parallel_lines(meta: dict[str, Any]) -> list[str]:
@@ -307,6 +348,9 @@ def _densities(items: Sequence[str] | None) -> dict[str, float]:
 
 
 def cmd_sim(args: argparse.Namespace) -> int:
+    if args.functional and (args.hw != "ideal" or args.hw_set):
+        raise CliError("--functional runs carry no timing and no memory system, so --hw "
+                       "and --hw-set would change nothing; drop them or the --functional")
     hw = hw_from_args(args)
     graph = _load_graph(args.graph)
     inputs = _load_inputs(graph, args.input)
