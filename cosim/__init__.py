@@ -37,7 +37,7 @@ from ._model_run import (
 )
 from ._nightly import NightlyResult, run_nightly
 from ._study_run import StudyResult, run_study
-from ._study_spec import StudyError, StudySpec, load_study
+from ._study_spec import StudyError, StudySpec, bundled_studies, load_study, study_path
 from ._tune import Outcome, StudyEvaluator, Trial, search
 from ._tune_run import TuneResult, model_space, tune
 from ._tune_space import Point, TuneError, TuneSpace
@@ -52,6 +52,7 @@ __all__ = ["Backend", "PythonBackend", "ToolNotFoundError", "register", "get_bac
            "model_counts", "KernelCounts",
            # studies and the nightly regression
            "load_study", "run_study", "StudySpec", "StudyResult", "StudyError",
+           "bundled_studies", "study_path",
            "run_nightly", "NightlyResult",
            # the autoscheduler (docs/tune.md; botorch is imported when it proposes)
            "tune", "TuneResult", "TuneSpace", "Point", "TuneError", "search", "Trial",

@@ -12,7 +12,9 @@ def add_study_parsers(sub: argparse._SubParsersAction, error: type[Exception]) -
     """Register ``study`` and ``plot``; ``error`` is the CLI's user-error class."""
     s = sub.add_parser("study", help="run a declarative what-if study (YAML; "
                        "see docs/studies.md)")
-    s.add_argument("study", help="study YAML file (e.g. studies/smoke.yaml)")
+    s.add_argument("study", help="a study YAML file, or a bundled study by name: "
+                   "smoke, fig12-fusion, fig18-orders, fifo-depth, bandwidth, latency, "
+                   "lanes, blocks, nightly-quick, nightly (docs/studies.md)")
     s.add_argument("--out", metavar="DIR", help="results folder (default studies/out/NAME); "
                    "finished runs are cached there and not run again")
     s.add_argument("--workers", type=int, default=2, help="parallel runs (default 2)")
@@ -34,14 +36,12 @@ def add_study_parsers(sub: argparse._SubParsersAction, error: type[Exception]) -
 def cmd_study(args: argparse.Namespace, error: type[Exception]) -> int:
     from ._files import OutputPathError, writable_dir
     from ._study_run import run_study
-    from ._study_spec import StudyError, load_study
+    from ._study_spec import StudyError, load_study, study_path
 
-    path = Path(args.study)
-    if not path.is_file():
-        raise error(f"{args.study}: no such study file")
     if args.workers < 1:
         raise error(f"--workers {args.workers}: expected at least 1")
     try:
+        path = study_path(args.study)
         spec = load_study(path)
     except StudyError as exc:
         raise error(f"{args.study}: {exc}") from None

@@ -210,7 +210,11 @@ def run_model(compiled: CompiledModel, inputs: Mapping[str, Any], backend: str =
     (``None`` = unbounded) unless it is ``"graph"`` (the depth compiled in).
     ``progress`` is called after each region (``samfuse model`` prints it on stderr).
     ``hw`` is the simulated hardware (a preset name, a file or a ``Hardware``; ``None`` =
-    ``ideal``); ``mem_trace``, a folder, receives each kernel's memory requests as a
+    ``ideal``). ``samfuse model`` passes ``ir.DEFAULT_HW`` (``hbm2-u280``) instead: the
+    library keeps ``ideal`` as its default, like ``simulate`` and every backend, so a
+    caller's cycle counts are those of the timing contract unless it names a memory system
+    (the one rule of ``ir.load_hw``); give ``hw=DEFAULT_HW`` for the command's numbers.
+    ``mem_trace``, a folder, receives each kernel's memory requests as a
     Ramulator trace ``REGION.TENSOR.trace`` (``cosim._memtrace``)."""
     program = compiled.program
     memory = _load_inputs(compiled, inputs)

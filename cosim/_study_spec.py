@@ -29,7 +29,31 @@ from ._hw_spec import hw_from_json, hw_label, hw_to_json
 
 __all__ = ["StudyError", "StudySpec", "RunConfig", "Workload", "load_study", "AXES",
            "UNBUILT_AXES", "SAFE_NAME", "hw_label", "hw_set_label", "par_label",
-           "GRAPH_DATASETS", "graph_dataset"]
+           "GRAPH_DATASETS", "graph_dataset", "BUNDLED_STUDIES", "bundled_studies",
+           "study_path"]
+
+#: the studies shipped with the package (``samfuse study smoke``), so the tour and the
+#: figure studies run from any folder, not only from a clone's root
+BUNDLED_STUDIES = Path(__file__).with_name("studies")
+
+
+def bundled_studies() -> dict[str, Path]:
+    """Bundled study name -> its YAML file."""
+    return {p.stem: p for p in sorted(BUNDLED_STUDIES.glob("*.yaml"))}
+
+
+def study_path(text: str) -> Path:
+    """A study file, or the name of a bundled one (``smoke``); anything else is a
+    :class:`StudyError` listing the bundled names."""
+    path = Path(text)
+    if path.is_file():
+        return path
+    bundled = bundled_studies()
+    if text in bundled:
+        return bundled[text]
+    hint = f"{path.stem} (a bundled study)" if path.stem in bundled else \
+        f"a bundled study: {', '.join(bundled)}"
+    raise StudyError(f"no such study file; give a study YAML file or {hint}")
 
 #: names that reach file paths (study names, workload labels): letters, digits, ``._-``
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")

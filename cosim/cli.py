@@ -493,20 +493,40 @@ DEMO_EXPR = "X(i,j) = A(i,k) * H(k,j)"
 DEMO_MAX_FEATURES = 4096
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
-    """Karate-club adjacency (34×34, ships with networkx) times seeded dense features."""
+def _karate_inputs(features: int, seed: int) -> tuple[Any, np.ndarray]:
+    """The demo's operands: the karate club's adjacency (34×34, CSR, ships with networkx)
+    and seeded dense features (34 × ``features``)."""
     import networkx as nx
     import scipy.sparse as sp
 
-    if not 1 <= args.features <= DEMO_MAX_FEATURES:
-        raise CliError(f"--features {args.features}: expected 1..{DEMO_MAX_FEATURES} columns "
+    if not 1 <= features <= DEMO_MAX_FEATURES:
+        raise CliError(f"--features {features}: expected 1..{DEMO_MAX_FEATURES} columns "
                        "(the demo simulates 34 x N dense features token by token; give "
                        "`samfuse sim` your own inputs for bigger runs)")
-    out = writable_dir(args.out, "--out")
     A = sp.csr_array(nx.to_scipy_sparse_array(nx.karate_club_graph(), weight=None,
                                               dtype=np.float32))
-    H = np.random.default_rng(args.seed).standard_normal(
-        (A.shape[1], args.features)).astype(np.float32)
+    H = np.random.default_rng(seed).standard_normal((A.shape[1], features))
+    return A, H.astype(np.float32)
+
+
+def cmd_example_data(args: argparse.Namespace) -> int:
+    """``b.mtx`` and ``c.npy``: the README tour's inputs (the demo's operands)."""
+    A, H = _karate_inputs(args.features, args.seed)
+    out = writable_dir(args.dir, "DIR")
+    b, c = out / "b.mtx", out / "c.npy"
+    with atomic_path(b) as tmp:
+        FiberTree.from_any(A, "csr").to_mtx(tmp)
+    with atomic_path(c) as tmp:
+        np.save(tmp, H)
+    _say(f"wrote {b}: karate club adjacency {A.shape[0]}x{A.shape[1]}, {A.nnz} nonzeros",
+         f"wrote {c}: dense {H.shape[0]}x{H.shape[1]} float32 (seed {args.seed})")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Karate-club adjacency (34×34, ships with networkx) times seeded dense features."""
+    A, H = _karate_inputs(args.features, args.seed)
+    out = writable_dir(args.out, "--out")
     t0 = time.perf_counter()
     graph = compile_expression(DEMO_EXPR, {"A": "csr"}, {"A": A.shape, "H": H.shape},
                                order=args.order, name="demo_spmm")
@@ -634,6 +654,13 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--seed", type=seed_arg, default=0, help="seed of H (an int >= 0)")
     d.add_argument("--order", help="dataflow order (default: chosen by the compiler)")
     d.set_defaults(func=cmd_demo)
+
+    x = sub.add_parser("example-data", help="write the README tour's inputs: b.mtx (the "
+                       "karate club's adjacency, 34x34) and c.npy (dense 34x16 features)")
+    x.add_argument("dir", nargs="?", default=".", help="folder to write into (default .)")
+    x.add_argument("--features", type=int, default=16, help="columns of c (default 16)")
+    x.add_argument("--seed", type=seed_arg, default=0, help="seed of c (an int >= 0)")
+    x.set_defaults(func=cmd_example_data)
 
     add_hw_parser(sub)
     add_model_parser(sub, CliError)
