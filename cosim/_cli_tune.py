@@ -53,6 +53,8 @@ def add_tune_parser(sub: argparse._SubParsersAction, error: type[Exception]) -> 
     t.add_argument("--prune", type=float, default=100.0, metavar="F",
                    help="never evaluate a point the heuristic prices above F times the "
                    "space's cheapest (default 100; 0: off)")
+    t.add_argument("--quiet", action="store_true",
+                   help="no progress on stderr (phases, each evaluation, a status line)")
     t.add_argument("--no-hand", action="store_true",
                    help="leave FuseFlow's hand schedules out of the initial design")
     t.set_defaults(func=lambda args: cmd_tune(args, error))
@@ -114,7 +116,8 @@ def cmd_tune(args: argparse.Namespace, error: type[Exception]) -> int:
                       hw_knobs=knobs, batch=args.batch, workers=args.workers,
                       dask=args.dask, backend=args.backend, hand=not args.no_hand,
                       prune=args.prune or None, lanes=lanes, partitions=partitions,
-                      blocks=blocks, block_tensors=args.block_tensors)
+                      blocks=blocks, block_tensors=args.block_tensors,
+                      progress=not args.quiet)
     except (TuneError, OutputPathError) as exc:
         raise error(str(exc)) from None
     best = result.best
