@@ -71,7 +71,11 @@ def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) ->
     m.add_argument("--program", action="store_true", help="print the einsum program")
     m.add_argument("--table", action="store_true",
                    help="print every kernel's fusion table")
-    m.add_argument("--out", metavar="DIR", help="write each kernel's graph JSON into DIR")
+    m.add_argument("--out", metavar="DIR", help="write each kernel's graph JSON and the "
+                   "inputs it read into DIR (REGION.TENSOR.json, REGION.TENSOR.INPUT.npy/.mtx)"
+                   ", so 'samfuse sim' can re-run one kernel alone")
+    m.add_argument("--vcd", metavar="DIR", help="write each kernel's waveform into DIR as "
+                   "REGION.TENSOR.BACKEND.vcd/.fst (needs --backend systemc or rtl)")
     add_hw_options(m, DEFAULT_HW)
     m.add_argument("--mem-trace", metavar="DIR",
                    help="write each kernel's memory requests into DIR as a Ramulator 2 "
@@ -117,9 +121,21 @@ def block_seeds(items: list[str], program, error: type[Exception]) -> dict[str, 
     return out
 
 
+def _rerun_hint(compiled, out: Path, hw: str) -> str:
+    """The ``samfuse sim`` command that re-runs the first kernel from ``--out`` files."""
+    reg = compiled.regions[0]
+    k = reg.kernels[0]
+    files = {p.name.split(".")[-2]: p for p in sorted(out.glob(f"{reg.name}.{k.target}.*"))
+             if p.suffix in (".npy", ".mtx")}
+    inputs = " ".join(f"--input {t}={files[t]}" for t in k.inputs if t in files)
+    return f"samfuse sim {out / f'{reg.name}.{k.target}.json'} {inputs} --hw {hw}"
+
+
 def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
     try:  # a bad backend is refused before the slow torch import and export
         get_backend(args.backend)
+        if args.vcd is not None:
+            get_backend(args.backend, Path(args.vcd) / "probe")
     except KeyError as exc:
         raise error(str(exc.args[0])) from None
     if args.schedule not in SCHEDULES and not Path(args.schedule).is_file():
@@ -131,6 +147,7 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
                     "(dram.enabled is false)")
     out = writable_dir(args.out, "--out") if args.out else None
     traces = writable_dir(args.mem_trace, "--mem-trace") if args.mem_trace else None
+    waves = writable_dir(args.vcd, "--vcd") if args.vcd is not None else None
     import torch
 
     from compiler import from_torch, torch_inputs, torch_weights
@@ -171,7 +188,8 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
                              k.graph.to_json() + "\n")
     t0 = time.perf_counter()
     run = run_model(compiled, binds, backend=args.backend, hw=hw, mem_trace=traces,
-                    progress=lambda p: print(f"samfuse: {p}", file=sys.stderr, flush=True))
+                    progress=lambda p: print(f"samfuse: {p}", file=sys.stderr, flush=True),
+                    inputs_dir=out, vcd=waves)
     wall = time.perf_counter() - t0
     print(run)
     with torch.no_grad():
@@ -187,6 +205,11 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
               f"{run.dram_write_bytes} B written")
     if traces is not None:
         print(f"mem trace  {traces}/REGION.TENSOR.trace (one per kernel)")
+    if waves is not None:
+        print(f"waves      {waves}/REGION.TENSOR.{args.backend}.vcd/.fst (one per kernel)")
+    if out is not None:
+        print(f"wrote      {out}/REGION.TENSOR.json and the inputs each kernel read; re-run "
+              f"one alone: {_rerun_hint(compiled, out, hw.name)}")
     print(f"check      {'PASS' if ok else 'FAIL'}: max |out - eager| = {err:.3g} "
           "(rtol 1e-4, atol 1e-5)")
     return 0 if ok else 1

@@ -149,7 +149,8 @@ def _graph_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
             nbytes = read + storage_bytes(tree)
         rows.append({"backend": name, "order_used": ",".join(graph.meta.get("order", [])),
                      "cycles": res.cycles if res else None,
-                     "firings": res.firings if res and res.nodes else None,
+                     "firings": res.firings if res and res.nodes and _counted(name)
+                     else None,
                      "bytes_moved": nbytes, "correct": correct,
                      "imbalance": _imbalance([lane_report(graph, res)] if res else []),
                      **(_memory_columns(res.dram_read_bytes, res.dram_write_bytes,
@@ -269,7 +270,8 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
                    for k in reg.kernels]
         rows.append({"backend": backend, "order_used": None, "cycles": run.cycles,
                      "firings": sum(r.firings for reg in run.regions
-                                    for r in reg.results.values()),
+                                    for r in reg.results.values())
+                     if _counted(backend) else None,
                      "bytes_moved": run.bytes_moved,
                      **_memory_columns(run.dram_read_bytes, run.dram_write_bytes,
                                        run.mem_requests, run.cycles, hw),
@@ -338,6 +340,15 @@ def _hw_columns(hw: Hardware) -> dict[str, Any]:
             "dram_latency_cycles": d.latency_cycles if on else None,
             "dram_channels": d.channels if on else None,
             "peak_gbps": round(hw.peak_gbps(), 3) if on else None}
+
+
+def _counted(backend: str) -> bool:
+    """Whether ``backend`` counts firings (a row of one that does not has none)."""
+    from ._backend import BACKENDS, get_backend
+
+    if backend not in BACKENDS:
+        get_backend(backend)  # registers the optional backends
+    return BACKENDS[backend].counts_firings
 
 
 def _short(exc: BaseException, n: int = 300) -> str:

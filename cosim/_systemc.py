@@ -94,6 +94,7 @@ class SystemCBackend(Backend):
     """
 
     name = "systemc"
+    waveforms = True
 
     def __init__(self, *, per_module_processes: bool = False, vcd: str | Path | None = None,
                  timeout: float | None = None, max_cycles: int = 0) -> None:

@@ -49,13 +49,13 @@ from ir import (
 from ir import render as render_graph
 from sim_models.python import InputError, SimResult, SimulationError, bind_inputs, simulate
 
-from ._backend import ToolNotFoundError, backend_names, get_backend
+from ._backend import BACKENDS, ToolNotFoundError, backend_names, get_backend
 from ._cli_hw import add_hw_options, add_hw_parser, hw_from_args
 from ._cli_model import add_model_parser, seed_arg
 from ._cli_report import memory_lines, sim_json, stats_table, summary_lines
 from ._cli_study import add_study_parsers
 from ._cli_tune import add_tune_parser
-from ._files import atomic_path, safe_join, writable_dir, write_atomic
+from ._files import atomic_path, safe_join, writable_dir, write_atomic, write_tensor
 from ._lanes import lane_report
 
 __all__ = ["main", "build_parser", "CliError"]
@@ -226,17 +226,7 @@ def _progress(label: str, delay: float = PROGRESS_DELAY,
 
 def _write_outputs(res: SimResult, out_dir: Path) -> list[Path]:
     """Dense outputs (and any that is not a matrix) as .npy, sparse matrices as .mtx."""
-    written = []
-    for name, tree in res.outputs.items():
-        dense = tree.format.all_dense or tree.ndim != 2
-        path = safe_join(out_dir, f"{name}.{'npy' if dense else 'mtx'}")
-        with atomic_path(path) as tmp:
-            if dense:
-                np.save(tmp, tree.to_dense())
-            else:
-                tree.to_mtx(tmp)
-        written.append(path)
-    return written
+    return [write_tensor(tree, out_dir, name) for name, tree in res.outputs.items()]
 
 
 def _write_trace(trace: Any, out_dir: Path, graph: str, backend: str) -> Path:
@@ -366,14 +356,18 @@ def cmd_sim(args: argparse.Namespace) -> int:
     out_dir = writable_dir(args.output_dir, "--output-dir") if args.output_dir else None
     if args.mem_trace:
         writable_dir(Path(args.mem_trace).parent, "--mem-trace")
+    vcd = safe_join(writable_dir(args.vcd, "--vcd"), f"{graph.name}.{args.backend}") \
+        if args.vcd is not None else None
     with _progress(f"simulating {graph.name!r} on {args.backend}"):
-        if args.backend == "python":
+        if args.backend == "python" and vcd is None:
             res = simulate(graph, inputs, trace=bool(args.trace), depth=args.depth,
                            functional=args.functional, hw=hw, mem_trace=bool(args.mem_trace))
         else:
             res = _run_backend(args.backend, graph, inputs, bool(args.trace), args.depth, hw,
-                               bool(args.mem_trace))
+                               bool(args.mem_trace), vcd)
     files = _write_sim_files(args, res, graph, hw, inputs, trace_dir, out_dir)
+    if vcd is not None:
+        files["waves"] = [str(p) for p in _waves_written(vcd)]
     if args.json:
         doc = sim_json(res, args.backend, hw, stats=args.stats, files=files,
                        hw_set=args.hw_set)
@@ -390,6 +384,8 @@ def cmd_sim(args: argparse.Namespace) -> int:
         _say(f"trace      {files['trace']}")
     if "mem_trace" in files:
         _say(f"mem trace  {files['mem_trace']} ({files['mem_trace_requests']} requests)")
+    for path in files.get("waves", []):
+        _say(f"waves      {path}")
     for path in files.get("outputs", {}).values():
         _say(f"output     {path}")
     if out_dir is None:
@@ -422,8 +418,8 @@ def _write_sim_files(args: argparse.Namespace, res: SimResult, graph: Graph, hw:
 
 def _run_backend(name: str, graph: Graph, inputs: dict, trace: bool,
                  depth: int | None | str, hw: Hardware | None = None,
-                 mem_trace: bool = False) -> SimResult:
-    backend = _backend(name)
+                 mem_trace: bool = False, vcd: Path | None = None) -> SimResult:
+    backend = _backend(name, vcd)
     try:
         return backend.run(graph, inputs, trace=trace, depth=depth, hw=hw,
                            mem_trace=mem_trace)
@@ -433,11 +429,17 @@ def _run_backend(name: str, graph: Graph, inputs: dict, trace: bool,
         raise CliError(f"backend {name!r} failed: {exc}") from None
 
 
-def _backend(name: str) -> Any:
+def _backend(name: str, vcd: Path | None = None) -> Any:
     try:
-        return get_backend(name)
+        return get_backend(name, vcd)
     except KeyError as exc:
         raise CliError(str(exc.args[0])) from None
+
+
+def _waves_written(prefix: Path) -> list[Path]:
+    """The waveform files a backend wrote for ``prefix`` (``.vcd`` or ``.fst``)."""
+    return [p for p in (prefix.with_name(prefix.name + s) for s in (".vcd", ".fst"))
+            if p.exists()]
 
 
 def cmd_cosim(args: argparse.Namespace) -> int:
@@ -447,15 +449,23 @@ def cmd_cosim(args: argparse.Namespace) -> int:
                        f"available: {', '.join(backend_names())}")
     for name in names:
         _backend(name)  # unknown or unavailable backends fail before any run
+    waving = [n for n in names if BACKENDS[n].waveforms]
+    if args.vcd is not None and not waving:
+        raise CliError(f"--vcd: none of {', '.join(names)} dumps waveforms; backends with "
+                       f"waveforms: {', '.join(n for n, c in BACKENDS.items() if c.waveforms)}")
     hw = hw_from_args(args)
     graph = _load_graph(args.graph)
     inputs = _load_inputs(graph, args.input)
     trace_dir = writable_dir(args.trace, "--trace") if args.trace else None
+    vcd = writable_dir(args.vcd, "--vcd") if args.vcd is not None else None
     from ._compare import compare_backends
 
     with _progress(f"co-simulating {graph.name!r} on {', '.join(names)}"):
-        report = compare_backends(graph, inputs, names, depth=args.depth, hw=hw)
+        report = compare_backends(graph, inputs, names, depth=args.depth, hw=hw, vcd=vcd)
     print(report)
+    for name in waving if vcd is not None else ():
+        for path in _waves_written(safe_join(vcd, f"{graph.name}.{name}")):
+            _say(f"waves      {path}")
     if trace_dir is not None:  # each backend's trace (a failed run has none)
         for name, run in report.runs.items():
             if run.result is not None and run.result.trace is not None:
@@ -627,6 +637,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true",
                    help="print one JSON object (cycles, DRAM bytes, GB/s, …; with --stats "
                    "every node) instead of the text report")
+    s.add_argument("--vcd", metavar="DIR",
+                   help="write the run's waveform into DIR as GRAPH.BACKEND.vcd (SystemC) or "
+                   ".fst (RTL under Icarus); needs --backend systemc or rtl")
     s.add_argument("--mem-trace", metavar="FILE",
                    help="write the run's memory requests as a Ramulator 2 LoadStoreTrace "
                    "(needs --hw with memory; see docs/memory.md)")
@@ -639,6 +652,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma-separated backend names (default python,systemc)")
     k.add_argument("--depth", type=_depth, default="graph")
     k.add_argument("--trace", metavar="DIR", help="keep the traces in DIR")
+    k.add_argument("--vcd", metavar="DIR", help="write each waveform-capable backend's "
+                   "waveform into DIR as GRAPH.BACKEND.vcd/.fst (systemc, rtl)")
     add_hw_options(k, "ideal")
     k.set_defaults(func=cmd_cosim)
 
