@@ -102,7 +102,7 @@ def _lines(rows: Any, x: list[str]) -> Any:
     varying = [c for c in cols if c != "workload" and rows[c].map(str).nunique() > 1]
     for _, group in rows.groupby(_key(rows, cols), sort=True):
         first = group.iloc[0]
-        parts = [str(first["workload"])] + [_shown(c, first[c]) for c in varying]
+        parts = [str(first.get("workload", ""))] + [_shown(c, first[c]) for c in varying]
         yield " ".join(p for p in parts if p not in ("-", "None", "nan")), group
 
 
@@ -120,10 +120,12 @@ def _heuristic(frame: Any, ax: Any) -> None:
         ax.scatter(group["bytes_moved"], group["est_bytes"], color=f"C{i % 10}", label=name)
         if len(rows) <= 40:
             for r in group.itertuples():
-                tag = r.order_used if getattr(r, "kind", "") == "expr" and \
-                    isinstance(getattr(r, "order_used", None), str) else r.schedule
-                ax.annotate(str(tag), (r.bytes_moved, r.est_bytes), fontsize=6,
-                            xytext=(3, 3), textcoords="offset points")
+                order = getattr(r, "order_used", None)
+                tag = order if getattr(r, "kind", "") == "expr" and isinstance(order, str) \
+                    else getattr(r, "schedule", None)
+                if tag is not None:
+                    ax.annotate(str(tag), (r.bytes_moved, r.est_bytes), fontsize=6,
+                                xytext=(3, 3), textcoords="offset points")
     lo = float(min(rows["bytes_moved"].min(), rows["est_bytes"].min()))
     hi = float(max(rows["bytes_moved"].max(), rows["est_bytes"].max()))
     if lo > 0 and hi / lo > 10:  # a decade apart: a linear axis crowds the small ones

@@ -17,20 +17,6 @@ from cosim.cli import main
 SPMV = "x(i) = B(i,j) * c(j)"
 
 
-@pytest.fixture
-def spmv(tmp_path: Path) -> dict:
-    B = sp.random(6, 5, density=0.4, format="csr", random_state=3, dtype=np.float32)
-    scipy.io.mmwrite(tmp_path / "b.mtx", B)
-    c = np.arange(1, 6, dtype=np.float32)
-    np.save(tmp_path / "c.npy", c)
-    graph = tmp_path / "spmv.json"
-    assert main(["compile", SPMV, "--format", "B=csr", "--shape", "B=6x5", "--shape", "c=5",
-                 "-o", str(graph)]) == 0
-    return {"dir": tmp_path, "graph": graph, "json": json.loads(graph.read_text()),
-            "B": B, "c": c, "inputs": ["--input", f"B={tmp_path / 'b.mtx'}", "--input",
-                                       f"c={tmp_path / 'c.npy'}"]}
-
-
 def _error(capsys) -> str:
     """The one line a refused command prints (no traceback), without its prefix."""
     err = capsys.readouterr().err

@@ -5,29 +5,13 @@ inputs each kernel read; the RTL counts no firings, so its reports say n/a, not 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import numpy as np
 import pytest
-import scipy.io
-import scipy.sparse as sp
 
 from cosim import RtlBackend, SystemCBackend
 from cosim.cli import main
 
 SPMV = "x(i) = B(i,j) * c(j)"
-
-
-@pytest.fixture
-def spmv(tmp_path: Path) -> dict:
-    B = sp.random(6, 5, density=0.4, format="csr", random_state=3, dtype=np.float32)
-    scipy.io.mmwrite(tmp_path / "b.mtx", B)
-    np.save(tmp_path / "c.npy", np.arange(5, dtype=np.float32))
-    graph = tmp_path / "spmv.json"
-    assert main(["compile", SPMV, "--format", "B=csr", "--shape", "B=6x5", "--shape", "c=5",
-                 "-o", str(graph)]) == 0
-    return {"dir": tmp_path, "graph": graph, "inputs": [
-        "--input", f"B={tmp_path / 'b.mtx'}", "--input", f"c={tmp_path / 'c.npy'}"]}
 
 
 def _need(backend: type) -> None:
