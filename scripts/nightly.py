@@ -18,9 +18,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from cosim import bundled_studies, run_nightly
-
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # this clone's packages, not another installed copy
+
+from cosim import bundled_studies, run_nightly  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
