@@ -14,7 +14,18 @@ kernel; a cost heuristic (``estimate``, ``order_cost``) picks dataflow orders;
 (``docs/frontend.md``, ``docs/fusion.md``, ``docs/cost.md``).
 """
 
-from ._ast import FUNCTIONS, Access, Assignment, BinOp, Call, Const, Expr, Neg, Reduction
+from ._ast import (
+    FUNCTIONS,
+    Access,
+    Assignment,
+    BinOp,
+    Call,
+    Const,
+    Expr,
+    Neg,
+    Reduction,
+    tensor_ranks,
+)
 from ._compile import compile_expression, parse_order
 from ._cost import (
     DEFAULT_DENSITY,
@@ -43,6 +54,7 @@ __all__ = [
     "parse", "normalize", "parse_order", "Normalized",
     # expression tree
     "Assignment", "Access", "Const", "Neg", "BinOp", "Reduction", "Call", "Expr", "FUNCTIONS",
+    "tensor_ranks",
     # the lowering's plan
     "FusionTable", "Entry", "fusion_table",
     # whole programs: fusion regions, partial order graph

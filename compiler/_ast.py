@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Union
 
 __all__ = ["Access", "Const", "Neg", "BinOp", "Reduction", "Call", "Expr", "Assignment",
-           "FUNCTIONS", "children", "walk", "accesses", "free_indices", "index_occurrences"]
+           "FUNCTIONS", "children", "walk", "accesses", "free_indices", "index_occurrences",
+           "tensor_ranks"]
 
 #: elementwise functions of the language: the ``unary`` primitive ops of the same name
 FUNCTIONS = ("relu", "exp", "rsqrt")
@@ -134,6 +135,12 @@ def walk(e: Expr) -> Iterator[Expr]:
 
 def accesses(e: Expr) -> list[Access]:
     return [n for n in walk(e) if isinstance(n, Access)]
+
+
+def tensor_ranks(assign: Assignment) -> dict[str, int]:
+    """Each tensor an assignment names (its output included) -> its number of indices:
+    what a caller needs to read a tensor file the expression's way before compiling."""
+    return {a.tensor: len(a.indices) for a in [assign.target, *accesses(assign.rhs)]}
 
 
 def index_occurrences(e: Expr) -> set[str]:

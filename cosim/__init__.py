@@ -30,6 +30,7 @@ __all__ = ["Backend", "PythonBackend", "ToolNotFoundError", "register", "get_bac
            "model_counts", "KernelCounts",
            # studies and the nightly regression
            "load_study", "run_study", "StudySpec", "StudyResult", "StudyError",
+           "bundled_studies", "study_path",
            "run_nightly", "NightlyResult",
            # the autoscheduler (docs/tune.md; botorch is imported when it proposes)
            "tune", "TuneResult", "TuneSpace", "Point", "TuneError", "search", "Trial",
@@ -54,7 +55,7 @@ _LAZY_MODULES: dict[str, tuple[str, ...]] = {
                    "storage_bytes"),
     "_nightly": ("NightlyResult", "run_nightly"),
     "_study_run": ("StudyResult", "run_study"),
-    "_study_spec": ("StudyError", "StudySpec", "load_study"),
+    "_study_spec": ("StudyError", "StudySpec", "bundled_studies", "load_study", "study_path"),
     "_tune": ("Outcome", "StudyEvaluator", "Trial", "search"),
     "_tune_run": ("TuneResult", "model_space", "tune"),
     "_tune_space": ("Point", "TuneError", "TuneSpace"),

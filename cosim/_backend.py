@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, ClassVar
 
@@ -39,6 +40,12 @@ class Backend(ABC):
     #: whether an untraced run counts its data tokens (``SimResult.data_tokens``, the
     #: work counters); a backend without them counts work from a traced run
     counts_work: ClassVar[bool] = False
+    #: whether ``SimResult.firings`` and the nodes' ``fires`` are counted (the RTL's
+    #: FIFOs see tokens, not firings, so reports print "n/a" instead of a 0)
+    counts_firings: ClassVar[bool] = True
+    #: whether the backend can dump waveforms: constructed with ``vcd=PREFIX`` it writes
+    #: ``PREFIX.vcd`` (or ``.fst``) per run (``samfuse sim/cosim/model --vcd DIR``)
+    waveforms: ClassVar[bool] = False
 
     @classmethod
     def unavailable(cls) -> str | None:
@@ -70,8 +77,9 @@ def backend_names() -> list[str]:
     return sorted(BACKENDS)
 
 
-def get_backend(name: str) -> Backend:
-    """Instantiate a registered backend, or raise a clear error."""
+def get_backend(name: str, vcd: str | Path | None = None) -> Backend:
+    """Instantiate a registered backend, or raise a clear error; ``vcd`` (a path without
+    suffix) asks it for waveforms, which only backends with ``waveforms`` write."""
     _load_optional()
     if name not in BACKENDS:
         raise KeyError(f"unknown backend {name!r}; available: {', '.join(sorted(BACKENDS))}")
@@ -79,7 +87,13 @@ def get_backend(name: str) -> Backend:
     reason = cls.unavailable()
     if reason:
         raise ToolNotFoundError(f"backend {name!r} cannot run here: {reason}")
-    return cls()
+    if vcd is None:
+        return cls()
+    if not cls.waveforms:
+        have = ", ".join(n for n, c in sorted(BACKENDS.items()) if c.waveforms)
+        raise KeyError(f"backend {name!r} has no waveforms to dump; backends with "
+                       f"waveforms: {have}")
+    return cls(vcd=vcd)  # type: ignore[call-arg]
 
 
 def _load_optional() -> None:

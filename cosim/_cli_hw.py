@@ -10,12 +10,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from ir import HW_KEYS, HW_PRESETS, FifoSpec, Hardware, load_hw
+from ir import HW_KEYS, HW_PRESETS, FifoSpec, Hardware, HwError, load_hw
 
 from ._hw_spec import hw_items
 
-__all__ = ["add_hw_parser", "add_hw_options", "hw_from_args", "describe_hw", "list_presets",
-           "depth_arg", "add_depth_option", "depth_and_hw"]
+__all__ = ["add_hw_parser", "add_hw_options", "hw_from_args", "check_overrides_apply",
+           "describe_hw", "list_presets", "depth_arg", "add_depth_option", "depth_and_hw"]
 
 
 def add_hw_options(p: argparse.ArgumentParser, default: str) -> None:
@@ -29,8 +29,23 @@ def add_hw_options(p: argparse.ArgumentParser, default: str) -> None:
 
 
 def hw_from_args(args: argparse.Namespace) -> Hardware:
-    """The hardware the options name; a bad name, file or override raises ``ir.HwError``."""
-    return load_hw(args.hw, args.hw_set)
+    """The hardware the options name; a bad name, file or override raises ``ir.HwError``,
+    and so does an override that would change nothing (``check_overrides_apply``)."""
+    hw = load_hw(args.hw, args.hw_set)
+    check_overrides_apply(hw, args.hw_set)
+    return hw
+
+
+def check_overrides_apply(hw: Hardware, overrides: list[str] | None) -> None:
+    """Refuse ``--hw-set dram.KEY=…`` on a hardware without memory: the key would change
+    nothing, and a run that silently ignores what it was asked to vary misleads."""
+    dead = [item for item in overrides or ()
+            if item.partition("=")[0].strip().startswith("dram.")
+            and item.partition("=")[0].strip() != "dram.enabled"]
+    if dead and not hw.memory:
+        raise HwError(f"--hw-set {dead[0]} changes nothing: hardware {hw.name!r} has no "
+                      "memory system (dram.enabled is false); give a preset with "
+                      "memory, e.g. --hw hbm2-u280")
 
 
 def depth_arg(text: str) -> int | None | str:
@@ -77,7 +92,9 @@ def cmd_hw(args: argparse.Namespace) -> int:
     if args.name is None and not args.hw_set:
         print("\n".join(list_presets()))
     else:
-        print("\n".join(describe_hw(load_hw(args.name or "ideal", args.hw_set))))
+        hw = load_hw(args.name or "ideal", args.hw_set)
+        check_overrides_apply(hw, args.hw_set)
+        print("\n".join(describe_hw(hw)))
     return 0
 
 

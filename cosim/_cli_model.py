@@ -89,7 +89,11 @@ def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) ->
     m.add_argument("--program", action="store_true", help="print the einsum program")
     m.add_argument("--table", action="store_true",
                    help="print every kernel's fusion table")
-    m.add_argument("--out", metavar="DIR", help="write each kernel's graph JSON into DIR")
+    m.add_argument("--out", metavar="DIR", help="write each kernel's graph JSON and the "
+                   "inputs it read into DIR (REGION.TENSOR.json, REGION.TENSOR.INPUT.npy/.mtx)"
+                   ", so 'samfuse sim' can re-run one kernel alone")
+    m.add_argument("--vcd", metavar="DIR", help="write each kernel's waveform into DIR as "
+                   "REGION.TENSOR.BACKEND.vcd/.fst (needs --backend systemc or rtl)")
     m.add_argument("--json", action="store_true",
                    help="end with one JSON line: cycles, DRAM bytes, FLOPs and memory "
                    "accesses in total and per region, with the heuristic's estimates "
@@ -140,6 +144,16 @@ def block_seeds(items: list[str], program, error: type[Exception]) -> dict[str, 
     return out
 
 
+def _rerun_hint(compiled, out: Path, hw: str) -> str:
+    """The ``samfuse sim`` command that re-runs the first kernel from ``--out`` files."""
+    reg = compiled.regions[0]
+    k = reg.kernels[0]
+    files = {p.name.split(".")[-2]: p for p in sorted(out.glob(f"{reg.name}.{k.target}.*"))
+             if p.suffix in (".npy", ".mtx")}
+    inputs = " ".join(f"--input {t}={files[t]}" for t in k.inputs if t in files)
+    return f"samfuse sim {out / f'{reg.name}.{k.target}.json'} {inputs} --hw {hw}"
+
+
 def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
     from ._cli_mlir import is_mlir_file, mlir_frontend
 
@@ -152,6 +166,8 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
                     "inputs from --seed")
     try:  # a bad backend is refused before the slow torch import and export
         runner = get_backend(args.backend)
+        if args.vcd is not None:
+            get_backend(args.backend, Path(args.vcd) / "probe")
     except KeyError as exc:
         raise error(str(exc.args[0])) from None
     if args.schedule not in SCHEDULES and not Path(args.schedule).is_file():
@@ -165,6 +181,7 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
                     "(dram.enabled is false)")
     out = writable_dir(args.out, "--out") if args.out else None
     traces = writable_dir(args.mem_trace, "--mem-trace") if args.mem_trace else None
+    waves = writable_dir(args.vcd, "--vcd") if args.vcd is not None else None
     label, program, binds, want_np, export_s = (mlir_frontend if mlir else _torch_frontend)(
         args, error)
     if args.program:
@@ -192,7 +209,7 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
     t0 = time.perf_counter()
     run = run_model(compiled, binds, backend=args.backend, depth=depth, hw=hw, mem_trace=traces,
                     progress=lambda p: print(f"samfuse: {p}", file=sys.stderr, flush=True),
-                    trace=args.json and not runner.counts_work)
+                    trace=args.json and not runner.counts_work, inputs_dir=out, vcd=waves)
     wall = time.perf_counter() - t0
     print(run)
     got = run.outputs[program.outputs[0]]
@@ -205,6 +222,11 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
               f"{run.dram_write_bytes} B written")
     if traces is not None:
         print(f"mem trace  {traces}/REGION.TENSOR.trace (one per kernel)")
+    if waves is not None:
+        print(f"waves      {waves}/REGION.TENSOR.{args.backend}.vcd/.fst (one per kernel)")
+    if out is not None:
+        print(f"wrote      {out}/REGION.TENSOR.json and the inputs each kernel read; re-run "
+              f"one alone: {_rerun_hint(compiled, out, hw.name)}")
     print(f"check      {'PASS' if ok else 'FAIL'}: max |out - {'numpy' if mlir else 'eager'}|"
           f" = {err:.3g} (rtol 1e-4, atol 1e-5)")
     if args.json:

@@ -21,21 +21,29 @@ def ran_on(res: SimResult, backend: str) -> str:
     """The backend that ran: the requested one, or what ``auto`` chose (``systemc
     (auto)``)."""
     return f"{res.backend} (auto)" if backend == "auto" else backend
+def counts_firings(backend: str) -> bool:
+    """Whether ``backend`` counts firings (the RTL does not: its reports say n/a)."""
+    from ._backend import BACKENDS
+
+    cls = BACKENDS.get(backend)
+    return cls is None or cls.counts_firings
 
 
 def summary_lines(res: SimResult, backend: str) -> list[str]:
     wall = max(res.wall_seconds, 1e-9)
+    counted = counts_firings(backend)
     lines = [f"graph      {res.graph} on {ran_on(res, backend)}"]
     if res.cycles is None:
         lines.append("cycles     - (functional run: no timing)")
     else:
         lines.append(f"cycles     {res.cycles}")
-    lines.append(f"firings    {res.firings}")
+    lines.append(f"firings    {res.firings}" if counted else
+                 f"firings    n/a (the {backend} backend counts tokens, not firings)")
     lines.append(f"wall time  {res.wall_seconds:.3f} s")
-    rate = f"{res.firings / wall:,.0f} firings/s"
+    rates = [f"{res.firings / wall:,.0f} firings/s"] if counted else []
     if res.cycles is not None:
-        rate += f", {res.cycles / wall:,.0f} cycles/s"
-    lines.append(f"throughput {rate}")
+        rates.append(f"{res.cycles / wall:,.0f} cycles/s")
+    lines.append(f"throughput {', '.join(rates) or '-'}")
     return lines
 
 
@@ -68,12 +76,21 @@ def stats_table(res: SimResult, graph: Graph, memory: bool = False) -> list[str]
     order = [n for n in graph.topological_order() if n in res.nodes]
     width = max([len(n) for n in order] + [4])
     cols = _COLUMNS + (_MEM_COLUMNS if memory else ())
+    counted = counts_firings(res.backend)
     rows = [f"{'node':<{width}}  {'op':<15}" + "".join(f" {c:>{w}}" for c, w in cols)]
     for nid in order:
         s = res.nodes[nid]
         rows.append(f"{nid:<{width}}  {s.op:<15}" + "".join(
-            f" {getattr(s, _FIELDS.get(c, c)):>{w}}" for c, w in cols))
+            f" {_cell(s, c, counted):>{w}}" for c, w in cols))
     return rows
+
+
+def _cell(stats: object, col: str, counted: bool) -> str:
+    """A statistic, or n/a where the backend does not count it (the RTL's firings,
+    input/output stalls and done cycles)."""
+    if not counted and col in ("fires", "stall_in", "stall_out", "done"):
+        return "n/a"
+    return str(getattr(stats, _FIELDS.get(col, col)))
 
 
 def sim_json(res: SimResult, backend: str, hw: Hardware, *, stats: bool,
@@ -86,7 +103,8 @@ def sim_json(res: SimResult, backend: str, hw: Hardware, *, stats: bool,
         "clock_mhz": hw.clock_mhz,
         "cycles": res.cycles,
         "seconds": None if res.cycles is None else hw.seconds(res.cycles),
-        "wall_seconds": res.wall_seconds, "firings": res.firings,
+        "wall_seconds": res.wall_seconds,
+        "firings": res.firings if counts_firings(backend) else None,
         "dram_read_bytes": res.dram_read_bytes, "dram_write_bytes": res.dram_write_bytes,
         "mem_requests": _bursts(res), "achieved_gbps": res.achieved_gbps(),
         "peak_gbps": hw.peak_gbps() if hw.memory else None,

@@ -12,7 +12,9 @@ def add_study_parsers(sub: argparse._SubParsersAction, error: type[Exception]) -
     """Register ``study`` and ``plot``; ``error`` is the CLI's user-error class."""
     s = sub.add_parser("study", help="run a declarative what-if study (YAML; "
                        "see docs/studies.md)")
-    s.add_argument("study", help="study YAML file (e.g. studies/smoke.yaml)")
+    s.add_argument("study", help="a study YAML file, or a bundled study by name: "
+                   "smoke, fig12-fusion, fig18-orders, fifo-depth, bandwidth, latency, "
+                   "lanes, blocks, nightly-quick, nightly (docs/studies.md)")
     s.add_argument("--out", metavar="DIR", help="results folder (default studies/out/NAME); "
                    "finished runs are cached there and not run again")
     s.add_argument("--workers", type=int, default=2, help="parallel runs (default 2)")
@@ -35,14 +37,12 @@ def add_study_parsers(sub: argparse._SubParsersAction, error: type[Exception]) -
 def cmd_study(args: argparse.Namespace, error: type[Exception]) -> int:
     from ._files import OutputPathError, writable_dir
     from ._study_run import run_study
-    from ._study_spec import StudyError, load_study
+    from ._study_spec import StudyError, load_study, study_path
 
-    path = Path(args.study)
-    if not path.is_file():
-        raise error(f"{args.study}: no such study file")
     if args.workers < 1:
         raise error(f"--workers {args.workers}: expected at least 1")
     try:
+        path = study_path(args.study)
         spec = load_study(path, models=False)  # run_study checks the models it runs
     except StudyError as exc:
         raise error(f"{args.study}: {exc}") from None
@@ -80,11 +80,22 @@ def cmd_study(args: argparse.Namespace, error: type[Exception]) -> int:
 
 
 def cmd_plot(args: argparse.Namespace, error: type[Exception]) -> int:
+    from ._files import OutputPathError, writable_dir
     from ._plot import PlotError, plot
 
     results = Path(args.results)
     folder = results if results.is_dir() else results.parent
     out = Path(args.output) if args.output else folder / args.kind
+    if out.is_dir():  # -o FOLDER: the figure goes inside it, named after its kind
+        out = out / args.kind
+    elif not out.suffix and out.exists():  # -o /dev/null would write /dev/null.png
+        raise error(f"-o {str(out)!r} is an existing file without a suffix; give a figure "
+                    "file (.png, .pdf, .svg), a new name without suffix (PNG and PDF) or a "
+                    "folder")
+    try:
+        writable_dir(out.parent, "-o")
+    except OutputPathError as exc:
+        raise error(str(exc)) from None
     try:
         written = plot(results, args.kind, out)
     except PlotError as exc:

@@ -57,6 +57,8 @@ def add_tune_parser(sub: argparse._SubParsersAction, error: type[Exception]) -> 
     t.add_argument("--prune", type=float, default=100.0, metavar="F",
                    help="never evaluate a point the heuristic prices above F times the "
                    "space's cheapest (default 100; 0: off)")
+    t.add_argument("--quiet", action="store_true",
+                   help="no progress on stderr (phases, each evaluation, a status line)")
     t.add_argument("--no-hand", action="store_true",
                    help="leave FuseFlow's hand schedules out of the initial design")
     t.set_defaults(func=lambda args: cmd_tune(args, error))
@@ -98,6 +100,15 @@ def cmd_tune(args: argparse.Namespace, error: type[Exception]) -> int:
         blocks = tuple(int(n) for n in args.blocks.split(","))
     except ValueError:
         raise error(f"--blocks {args.blocks!r}: expected block extents like 1,4,16") from None
+    from ir import DEFAULT_HW, HwError, load_hw
+
+    from ._cli_hw import check_overrides_apply
+
+    fixed = [f"{k}={v}" for k, v in _pairs(args.hw_set, "--hw-set", error)]
+    try:
+        check_overrides_apply(load_hw(args.hw or DEFAULT_HW, fixed), fixed)
+    except HwError as exc:
+        raise error(str(exc)) from None
     label = Path(args.target).stem if args.target.endswith((".yaml", ".yml")) else \
         f"{args.target}-{args.config}"
     try:
@@ -110,7 +121,8 @@ def cmd_tune(args: argparse.Namespace, error: type[Exception]) -> int:
                       dask=args.dask, backend=args.backend, hand=not args.no_hand,
                       prune=args.prune or None, lanes=lanes, partitions=partitions,
                       blocks=blocks, block_tensors=args.block_tensors,
-                      assocs=tuple(a.strip() for a in args.assocs.split(",") if a.strip()))
+                      assocs=tuple(a.strip() for a in args.assocs.split(",") if a.strip()),
+                      progress=not args.quiet)
     except (TuneError, OutputPathError) as exc:
         raise error(str(exc)) from None
     best = result.best

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,7 @@ import numpy as np
 from ir import Graph, Hardware, TraceMismatch, compare_traces
 from sim_models.python import SimResult
 
-from ._backend import get_backend
+from ._backend import BACKENDS, get_backend
 
 __all__ = ["BackendRun", "CosimReport", "compare_backends"]
 
@@ -80,8 +81,9 @@ class CosimReport:
                 f"{len(self.mismatches[name])} edge(s) differ"
             outputs = "-" if ref else "agree" if self.outputs_agree.get(name) else "DIFFER"
             rows.append((name, run.status, "-" if res is None or res.cycles is None
-                         else str(res.cycles), "-" if res is None or not res.nodes
-                         else str(res.firings),
+                         else str(res.cycles),
+                         "n/a" if not BACKENDS[name].counts_firings else
+                         "-" if res is None or not res.nodes else str(res.firings),
                          f"{run.wall_seconds:.3f}", outputs, traces))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         lines = [head] + ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True))
@@ -96,14 +98,19 @@ class CosimReport:
 
 def compare_backends(graph: Graph, inputs: Mapping[str, Any], backends: Sequence[str],
                      depth: int | None | str = "graph", trace: bool = True,
-                     hw: Hardware | None = None) -> CosimReport:
+                     hw: Hardware | None = None, vcd: str | Path | None = None
+                     ) -> CosimReport:
     """Run ``graph`` on each named backend (the first is the reference) and compare;
-    every backend simulates the same hardware ``hw`` (``None``: ``ideal``)."""
+    every backend simulates the same hardware ``hw`` (``None``: ``ideal``). With ``vcd``
+    (a folder) every backend that can dumps its waveform there, ``GRAPH.BACKEND.vcd``
+    (or ``.fst``)."""
     if not backends:
         raise ValueError("compare_backends needs at least one backend name, got []")
     runs: dict[str, BackendRun] = {}
     for name in backends:
         backend = get_backend(name)
+        if vcd is not None and backend.waveforms:
+            backend = get_backend(name, Path(vcd) / f"{graph.name}.{name}")
         start = time.perf_counter()
         try:
             res: SimResult | None = backend.run(graph, inputs, trace=trace, depth=depth,

@@ -9,8 +9,10 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
-__all__ = ["OutputPathError", "safe_join", "writable_dir", "atomic_path", "write_atomic"]
+__all__ = ["OutputPathError", "safe_join", "writable_dir", "atomic_path", "write_atomic",
+           "write_tensor"]
 
 
 class OutputPathError(OSError):
@@ -87,3 +89,19 @@ def write_atomic(path: str | Path, data: str | bytes) -> None:
             tmp.write_text(data, encoding="utf-8")
         else:
             tmp.write_bytes(data)
+
+
+def write_tensor(tree: Any, folder: str | Path, stem: str) -> Path:
+    """Write a tensor as ``sim --input`` reads it back: ``STEM.mtx`` for a sparse matrix
+    (every stored entry, explicit zeros too, so a re-run sees the same fibers), else
+    ``STEM.npy`` (dense, or not a matrix); atomically. Returns the path."""
+    import numpy as np
+
+    sparse = tree.ndim == 2 and not tree.format.all_dense
+    path = safe_join(folder, f"{stem}.{'mtx' if sparse else 'npy'}")
+    with atomic_path(path) as tmp:
+        if sparse:
+            tree.to_mtx(tmp)
+        else:
+            np.save(tmp, tree.to_dense())
+    return path

@@ -29,7 +29,7 @@ from ir import CompressedLevel, FiberTree, Format, Hardware, load_hw, to_blocks
 from sim_models.python import InputError, NodeStats, SimResult, bind_inputs
 
 from ._backend import get_backend
-from ._files import safe_join
+from ._files import safe_join, write_tensor
 
 __all__ = ["ModelRun", "RegionRun", "RegionProgress", "run_model", "region_weights",
            "storage_bytes", "BYTES_PER_ENTRY"]
@@ -205,14 +205,25 @@ def run_model(compiled: CompiledModel, inputs: Mapping[str, Any], backend: str =
               depth: int | None | str = "graph",
               progress: Callable[[RegionProgress], None] | None = None,
               hw: Hardware | str | None = None,
-              mem_trace: str | Path | None = None, trace: bool = False) -> ModelRun:
+              mem_trace: str | Path | None = None, trace: bool = False,
+              inputs_dir: str | Path | None = None, vcd: str | Path | None = None
+              ) -> ModelRun:
     """Run every region in order on ``backend``; ``depth`` overrides every FIFO depth
     (``None`` = unbounded) unless it is ``"graph"`` (the depth compiled in).
     ``progress`` is called after each region (``samfuse model`` prints it on stderr).
     ``hw`` is the simulated hardware (a preset name, a file or a ``Hardware``; ``None`` =
-    ``ideal``); ``mem_trace``, a folder, receives each kernel's memory requests as a
+    ``ideal``). ``samfuse model`` passes ``ir.DEFAULT_HW`` (``hbm2-u280``) instead: the
+    library keeps ``ideal`` as its default, like ``simulate`` and every backend, so a
+    caller's cycle counts are those of the timing contract unless it names a memory system
+    (the one rule of ``ir.load_hw``); give ``hw=DEFAULT_HW`` for the command's numbers.
+    ``mem_trace``, a folder, receives each kernel's memory requests as a
     Ramulator trace ``REGION.TENSOR.trace`` (``cosim._memtrace``); ``trace`` keeps every
-    kernel's stream trace in its result (what RTL and HLS C-simulation count work from)."""
+    kernel's stream trace in its result (what RTL and HLS C-simulation count work from).
+    ``inputs_dir``, a
+    folder, receives each kernel's inputs as it read them, ``REGION.TENSOR.INPUT.npy`` or
+    ``.mtx`` (``cosim._files.write_tensor``), so ``samfuse sim`` can re-run one kernel
+    alone; ``vcd``, a folder, each kernel's waveform ``REGION.TENSOR.BACKEND.vcd`` (or
+    ``.fst``) from a backend that dumps them."""
     program = compiled.program
     memory = _load_inputs(compiled, inputs)
     runner = get_backend(backend)
@@ -227,8 +238,12 @@ def run_model(compiled: CompiledModel, inputs: Mapping[str, Any], backend: str =
             bound = bind_inputs(k.graph, {t: memory[t] for t in k.inputs})
             for t, tree in bound.items():
                 rr.bytes_read[t] = rr.bytes_read.get(t, 0) + storage_bytes(tree)
-            res = runner.run(k.graph, bound, trace=trace, depth=depth, hw=machine,
-                             mem_trace=mem_trace is not None)
+                if inputs_dir is not None:
+                    write_tensor(tree, inputs_dir, f"{reg.name}.{k.target}.{t}")
+            kernel_runner = runner if vcd is None else \
+                get_backend(backend, safe_join(vcd, f"{reg.name}.{k.target}.{backend}"))
+            res = kernel_runner.run(k.graph, bound, trace=trace, depth=depth, hw=machine,
+                                    mem_trace=mem_trace is not None)
             written = res.outputs[k.target]
             if mem_trace is not None:
                 _write_kernel_trace(Path(mem_trace), reg.name, k, machine, res, bound)

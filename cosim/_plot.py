@@ -136,65 +136,149 @@ _DATASET_ORDER = {"cora": 0, "cora-ml": 1, "dblp": 2, "collab": 3, "mag": 4}
 
 
 def _orders(frame: Any, ax: Any) -> None:
-    """FuseFlow Fig. 18: cycles of every dataflow order, sorted, per workload."""
+    """FuseFlow Fig. 18: cycles of every dataflow order, per workload (and every other
+    axis that varies); the orders on the x axis by name, sorted by the first line."""
     rows = _ok(frame, ["workload", "order_used", "cycles"], "orders")
-    rows = rows[rows["kind"] == "expr"]
-    for (label, depth), group in rows.groupby(["workload", "depth"], dropna=False):
-        cyc = sorted(group.groupby("order_used")["cycles"].min())
-        ax.plot(range(len(cyc)), cyc, marker="o",
-                label=f"{label}, depth {depth} (worst/best {cyc[-1] / cyc[0]:.1f}×)")
+    rows = rows[(rows["kind"] == "expr") & rows["order_used"].notna()]
+    if rows.empty:
+        raise PlotError("--kind orders: no successful expression run in the table")
+    lines = list(_lines(rows, ["order", "order_used"]))
+    first = lines[0][1].groupby("order_used")["cycles"].min().sort_values()
+    names = list(first.index) + sorted(set(rows["order_used"]) - set(first.index))
+    at = {name: n for n, name in enumerate(names)}
+    for i, (label, group) in enumerate(lines):
+        cyc = group.groupby("order_used")["cycles"].min()
+        xs = sorted(cyc.index, key=at.__getitem__)
+        ax.plot([at[x] for x in xs], [cyc[x] for x in xs], marker="o", color=f"C{i % 10}",
+                label=f"{label} (worst/best {cyc.max() / cyc.min():.1f}×)")
+    ax.set_xticks(range(len(names)), names, rotation=45 if len(names) > 8 else 0,
+                  ha="right" if len(names) > 8 else "center", fontsize="small")
     ax.set_yscale("log")
-    ax.set_xlabel("dataflow order (sorted by cycles)")
+    ax.set_xlabel("dataflow order (sorted by the first line's cycles)")
     ax.set_ylabel("cycles")
-    ax.legend(fontsize="small")
+    _legend(ax)
     ax.set_title("Dataflow orders (cf. FuseFlow Fig. 18)")
 
 
+#: the axes a study sweeps; a figure's line holds all but its x axis fixed
+_AXES = ["workload", "schedule", "order", "depth", "dtype", "seed", "backend", "hw",
+         "hw_set", "par", "partition", "lane_buffer", "block"]
+
+
+def _lines(rows: Any, x: list[str]) -> Any:
+    """(label, rows) per line: one line for each combination of the swept axes other
+    than ``x`` that vary in ``rows``, labelled by the workload and the values of those
+    axes, so no swept axis is silently folded into a minimum or a mean. Memory overrides
+    on hardware without memory change nothing, so those runs share one line."""
+    if "hw_set" in rows.columns and "dram_bytes_per_cycle" in rows.columns:
+        rows = rows.copy()
+        rows.loc[rows["dram_bytes_per_cycle"].isna(), "hw_set"] = None
+    cols = [c for c in _AXES if c in rows.columns and c not in x]
+    varying = [c for c in cols if c != "workload" and rows[c].map(str).nunique() > 1]
+    for _, group in rows.groupby(_key(rows, cols), sort=True):
+        first = group.iloc[0]
+        parts = [str(first.get("workload", ""))] + [_shown(c, first[c]) for c in varying]
+        yield " ".join(p for p in parts if p not in ("-", "None", "nan")), group
+
+
 def _heuristic(frame: Any, ax: Any) -> None:
-    """FuseFlow Table 3 as a scatter: the heuristic's bytes against the bytes moved."""
+    """FuseFlow Table 3 as a scatter: the heuristic's bytes against the bytes moved, one
+    colour per workload and schedule; each point names its order or schedule."""
     rows = _ok(frame, ["est_bytes", "bytes_moved"], "heuristic")
-    rows = rows[rows["bytes_moved"].notna()]
-    ax.scatter(rows["bytes_moved"], rows["est_bytes"])
+    rows = rows[rows["bytes_moved"].notna() & rows["est_bytes"].notna()]
+    if rows.empty:
+        raise PlotError("--kind heuristic: no successful run has both byte counts")
+    by = [c for c in ("workload", "schedule") if c in rows.columns]
+    for i, (key, group) in enumerate(rows.groupby(by, sort=True)):
+        name = " ".join(str(k) for k in (key if isinstance(key, tuple) else (key,))
+                        if str(k) != "-")
+        ax.scatter(group["bytes_moved"], group["est_bytes"], color=f"C{i % 10}", label=name)
+        if len(rows) <= 40:
+            for r in group.itertuples():
+                order = getattr(r, "order_used", None)
+                tag = order if getattr(r, "kind", "") == "expr" and isinstance(order, str) \
+                    else getattr(r, "schedule", None)
+                if tag is not None:
+                    ax.annotate(str(tag), (r.bytes_moved, r.est_bytes), fontsize=6,
+                                xytext=(3, 3), textcoords="offset points")
+    lo = float(min(rows["bytes_moved"].min(), rows["est_bytes"].min()))
     hi = float(max(rows["bytes_moved"].max(), rows["est_bytes"].max()))
-    ax.plot([0, hi], [0, hi], color="gray", lw=0.8)
+    if lo > 0 and hi / lo > 10:  # a decade apart: a linear axis crowds the small ones
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    ax.plot([max(lo, 1e-9), hi], [max(lo, 1e-9), hi], color="gray", lw=0.8,
+            label="estimate = measured")
     ax.set_xlabel("bytes moved (simulated)")
     ax.set_ylabel("bytes estimated (heuristic)")
+    _legend(ax)
     ax.set_title("Heuristic vs measured (cf. FuseFlow Table 3)")
 
 
 def _depth(frame: Any, ax: Any) -> None:
-    """Cycles against FIFO depth, per workload and schedule."""
+    """Cycles against FIFO depth, one line per workload and every other axis that varies
+    (order, schedule, hardware, …)."""
     rows = _ok(frame, ["depth", "cycles"], "depth")
     rows = rows[rows["depth"].notna()]
-    for (label, sched), group in rows.groupby(["workload", "schedule"]):
+    if rows.empty:
+        raise PlotError("--kind depth: no successful run has a bounded FIFO depth")
+    for i, (label, group) in enumerate(_lines(rows, ["depth"])):
         g = group.groupby("depth")["cycles"].min().sort_index()
-        ax.plot(g.index, g.values, marker="o", label=f"{label} {sched}".rstrip(" -"))
-    ax.set_xscale("log", base=2)
+        ax.plot(g.index, g.values, marker="o", color=f"C{i % 10}", label=label)
+    _int_ticks(ax, rows["depth"])
     ax.set_xlabel("FIFO depth")
     ax.set_ylabel("cycles")
-    ax.legend(fontsize="small")
+    _legend(ax)
     ax.set_title("FIFO depth")
 
 
-def _bandwidth(frame: Any, ax: Any) -> None:
-    """Cycles against off-chip bandwidth per channel; ideal-memory runs as dashed lines
-    (the cycles no bandwidth can beat)."""
-    rows = _ok(frame, ["dram_bytes_per_cycle", "cycles"], "bandwidth")
-    for i, ((label, sched), group) in enumerate(rows.groupby(["workload", "schedule"])):
-        name = f"{label} {sched}".rstrip(" -")
-        swept = group[group["dram_bytes_per_cycle"].notna()]
-        color = f"C{i % 10}"
-        if not swept.empty:
-            g = swept.groupby("dram_bytes_per_cycle")["cycles"].min().sort_index()
-            ax.plot(g.index, g.values, marker="o", color=color, label=name)
-        ideal = group[group["dram_bytes_per_cycle"].isna()]
-        if not ideal.empty:
-            ax.axhline(float(ideal["cycles"].min()), color=color, ls="--", lw=0.8)
+def _legend(ax: Any) -> None:
+    """Inside the axes for a few lines; to the right of them for many (never over the
+    data)."""
+    n = len(ax.get_legend_handles_labels()[0])
+    if n <= 6:
+        ax.legend(fontsize="small")
+    else:
+        ax.legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                  borderaxespad=0.0)
+        ax.figure.set_size_inches(10.5, max(4.2, 0.16 * n + 1.0))
+
+
+def _int_ticks(ax: Any, values: Any) -> None:
+    """A log2 x axis ticked at the swept values, written as plain integers."""
+    ticks = sorted({int(v) for v in values})
     ax.set_xscale("log", base=2)
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.minorticks_off()
+
+
+def _bandwidth(frame: Any, ax: Any) -> None:
+    """Cycles against off-chip bandwidth per channel, one line per workload and every
+    other axis that varies; ideal-memory runs as dashed lines of the same colour (the
+    cycles no bandwidth can beat)."""
+    rows = _ok(frame, ["dram_bytes_per_cycle", "cycles"], "bandwidth")
+    ideal_rows = rows[rows["dram_bytes_per_cycle"].isna()]
+    swept = rows[rows["dram_bytes_per_cycle"].notna()]
+    if swept.empty:
+        raise PlotError("--kind bandwidth: no successful run has a memory system (sweep "
+                        "hw_set dram.bytes_per_cycle on a preset)")
+    # the ideal runs carry no bandwidth and no memory overrides: match them by the rest
+    same = ["workload", "schedule", "order", "depth", "dtype", "seed", "backend", "par",
+            "block"]
+    same = [c for c in same if c in rows.columns]
+    ideal = ideal_rows.groupby(_key(ideal_rows, same))["cycles"].min() \
+        if not ideal_rows.empty else {}
+    for i, (label, group) in enumerate(_lines(swept, ["dram_bytes_per_cycle", "hw_set"])):
+        color = f"C{i % 10}"
+        g = group.groupby("dram_bytes_per_cycle")["cycles"].min().sort_index()
+        ax.plot(g.index, g.values, marker="o", color=color, label=label)
+        floor = _key(group.iloc[:1], same).iloc[0]
+        if floor in ideal:
+            ax.axhline(float(ideal[floor]), color=color, ls="--", lw=0.8)
+    _int_ticks(ax, swept["dram_bytes_per_cycle"])
     ax.set_yscale("log")
     ax.set_xlabel("DRAM bandwidth per channel (bytes/cycle); dashed: ideal memory")
     ax.set_ylabel("cycles")
-    ax.legend(fontsize="small")
+    _legend(ax)
     ax.set_title("Off-chip bandwidth")
 
 
@@ -308,7 +392,8 @@ def _shown(col: str, value: Any) -> str:
         return str(value)
     if col == "par_on":
         return f"par {value}"
-    return str(value) if col in ("partition", "hw", "schedule") else f"{col} {value}"
+    return str(value) if col in ("partition", "hw", "schedule", "hw_set") \
+        else f"{col} {value}"
 
 
 def _latency(frame: Any, ax: Any) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -52,9 +53,14 @@ class RtlBackend(Backend):
     """Reference RTL, whole graph, under Icarus or Verilator through cocotb."""
 
     name = "rtl"
+    counts_firings = False
+    waveforms = True
 
-    def __init__(self, simulator: str | None = None) -> None:
+    def __init__(self, simulator: str | None = None, vcd: str | Path | None = None) -> None:
+        """``vcd``: a path without suffix; each run's waveform is copied to it (``.fst``
+        from Icarus, ``.vcd`` or ``.fst`` from Verilator, as the simulator writes it)."""
         self.simulator = simulator or os.environ.get("SAMFUSE_RTL_SIM", "icarus")
+        self.vcd = None if vcd is None else Path(vcd)
 
     @classmethod
     def unavailable(cls) -> str | None:
@@ -78,7 +84,7 @@ class RtlBackend(Backend):
             raise HwError("backend 'rtl' needs bounded FIFOs (every edge depth >= 1); give a "
                           "finite depth (--depth N or --hw-set fifo.depth=N)")
         tensors = bind_inputs(graph, inputs)
-        run = run_graph(graph, tensors, self.simulator, trace=trace, hw=hw)
+        run = run_graph(graph, tensors, self.simulator, trace=trace, hw=hw, waves=self.vcd)
         if hw is not None:
             check_peaks(graph, run.acc_peaks, hw)
         values = _writer_values(graph, run.values)

@@ -14,7 +14,6 @@ import functools
 import hashlib
 import json
 import math
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -25,6 +24,7 @@ import numpy as np
 from ir import Hardware
 
 from ._files import atomic_path, write_atomic
+from ._progress import Progress, clock
 from ._study_spec import (
     RunConfig,
     StudySpec,
@@ -161,7 +161,8 @@ def _graph_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
             nbytes = read + storage_bytes(tree)
         rows.append({"backend": name, "order_used": ",".join(graph.meta.get("order", [])),
                      "cycles": res.cycles if res else None,
-                     "firings": res.firings if res and res.nodes else None,
+                     "firings": res.firings if res and res.nodes and _counted(name)
+                     else None,
                      "bytes_moved": nbytes, "correct": correct,
                      "imbalance": _imbalance([lane_report(graph, res)] if res else []),
                      **(_memory_columns(res.dram_read_bytes, res.dram_write_bytes,
@@ -297,7 +298,8 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         rows.append({**_work_columns(compiled, run, backend),
                      "backend": backend, "order_used": None, "cycles": run.cycles,
                      "firings": sum(r.firings for reg in run.regions
-                                    for r in reg.results.values()),
+                                    for r in reg.results.values())
+                     if _counted(backend) else None,
                      "bytes_moved": run.bytes_moved,
                      **_memory_columns(run.dram_read_bytes, run.dram_write_bytes,
                                        run.mem_requests, run.cycles, hw),
@@ -383,6 +385,15 @@ def _hw_columns(hw: Hardware) -> dict[str, Any]:
             "dram_latency_cycles": d.latency_cycles if on else None,
             "dram_channels": d.channels if on else None,
             "peak_gbps": round(hw.peak_gbps(), 3) if on else None}
+
+
+def _counted(backend: str) -> bool:
+    """Whether ``backend`` counts firings (a row of one that does not has none)."""
+    from ._backend import BACKENDS, get_backend
+
+    if backend not in BACKENDS:
+        get_backend(backend)  # registers the optional backends
+    return BACKENDS[backend].counts_firings
 
 
 def _short(exc: BaseException, n: int = 300) -> str:
@@ -509,10 +520,12 @@ def _dask(address: str, workers: int) -> Callable[[list[RunConfig]],
 
 
 def run_configs(configs: Sequence[RunConfig], out: str | Path, *, workers: int = 2,
-                dask: str | None = None, progress: bool = True, label: str = "study"
+                dask: str | None = None, progress: bool = True, label: str = "study",
+                on_done: Callable[[RunConfig, list[dict[str, Any]]], None] | None = None
                 ) -> tuple[dict[RunConfig, list[dict[str, Any]]], int]:
     """Rows of each configuration, run (in parallel) or read from ``out/runs``; and how
     many were run. The building block of studies and of the autoscheduler's batches.
+    ``on_done`` sees each run's rows as it finishes (the autoscheduler's progress).
 
     ``dask`` is ``None`` (a local process pool of ``workers``), ``"local"`` (a Dask
     ``LocalCluster`` of ``workers`` processes) or a scheduler address (``tcp://host:port``).
@@ -529,22 +542,26 @@ def run_configs(configs: Sequence[RunConfig], out: str | Path, *, workers: int =
         else:
             todo.append(c)
     check_models({c.workload: None for c in todo})
-    bar = _Progress(label, todo, len(rows_of), enabled=progress)
-    if todo:
-        runner = _dask(dask, workers) if dask else \
-            _local_pool(workers) if workers > 1 else _serial
-        for cfg, fut in runner(todo):
-            try:
-                rows = fut.result()
-            except Exception as exc:  # noqa: BLE001 - a crashed worker is a result too
-                rows = [{"key": cfg.key(version), **_config_columns(cfg), "backend": b,
-                         "status": "error", "error": _short(exc), "agree": False}
-                        for b in cfg.backends]
-            write_atomic(cache / f"{cfg.key(version)}.json",
-                         json.dumps(rows, indent=1, default=_json_default))
-            rows_of[cfg] = json.loads(json.dumps(rows, default=_json_default))
-            bar.tick(cfg, rows)
-    bar.close()
+    bar = _Progress(label, todo, len(rows_of), enabled=progress, workers=workers)
+    try:
+        if todo:
+            runner = _dask(dask, workers) if dask else \
+                _local_pool(workers) if workers > 1 else _serial
+            for cfg, fut in runner(todo):
+                try:
+                    rows = fut.result()
+                except Exception as exc:  # noqa: BLE001 - a crashed worker is a result too
+                    rows = [{"key": cfg.key(version), **_config_columns(cfg), "backend": b,
+                             "status": "error", "error": _short(exc), "agree": False}
+                            for b in cfg.backends]
+                write_atomic(cache / f"{cfg.key(version)}.json",
+                             json.dumps(rows, indent=1, default=_json_default))
+                rows_of[cfg] = json.loads(json.dumps(rows, default=_json_default))
+                bar.tick(cfg, rows)
+                if on_done is not None:
+                    on_done(cfg, rows_of[cfg])
+    finally:
+        bar.close()
     return rows_of, len(todo)
 
 
@@ -563,45 +580,77 @@ def run_study(spec: StudySpec, out: str | Path, *, workers: int = 2,
 
 
 class _Progress:
-    """``study NAME [#####.....] 12/40 runs, 2 failed, 0:31 elapsed, ETA 1:05`` on stderr.
+    """``study NAME [#####.....] 12/40 runs (0 cached), 2 failed, 0:31 elapsed, ETA 1:05``
+    on stderr (``cosim._progress``: redrawn every second on a terminal, a line every 30 s
+    in a log).
 
-    The ETA spreads the elapsed time over the heuristic's estimate of the work done and
-    left, so one slow run does not skew it the way a run count would."""
+    The ETA prices each run left by what the finished runs measured: an expression or
+    kernel run by the heuristic's estimate scaled by the measured/estimated ratio of the
+    finished ones, a model run by the mean time of the finished runs of its model (a
+    model's size is unknown without exporting it). Until a model's first run finishes,
+    the ETA is a lower bound and says how many runs it leaves out. It counts down between
+    finished runs."""
 
     def __init__(self, name: str, todo: Sequence[RunConfig], cached: int,
-                 enabled: bool) -> None:
-        self.name, self.enabled, self.cached = name, enabled and bool(todo), cached
+                 enabled: bool, workers: int = 1) -> None:
+        self.name, self.cached, self.workers = name, cached, max(workers, 1)
         self.total, self.done, self.failed = len(todo), 0, 0
-        est = {c: estimate_run(c) for c in todo} if self.enabled else {}
-        known = [v for v in est.values() if not math.isnan(v)]
-        fill = sum(known) / len(known) if known else 1.0
-        self.est = {c: (fill if math.isnan(v) else v) or 1e-3 for c, v in est.items()}
-        self.left = sum(self.est.values())
-        self.work_done = 0.0
-        self.start = time.perf_counter()
+        est = {c: estimate_run(c) for c in todo} if enabled and todo else {}
+        self.est = {c: (math.nan if math.isnan(v) else v or 1e-3) for c, v in est.items()}
+        self.left = set(todo)
+        self.took: dict[RunConfig, float] = {}
+        self.start = self.last = time.perf_counter()
+        self.eta, self.untimed = self._estimate()
+        self.line = Progress(self._status, enabled=enabled and bool(todo))
+        self.line.__enter__()
 
     def tick(self, cfg: RunConfig, rows: list[dict[str, Any]]) -> None:
         self.done += 1
         self.failed += any(r.get("status") not in ("ok", "skipped") for r in rows)
-        if not self.enabled:
-            return
-        self.work_done += self.est[cfg]
-        self.left -= self.est[cfg]
-        elapsed = time.perf_counter() - self.start
-        eta = elapsed / self.work_done * max(self.left, 0.0) if self.work_done else 0.0
+        self.left.discard(cfg)
+        taken = [r.get("run_seconds") for r in rows if r.get("run_seconds") is not None]
+        self.took[cfg] = float(taken[0]) if taken else math.nan
+        self.last = time.perf_counter()
+        self.eta, self.untimed = self._estimate()
+        self.line.refresh()
+
+    def _estimate(self) -> tuple[float, int]:
+        """Seconds left at the last finished run, and runs that cannot be priced yet."""
+        timed = {c: t for c, t in self.took.items() if not math.isnan(t)}
+        known = [c for c in timed if not math.isnan(self.est.get(c, math.nan))]
+        est_sum = sum(self.est[c] for c in known)
+        ratio = sum(timed[c] for c in known) / est_sum if known and est_sum > 0 else 1.0
+        by_model: dict[str, list[float]] = {}
+        for c, t in timed.items():
+            if c.workload.model is not None:
+                by_model.setdefault(c.workload.model, []).append(t)
+        seconds, untimed = 0.0, 0
+        for c in self.left:
+            e = self.est.get(c, math.nan)
+            if not math.isnan(e):
+                seconds += e * ratio
+            elif by_model.get(c.workload.model):
+                seconds += sum(by_model[c.workload.model]) / len(by_model[c.workload.model])
+            else:
+                untimed += 1
+        elapsed = self.last - self.start
+        busy = sum(timed.values())
+        parallel = min(max(busy / elapsed if elapsed > 0 else 1.0, 1.0), self.workers)
+        return seconds / parallel, untimed
+
+    def _status(self) -> str:
         width = 24
-        fill = round(width * self.done / self.total)
-        print(f"\rstudy {self.name} [{'#' * fill}{'.' * (width - fill)}] "
-              f"{self.done}/{self.total} runs ({self.cached} cached), {self.failed} failed, "
-              f"{_clock(elapsed)} elapsed, ETA {_clock(eta)}", end="", file=sys.stderr,
-              flush=True)
+        fill = round(width * self.done / self.total) if self.total else width
+        now = time.perf_counter()
+        if not self.left:
+            eta = "done"
+        else:
+            left = clock(max(self.eta - (now - self.last), 0.0))
+            eta = f"ETA >= {left} ({self.untimed} model run(s) not timed yet)" \
+                if self.untimed else f"ETA {left}"
+        return (f"study {self.name} [{'#' * fill}{'.' * (width - fill)}] "
+                f"{self.done}/{self.total} runs ({self.cached} cached), {self.failed} failed, "
+                f"{clock(now - self.start)} elapsed, {eta}")
 
     def close(self) -> None:
-        if self.enabled:
-            print(file=sys.stderr, flush=True)
-
-
-def _clock(seconds: float) -> str:
-    s = int(round(seconds))
-    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else \
-        f"{s // 60}:{s % 60:02d}"
+        self.line.close()

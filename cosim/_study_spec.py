@@ -28,8 +28,33 @@ from ir import ASSOCIATIONS, DEFAULT_HW, HW_PRESETS, PARTITIONS, Hardware, HwErr
 from ._hw_spec import hw_from_json, hw_label, hw_to_json
 
 __all__ = ["StudyError", "StudySpec", "RunConfig", "Workload", "load_study", "check_models",
-           "AXES", "UNBUILT_AXES", "SAFE_NAME", "hw_label", "hw_set_label", "par_label",
-           "GRAPH_DATASETS", "graph_dataset"]
+           "AXES",
+           "UNBUILT_AXES", "SAFE_NAME", "hw_label", "hw_set_label", "par_label",
+           "GRAPH_DATASETS", "graph_dataset", "BUNDLED_STUDIES", "bundled_studies",
+           "study_path"]
+
+#: the studies shipped with the package (``samfuse study smoke``), so the tour and the
+#: figure studies run from any folder, not only from a clone's root
+BUNDLED_STUDIES = Path(__file__).with_name("studies")
+
+
+def bundled_studies() -> dict[str, Path]:
+    """Bundled study name -> its YAML file."""
+    return {p.stem: p for p in sorted(BUNDLED_STUDIES.glob("*.yaml"))}
+
+
+def study_path(text: str) -> Path:
+    """A study file, or the name of a bundled one (``smoke``); anything else is a
+    :class:`StudyError` listing the bundled names."""
+    path = Path(text)
+    if path.is_file():
+        return path
+    bundled = bundled_studies()
+    if text in bundled:
+        return bundled[text]
+    hint = f"{path.stem} (a bundled study)" if path.stem in bundled else \
+        f"a bundled study: {', '.join(bundled)}"
+    raise StudyError(f"no such study file; give a study YAML file or {hint}")
 
 #: names that reach file paths (study names, workload labels): letters, digits, ``._-``
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -566,7 +591,12 @@ def _workload(w: Any, n: int, base: Path = Path(".")) -> Workload:
         if not isinstance(data, dict):
             raise StudyError(f"workloads[{n}]: 'datasets' maps tensors to one of "
                              f"{', '.join(GRAPH_DATASETS)} or 'rmat:SCALE:EDGE_FACTOR'")
+        tensors = _expr_tensors(w["expr"], n)
         for t, d in data.items():
+            if t not in tensors:
+                raise StudyError(f"workloads[{n}]: 'datasets' gives {t!r}, which the "
+                                 f"expression does not use; its tensors are "
+                                 f"{', '.join(sorted(tensors))}")
             n_nodes = _dataset_nodes(d, f"workloads[{n}]: tensor {t!r}")
             if list(shapes.get(t, ())) != [n_nodes, n_nodes]:
                 raise StudyError(f"workloads[{n}]: tensor {t!r} holds the {d} adjacency, "
@@ -636,6 +666,16 @@ def graph_dataset(name: str) -> Any:
         scale, factor, seed = rmat
         return datasets.rmat_graph(scale, factor, seed=seed)
     return datasets.karate_club().adj if name == "karate" else datasets.cora_like().adj
+
+
+def _expr_tensors(expr: Any, n: int) -> set[str]:
+    """The tensors a workload's expression names (its output included)."""
+    from compiler import CompileError, parse, tensor_ranks
+
+    try:
+        return set(tensor_ranks(parse(str(expr))))
+    except CompileError as exc:
+        raise StudyError(f"workloads[{n}]: {exc}") from None
 
 
 def _check_expr(w: Workload, n: int) -> None:

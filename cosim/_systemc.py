@@ -97,6 +97,7 @@ class SystemCBackend(Backend):
 
     name = "systemc"
     counts_work = True
+    waveforms = True
 
     def __init__(self, *, per_module_processes: bool = False, vcd: str | Path | None = None,
                  timeout: float | None = None, max_cycles: int = 0) -> None:

@@ -139,7 +139,9 @@ class StudyEvaluator:
     def __init__(self, space: TuneSpace, workload: Any, objective: str, out: str | Path, *,
                  seed: int = 0, backend: str = "python", hw: str | None = None,
                  hw_set: Sequence[tuple[str, str]] = (), workers: int = 1,
-                 dask: str | None = None, study: str = "tune") -> None:
+                 dask: str | None = None, study: str = "tune",
+                 on_eval: Callable[[float | None, dict[str, Any], bool], None] | None = None
+                 ) -> None:
         if objective not in OBJECTIVES:
             raise TuneError(f"objective {objective!r}: expected one of "
                             f"{', '.join(OBJECTIVES)}")
@@ -147,6 +149,8 @@ class StudyEvaluator:
         self.out, self.seed, self.backend = Path(out), seed, backend
         self.hw, self.hw_set = hw, tuple(hw_set)
         self.workers, self.dask, self.study = workers, dask, study
+        #: sees each evaluation as it finishes: (objective or None, its row, from cache)
+        self.on_eval = on_eval
 
     def config(self, p: Point) -> Any:
         """The study run of ``p``."""
@@ -162,13 +166,26 @@ class StudyEvaluator:
         from ._study_run import run_configs
 
         configs = [self.config(p) for p in points]
+        ran: set[Any] = set()
+
+        def done(cfg: Any, rows: list[dict[str, Any]]) -> None:
+            ran.add(cfg)
+            if self.on_eval is not None:
+                self.on_eval(self._value(rows[0]), rows[0], False)
+
         rows_of, _ = run_configs(configs, self.out, workers=self.workers, dask=self.dask,
-                                 progress=False, label=self.study)
+                                 progress=False, label=self.study, on_done=done)
         out = []
         for c in configs:
             row = rows_of[c][0]
-            value = OBJECTIVES[self.objective](row) if row.get("status") == "ok" else None
-            bad = value is None or (isinstance(value, float) and math.isnan(value))
-            out.append(Outcome(None if bad else float(value), row.get("status", "error"),
-                               row))
+            value = self._value(row)
+            if c not in ran and self.on_eval is not None:
+                self.on_eval(value, row, True)
+            out.append(Outcome(value, row.get("status", "error"), row))
         return out
+
+    def _value(self, row: dict[str, Any]) -> float | None:
+        """The objective of a run's row; None when it failed or has no such number."""
+        value = OBJECTIVES[self.objective](row) if row.get("status") == "ok" else None
+        bad = value is None or (isinstance(value, float) and math.isnan(value))
+        return None if bad else float(value)

@@ -71,16 +71,20 @@ def write_outputs(space: TuneSpace, trials: Sequence[Trial], objective: str,
             "block": best.point.block, "assoc": best.point.assoc,
             "schedule": sched.to_dict(),
             "row": best.outcome.row}, indent=1, default=str))
-    plot_history(frame, objective, out / "best_so_far.png")
+    title = f"tune {space.program.name}: {objective} of {len(trials)} evaluations" + (
+        "" if best is None else f", best {best.outcome.value:g} at evaluation {best.n + 1}")
+    plot_history(frame, objective, out / "best_so_far.png", title)
     return best
 
 
-def plot_history(frame: Any, objective: str, path: Path) -> None:
-    """Every evaluation's objective (failures marked) and the best so far."""
+def plot_history(frame: Any, objective: str, path: Path, title: str = "") -> None:
+    """Every evaluation's objective (failures marked) and the best so far; evaluations
+    are counted in whole numbers on the x axis."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     fig, ax = plt.subplots(figsize=(6, 3.6))
     ok = frame[frame[objective].notna()]
@@ -95,10 +99,12 @@ def plot_history(frame: Any, objective: str, path: Path) -> None:
                    marker="x", color="red", s=18, label="failed")
     ax.step(frame["eval"], frame["best_so_far"], where="post", color="black",
             label="best so far")
-    ax.set_xlabel("evaluations")
+    ax.set_xlabel("evaluation")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel(objective)
     ax.set_yscale("log")
     ax.legend(fontsize=7)
+    ax.set_title(title or f"{objective} per evaluation", fontsize=10)
     fig.tight_layout()
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=120)

@@ -8,11 +8,13 @@ schedule and the plot (``cosim._tune_report``) after every batch.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ._progress import Progress, clock
 from ._tune import StudyEvaluator, Trial, best_trial, search
 from ._tune_space import TuneError, TuneSpace
 
@@ -93,24 +95,69 @@ def tune(target: str | Path, out: str | Path, *, budget: int = 30,
          hand: bool = True, prune: float | None = 100.0, lanes: Sequence[int] = (1,),
          partitions: Sequence[str] = ("round-robin",),
          blocks: Sequence[int] = (1,), block_tensors: str = "sparse",
-         assocs: Sequence[str] = ("as-written",)) -> TuneResult:
+         assocs: Sequence[str] = ("as-written",), progress: bool = False) -> TuneResult:
     """Tune ``target`` (a bundled model at ``config``, or a study file with one model
     workload) for ``budget`` evaluations; results in ``out`` (see docs/tune.md).
-    Re-running with the same arguments replays the cached evaluations."""
+    Re-running with the same arguments replays the cached evaluations. ``progress``
+    prints the phases and every evaluation on stderr (``cosim._progress``)."""
     from ._tune_report import write_outputs
 
     workload, fixed = _workload(target, config)
     seed = fixed.get("seed", 0) if seed is None else seed
-    space = model_space(workload, seed=seed, units=units, max_orders=max_orders,
-                        depths=depths or fixed.get("depths", (2,)), hw_knobs=hw_knobs,
-                        prune=prune, lanes=lanes, partitions=partitions, blocks=blocks,
-                        block_tensors=block_tensors, assocs=assocs)
-    evaluator = StudyEvaluator(space, workload, objective, out, seed=seed,
-                               backend=backend or fixed.get("backend", "python"),
-                               hw=hw or fixed.get("hw"),
-                               hw_set=hw_set or fixed.get("hw_set", ()),
-                               workers=workers, dask=dask, study=f"tune-{workload.label}")
-    out = Path(out)
-    trials = search(space, evaluator, budget, seed=tune_seed, batch=batch, hand=hand,
-                    on_batch=lambda ts: write_outputs(space, ts, objective, out))
+    watch = _TuneProgress(workload.label, objective, budget, enabled=progress)
+    with watch.line:
+        watch.phase("exporting the model and building the search space")
+        watch.line.event(f"tune {workload.label}: {watch.doing}…")
+        space = model_space(workload, seed=seed, units=units, max_orders=max_orders,
+                            depths=depths or fixed.get("depths", (2,)), hw_knobs=hw_knobs,
+                            prune=prune, lanes=lanes, partitions=partitions, blocks=blocks,
+                            block_tensors=block_tensors, assocs=assocs)
+        size = space.size()
+        watch.line.event(f"tune {workload.label}: search space of {space.n} statements, "
+                         f"{'many' if size is None else f'{size:,}'} points, built in "
+                         f"{clock(watch.elapsed())}")
+        watch.phase("evaluating")
+        evaluator = StudyEvaluator(space, workload, objective, out, seed=seed,
+                                   backend=backend or fixed.get("backend", "python"),
+                                   hw=hw or fixed.get("hw"),
+                                   hw_set=hw_set or fixed.get("hw_set", ()),
+                                   workers=workers, dask=dask,
+                                   study=f"tune-{workload.label}", on_eval=watch.evaluated)
+        out = Path(out)
+        trials = search(space, evaluator, budget, seed=tune_seed, batch=batch, hand=hand,
+                        on_batch=lambda ts: write_outputs(space, ts, objective, out))
     return TuneResult(space, trials, objective, out)
+
+
+class _TuneProgress:
+    """``tune gcn-small: evaluation 4/30: cycles 297003 (best 82130), 0:41 elapsed`` per
+    evaluation, and a status line between them (a single evaluation can take minutes)."""
+
+    def __init__(self, label: str, objective: str, budget: int, enabled: bool) -> None:
+        self.label, self.objective, self.budget = label, objective, budget
+        self.count, self.best, self.doing = 0, None, ""
+        self.start = time.perf_counter()
+        self.line = Progress(self._status, enabled=enabled, final_line=False)
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def phase(self, doing: str) -> None:
+        self.doing = doing
+        self.line.refresh()
+
+    def evaluated(self, value: float | None, row: dict[str, Any], cached: bool) -> None:
+        self.count += 1
+        if value is not None and (self.best is None or value < self.best):
+            self.best = value
+        got = f"{self.objective} {value:g}" if value is not None else \
+            f"failed ({row.get('status', 'error')})"
+        self.line.event(f"tune {self.label}: evaluation {self.count}/{self.budget}"
+                        f"{' (cached)' if cached else ''}: {got}"
+                        f"{'' if self.best is None else f' (best {self.best:g})'}, "
+                        f"{clock(self.elapsed())} elapsed")
+
+    def _status(self) -> str:
+        doing = self.doing if self.doing != "evaluating" else \
+            f"evaluating ({self.count}/{self.budget} done)"
+        return f"tune {self.label}: {doing}, {clock(self.elapsed())} elapsed"

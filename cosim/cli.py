@@ -20,9 +20,17 @@ from typing import Any
 
 import numpy as np
 
-from compiler import CompileError, compile_expression, explain_orders, fusion_table
+from compiler import (
+    CompileError,
+    compile_expression,
+    explain_orders,
+    fusion_table,
+    parse,
+    tensor_ranks,
+)
 from ir import (
     RENDER_FORMATS,
+    SCHEMA,
     FiberTree,
     FormatError,
     Graph,
@@ -35,19 +43,21 @@ from ir import (
     TraceFormatError,
     check_assoc,
     check_fits,
+    from_path,
+    mtx_vector_shape,
     tensor_file_header,
 )
 from ir import render as render_graph
 from sim_models.python import InputError, SimResult, SimulationError, bind_inputs, simulate
 
-from ._backend import ToolNotFoundError, backend_names, get_backend
+from ._backend import BACKENDS, ToolNotFoundError, backend_names, get_backend
 from ._cli_hw import add_depth_option, add_hw_options, add_hw_parser, depth_and_hw, depth_arg
 from ._cli_mlir import compile_mlir, is_mlir_file
 from ._cli_model import add_model_parser, seed_arg
 from ._cli_report import memory_lines, sim_json, stats_table, summary_lines
 from ._cli_study import add_study_parsers
 from ._cli_tune import add_tune_parser
-from ._files import atomic_path, safe_join, writable_dir, write_atomic
+from ._files import atomic_path, safe_join, writable_dir, write_atomic, write_tensor
 from ._lanes import lane_report
 
 __all__ = ["main", "build_parser", "CliError"]
@@ -75,29 +85,53 @@ def _pairs(items: Sequence[str] | None, option: str, what: str) -> dict[str, str
     return out
 
 
-def _shape(name: str, text: str) -> tuple[int, ...]:
-    """``34x16``, ``34,16``, ``""`` (a scalar), or a tensor file to take the shape from."""
+#: suffixes of the tensor files ``--shape`` and ``--input`` read
+TENSOR_SUFFIXES = (".mtx", ".npy", ".npz")
+
+
+def _shape(name: str, text: str, ndim: int | None = None) -> tuple[int, ...]:
+    """``34x16``, ``34,16``, ``""`` (a scalar), or a tensor file to take the shape from
+    (an n x 1 Matrix Market file gives a vector's shape where ``ndim`` is 1)."""
     parts = [p for p in text.replace("x", ",").split(",") if p.strip()]
     if all(p.strip().isdigit() for p in parts):
         return tuple(int(p) for p in parts)
-    if not Path(text).exists():
-        raise CliError(f"--shape {name}={text}: expected sizes such as 34x16 or a tensor "
-                       "file (.mtx, .npy, .npz) to read the shape from")
-    return FiberTree.from_any(text).shape
+    if Path(text).suffix.lower() in TENSOR_SUFFIXES or Path(text).exists():
+        head = tensor_file_header(text) if Path(text).is_file() else None
+        if head is not None:  # the header alone: the data is not needed
+            vector = mtx_vector_shape(head[0]) if ndim == 1 and text.endswith(".mtx") else None
+            return vector or head[0]
+        return _read_tensor(name, text, ndim, "--shape").shape
+    raise CliError(f"--shape {name}={text}: expected sizes such as 34x16 or a tensor "
+                   "file (.mtx, .npy, .npz) to read the shape from")
 
 
 def _load_graph(path: str) -> Graph:
-    """Read graph JSON; a missing, binary or non-JSON file is a one-line user error."""
-    if not Path(path).is_file():
+    """Read graph JSON; a missing, special, binary or non-JSON file is a one-line user
+    error saying which of these it is."""
+    file = Path(path)
+    if not file.exists():
         raise CliError(f"graph file {path!r} does not exist")
+    if file.is_dir():
+        raise CliError(f"graph file {path!r} is a folder; give the graph JSON written by "
+                       f"'{PROG} compile -o'")
+    if not file.is_file():
+        raise CliError(f"graph file {path!r} is not a regular file (a device or a pipe); "
+                       f"give the graph JSON written by '{PROG} compile -o'")
+    hint = f"expected the graph JSON written by '{PROG} compile -o'"
     try:
-        text = Path(path).read_text()
+        data = json.loads(file.read_text())
     except UnicodeDecodeError:
-        text = ""
-    if not text.lstrip().startswith("{"):
-        raise CliError(f"graph file {path!r} is not graph JSON (expected a JSON object, "
-                       f"as written by '{PROG} compile -o')")
-    return Graph.from_json(text)
+        raise CliError(f"graph file {path!r} is not text; {hint}") from None
+    except (json.JSONDecodeError, RecursionError) as exc:
+        why = exc if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+        raise CliError(f"graph file {path!r} is not valid JSON ({why}); {hint}") from None
+    if not isinstance(data, dict):
+        raise CliError(f"graph file {path!r} holds a JSON {type(data).__name__}, not an "
+                       f"object; {hint}")
+    if "schema" not in data:
+        raise CliError(f"graph file {path!r} has no 'schema' key, so it is not samfuse graph "
+                       f"JSON; {hint} (it starts with \"schema\": \"{SCHEMA}\")")
+    return Graph.from_dict(data)
 
 
 def _load_inputs(graph: Graph, items: Sequence[str] | None) -> dict[str, FiberTree]:
@@ -120,10 +154,11 @@ def _load_inputs(graph: Graph, items: Sequence[str] | None) -> dict[str, FiberTr
         spec = graph.tensors[name]
         _check_size(name, path, spec.shape, spec.format, graph.dtype)
         try:
-            out[name] = FiberTree.from_any(path, spec.format, dtype=graph.dtype)
+            out[name] = from_path(path, spec.format, dtype=graph.dtype,
+                                  ndim=len(spec.shape))
         except (StorageError, FormatError) as exc:
             text = str(exc)
-            if text.startswith(("cannot read", "tensor file")):
+            if text.startswith(("cannot read", "tensor file", ".npy file")):
                 raise  # already names the file
             raise CliError(f"input {name!r} ({str(path)!r}): {text}") from None
     return out
@@ -139,6 +174,8 @@ def _check_size(name: str, path: Path, want: tuple[int, ...], fmt_spec: str,
     if head is None:
         return
     shape, nnz = head
+    if len(want) == 1 and path.suffix.lower() == ".mtx" and mtx_vector_shape(shape):
+        shape = mtx_vector_shape(shape)  # an n x 1 or 1 x n matrix stores a vector
     if shape != tuple(want):
         raise CliError(f"tensor {name!r}: shape {shape} but the graph expects {tuple(want)} "
                        f"(header of {str(path)!r})")
@@ -181,17 +218,7 @@ def _progress(label: str, delay: float = PROGRESS_DELAY,
 
 def _write_outputs(res: SimResult, out_dir: Path) -> list[Path]:
     """Dense outputs (and any that is not a matrix) as .npy, sparse matrices as .mtx."""
-    written = []
-    for name, tree in res.outputs.items():
-        dense = tree.format.all_dense or tree.ndim != 2
-        path = safe_join(out_dir, f"{name}.{'npy' if dense else 'mtx'}")
-        with atomic_path(path) as tmp:
-            if dense:
-                np.save(tmp, tree.to_dense())
-            else:
-                tree.to_mtx(tmp)
-        written.append(path)
-    return written
+    return [write_tensor(tree, out_dir, name) for name, tree in res.outputs.items()]
 
 
 def _write_trace(trace: Any, out_dir: Path, graph: str, backend: str) -> Path:
@@ -212,7 +239,9 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if is_mlir_file(args.expr):
         return compile_mlir(args, CliError)
     formats = _pairs(args.format, "--format", "FORMAT")
-    shapes = {n: _shape(n, v) for n, v in _pairs(args.shape, "--shape", "SHAPE").items()}
+    ranks = tensor_ranks(parse(args.expr))  # how each tensor file is to be read
+    shapes = {n: _shape(n, v, ranks.get(n))
+              for n, v in _pairs(args.shape, "--shape", "SHAPE").items()}
     sizes = {}
     for n, v in _pairs(args.size, "--size", "N").items():
         if not v.isdigit():
@@ -221,7 +250,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     depth = args.depth if args.depth != "graph" else 2
     stats: dict[str, Any] = dict(_densities(args.density))
     for name, path in _pairs(args.input, "--input", "FILE").items():
-        tensor = _read_tensor(name, path)
+        tensor = _read_tensor(name, path, ranks.get(name))
         stats[name] = tensor
         shapes.setdefault(name, tensor.shape)
     par = {}
@@ -264,14 +293,16 @@ def cmd_compile(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_tensor(name: str, path: str) -> FiberTree:
-    """A tensor file given with --input: .mtx, .npy or scipy .npz."""
+def _read_tensor(name: str, path: str, ndim: int | None = None,
+                 option: str = "--input") -> FiberTree:
+    """A tensor file given with --input or --shape: .mtx, .npy or scipy .npz (an n x 1 or
+    1 x n Matrix Market file as a vector where the expression's ``ndim`` is 1)."""
     if not Path(path).is_file():
-        raise CliError(f"--input {name}={path}: no such file")
+        raise CliError(f"{option} {name}={path}: no such file")
     try:
-        return FiberTree.from_any(path)
+        return from_path(path, ndim=ndim)
     except (ValueError, OSError) as exc:
-        raise CliError(f"--input {name}={path}: {exc}") from None
+        raise CliError(f"{option} {name}={path}: {exc}") from None
 
 
 def _parallel_lines(meta: dict[str, Any]) -> list[str]:
@@ -304,6 +335,9 @@ def _densities(items: Sequence[str] | None) -> dict[str, float]:
 
 
 def cmd_sim(args: argparse.Namespace) -> int:
+    if args.functional and (args.hw != "ideal" or args.hw_set):
+        raise CliError("--functional runs carry no timing and no memory system, so --hw "
+                       "and --hw-set would change nothing; drop them or the --functional")
     depth, hw = depth_and_hw(args)
     graph = _load_graph(args.graph)
     inputs = _load_inputs(graph, args.input)
@@ -319,14 +353,18 @@ def cmd_sim(args: argparse.Namespace) -> int:
     out_dir = writable_dir(args.output_dir, "--output-dir") if args.output_dir else None
     if args.mem_trace:
         writable_dir(Path(args.mem_trace).parent, "--mem-trace")
+    vcd = safe_join(writable_dir(args.vcd, "--vcd"), f"{graph.name}.{args.backend}") \
+        if args.vcd is not None else None
     with _progress(f"simulating {graph.name!r} on {args.backend}"):
-        if args.backend == "python":
+        if args.backend == "python" and vcd is None:
             res = simulate(graph, inputs, trace=bool(args.trace), depth=depth,
                            functional=args.functional, hw=hw, mem_trace=bool(args.mem_trace))
         else:
             res = _run_backend(args.backend, graph, inputs, bool(args.trace), depth, hw,
-                               bool(args.mem_trace))
+                               bool(args.mem_trace), vcd)
     files = _write_sim_files(args, res, graph, hw, inputs, trace_dir, out_dir)
+    if vcd is not None:
+        files["waves"] = [str(p) for p in _waves_written(vcd)]
     if args.json:
         doc = sim_json(res, args.backend, hw, stats=args.stats, files=files,
                        hw_set=args.hw_set)
@@ -343,6 +381,8 @@ def cmd_sim(args: argparse.Namespace) -> int:
         _say(f"trace      {files['trace']}")
     if "mem_trace" in files:
         _say(f"mem trace  {files['mem_trace']} ({files['mem_trace_requests']} requests)")
+    for path in files.get("waves", []):
+        _say(f"waves      {path}")
     for path in files.get("outputs", {}).values():
         _say(f"output     {path}")
     if out_dir is None:
@@ -375,8 +415,8 @@ def _write_sim_files(args: argparse.Namespace, res: SimResult, graph: Graph, hw:
 
 def _run_backend(name: str, graph: Graph, inputs: dict, trace: bool,
                  depth: int | None | str, hw: Hardware | None = None,
-                 mem_trace: bool = False) -> SimResult:
-    backend = _backend(name)
+                 mem_trace: bool = False, vcd: Path | None = None) -> SimResult:
+    backend = _backend(name, vcd)
     try:
         return backend.run(graph, inputs, trace=trace, depth=depth, hw=hw,
                            mem_trace=mem_trace)
@@ -386,11 +426,17 @@ def _run_backend(name: str, graph: Graph, inputs: dict, trace: bool,
         raise CliError(f"backend {name!r} failed: {exc}") from None
 
 
-def _backend(name: str) -> Any:
+def _backend(name: str, vcd: Path | None = None) -> Any:
     try:
-        return get_backend(name)
+        return get_backend(name, vcd)
     except KeyError as exc:
         raise CliError(str(exc.args[0])) from None
+
+
+def _waves_written(prefix: Path) -> list[Path]:
+    """The waveform files a backend wrote for ``prefix`` (``.vcd`` or ``.fst``)."""
+    return [p for p in (prefix.with_name(prefix.name + s) for s in (".vcd", ".fst"))
+            if p.exists()]
 
 
 def cmd_cosim(args: argparse.Namespace) -> int:
@@ -400,15 +446,23 @@ def cmd_cosim(args: argparse.Namespace) -> int:
                        f"available: {', '.join(backend_names())}")
     for name in names:
         _backend(name)  # unknown or unavailable backends fail before any run
+    waving = [n for n in names if BACKENDS[n].waveforms]
+    if args.vcd is not None and not waving:
+        raise CliError(f"--vcd: none of {', '.join(names)} dumps waveforms; backends with "
+                       f"waveforms: {', '.join(n for n, c in BACKENDS.items() if c.waveforms)}")
     depth, hw = depth_and_hw(args)
     graph = _load_graph(args.graph)
     inputs = _load_inputs(graph, args.input)
     trace_dir = writable_dir(args.trace, "--trace") if args.trace else None
+    vcd = writable_dir(args.vcd, "--vcd") if args.vcd is not None else None
     from ._compare import compare_backends
 
     with _progress(f"co-simulating {graph.name!r} on {', '.join(names)}"):
-        report = compare_backends(graph, inputs, names, depth=depth, hw=hw)
+        report = compare_backends(graph, inputs, names, depth=depth, hw=hw, vcd=vcd)
     print(report)
+    for name in waving if vcd is not None else ():
+        for path in _waves_written(safe_join(vcd, f"{graph.name}.{name}")):
+            _say(f"waves      {path}")
     if trace_dir is not None:  # each backend's trace (a failed run has none)
         for name, run in report.runs.items():
             if run.result is not None and run.result.trace is not None:
@@ -446,20 +500,40 @@ DEMO_EXPR = "X(i,j) = A(i,k) * H(k,j)"
 DEMO_MAX_FEATURES = 4096
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
-    """Karate-club adjacency (34×34, ships with networkx) times seeded dense features."""
+def _karate_inputs(features: int, seed: int) -> tuple[Any, np.ndarray]:
+    """The demo's operands: the karate club's adjacency (34×34, CSR, ships with networkx)
+    and seeded dense features (34 × ``features``)."""
     import networkx as nx
     import scipy.sparse as sp
 
-    if not 1 <= args.features <= DEMO_MAX_FEATURES:
-        raise CliError(f"--features {args.features}: expected 1..{DEMO_MAX_FEATURES} columns "
+    if not 1 <= features <= DEMO_MAX_FEATURES:
+        raise CliError(f"--features {features}: expected 1..{DEMO_MAX_FEATURES} columns "
                        "(the demo simulates 34 x N dense features token by token; give "
                        "`samfuse sim` your own inputs for bigger runs)")
-    out = writable_dir(args.out, "--out")
     A = sp.csr_array(nx.to_scipy_sparse_array(nx.karate_club_graph(), weight=None,
                                               dtype=np.float32))
-    H = np.random.default_rng(args.seed).standard_normal(
-        (A.shape[1], args.features)).astype(np.float32)
+    H = np.random.default_rng(seed).standard_normal((A.shape[1], features))
+    return A, H.astype(np.float32)
+
+
+def cmd_example_data(args: argparse.Namespace) -> int:
+    """``b.mtx`` and ``c.npy``: the README tour's inputs (the demo's operands)."""
+    A, H = _karate_inputs(args.features, args.seed)
+    out = writable_dir(args.dir, "DIR")
+    b, c = out / "b.mtx", out / "c.npy"
+    with atomic_path(b) as tmp:
+        FiberTree.from_any(A, "csr").to_mtx(tmp)
+    with atomic_path(c) as tmp:
+        np.save(tmp, H)
+    _say(f"wrote {b}: karate club adjacency {A.shape[0]}x{A.shape[1]}, {A.nnz} nonzeros",
+         f"wrote {c}: dense {H.shape[0]}x{H.shape[1]} float32 (seed {args.seed})")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Karate-club adjacency (34×34, ships with networkx) times seeded dense features."""
+    A, H = _karate_inputs(args.features, args.seed)
+    out = writable_dir(args.out, "--out")
     t0 = time.perf_counter()
     graph = compile_expression(DEMO_EXPR, {"A": "csr"}, {"A": A.shape, "H": H.shape},
                                order=args.order, name="demo_spmm")
@@ -569,6 +643,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true",
                    help="print one JSON object (cycles, DRAM bytes, GB/s, …; with --stats "
                    "every node) instead of the text report")
+    s.add_argument("--vcd", metavar="DIR",
+                   help="write the run's waveform into DIR as GRAPH.BACKEND.vcd (SystemC) or "
+                   ".fst (RTL under Icarus); needs --backend systemc or rtl")
     s.add_argument("--mem-trace", metavar="FILE",
                    help="write the run's memory requests as a Ramulator 2 LoadStoreTrace "
                    "(needs --hw with memory; see docs/memory.md)")
@@ -581,6 +658,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma-separated backend names (default python,systemc)")
     add_depth_option(k)
     k.add_argument("--trace", metavar="DIR", help="keep the traces in DIR")
+    k.add_argument("--vcd", metavar="DIR", help="write each waveform-capable backend's "
+                   "waveform into DIR as GRAPH.BACKEND.vcd/.fst (systemc, rtl)")
     add_hw_options(k, "ideal")
     k.set_defaults(func=cmd_cosim)
 
@@ -596,6 +675,13 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--seed", type=seed_arg, default=0, help="seed of H (an int >= 0)")
     d.add_argument("--order", help="dataflow order (default: chosen by the compiler)")
     d.set_defaults(func=cmd_demo)
+
+    x = sub.add_parser("example-data", help="write the README tour's inputs: b.mtx (the "
+                       "karate club's adjacency, 34x34) and c.npy (dense 34x16 features)")
+    x.add_argument("dir", nargs="?", default=".", help="folder to write into (default .)")
+    x.add_argument("--features", type=int, default=16, help="columns of c (default 16)")
+    x.add_argument("--seed", type=seed_arg, default=0, help="seed of c (an int >= 0)")
+    x.set_defaults(func=cmd_example_data)
 
     add_hw_parser(sub)
     add_model_parser(sub, CliError)

@@ -81,7 +81,7 @@ from ._hw import (
     load_hw,
     run_depth,
 )
-from ._interop import tensor_file_header
+from ._interop import from_path, mtx_vector_shape, tensor_file_header
 from ._memory import MemPortSpec, memory_ports
 from ._program import TENSOR_ROLES, Program, ProgramError, Statement, TensorDecl
 from ._render import RENDER_FORMATS, render, to_dot
@@ -136,7 +136,7 @@ __all__ = [
     "unary_constant_bits", "CodecError", "INT32_MIN", "INT32_MAX",
     # tensors
     "Format", "FormatError", "FiberTree", "DenseLevel", "CompressedLevel", "StorageError",
-    "tensor_file_header", "storage_bytes", "check_fits",
+    "tensor_file_header", "from_path", "mtx_vector_shape", "storage_bytes", "check_fits",
     # catalogue
     "CATALOGUE", "Primitive", "Port", "Param", "primitive", "STREAM_KINDS", "BINARY_OPS",
     "UNARY_OPS", "REDUCE_OPS", "WRITER_PRIMITIVES",

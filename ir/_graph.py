@@ -133,6 +133,7 @@ class Graph:
         self._validate_chains()
         self.topological_order()  # a cycle is a load error, not a surprise at run time
         self._validate_blocks()
+        self._validate_output_sizes()
 
     # -- validation ---------------------------------------------------------------------
     def _check_tensor(self, t: TensorSpec) -> None:
@@ -325,6 +326,50 @@ class Graph:
                                  f"its refs come from {found} ({end}); expected {expect}")
             self._check_level_kind(node, name, level)
 
+    def _level_size(self, name: str, level: int) -> tuple[int, int]:
+        """(mode, size) of storage level ``level`` of tensor ``name``."""
+        spec = self.tensors[name]
+        mode = Format.parse(spec.format, len(spec.shape)).mode_order[level]
+        return mode, spec.shape[mode]
+
+    def _crd_origin(self, node_id: str, port: str) -> Node | None:
+        """The scanner whose coordinates reach input ``node_id.port``, through the nodes
+        that pass a coordinate stream on (intersecters, unioners, droppers, accumulators,
+        lane splits and merges); None where no scanner starts the stream."""
+        seen = set()
+        edge = self.in_edges[node_id][port]
+        while edge.src_node not in seen:
+            seen.add(edge.src_node)
+            node, out = self.nodes[edge.src_node], edge.src.rsplit(".", 1)[1]
+            if node.op in ("scan_dense", "scan_compressed"):
+                return node
+            ins = self.in_edges[edge.src_node]
+            nxt = next((p for p in (f"{out}_in", f"{out}_a", "crd_a", "crd_in") if p in ins),
+                       None)
+            if nxt is None:
+                return None
+            edge = ins[nxt]
+        return None
+
+    def _validate_output_sizes(self) -> None:
+        """Each output mode has the size of the index its writer's coordinates run over:
+        a smaller one would be overrun at run time, a larger one padded with zeros."""
+        for node in self.nodes.values():
+            if node.op != "level_writer":
+                continue
+            name, level = node.params["tensor"], node.params["level"]
+            source = self._crd_origin(node.id, "crd")
+            if source is None:
+                continue
+            src_name, src_level = source.params["tensor"], source.params["level"]
+            src_mode, want = self._level_size(src_name, src_level)
+            mode, have = self._level_size(name, level)
+            if have != want:
+                raise GraphError(f"output tensor {name!r}: mode {mode} has size {have}, but "
+                                 f"its coordinates come from {source.id!r}, which scans mode "
+                                 f"{src_mode} of {src_name!r} (size {want}); declare "
+                                 f"{name!r} with size {want} there")
+
     def _check_level_kind(self, node: Node, name: str, level: int | None) -> None:
         """A scanner or locator reads a level of its own kind (``LEVEL_READERS``)."""
         kind = LEVEL_READERS.get(node.op)
@@ -405,6 +450,9 @@ class Graph:
         ``"dpeth"`` would otherwise silently mean the default)."""
         top = _fields(data, "graph", _GRAPH_KEYS)
         schema = top.get("schema")
+        if "schema" not in top:
+            raise GraphError(f"graph has no 'schema' key, so it is not samfuse graph JSON; "
+                             f"expected \"schema\": {SCHEMA!r}")
         if schema != SCHEMA:
             raise GraphError(f"graph schema {schema!r} is not supported; expected {SCHEMA!r}")
         default_depth = top.get("default_depth", DEFAULT_DEPTH)

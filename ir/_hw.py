@@ -202,6 +202,11 @@ def _load_file(path: Path) -> Hardware:
     if not isinstance(data, dict):
         raise HwError(f"{path}: a hardware description is a mapping of the keys "
                       f"{', '.join(HW_KEYS)}")
+    if not set(data) - {"name", "source"}:
+        only = f" (only {', '.join(sorted(data))})" if data else ""
+        raise HwError(f"{path}: sets no hardware key{only}; a file describes a machine: "
+                      "start from a preset's keys (`samfuse hw hbm2-u280`) and change the "
+                      "ones that differ")
     data.setdefault("name", path.stem)
     return _build(data, str(path))
 
@@ -262,15 +267,16 @@ def _check(key: str, value: Any, where: str) -> Any:
         if not isinstance(value, str):
             raise HwError(f"{where}: {key} = {value!r} must be a string")
         return value
-    if isinstance(value, str):
+    if isinstance(value, str):  # from --hw-set or a quoted YAML value: 32, 32.0, 1e3
         try:
-            value = typ(value)
+            value = float(value) if typ is float or not value.strip().lstrip("+-").isdigit() \
+                else int(value)
         except ValueError:
             raise HwError(f"{where}: {key} = {value!r} must be a number") from None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise HwError(f"{where}: {key} = {value!r} must be a number")
     if typ is int:
-        if value != int(value):
+        if value != value or value in (float("inf"), float("-inf")) or value != int(value):
             raise HwError(f"{where}: {key} = {value!r} must be a whole number")
         value = int(value)
     if key == "compute.macs_per_cycle" and value == 0:

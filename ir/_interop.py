@@ -21,7 +21,7 @@ from ._formats import Format
 from ._storage import FiberTree, StorageError, _dtype, _resolve
 
 __all__ = ["from_scipy", "from_torch", "from_mtx", "from_path", "from_any", "to_scipy",
-           "to_torch", "to_mtx", "tensor_file_header"]
+           "to_torch", "to_mtx", "tensor_file_header", "mtx_vector_shape"]
 
 # -- into a tree -------------------------------------------------------------------------
 
@@ -83,9 +83,11 @@ def _torch_compressed_coo(t: Any, torch: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def from_mtx(path: str | os.PathLike, fmt: Format | str | None = None,
-             dtype: Any = "float32") -> FiberTree:
+             dtype: Any = "float32", vector: bool = False) -> FiberTree:
     """A tree from a Matrix Market file (coordinate or array); ``fmt`` defaults to CSR
-    for coordinate files and dense for array files."""
+    for coordinate files and dense for array files. ``vector`` reads an n x 1 or 1 x n
+    matrix as a vector of n: the only way the format stores one (SAM and SuiteSparse
+    ship vectors so)."""
     import scipy.io
     import scipy.sparse as sp
 
@@ -94,19 +96,63 @@ def from_mtx(path: str | os.PathLike, fmt: Format | str | None = None,
     except Exception as e:  # scipy raises many types for malformed files
         raise StorageError(f"cannot read Matrix Market file {os.fspath(path)!r}: "
                            f"{type(e).__name__}: {e}") from e
+    if vector:
+        return _mtx_vector(obj, os.fspath(path), fmt, dtype)
     if sp.issparse(obj):
         return from_scipy(obj, fmt, dtype)
     return FiberTree.from_dense(np.asarray(obj), fmt, dtype)
 
 
+def mtx_vector_shape(shape: tuple[int, ...]) -> tuple[int] | None:
+    """The vector an n x 1 or 1 x n Matrix Market shape stores, or None."""
+    if len(shape) == 2 and 1 in shape:
+        return (shape[0] * shape[1],)
+    return None
+
+
+def _mtx_vector(obj: Any, where: str, fmt: Format | str | None, dtype: Any) -> FiberTree:
+    import scipy.sparse as sp
+
+    shape = tuple(int(n) for n in obj.shape)
+    vec = mtx_vector_shape(shape)
+    if vec is None:
+        raise StorageError(f"Matrix Market file {where!r} holds a {shape[0]} x {shape[1]} "
+                           "matrix where a vector is expected (an n x 1 or 1 x n matrix)")
+    if not sp.issparse(obj):
+        return FiberTree.from_dense(np.asarray(obj).reshape(vec), fmt, dtype)
+    coo = obj.tocoo()
+    along = coo.row if shape[1] == 1 else coo.col
+    return FiberTree.from_coo(np.asarray(along)[None, :], coo.data, vec,
+                              _resolve(fmt, 1, True), dtype)
+
+
+#: the first bytes of every .npy file (numpy.lib.format)
+NPY_MAGIC = b"\x93NUMPY"
+
+
+def _check_npy_magic(path: Path) -> None:
+    """A file named .npy that is not one (a text file, say) is refused by name, instead of
+    numpy's guess that it holds pickled objects."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(NPY_MAGIC))
+    except OSError as e:
+        raise StorageError(f"cannot read .npy file {str(path)!r}: {e.strerror}") from None
+    if head != NPY_MAGIC:
+        raise StorageError(f".npy file {str(path)!r} is not a NumPy array file (it does not "
+                           "start with NumPy's header); write arrays with numpy.save")
+
+
 def from_path(path: str | os.PathLike, fmt: Format | str | None = None,
-              dtype: Any = "float32") -> FiberTree:
-    """A tree from a tensor file, chosen by suffix: ``.mtx``, ``.npy`` or scipy ``.npz``."""
+              dtype: Any = "float32", ndim: int | None = None) -> FiberTree:
+    """A tree from a tensor file, chosen by suffix: ``.mtx``, ``.npy`` or scipy ``.npz``.
+    ``ndim=1`` reads a Matrix Market n x 1 or 1 x n matrix as a vector."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".mtx":
-        return from_mtx(path, fmt, dtype)
+        return from_mtx(path, fmt, dtype, vector=ndim == 1)
     if suffix == ".npy":
+        _check_npy_magic(path)
         try:
             arr = np.load(path, allow_pickle=False)
         except Exception as e:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from cosim import load_study, run_study  # noqa: E402
+from cosim import bundled_studies, load_study, run_study  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDIES = ("smoke", "lanes", "latency", "fifo-depth", "bandwidth", "fig18-orders",
@@ -47,7 +47,7 @@ def main() -> None:
     print("| study | runs | local pool s | Dask LocalCluster s | cached re-run s | rows equal |")
     print("|---|---:|---:|---:|---:|---|")
     for name in args.studies.split(","):
-        spec = load_study(ROOT / "studies" / f"{name}.yaml")
+        spec = load_study(bundled_studies()[name])
         with tempfile.TemporaryDirectory() as tmp:
             local_s, local = _timed(spec, Path(tmp) / "local", workers=args.workers)
             cached_s, _ = _timed(spec, Path(tmp) / "local", workers=args.workers)

@@ -1,9 +1,9 @@
 #!/usr/bin/env python
 """FuseFlow's evaluation as FuseFlow ran it: Figure 12, Figure 14 and Table 3 side by side.
 
-Runs the bundled studies ``studies/fig12-gnn.yaml`` (GCN and GraphSAGE on Table 2's data
+Runs the bundled studies ``cosim/studies/fig12-gnn.yaml`` (GCN and GraphSAGE on Table 2's data
 sets with the artifact's settings, ``assoc: left``, on ``fuseflow`` and ``hbm2-u280``) and
-``studies/fig12-attention.yaml`` (BigBird at blocks 16/32/64 and the sparse autoencoder),
+``cosim/studies/fig12-attention.yaml`` (BigBird at blocks 16/32/64 and the sparse autoencoder),
 cached and resumable like any study, then prints Markdown tables beside FuseFlow's
 published figures (``cosim._published``) and draws ``docs/figures/fig12-<study>.png``:
 
@@ -37,8 +37,8 @@ from cosim._study_spec import load_study  # noqa: E402
 from ir import WORD_BYTES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-STUDIES = {"gnn": ROOT / "studies" / "fig12-gnn.yaml",
-           "attention": ROOT / "studies" / "fig12-attention.yaml"}
+STUDIES = {"gnn": ROOT / "cosim" / "studies" / "fig12-gnn.yaml",
+           "attention": ROOT / "cosim" / "studies" / "fig12-attention.yaml"}
 #: --quick: the same studies at test sizes on the Python model
 QUICK_CONFIG = {"gcn": "small-fuseflow", "graphsage": "small-fuseflow",
                 "bigbird": "small", "autoencoder": "small"}

@@ -4,8 +4,8 @@ the stored baselines, the numpy/torch references and across backends.
 
     .venv/bin/python scripts/nightly.py [--quick] [--out nightly/] [--update-baselines]
 
-``--quick`` (studies/nightly-quick.yaml, ≤ 5 minutes on 2 cores) covers every backend and
-every bundled model; the full run (studies/nightly.yaml) sweeps every example kernel over
+``--quick`` (cosim/studies/nightly-quick.yaml, ≤ 5 minutes on 2 cores) covers every backend and
+every bundled model; the full run (cosim/studies/nightly.yaml) sweeps every example kernel over
 sizes, densities, FIFO depths and dtypes on all four backends, and every model under
 unfused and per-layer fusion. Writes ``junit.xml`` and ``report.html`` into ``--out``;
 exits 1 when any run fails (disagreement, wrong result, error, or a cycle or byte count
@@ -18,9 +18,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from cosim import run_nightly
-
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # this clone's packages, not another installed copy
+
+from cosim import bundled_studies, run_nightly  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dask", metavar="local|ADDRESS")
     args = ap.parse_args(argv)
     name = "nightly-quick" if args.quick else "nightly"
-    study = args.study or ROOT / "studies" / f"{name}.yaml"
+    study = args.study or bundled_studies()[name]
     baselines = args.baselines or ROOT / "baselines" / f"{study.stem}.json"
     res = run_nightly(study, args.out, baselines, update=args.update_baselines,
                       tolerance=args.tolerance, workers=args.workers, dask=args.dask)

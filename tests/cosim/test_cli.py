@@ -142,8 +142,8 @@ def test_demo_checks_against_scipy_and_writes_the_svg(tmp_path, capsys):
     (["sim", "{graph}", "--input", "B={dir}/nope.mtx", "--input", "c={c}"],
      "input 'B': no such file '{dir}/nope.mtx'"),
     (["sim", "{dir}/nope.json"], "graph file '{dir}/nope.json' does not exist"),
-    (["sim", "{c}"], "graph file '{c}' is not graph JSON (expected a JSON object, as "
-     "written by 'samfuse compile -o')"),
+    (["sim", "{c}"], "graph file '{c}' is not text; expected the graph JSON written by "
+     "'samfuse compile -o'"),
     (["sim", "{graph}", "--input", "B={b}", "--input", "c={c}", "--backend", "verilog"],
      "unknown backend 'verilog'; available: "),
     (["sim", "{graph}", "--input", "B", "--input", "c={c}"],

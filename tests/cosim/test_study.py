@@ -137,7 +137,7 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 def test_cli_runs_the_bundled_smoke_study_and_plots_it(tmp_path):
     out = tmp_path / "smoke"
-    run = _cli("study", str(ROOT / "studies" / "smoke.yaml"), "--out", str(out), "--csv",
+    run = _cli("study", "smoke", "--out", str(out), "--csv",
                "--quiet", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     frame = pd.read_csv(out / "results.csv")

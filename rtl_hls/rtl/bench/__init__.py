@@ -219,24 +219,28 @@ def _run_dir(keep: bool) -> Iterator[Path]:
 
 def run_graph(graph: Graph, tensors: Mapping[str, FiberTree], sim: str = "icarus",
               max_cycles: int = 1_000_000, trace: bool = False,
-              hw: Hardware | None = None) -> GraphRun:
+              hw: Hardware | None = None, waves: Path | None = None) -> GraphRun:
     """Build (cached) and run ``graph`` on bound input ``tensors`` under ``sim``; with
     ``trace`` also record every edge's stream (:class:`EdgeRecord`); with ``hw`` on
-    that hardware's memory system."""
+    that hardware's memory system; with ``waves`` (a path without suffix) copy the
+    run's waveform there, ``waves.fst`` or ``waves.vcd`` as the simulator wrote it."""
     missing = simulator_missing(sim)
     if missing:
         raise RuntimeError(missing)
     start = time.perf_counter()
-    waves = _waves()
+    keep = _waves()
+    dump = keep or waves is not None
     netlist = generate(graph, hw=hw)
-    runner, build_dir = _build(netlist, sim, waves)
-    with _run_dir(keep=waves) as run_dir:
+    runner, build_dir = _build(netlist, sim, dump)
+    with _run_dir(keep=keep) as run_dir:
         write_memories(graph, tensors, run_dir)
         _test(runner, sim, netlist.top, "rtl_hls.rtl.bench.graph_bench", run_dir, build_dir,
-              waves, {"SAMFUSE_MAX_CYCLES": str(max_cycles),
+              dump, {"SAMFUSE_MAX_CYCLES": str(max_cycles),
                       "SAMFUSE_MEM_NODES": json.dumps(netlist.mem_instances),
                       "SAMFUSE_ACC_NODES": json.dumps(netlist.acc_instances)},
               ["+samfuse_trace"] if trace else ())
+        if waves is not None:
+            _copy_waves(netlist.top, run_dir, build_dir, waves)
         res = json.loads((run_dir / "result.json").read_text())
         out = GraphRun(res["cycles"], sim_seconds=res["wall_seconds"],
                        mem_stall=res["mem_stall"], acc_peaks=res["acc_peaks"])
@@ -253,6 +257,20 @@ def run_graph(graph: Graph, tensors: Mapping[str, FiberTree], sim: str = "icarus
                 out.values[node.id] = _read_value_dump(run_dir / f"{node.id}.dump")
     out.wall_seconds = time.perf_counter() - start
     return out
+
+
+def _copy_waves(top: str, run_dir: Path, build_dir: Path, to: Path) -> Path:
+    """Copy the waveform a run just wrote (Icarus: ``BUILD/TOP.fst``; Verilator: a
+    ``.vcd`` or ``.fst`` in the run folder) to ``to`` plus its suffix."""
+    found = [p for d in (run_dir, build_dir) for p in d.iterdir()
+             if p.suffix in (".fst", ".vcd")]
+    if not found:
+        raise RuntimeError(f"the simulator wrote no waveform for {top} (looked in "
+                           f"{run_dir} and {build_dir})")
+    wave = max(found, key=lambda p: p.stat().st_mtime)
+    target = to.with_name(to.name + wave.suffix)
+    shutil.copyfile(wave, target)
+    return target
 
 
 def _read_fifo_trace(path: Path) -> dict[str, EdgeRecord]:
