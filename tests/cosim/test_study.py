@@ -145,7 +145,7 @@ def test_cli_runs_the_bundled_smoke_study_and_plots_it(tmp_path):
     assert set(frame[frame["kind"] == "model"]["schedule"]) == {"unfused", "partial", "full"}
     # a re-run from the cache imports neither the models (torch) nor scipy.stats, and
     # leaves the unchanged table alone (no pandas)
-    argv = ["study", str(ROOT / "studies" / "smoke.yaml"), "--out", str(out), "--csv",
+    argv = ["study", "smoke", "--out", str(out), "--csv",
             "--quiet"]
     probe = ("import sys; from cosim.cli import main; code = main(" + repr(argv) + "); "
              "print(sorted(m for m in ('torch', 'scipy.stats', 'pandas') if m in "
