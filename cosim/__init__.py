@@ -27,6 +27,7 @@ from ._counts import (
     model_counts,
     relative_errors,
 )
+from ._model_json import model_json
 from ._model_run import (
     ModelRun,
     RegionProgress,
@@ -47,9 +48,9 @@ __all__ = ["Backend", "PythonBackend", "ToolNotFoundError", "register", "get_bac
            # whole models, region by region
            "run_model", "ModelRun", "RegionRun", "storage_bytes", "RegionProgress",
            "region_weights",
-           # measured work (FLOPs, bytes) of a traced run
+           # measured work (FLOPs, bytes) of a run, and a model run as JSON (model --json)
            "measured_counts", "measure", "Counts", "relative_errors", "heuristic_error_table",
-           "model_counts", "KernelCounts",
+           "model_counts", "KernelCounts", "model_json",
            # studies and the nightly regression
            "load_study", "run_study", "StudySpec", "StudyResult", "StudyError",
            "run_nightly", "NightlyResult",
