@@ -25,9 +25,9 @@ __all__ = ["Backend", "PythonBackend", "ToolNotFoundError", "register", "get_bac
            # whole models, region by region
            "run_model", "ModelRun", "RegionRun", "storage_bytes", "RegionProgress",
            "region_weights",
-           # measured work (FLOPs, bytes) of a traced run
+           # measured work (FLOPs, bytes) of a run, and a model run as JSON (model --json)
            "measured_counts", "measure", "Counts", "relative_errors", "heuristic_error_table",
-           "model_counts", "KernelCounts",
+           "model_counts", "KernelCounts", "model_json",
            # studies and the nightly regression
            "load_study", "run_study", "StudySpec", "StudyResult", "StudyError",
            "bundled_studies", "study_path",
@@ -49,6 +49,7 @@ __all__ = ["Backend", "PythonBackend", "ToolNotFoundError", "register", "get_bac
 #: and a cached study re-run need none of the rest, so ``import cosim`` stays cheap
 _LAZY_MODULES: dict[str, tuple[str, ...]] = {
     "_compare": ("BackendRun", "CosimReport", "compare_backends"),
+    "_model_json": ("model_json",),
     "_counts": ("Counts", "KernelCounts", "heuristic_error_table", "measure",
                 "measured_counts", "model_counts", "relative_errors"),
     "_model_run": ("ModelRun", "RegionProgress", "RegionRun", "region_weights", "run_model",

@@ -86,9 +86,10 @@ def cmd_tune(args: argparse.Namespace, error: type[Exception]) -> int:
             raise error(f"--{name.replace('_', '-')} {getattr(args, name)}: expected >= 1")
     try:
         depths = None if args.depth is None else tuple(
-            None if d.strip() in ("none", "null") else int(d) for d in args.depth.split(","))
+            None if d.strip().lower() in ("inf", "none", "null") else int(d)
+            for d in args.depth.split(","))
     except ValueError:
-        raise error(f"--depth {args.depth!r}: expected depths like 2,4 (none: unbounded)"
+        raise error(f"--depth {args.depth!r}: expected depths like 2,4 (inf: unbounded)"
                     ) from None
     knobs = {k: v.split(",") for k, v in _pairs(args.hw_knob, "--hw-knob", error)}
     try:

@@ -8,7 +8,6 @@ import json
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from _parity import assert_same_result, python_run
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -169,6 +168,12 @@ def test_hardware_depth_equals_run_depth(backend):
         assert by_hw.cycles == by_run.cycles
         np.testing.assert_allclose(by_hw.dense("X"), ins["B"] @ ins["C"], rtol=1e-5)
         cycles[n] = by_hw.cycles
+    # the work every backend counts (counters or, for RTL and HLS, the trace) is the
+    # Python model's; FLOPs are one multiply and one add per scalar product
+    work = by_hw.work(g)
+    assert work == simulate(g, ins).work(g)
+    products = int(((ins["B"] != 0).sum(0) * (ins["C"] != 0).sum(1)).sum())
+    assert work.flops == 2 * products
     if runner.timed:
         assert cycles[3] == simulate(g, ins, depth=3).cycles  # and equal the model's
         assert cycles[3] < runner.run(g, ins, hw=load_hw("ideal")).cycles
