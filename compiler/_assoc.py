@@ -343,7 +343,10 @@ def _rewrite(program: Program, schedule: Schedule, chains: list[Chain],
     for root, ns in roots.items():
         rst = program.statement(root)
         assign = chains[ns[0]].assignment
-        used = _names(assign)
+        outside = assign.rhs  # the chains' own reduction names are free again
+        for n in ns:
+            outside = _replace(outside, chains[n].node, Access("_", chains[n].ends))
+        used = _names(Assignment(assign.target, outside))
         slots = sorted({t for n in ns for t in chains[n].absorbed}, key=order.__getitem__)
         fresh = _Writer(program, tensors, used_names, root)
         rhs = assign.rhs

@@ -252,7 +252,7 @@ def model_counts(compiled: CompiledModel, inputs: Mapping[str, Any]) -> list[Ker
     rows = []
     for reg in compiled.regions:
         for k in reg.kernels:
-            ins = {t: memory[t] for t in k.inputs}
+            ins = {t: memory[k.source(t)] for t in k.inputs}
             counts, _ = measure(k.graph, ins)
             rows.append(KernelCounts(reg.name, k.target, counts, estimate(k.graph, ins)))
     return rows
