@@ -1,15 +1,10 @@
-"""Association as a study axis, an autoscheduler knob and a CLI option (docs/studies.md,
-docs/tune.md, docs/cli.md): values checked in one line, runs correct against numpy."""
+"""Association as a study axis and a CLI option (docs/studies.md, docs/cli.md): values
+checked in one line, runs correct against numpy (the tuner's knob: tests/cosim/test_tune.py)."""
 
 from __future__ import annotations
 
-import random
-
-import numpy as np
 import pytest
 
-from compiler import compile_model, einsum_program
-from cosim import Point, TuneError, TuneSpace, run_model, search
 from cosim._study_run import run_study
 from cosim._study_spec import StudyError, load_study
 from cosim.cli import main
@@ -47,52 +42,6 @@ def test_assoc_axis_runs_a_model(tmp_path):
                        "axes": {"schedule": ["partial"], "assoc": ["left", "cost"]}})
     rows = run_study(spec, tmp_path, workers=1, progress=False).frame()
     assert rows["correct"].all(), rows[["assoc", "error"]]
-
-
-@pytest.fixture(scope="module")
-def chain():
-    p = einsum_program(["T1(i,j) = X(i,k) * W(k,j)", "T2(i,j) = A(i,k) * T1(k,j)",
-                        "H(i,j) = relu(T2(i,j))"],
-                       {"X": (6, 4), "W": (4, 3), "A": (6, 6)}, {"A": "csr"}, name="chain")
-    rng = np.random.default_rng(0)
-    inputs = {"X": rng.normal(size=(6, 4)), "W": rng.normal(size=(4, 3)),
-              "A": rng.normal(size=(6, 6)) * (rng.random((6, 6)) < 0.3)}
-    return p, inputs
-
-
-def test_assoc_is_a_knob_that_reaches_the_schedule(chain):
-    pytest.importorskip("botorch")
-    program, inputs = chain
-    plain = TuneSpace.build(program, stats=inputs)
-    space = TuneSpace.build(program, stats=inputs, assocs=("as-written", "left"))
-    one = space.default_point(space.hand_cuts()["partial"])
-    left = Point(one.cuts, (None,) * len(one.orders), one.depth, one.hw, assoc="left")
-    assert space.valid(left) and not plain.valid(left)
-    assert left in space.neighbours(one)
-    assert space.size() > plain.size()
-    assert 0 < space.heuristic(left) < float("inf")
-    assert "assoc=left" in space.describe(left)
-    sched = space.schedule(left)
-    assert sched.assoc == "left"
-    cm = compile_model(program, sched, stats=inputs)
-    assert any("A(i,k) * X(k" in st.text for st in cm.program.statements)
-    want = np.maximum(inputs["A"] @ inputs["X"] @ inputs["W"], 0)
-    np.testing.assert_allclose(run_model(cm, inputs).outputs["H"], want, rtol=1e-4,
-                               atol=1e-5)
-    assert any(p.assoc == "left" for p in space.all_points())
-    seen = search(space, lambda ps: [_outcome(space, inputs, p) for p in ps], 6, seed=0)
-    assert all(space.valid(t.point) for t in seen)
-    assert {space.sample(random.Random(s)).assoc for s in range(20)} == {"as-written",
-                                                                        "left"}
-    with pytest.raises(TuneError, match="assocs \\['cost'\\]: expected some of"):
-        TuneSpace.build(program, assocs=("cost",))
-
-
-def _outcome(space, inputs, p):
-    from cosim import Outcome
-
-    cm = compile_model(space.program, space.schedule(p), depth=p.depth)
-    return Outcome(float(run_model(cm, inputs).cycles), "ok")
 
 
 @pytest.mark.parametrize("argv", [
