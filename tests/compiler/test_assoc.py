@@ -333,3 +333,19 @@ def test_gcn_left_no_longer_recomputes_xw_per_edge():
     assert "sum(k) adj(i,k) * sum(k2) x(k,k2)" in layer
     layer = {r.name: r.kernels[0].text for r in left.regions}["layers.0"]
     assert "(sum(k2) adj(i,k2) * x(k2,k)) * layers_0_lin_weight(j,k)" in layer
+
+
+def test_two_chains_in_one_statement_are_both_rewritten():
+    program = einsum_program(
+        ["P(i,j) = sum(k) A(i,k) * B(k,j)", "Q(i,j) = sum(k) C(i,k) * D(k,j)",
+         "R(i,j) = sum(k) P(i,k) * E(k,j) + sum(k) Q(i,k) * F(k,j)"],
+        {n: (3, 3) for n in "ABCDEF"})
+    sched = Schedule.fused(program)
+    sched.assoc = "right"
+    new = compile_model(program, sched).program
+    assert [st.target for st in new.statements] == ["R_p", "R_p2", "R"]
+    ops = {n: np.random.default_rng(ord(n)).integers(-3, 4, (3, 3)).astype(np.float32)
+           for n in "ABCDEF"}
+    want = ops["A"] @ ops["B"] @ ops["E"] + ops["C"] @ ops["D"] @ ops["F"]
+    np.testing.assert_allclose(evaluate(new, ops)["R"], want, rtol=1e-5)
+    assert "B(i,k) * E(k,j)" in new.statement("R_p").text
