@@ -123,7 +123,7 @@ class _Finder:
             found = list(self._in_statement(st.target))
             for chain in found:
                 taken.update(chain.absorbed)
-            out += found
+            out += found[::-1]  # reversed below with the rest: left to right
         return out[::-1]
 
     def _in_statement(self, root: str) -> Iterator[Chain]:
@@ -343,17 +343,19 @@ def _rewrite(program: Program, schedule: Schedule, chains: list[Chain],
     for root, ns in roots.items():
         rst = program.statement(root)
         assign = chains[ns[0]].assignment
-        used = _names(assign)
+        outside = _replace(assign.rhs, {id(chains[n].node): Access("_", chains[n].ends)
+                                        for n in ns})  # their reduction names are free
+        used = _names(Assignment(assign.target, outside))
         slots = sorted({t for n in ns for t in chains[n].absorbed}, key=order.__getitem__)
         fresh = _Writer(program, tensors, used_names, root)
-        rhs = assign.rhs
+        tops: dict[int, Expr] = {}
         for n in ns:
             chain = chains[n]
             tree = choice[n]
             assert tree is not None
             keep = _materialised(tree, len(chain.absorbed))
-            top = fresh.build(tree, chain, keep, *chain.ends, used)
-            rhs = _replace(rhs, chain.node, top)
+            tops[id(chain.node)] = fresh.build(tree, chain, keep, *chain.ends, used)
+        rhs = _replace(assign.rhs, tops)
         made = fresh.statements
         assert len(made) == len(slots)
         stmts = [replace(program.statement(old), target=st.target, text=st.text,
@@ -463,13 +465,14 @@ def _leaves(tree: Tree) -> list[int]:
     return [tree] if isinstance(tree, int) else [x for t in tree for x in _leaves(t)]
 
 
-def _replace(e: Expr, old: Expr, new: Expr) -> Expr:
-    """``e`` with the node ``old`` (by identity) replaced by ``new``."""
-    if e is old:
-        return new
+def _replace(e: Expr, new: dict[int, Expr]) -> Expr:
+    """``e`` with each node whose ``id`` ``new`` names replaced, in one pass (a pass
+    rebuilds the nodes above a replacement, so the others must be found in the same)."""
+    if id(e) in new:
+        return new[id(e)]
     from ._fusion import _map_children
 
-    return _map_children(e, lambda c: _replace(c, old, new))
+    return _map_children(e, lambda c: _replace(c, new))
 
 
 # -- one expression ----------------------------------------------------------------------

@@ -9,13 +9,15 @@ connect through tensors materialised in memory in their declared (or scheduled) 
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import chain, islice, permutations
 from typing import Any
 
 from ir import (
+    Format,
     Graph,
     Program,
     ProgramError,
@@ -27,13 +29,13 @@ from ir import (
 )
 
 from ._assoc import associate
-from ._ast import Assignment, accesses
+from ._ast import Access, Assignment, accesses
 from ._blocks import grid_given, grid_stats, index_blocks, tensor_blocks
 from ._compile import cost_tries, no_gc_pauses, parse_order, prepare
 from ._cost import TensorStats, as_stats, input_stats, order_cost, transpose_tokens
-from ._errors import LoweringError
+from ._errors import CompileError, LoweringError
 from ._factor import Factorer
-from ._fusion import FusedExpression, fuse_region
+from ._fusion import FusedExpression, _map_children, format_assignment, fuse_region
 from ._order import OrderError, OrderGraph, OrderSearch, order_graph
 from ._parse import parse
 from ._partition import lane_buffer_for, plan_lanes
@@ -64,10 +66,17 @@ class Kernel:
     inlined: tuple[str, ...]
     tried: list[tuple[list[str], str]]  # rejected orders and the lowering's reason
     compile_seconds: float
+    #: graph input -> the tensor in memory it is a second view of (``_dense_views``)
+    views: dict[str, str] = field(default_factory=dict)
 
     @property
     def inputs(self) -> list[str]:
+        """The graph's input tensors (bind each to memory's :meth:`source`)."""
         return [n for n, t in self.graph.tensors.items() if t.role == "input"]
+
+    def source(self, name: str) -> str:
+        """The tensor in memory a graph input reads: itself, or the one it views."""
+        return self.views.get(name, name)
 
     @property
     def costed(self) -> int:
@@ -91,7 +100,7 @@ class CompiledRegion:
     @property
     def inputs(self) -> list[str]:
         """Tensors the region reads from memory (inputs, weights, earlier results)."""
-        return list(dict.fromkeys(t for k in self.kernels for t in k.inputs))
+        return list(dict.fromkeys(k.source(t) for k in self.kernels for t in k.inputs))
 
     @property
     def outputs(self) -> list[str]:
@@ -186,8 +195,11 @@ def _price(program: Program, schedule: Schedule, names: Sequence[str],
     total = 0.0
     for reg in schedule.regions:
         if reg.name in names:
-            compiled = _compile_region(program, schedule, reg, formats, depth, known,
-                                       stats or {}, blocks)
+            try:
+                compiled = _compile_region(program, schedule, reg, formats, depth, known,
+                                           stats or {}, blocks)
+            except CompileError:  # an association the lowering rejects is never chosen
+                return math.inf
             total += sum(order_cost(k.graph, known).total for k in compiled.kernels)
     return total
 
@@ -302,12 +314,60 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
         return Kernel(fused.target, fused.text, list(graph.meta["order"]), graph, graph_of,
                       dict(graph.meta["transposed"]), fused.inlined, tried,
                       time.perf_counter() - start)
+    views = _dense_views(program, formats, fused, blocks)
+    if views is not None:  # a dense tensor read in two orders: a second name for it
+        prog, fmts, aliased, names = views
+        kernel = _compile_kernel(prog, fmts, reg, aliased, depth, stats, data, blocks)
+        kernel.views = names
+        kernel.graph.meta["views"] = dict(names)
+        return kernel
     shown = "\n".join(f"  {','.join(o)}: {why.splitlines()[0]}" for o, why in tried[:5])
     more = f"\n  ... and {len(tried) - 5} more" if len(tried) > 5 else ""
     if len(tried) >= MAX_TRIES:
         more += f" (stopped at the cap of {MAX_TRIES} orders)"
     raise LoweringError(f"region {reg.name!r}: no dataflow order of {fused.text} can be "
                         f"lowered ({len(tried)} tried):\n{shown}{more}")
+
+
+def _dense_views(program: Program, formats: dict[str, str], fused: FusedExpression,
+                 blocks: Mapping[str, tuple[int, ...]] | None
+                 ) -> tuple[Program, dict[str, str], FusedExpression, dict[str, str]] | None:
+    """When no order lowers: each dense tensor the expression reads with two or more
+    index patterns (GraphSAGE's X·Ws beside (Â·X)·Wn re-associated), its second and
+    further patterns read under names of their own (``x__v1``), which the kernel binds
+    to the same tensor: a dense tensor is addressed, so a view in another storage order
+    costs nothing (docs/fusion.md, "Association"). None if there is no such tensor."""
+    patterns: dict[str, list[tuple[str, ...]]] = {}
+    for a in accesses(fused.assignment.rhs):
+        fmt = Format.parse(formats[a.tensor], len(a.indices))
+        if all(fmt.is_dense(lv) for lv in range(fmt.ndim)) and a.tensor not in (blocks or {}):
+            seen = patterns.setdefault(a.tensor, [])
+            if a.indices not in seen:
+                seen.append(a.indices)
+    alias: dict[tuple[str, tuple[str, ...]], str] = {}
+    tensors = dict(program.tensors)
+    for t, seen in patterns.items():
+        for n, indices in enumerate(seen[1:], 1):
+            name = f"{t}__v{n}"
+            while name in tensors:
+                name += "_"
+            alias[(t, indices)] = name
+            tensors[name] = replace(program.tensors[t], name=name, role="input")
+    if not alias:
+        return None
+
+    def rename(e: Any) -> Any:
+        if isinstance(e, Access):
+            return replace(e, tensor=alias.get((e.tensor, e.indices), e.tensor))
+        return _map_children(e, rename)
+
+    names = {v: t for (t, _), v in alias.items()}
+    assign = parse(format_assignment(Assignment(fused.assignment.target,
+                                                rename(fused.assignment.rhs))))
+    prog = Program(tensors, program.statements, [*program.inputs, *names],
+                   list(program.outputs), program.name, dict(program.meta))
+    fmts = {**formats, **{v: formats[t] for v, t in names.items()}}
+    return prog, fmts, replace(fused, assignment=assign), names
 
 
 def _candidates(graph: OrderGraph, assign: Assignment, sizes: Mapping[str, int],

@@ -202,7 +202,7 @@ def model_counts(compiled: CompiledModel, inputs: Mapping[str, Any]) -> list[Ker
     rows = []
     for reg, done in zip(compiled.regions, run.regions, strict=True):
         for k in reg.kernels:
-            ins = {t: memory[t] for t in k.inputs}
+            ins = {t: memory[k.source(t)] for t in k.inputs}
             rows.append(KernelCounts(reg.name, k.target,
                                      measured_counts(k.graph, done.results[k.target]),
                                      estimate(k.graph, ins)))

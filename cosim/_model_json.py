@@ -41,7 +41,7 @@ def model_json(compiled: CompiledModel, run: ModelRun,
             row["flops"] += work.flops
             row["mem_accesses"] += work.mem_accesses
             graph = k.graph if used == "graph" else k.graph.with_depth(used)
-            est = estimate(graph, {t: run.memory[t] for t in k.inputs}, hw=run.hw)
+            est = estimate(graph, {t: run.memory[k.source(t)] for t in k.inputs}, hw=run.hw)
             row["est_cycles"] += cycle_estimate(graph, est)
             row["est_dram_bytes"] += est.bytes
             row["est_flops"] += est.flops

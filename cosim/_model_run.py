@@ -192,7 +192,7 @@ def region_weights(compiled: CompiledModel, known: Mapping[str, Any]) -> list[fl
     for reg in compiled.regions:
         work = 0.0
         for k in reg.kernels:
-            stats = {t: known.get(t, 1.0) for t in k.inputs}
+            stats = {t: known.get(k.source(t), 1.0) for t in k.inputs}
             try:
                 work += sum(estimate(k.graph, stats).tokens.values())
             except (ValueError, KeyError, ZeroDivisionError):  # no estimate: count it as 1
@@ -235,7 +235,7 @@ def run_model(compiled: CompiledModel, inputs: Mapping[str, Any], backend: str =
         reg_start = time.perf_counter()
         rr = RegionRun(reg.name, {}, {}, {})
         for k in reg.kernels:
-            bound = bind_inputs(k.graph, {t: memory[t] for t in k.inputs})
+            bound = bind_inputs(k.graph, {t: memory[k.source(t)] for t in k.inputs})
             for t, tree in bound.items():
                 rr.bytes_read[t] = rr.bytes_read.get(t, 0) + storage_bytes(tree)
                 if inputs_dir is not None:

@@ -270,7 +270,7 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     flops = nbytes = tokens = 0.0
     for reg in compiled.regions:
         for k in reg.kernels:
-            est = estimate(k.graph, {t: values[t] for t in k.inputs})
+            est = estimate(k.graph, {t: values[k.source(t)] for t in k.inputs})
             flops, nbytes, tokens = flops + est.flops, nbytes + est.bytes, \
                 tokens + sum(est.tokens.values())
     n_kernels = sum(len(reg.kernels) for reg in compiled.regions)

@@ -266,7 +266,7 @@ def predict(cm: CompiledModel, values: dict[str, Any]) -> Prediction:
     n = 0
     for reg in cm.regions:
         for k in reg.kernels:
-            est = estimate(k.graph, {t: values[t] for t in k.inputs})
+            est = estimate(k.graph, {t: values[k.source(t)] for t in k.inputs})
             flops, nbytes = flops + est.flops, nbytes + est.bytes
             tokens += sum(est.tokens.values())
             n += 1
@@ -342,7 +342,7 @@ def dram_estimate_table(runs: list[tuple[str, str, Any, Any, dict[str, Any]]]) -
     errors = []
     for name, sname, run, cm, values in memory_runs:
         for reg, rr in zip(cm.regions, run.regions, strict=True):
-            est = sum(estimate(k.graph, {t: values[t] for t in k.inputs}).bytes
+            est = sum(estimate(k.graph, {t: values[k.source(t)] for t in k.inputs}).bytes
                       for k in reg.kernels)
             dram = rr.dram_read_bytes + rr.dram_write_bytes
             if not dram:

@@ -224,3 +224,33 @@ def test_block_size_is_a_knob_that_reaches_the_schedule(chain):
     every = TuneSpace.build(chain[0].program, stats=inputs, blocks=(1, 2),
                             block_tensors="all")
     assert every.block_seeds(2) == {"X": 2, "A": 2}  # 2 divides no size of W, T1, T2, H
+
+
+def test_assoc_is_a_knob_that_reaches_the_schedule(chain):
+    """A point's association re-associates the program before grouping: X·W then A·T1
+    becomes A·X then ·W; its regions take the compiler's orders."""
+    program, inputs = chain[0].program, chain[1]
+    plain = TuneSpace.build(program, stats=inputs)
+    space = TuneSpace.build(program, stats=inputs, assocs=("as-written", "left"))
+    one = space.default_point(space.hand_cuts()["partial"])
+    left = Point(one.cuts, (None,) * len(one.orders), one.depth, one.hw, assoc="left")
+    assert space.valid(left) and not plain.valid(left)
+    assert left in space.neighbours(one)
+    assert space.size() > plain.size()
+    assert 0 < space.heuristic(left) < float("inf")
+    assert "assoc=left" in space.describe(left)
+    sched = space.schedule(left)
+    assert sched.assoc == "left"
+    cm = compile_model(program, sched, stats=inputs)
+    assert any("A(i,k) * X(k" in st.text for st in cm.program.statements)
+    want = np.maximum(inputs["A"] @ inputs["X"] @ inputs["W"], 0)
+    np.testing.assert_allclose(run_model(cm, inputs).outputs["H"], want, rtol=1e-4,
+                               atol=1e-5)
+    assert any(p.assoc == "left" for p in space.all_points())
+    seen = search(space, lambda ps: [simulate(space, inputs, p) for p in ps], 6, seed=0)
+    assert all(space.valid(t.point) for t in seen)
+    assert {space.sample(random.Random(s)).assoc for s in range(20)} == {"as-written",
+                                                                        "left"}
+    with pytest.raises(TuneError, match="assocs \\['cost'\\]: expected some of"):
+        TuneSpace.build(program, assocs=("cost",))
+
