@@ -30,6 +30,9 @@ __all__ = ["add_model_parser", "SCHEDULES", "MODEL_NAMES"]
 #: (``samfuse --help``) does not import torch; a test keeps the two in step
 MODEL_NAMES = ("autoencoder", "bigbird", "gcn", "gpt", "graphsage")
 
+#: the largest seed: torch's generators take 64-bit seeds; study tables store int64
+MAX_SEED = (1 << 63) - 1
+
 #: named schedules: what FuseFlow calls unfused, partially fused (per layer), fully fused
 SCHEDULES = {"unfused": Schedule.unfused, "partial": Schedule.by_scope, "full": Schedule.fused}
 
@@ -43,6 +46,9 @@ def seed_arg(text: str) -> int:
         value = -1
     if value < 0:
         raise argparse.ArgumentTypeError(f"seed {text!r}: expected an integer >= 0")
+    if value > MAX_SEED:
+        raise argparse.ArgumentTypeError(f"seed {text!r}: expected an integer below 2^63 "
+                                         "(torch seeds are 64-bit)")
     return value
 
 

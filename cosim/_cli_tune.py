@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from ._cli_model import seed_arg
+
 __all__ = ["add_tune_parser"]
 
 
@@ -20,8 +22,9 @@ def add_tune_parser(sub: argparse._SubParsersAction, error: type[Exception]) -> 
                    help="cycles, bytes_moved, dram_bytes or seconds (default cycles)")
     t.add_argument("--out", metavar="DIR", help="results folder (default tune/out/TARGET); "
                    "evaluations are cached there, so a re-run resumes")
-    t.add_argument("--seed", type=int, help="model and input seed (default 0)")
-    t.add_argument("--tune-seed", type=int, default=0, help="the search's seed (default 0)")
+    t.add_argument("--seed", type=seed_arg, help="model and input seed (default 0)")
+    t.add_argument("--tune-seed", type=seed_arg, default=0,
+                   help="the search's seed (default 0)")
     t.add_argument("--units", default="scope", choices=("scope", "statement"),
                    help="fusion boundaries between module scopes (default) or statements")
     t.add_argument("--max-orders", type=int, default=4, metavar="N",

@@ -23,8 +23,9 @@ from typing import Any
 
 import yaml
 
-from ir import DEFAULT_HW, HW_PRESETS, PARTITIONS, Hardware, HwError, load_hw
+from ir import DEFAULT_HW, HW_PRESETS, MAX_DEPTH, PARTITIONS, Hardware, HwError, load_hw
 
+from ._cli_model import MAX_SEED
 from ._hw_spec import hw_from_json, hw_label, hw_to_json
 
 __all__ = ["StudyError", "StudySpec", "RunConfig", "Workload", "load_study", "AXES",
@@ -433,11 +434,13 @@ def _axis_value(axis: str, v: Any, base: Path) -> Any:
         if not isinstance(v, str) or not v:
             raise StudyError(f"order {v!r}: expected 'default', 'all' or e.g. 'i,k,j'")
     elif axis == "depth":
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-            raise StudyError(f"depth {v!r}: expected an int >= 1 or null (unbounded)")
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int)
+                              or not 1 <= v <= MAX_DEPTH):
+            raise StudyError(f"depth {v!r}: expected an int from 1 to {MAX_DEPTH:,} or null "
+                             "(unbounded)")
     elif axis == "seed":
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise StudyError(f"seed {v!r}: expected an int >= 0")
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_SEED:
+            raise StudyError(f"seed {v!r}: expected an int from 0 to 2^63 - 1")
     elif axis == "dtype":
         if v not in _DTYPES:
             raise StudyError(f"dtype {v!r}: expected one of {', '.join(_DTYPES)}")
@@ -496,6 +499,11 @@ def _workload(w: Any, n: int) -> Workload:
                     d, bool) and d > 0 for d in s) for s in shapes.values()):
             raise StudyError(f"workloads[{n}]: 'shapes' must map every tensor to a list of "
                              "positive ints")
+        for t, s in shapes.items():
+            if math.prod(s) > MAX_TENSOR_ELEMS:
+                raise StudyError(f"workloads[{n}]: tensor {t!r} of shape {s} has "
+                                 f"{math.prod(s):,} entries, more than the {MAX_TENSOR_ELEMS:,} "
+                                 "a study builds (its inputs and reference are dense)")
         formats = w.get("formats", {})
         if not isinstance(formats, dict):
             raise StudyError(f"workloads[{n}]: 'formats' must map tensors to format specs")
@@ -528,6 +536,12 @@ GRAPH_DATASETS = ("karate", "cora", "rmat")
 RMAT_DEFAULT = (10, 8, 0)
 #: the largest R-MAT a study builds: the numpy reference holds the adjacency dense
 RMAT_MAX_SCALE = 12
+#: edges drawn per node: 64 x 2^12 nodes is a quarter of the dense adjacency's entries, and
+#: the generator holds every drawn edge at once
+RMAT_MAX_EDGE_FACTOR = 64
+#: entries of one tensor of an expression workload: its random inputs and the numpy
+#: reference hold it dense (2^24: the largest R-MAT's adjacency)
+MAX_TENSOR_ELEMS = 1 << 24
 _FIXED_NODES = {"karate": 34, "cora": None}
 
 
@@ -542,8 +556,9 @@ def _rmat_params(name: str) -> tuple[int, int, int] | None:
     if len(rest) not in (2, 3) or not all(x.isdigit() for x in rest):
         raise ValueError("expected rmat:SCALE:EDGE_FACTOR or rmat:SCALE:EDGE_FACTOR:SEED")
     scale, factor, *seed = map(int, rest)
-    if not 1 <= scale <= RMAT_MAX_SCALE or factor < 1:
-        raise ValueError(f"expected 1 <= SCALE <= {RMAT_MAX_SCALE} and EDGE_FACTOR >= 1")
+    if not 1 <= scale <= RMAT_MAX_SCALE or not 1 <= factor <= RMAT_MAX_EDGE_FACTOR:
+        raise ValueError(f"expected 1 <= SCALE <= {RMAT_MAX_SCALE} and 1 <= EDGE_FACTOR <= "
+                         f"{RMAT_MAX_EDGE_FACTOR}")
     return scale, factor, seed[0] if seed else 0
 
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from compiler import CompileError, compile_expression, explain_orders, fusion_table
 from ir import (
+    MAX_DEPTH,
     RENDER_FORMATS,
     FiberTree,
     FormatError,
@@ -77,11 +78,14 @@ def _shape(name: str, text: str) -> tuple[int, ...]:
     """``34x16``, ``34,16``, ``""`` (a scalar), or a tensor file to take the shape from."""
     parts = [p for p in text.replace("x", ",").split(",") if p.strip()]
     if all(p.strip().isdigit() for p in parts):
+        if any(int(p) < 1 for p in parts):
+            raise CliError(f"--shape {name}={text}: every size must be an integer >= 1")
         return tuple(int(p) for p in parts)
     if not Path(text).exists():
         raise CliError(f"--shape {name}={text}: expected sizes such as 34x16 or a tensor "
                        "file (.mtx, .npy, .npz) to read the shape from")
-    return FiberTree.from_any(text).shape
+    head = tensor_file_header(text)  # the header alone: no data is read for a shape
+    return head[0] if head is not None else FiberTree.from_any(text).shape
 
 
 def _depth(text: str) -> int | None | str:
@@ -89,9 +93,10 @@ def _depth(text: str) -> int | None | str:
         return "graph"
     if text.lower() in ("inf", "none", "unbounded"):
         return None
-    if text.isdigit() and int(text) >= 1:
+    if text.isdigit() and 1 <= int(text) <= MAX_DEPTH:
         return int(text)
-    raise argparse.ArgumentTypeError(f"depth {text!r}: expected an int >= 1, 'inf' or 'graph'")
+    raise argparse.ArgumentTypeError(f"depth {text!r}: expected an int from 1 to {MAX_DEPTH:,}, "
+                                     "'inf' or 'graph'")
 
 
 def _load_graph(path: str) -> Graph:
@@ -221,8 +226,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
     shapes = {n: _shape(n, v) for n, v in _pairs(args.shape, "--shape", "SHAPE").items()}
     sizes = {}
     for n, v in _pairs(args.size, "--size", "N").items():
-        if not v.isdigit():
-            raise CliError(f"--size {n}={v}: expected a non-negative integer")
+        if not v.isdigit() or int(v) < 1:
+            raise CliError(f"--size {n}={v}: expected an integer >= 1")
         sizes[n] = int(v)
     depth = args.depth if args.depth != "graph" else 2
     stats: dict[str, Any] = dict(_densities(args.density))

@@ -56,6 +56,7 @@ from ._codec import (
 from ._formats import Format, FormatError
 from ._graph import (
     DEFAULT_DEPTH,
+    MAX_DEPTH,
     NAME_PATTERN,
     SCHEMA,
     Edge,
@@ -69,6 +70,7 @@ from ._graph import (
 from ._hw import (
     DEFAULT_HW,
     HW_KEYS,
+    HW_MAX,
     HW_PRESETS,
     WORD_BYTES,
     ComputeSpec,
@@ -117,8 +119,8 @@ __all__ = [
     "from_blocks", "value_elems", "firing_work", "block_cycles", "written_blocks",
     "COMPUTE_PRIMITIVES",
     # the simulated hardware (memory system) and a graph's memory ports
-    "Hardware", "DramSpec", "OnchipSpec", "ComputeSpec", "HwError", "HW_KEYS", "HW_PRESETS",
-    "DEFAULT_HW",
+    "Hardware", "DramSpec", "OnchipSpec", "ComputeSpec", "HwError", "HW_KEYS", "HW_MAX",
+    "HW_PRESETS", "DEFAULT_HW",
     "WORD_BYTES", "load_hw", "MemPortSpec", "memory_ports",
     # tokens
     "Stop", "Empty", "Done", "Repeat", "EMPTY", "DONE", "REPEAT", "Token", "stop",
@@ -135,7 +137,8 @@ __all__ = [
     "UNARY_OPS", "REDUCE_OPS", "WRITER_PRIMITIVES",
     # graphs
     "Graph", "GraphBuilder", "Node", "Edge", "TensorSpec", "GraphError", "SCHEMA",
-    "DEFAULT_DEPTH", "render", "to_dot", "RENDER_FORMATS", "NAME_PATTERN", "check_name",
+    "DEFAULT_DEPTH", "MAX_DEPTH", "render", "to_dot", "RENDER_FORMATS", "NAME_PATTERN",
+    "check_name",
     # programs
     "Program", "Statement", "TensorDecl", "ProgramError", "TENSOR_ROLES",
     # schedules

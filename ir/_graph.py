@@ -20,10 +20,13 @@ from ._codec import CodecError, int_constant
 from ._formats import Format, FormatError
 
 __all__ = ["GraphError", "GraphBuilder", "Node", "Edge", "TensorSpec", "Graph", "SCHEMA",
-           "DEFAULT_DEPTH", "NAME_PATTERN", "check_name"]
+           "DEFAULT_DEPTH", "MAX_DEPTH", "NAME_PATTERN", "check_name"]
 
 SCHEMA = "samfuse-graph/1"
 DEFAULT_DEPTH = 2
+#: the deepest bounded FIFO (tokens): the RTL backend declares every FIFO's slots as an
+#: array, which Icarus allocates; deeper than this, use null (unbounded)
+MAX_DEPTH = 1 << 20
 DTYPES = ("float32", "int32")
 ROLES = ("input", "output")
 #: the storage level type each level reader walks (a scanner of the wrong kind would
@@ -239,9 +242,10 @@ class Graph:
                 raise GraphError(f"edge {e.name}: stream kind mismatch, {e.src} is {src_kind}"
                                  f" but {e.dst} expects {dst_kind}")
             if e.depth is not None and (isinstance(e.depth, bool)
-                                        or not isinstance(e.depth, int) or e.depth < 1):
-                raise GraphError(f"edge {e.name}: depth {e.depth!r} must be an int >= 1 "
-                                 "or null (unbounded)")
+                                        or not isinstance(e.depth, int) or e.depth < 1
+                                        or e.depth > MAX_DEPTH):
+                raise GraphError(f"edge {e.name}: depth {e.depth!r} must be an int >= 1 (at "
+                                 f"most {MAX_DEPTH:,}) or null (unbounded)")
             if e.dst in drivers:
                 raise GraphError(f"input port {e.dst} is driven twice: by {drivers[e.dst]} "
                                  f"and {e.src}")

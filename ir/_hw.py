@@ -9,12 +9,13 @@ cycle counts) of a machine whose memory costs nothing.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Hardware", "DramSpec", "OnchipSpec", "ComputeSpec", "HwError", "HW_KEYS", "HW_PRESETS",
-           "DEFAULT_HW", "load_hw", "WORD_BYTES"]
+__all__ = ["Hardware", "DramSpec", "OnchipSpec", "ComputeSpec", "HwError", "HW_KEYS", "HW_MAX",
+           "HW_PRESETS", "DEFAULT_HW", "load_hw", "WORD_BYTES"]
 
 #: every stored word (a seg or crd entry, a value) is 32 bits, as on the token payload
 WORD_BYTES = 4
@@ -125,6 +126,20 @@ HW_KEYS: dict[str, tuple[type, str, str]] = {
     "source": (str, "", "where the numbers come from"),
 }
 
+#: the largest value of each numeric key a backend can build: channels and the per-port
+#: line buffers (``line_bytes`` x ``outstanding``) are allocated by the simulators and
+#: become SystemVerilog parameters; the others are 32-bit counters in the RTL
+HW_MAX: dict[str, float] = {
+    "clock_mhz": 1e6,
+    "dram.channels": 1024,
+    "dram.bytes_per_cycle": 1 << 20,
+    "dram.latency_cycles": 1 << 20,
+    "dram.line_bytes": 1 << 16,
+    "dram.outstanding": 4096,
+    "onchip.bytes": 1 << 48,
+    "compute.macs_per_cycle": 1 << 20,
+}
+
 _PRESET_DIR = Path(__file__).with_name("hw")
 #: the preset models and studies run on unless told otherwise
 DEFAULT_HW = "hbm2-u280"
@@ -221,14 +236,19 @@ def _check(key: str, value: Any, where: str) -> Any:
             raise HwError(f"{where}: {key} = {value!r} must be a number") from None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise HwError(f"{where}: {key} = {value!r} must be a number")
+    if not math.isfinite(value):
+        raise HwError(f"{where}: {key} = {value!r} must be a finite number")
     if typ is int:
         if value != int(value):
             raise HwError(f"{where}: {key} = {value!r} must be a whole number")
         value = int(value)
     if key == "compute.macs_per_cycle" and value == 0:
         return 0
-    if not value > 0 or value > 1 << 48:
-        raise HwError(f"{where}: {key} = {value!r} must be positive (and below 2^48)")
+    if not value > 0:
+        raise HwError(f"{where}: {key} = {value!r} must be positive")
+    if value > HW_MAX[key]:
+        raise HwError(f"{where}: {key} = {value!r} is above {int(HW_MAX[key]):,}, the "
+                      "largest a simulated machine can have")
     return typ(value)
 
 
