@@ -23,7 +23,16 @@ from typing import Any
 
 import yaml
 
-from ir import DEFAULT_HW, HW_PRESETS, MAX_DEPTH, PARTITIONS, Hardware, HwError, load_hw
+from ir import (
+    DEFAULT_HW,
+    HW_PRESETS,
+    MAX_DEPTH,
+    PARTITIONS,
+    Hardware,
+    HwError,
+    load_hw,
+    load_yaml,
+)
 
 from ._cli_model import MAX_SEED
 from ._hw_spec import hw_from_json, hw_label, hw_to_json
@@ -241,7 +250,7 @@ def load_study(source: str | Path | Mapping[str, Any]) -> StudySpec:
             raise StudyError("not a readable YAML text file: "
                              f"{str(exc).splitlines()[0]}") from None
         try:
-            doc = yaml.safe_load(text)
+            doc = load_yaml(text)
         except yaml.YAMLError as exc:
             raise StudyError(f"study is not valid YAML: {exc}") from None
     if not isinstance(doc, dict):

@@ -112,6 +112,7 @@ from ._tokens import (
     token_text,
 )
 from ._trace import EdgeTrace, Trace, TraceFormatError, TraceMismatch, compare_traces
+from ._yaml import load_yaml
 
 __all__ = [
     # block sparsity: block operators, blocked tensors, value widths
@@ -120,7 +121,7 @@ __all__ = [
     "COMPUTE_PRIMITIVES",
     # the simulated hardware (memory system) and a graph's memory ports
     "Hardware", "DramSpec", "OnchipSpec", "ComputeSpec", "HwError", "HW_KEYS", "HW_MAX",
-    "HW_PRESETS", "DEFAULT_HW",
+    "HW_PRESETS", "DEFAULT_HW", "load_yaml",
     "WORD_BYTES", "load_hw", "MemPortSpec", "memory_ports",
     # tokens
     "Stop", "Empty", "Done", "Repeat", "EMPTY", "DONE", "REPEAT", "Token", "stop",

@@ -177,8 +177,10 @@ def load_hw(spec: str | Path | Hardware | None = None,
 def _load_file(path: Path) -> Hardware:
     import yaml
 
+    from ._yaml import load_yaml
+
     try:
-        data = yaml.safe_load(path.read_text())
+        data = load_yaml(path.read_text())
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise HwError(f"{path}: cannot read the hardware description: "
                       f"{str(exc).splitlines()[0]}") from None
