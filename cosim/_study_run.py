@@ -389,11 +389,26 @@ def _json_default(x: Any) -> Any:
     raise TypeError(f"not JSON-serialisable: {type(x).__name__}")
 
 
+#: the result columns of a run that did not fail (numbers, then text and flags), which a
+#: table has even when every run failed: one schema whatever the outcome
+RESULT_NUMBERS = ("cycles", "firings", "bytes_moved", "imbalance", "seconds",
+                  "dram_read_bytes", "dram_write_bytes", "mem_requests", "achieved_gbps",
+                  "wall_seconds", "compile_seconds", "est_flops", "est_bytes", "est_tokens",
+                  "run_seconds")
+RESULT_OTHERS = ("order_used", "correct", "error", "agree", "status")
+
+
 def write_table(rows: list[dict[str, Any]], out: Path, csv: bool = False) -> list[Path]:
     """``results.parquet`` (and ``results.csv``) in ``out``, each written atomically."""
     import pandas as pd
 
     frame = pd.DataFrame(rows)
+    for col in RESULT_NUMBERS:
+        if col not in frame.columns:
+            frame[col] = pd.Series(np.nan, index=frame.index, dtype="float64")
+    for col in RESULT_OTHERS:
+        if col not in frame.columns:
+            frame[col] = pd.Series(None, index=frame.index, dtype="object")
     written = []
     for suffix, writer in (("parquet", frame.to_parquet), ("csv", frame.to_csv)):
         if suffix == "csv" and not csv:
@@ -466,9 +481,9 @@ def run_configs(configs: Sequence[RunConfig], out: str | Path, *, workers: int =
     rows_of: dict[RunConfig, list[dict[str, Any]]] = {}
     todo = []
     for c in dict.fromkeys(configs):
-        path = cache / f"{c.key(version)}.json"
-        if path.exists():
-            rows_of[c] = json.loads(path.read_text())
+        rows = _cached_rows(cache / f"{c.key(version)}.json", c, version)
+        if rows is not None:
+            rows_of[c] = rows
         else:
             todo.append(c)
     bar = _Progress(label, todo, len(rows_of), enabled=progress)
@@ -488,6 +503,25 @@ def run_configs(configs: Sequence[RunConfig], out: str | Path, *, workers: int =
             bar.tick(cfg, rows)
     bar.close()
     return rows_of, len(todo)
+
+
+def _cached_rows(path: Path, cfg: RunConfig, version: str) -> list[dict[str, Any]] | None:
+    """The rows cached for ``cfg``, or None to run it: no entry, or one that is damaged
+    (truncated, emptied, edited: not one row per backend with this run's key and a
+    status), which is run again rather than dropped from the table or crashing it."""
+    if not path.exists():
+        return None
+    try:
+        rows = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        rows = None
+    key = cfg.key(version)
+    if not isinstance(rows, list) or not all(
+            isinstance(r, dict) and r.get("key") == key and isinstance(r.get("status"), str)
+            for r in rows) or {r.get("backend") for r in rows} != set(cfg.backends):
+        print(f"samfuse: cache entry {path} is damaged; running it again", file=sys.stderr)
+        return None
+    return rows
 
 
 def run_study(spec: StudySpec, out: str | Path, *, workers: int = 2,
