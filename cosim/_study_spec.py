@@ -11,11 +11,14 @@ rather than silently ignored.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
 import math
 import re
+import sys
+import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -49,6 +52,11 @@ SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 DEFAULT_LANE_BUFFER: int | None = None
 #: lanes per parallel index (the compiler's limit)
 _MAX_LANES = 64
+
+#: the most runs one study may expand to (each a cached file and a row of the table)
+MAX_RUNS = 100_000
+#: seconds between the progress lines of a large study's expansion
+_EXPAND_EVERY = 2.0
 
 #: axis -> default value list
 AXES: dict[str, list[Any]] = {
@@ -164,19 +172,46 @@ class StudySpec:
     mode: str = "product"
     runs: list[dict[str, Any]] = field(default_factory=list)
 
-    def expand(self) -> list[RunConfig]:
+    def count(self) -> int:
+        """How many runs :meth:`expand` makes at most, from the axes' lengths alone (an
+        ``order: all`` counts every permutation), without building them."""
+        if self.mode == "product":
+            combos = math.prod(len(v) for a, v in self.axes.items() if a != "order")
+            return sum(combos * sum(len(_all_orders(w)) if o == "all" else 1
+                                    for o in self.axes["order"]) for w in self.workloads)
+        return sum(len(_all_orders(w)) if r.get("order") == "all" else 1
+                   for r in self.runs for w in self.workloads
+                   if w.label in r.get("workloads", [w.label]))
+
+    def expand(self, progress: bool = False) -> list[RunConfig]:
         """Every run: the cross product of the axes (``mode: product``) or the listed
         combinations (``mode: list``), for every workload; ``order: all`` on an
-        expression becomes one run per permutation of its indices."""
-        combos = [dict(zip(self.axes, values, strict=True))
-                  for values in itertools.product(*self.axes.values())] \
+        expression becomes one run per permutation of its indices. More than
+        :data:`MAX_RUNS` is refused before anything is built; ``progress`` prints a line
+        on stderr every few seconds while a large study expands."""
+        total = self.count()
+        if total > MAX_RUNS:
+            sizes = " x ".join(f"{a} {len(v)}" for a, v in self.axes.items() if len(v) > 1)
+            raise StudyError(f"the study has {total:,} runs ({len(self.workloads)} "
+                             f"workload(s) x {sizes or 'one combination'}), more than the "
+                             f"{MAX_RUNS:,} a study may; split it or shorten its axes")
+        combos = (dict(zip(self.axes, values, strict=True))
+                  for values in itertools.product(*self.axes.values())) \
             if self.mode == "product" else [{**{a: v[0] for a, v in self.axes.items()}, **r}
                                             for r in self.runs]
+        combos = list(combos)
+        for c in combos:
+            self._check_schedule_applies(c)
         out: list[RunConfig] = []
+        shown = time.monotonic()
         for w in self.workloads:
             for c in combos:
                 if w.label not in c.get("workloads", [w.label]):
                     continue
+                if progress and time.monotonic() - shown > _EXPAND_EVERY:
+                    shown = time.monotonic()
+                    print(f"study {self.name}: expanding, {len(out):,} of {total:,} runs",
+                          file=sys.stderr, flush=True)
                 orders = _all_orders(w) if c["order"] == "all" else [c["order"]]
                 if w.expr is None and orders != ["default"]:
                     raise StudyError(f"workload {w.label!r}: order {c['order']!r} applies "
@@ -199,6 +234,16 @@ class StudySpec:
                         par=c["par"], partition=c["partition"],
                         lane_buffer=c["lane_buffer"], block=c["block"]))
         return list(dict.fromkeys(out))
+
+    def _check_schedule_applies(self, combo: dict[str, Any]) -> None:
+        """A fusion schedule asked of expressions and kernels alone would be ignored."""
+        if combo["schedule"] == "unfused" or any(
+                w.model is not None and w.label in combo.get("workloads", [w.label])
+                for w in self.workloads):
+            return
+        raise StudyError(f"schedule {schedule_name(combo['schedule'])!r} applies to models; "
+                         "this study's workloads here are expressions or kernels, each one "
+                         "graph that no fusion schedule changes (leave the axis out)")
 
 
 def _check_par_applies(w: Workload, par: tuple[tuple[str, int], ...]) -> None:
@@ -225,6 +270,7 @@ def par_label(par: tuple[tuple[str, int], ...] | list) -> str | None:
     return ",".join(f"{k}={n}" for k, n in par) or None
 
 
+@functools.cache
 def _all_orders(w: Workload) -> list[str]:
     if w.expr is None:
         return ["all"]  # rejected by the caller with the workload's name
@@ -301,7 +347,7 @@ def load_study(source: str | Path | Mapping[str, Any]) -> StudySpec:
         raise StudyError("'runs' lists combinations for 'mode: list'; with 'mode: product' "
                          "the axes are crossed")
     spec = StudySpec(name, workloads, axes, mode, runs)
-    spec.expand()  # order: all on a model is an error worth seeing now
+    spec.expand(progress=True)  # order: all on a model is an error worth seeing now
     return spec
 
 
