@@ -134,6 +134,7 @@ class Graph:
             self.out_edges[e.src_node].setdefault(e.src.rsplit(".", 1)[1], []).append(e)
             self.in_edges[e.dst_node][e.dst.rsplit(".", 1)[1]] = e
         self._validate_chains()
+        self._validate_lane_splits()
         self.topological_order()  # a cycle is a load error, not a surprise at run time
         self._validate_blocks()
 
@@ -329,6 +330,37 @@ class Graph:
                                  f"its refs come from {found} ({end}); expected {expect}")
             self._check_level_kind(node, name, level)
 
+    def _validate_lane_splits(self) -> None:
+        """The lane splits of one tensor level share its coordinates out evenly: with
+        nested lanes each coordinate reaches the same number of copies, so a coordinate
+        kept by fewer splits than the others (a gap, which would silently drop its row)
+        or by more (an overlap) is refused here, before any run."""
+        groups: dict[tuple[str, int, int], list[Node]] = {}
+        for node in self.nodes.values():
+            if node.op != "lane_split":
+                continue
+            src = self.nodes[self.in_edges[node.id]["crd_in"].src_node]
+            if src.params.get("tensor") is not None and src.params.get("level") is not None:
+                key = (src.params["tensor"], src.params["level"], node.params["lanes"])
+                groups.setdefault(key, []).append(node)
+        for (name, level, lanes), splits in groups.items():
+            spec = self.tensors[name]
+            size = spec.shape[Format.parse(spec.format, len(spec.shape)).mode_order[level]]
+            counts = {r: _coverage(r, lanes, size, [(s.params["lo"], s.params["hi"]) for s
+                                                    in splits if s.params["lane"] == r])
+                      for r in {s.params["lane"] for s in splits}}
+            if len(counts) < min(lanes, size):  # a class no split keeps
+                r = next(r for r in range(lanes) if r not in counts)
+                counts[r] = [(r, 0)]
+            want = max(n for runs in counts.values() for _, n in runs)
+            bad = min(((c, n) for runs in counts.values() for c, n in runs if n != want),
+                      default=(size, want))
+            if bad[0] < size:
+                raise GraphError(f"lane splits {sorted(s.id for s in splits)} of level "
+                                 f"{level} of tensor {name!r} give coordinate {bad[0]} to "
+                                 f"{bad[1]} lane(s) and others to {want}: lanes must "
+                                 f"cover the coordinates 0..{size - 1} evenly")
+
     def _check_level_kind(self, node: Node, name: str, level: int | None) -> None:
         """A scanner or locator reads a level of its own kind (``LEVEL_READERS``)."""
         kind = LEVEL_READERS.get(node.op)
@@ -468,6 +500,26 @@ class Graph:
 
     def __repr__(self) -> str:
         return f"<Graph {self.name!r}: {len(self.nodes)} nodes, {len(self.edges)} edges>"
+
+
+def _coverage(r: int, lanes: int, size: int, ranges: list[tuple[int, int]]
+              ) -> list[tuple[int, int]]:
+    """How many of ``ranges`` keep each coordinate ``c = r + lanes * k < size``, as runs
+    ``(first coordinate, count)``; a sweep over the ranges' ends, never over coordinates."""
+    top = -(-(size - r) // lanes)  # coordinates of this class below size
+    events: dict[int, int] = {0: 0, top: 0}
+    for lo, hi in ranges:
+        a, b = max(0, -(-(lo - r) // lanes)), min(top, -(-(hi - r) // lanes))
+        if a < b:
+            events[a] = events.get(a, 0) + 1
+            events[b] = events.get(b, 0) - 1
+    runs, count = [], 0
+    for k in sorted(events):
+        if k >= top:
+            break
+        count += events[k]
+        runs.append((r + lanes * k, count))
+    return runs
 
 
 _GRAPH_KEYS = ("schema", "name", "dtype", "meta", "default_depth", "tensors", "nodes", "edges")
