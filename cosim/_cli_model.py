@@ -22,7 +22,7 @@ from ir import DEFAULT_HW, Schedule
 from ._backend import get_backend
 from ._cli_hw import add_hw_options, hw_from_args
 from ._files import safe_join, writable_dir, write_atomic
-from ._model_run import run_model
+from ._model_run import check_lanes_used, run_model
 
 __all__ = ["add_model_parser", "SCHEDULES", "MODEL_NAMES"]
 
@@ -163,6 +163,8 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
     binds = {**torch_weights(model, program), **torch_inputs(program, example)}
     compiled = compile_model(program, schedule,
                              stats=binds if schedule.has_lanes or schedule.block else None)
+    if args.par:
+        check_lanes_used(compiled, schedule.par)
     print(f"exported   {args.model} ({args.config}) to {len(program.statements)} statements "
           f"in {export_s * 1e3:.0f} ms")
     print(compiled)

@@ -202,7 +202,6 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     import torch
 
     from compiler import (
-        CompileError,
         compile_model,
         estimate,
         evaluate,
@@ -216,7 +215,7 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
 
     from ._cli_model import SCHEDULES
     from ._lanes import lane_report
-    from ._model_run import run_model
+    from ._model_run import check_lanes_used, run_model
 
     w = cfg.workload
     model = MODELS[w.model].from_config(w.config, seed=cfg.seed).eval()
@@ -236,10 +235,7 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     compiled = compile_model(program, schedule, depth=cfg.depth,
                              stats=binds if schedule.has_lanes or schedule.block else None)
     compile_s = time.perf_counter() - t0
-    if cfg.par and not any(k.graph.meta.get("parallel") for reg in compiled.regions
-                           for k in reg.kernels):
-        raise CompileError(f"par {par_label(cfg.par)!r}: no kernel of {w.label} has such an "
-                           "output index, so nothing runs on lanes")
+    check_lanes_used(compiled, dict(cfg.par))
     values = {**binds, **evaluate(program, binds)}
     flops = nbytes = tokens = 0.0
     for reg in compiled.regions:
