@@ -21,7 +21,7 @@ from ir import DEFAULT_HW, Schedule
 
 from ._backend import get_backend
 from ._cli_hw import add_hw_options, hw_from_args
-from ._files import safe_join, writable_dir, write_atomic
+from ._files import path_arg, safe_join, writable_dir, write_atomic
 from ._model_run import check_lanes_used, run_model
 
 __all__ = ["add_model_parser", "SCHEDULES", "MODEL_NAMES"]
@@ -77,9 +77,10 @@ def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) ->
     m.add_argument("--program", action="store_true", help="print the einsum program")
     m.add_argument("--table", action="store_true",
                    help="print every kernel's fusion table")
-    m.add_argument("--out", metavar="DIR", help="write each kernel's graph JSON into DIR")
+    m.add_argument("--out", metavar="DIR", type=path_arg,
+                   help="write each kernel's graph JSON into DIR")
     add_hw_options(m, DEFAULT_HW)
-    m.add_argument("--mem-trace", metavar="DIR",
+    m.add_argument("--mem-trace", metavar="DIR", type=path_arg,
                    help="write each kernel's memory requests into DIR as a Ramulator 2 "
                    "trace, REGION.TENSOR.trace (see docs/memory.md)")
     m.set_defaults(func=lambda args: cmd_model(args, error))

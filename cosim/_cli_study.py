@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ._files import path_arg
+
 __all__ = ["add_study_parsers"]
 
 
@@ -13,8 +15,9 @@ def add_study_parsers(sub: argparse._SubParsersAction, error: type[Exception]) -
     s = sub.add_parser("study", help="run a declarative what-if study (YAML; "
                        "see docs/studies.md)")
     s.add_argument("study", help="study YAML file (e.g. studies/smoke.yaml)")
-    s.add_argument("--out", metavar="DIR", help="results folder (default studies/out/NAME); "
-                   "finished runs are cached there and not run again")
+    s.add_argument("--out", metavar="DIR", type=path_arg,
+                   help="results folder (default studies/out/NAME); finished runs are "
+                   "cached there and not run again")
     s.add_argument("--workers", type=int, default=2, help="parallel runs (default 2)")
     s.add_argument("--dask", metavar="local|ADDRESS", help="run on Dask: 'local' starts a "
                    "LocalCluster of --workers processes, tcp://HOST:PORT joins a scheduler")
@@ -26,8 +29,9 @@ def add_study_parsers(sub: argparse._SubParsersAction, error: type[Exception]) -
     p.add_argument("results", help="results.parquet/.csv or a study's output folder")
     p.add_argument("--kind", required=True, help="speedup, orders, heuristic, depth, "
                    "bandwidth, latency, lanes (block: not built yet)")
-    p.add_argument("-o", "--output", metavar="FILE", help="figure file (.png/.pdf/.svg; "
-                   "no suffix: both PNG and PDF); default <results folder>/<kind>")
+    p.add_argument("-o", "--output", metavar="FILE", type=path_arg,
+                   help="figure file (.png/.pdf/.svg; no suffix: both PNG and PDF); "
+                   "default <results folder>/<kind>")
     p.set_defaults(func=lambda args: cmd_plot(args, error))
 
 

@@ -10,7 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["OutputPathError", "safe_join", "writable_dir", "atomic_path", "write_atomic"]
+__all__ = ["OutputPathError", "safe_join", "writable_dir", "atomic_path", "write_atomic",
+           "path_arg"]
 
 
 class OutputPathError(OSError):
@@ -34,6 +35,16 @@ def safe_join(base: str | Path, *parts: str) -> Path:
                                   "or start with '..'")
         path = path / part
     return path
+
+
+def path_arg(text: str) -> str:
+    """An argparse type for output paths: an empty one (``--output-dir ""``) would
+    otherwise read as "not given" and the run would write nothing, exit 0."""
+    if not text.strip():
+        import argparse
+
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a path, not an empty string")
+    return text
 
 
 def writable_dir(path: str | Path, option: str) -> Path:

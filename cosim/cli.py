@@ -46,7 +46,7 @@ from ._cli_model import add_model_parser, seed_arg
 from ._cli_report import memory_lines, sim_json, stats_table, summary_lines
 from ._cli_study import add_study_parsers
 from ._cli_tune import add_tune_parser
-from ._files import atomic_path, safe_join, writable_dir, write_atomic
+from ._files import atomic_path, path_arg, safe_join, writable_dir, write_atomic
 from ._lanes import lane_report
 
 __all__ = ["main", "build_parser", "CliError"]
@@ -522,7 +522,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--no-transpose", action="store_true",
                    help="reject discordant operands instead of transposing them")
     c.add_argument("--name", help="graph name (default einsum)")
-    c.add_argument("-o", "--output", help="graph JSON to write (default: stdout)")
+    c.add_argument("-o", "--output", type=path_arg, help="graph JSON to write (default: stdout)")
     c.add_argument("--table", action="store_true",
                    help="print the fusion table (rows: order + val, columns: tensor views, "
                    "cells: the nodes made there) instead of the JSON; -o still writes it")
@@ -557,18 +557,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="input tensor file (.mtx, .npy, .npz)")
     s.add_argument("--depth", type=_depth, default="graph",
                    help="override every FIFO depth: N, inf, or graph (default)")
-    s.add_argument("--trace", metavar="DIR", help="write the stream trace into DIR")
+    s.add_argument("--trace", metavar="DIR", type=path_arg,
+                   help="write the stream trace into DIR")
     s.add_argument("--stats", action="store_true", help="print per-node statistics")
     s.add_argument("--backend", default="python", help="backend name (default python)")
     s.add_argument("--functional", action="store_true",
                    help="untimed functional run (Python model only)")
-    s.add_argument("--output-dir", metavar="DIR",
+    s.add_argument("--output-dir", metavar="DIR", type=path_arg,
                    help="write outputs here: .npy (dense) or .mtx (sparse matrices)")
     add_hw_options(s, "ideal")
     s.add_argument("--json", action="store_true",
                    help="print one JSON object (cycles, DRAM bytes, GB/s, …; with --stats "
                    "every node) instead of the text report")
-    s.add_argument("--mem-trace", metavar="FILE",
+    s.add_argument("--mem-trace", metavar="FILE", type=path_arg,
                    help="write the run's memory requests as a Ramulator 2 LoadStoreTrace "
                    "(needs --hw with memory; see docs/memory.md)")
     s.set_defaults(func=cmd_sim)
@@ -579,17 +580,17 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--backends", default="python,systemc",
                    help="comma-separated backend names (default python,systemc)")
     k.add_argument("--depth", type=_depth, default="graph")
-    k.add_argument("--trace", metavar="DIR", help="keep the traces in DIR")
+    k.add_argument("--trace", metavar="DIR", type=path_arg, help="keep the traces in DIR")
     add_hw_options(k, "ideal")
     k.set_defaults(func=cmd_cosim)
 
     w = sub.add_parser("show", help="render a graph to SVG/PNG/PDF/DOT with Graphviz")
     w.add_argument("graph")
-    w.add_argument("-o", "--output", help="output file (default: GRAPH with .svg)")
+    w.add_argument("-o", "--output", type=path_arg, help="output file (default: GRAPH with .svg)")
     w.set_defaults(func=cmd_show)
 
     d = sub.add_parser("demo", help="compile and simulate karate-club A times features H")
-    d.add_argument("--out", default="samfuse-demo", help="output directory "
+    d.add_argument("--out", default="samfuse-demo", type=path_arg, help="output directory "
                    "(default ./samfuse-demo)")
     d.add_argument("--features", type=int, default=16, help="columns of H (default 16)")
     d.add_argument("--seed", type=seed_arg, default=0, help="seed of H (an int >= 0)")
