@@ -113,8 +113,11 @@ def _load_graph(path: str) -> Graph:
     return Graph.from_json(text)
 
 
-def _load_inputs(graph: Graph, items: Sequence[str] | None) -> dict[str, FiberTree]:
-    """Read ``NAME=FILE`` inputs in the graph's formats; names are checked first."""
+def _load_inputs(graph: Graph, items: Sequence[str] | None,
+                 nonfinite: bool = False) -> dict[str, FiberTree]:
+    """Read ``NAME=FILE`` inputs in the graph's formats; names are checked first. Values
+    that are NaN, infinite or beyond float32's range (1e40 would become inf) are refused
+    unless ``nonfinite``: IEEE-754 special values are then simulated as they are."""
     given = _pairs(items, "--input", "FILE")
     wanted = sorted(n for n, t in graph.tensors.items() if t.role == "input")
     extra = sorted(set(given) - set(wanted))
@@ -133,12 +136,19 @@ def _load_inputs(graph: Graph, items: Sequence[str] | None) -> dict[str, FiberTr
         spec = graph.tensors[name]
         _check_size(name, path, spec.shape, spec.format, graph.dtype)
         try:
-            out[name] = FiberTree.from_any(path, spec.format, dtype=graph.dtype)
+            with np.errstate(over="ignore", invalid="ignore"):  # refused below
+                out[name] = FiberTree.from_any(path, spec.format, dtype=graph.dtype)
         except (StorageError, FormatError) as exc:
             text = str(exc)
             if text.startswith(("cannot read", "tensor file")):
                 raise  # already names the file
             raise CliError(f"input {name!r} ({str(path)!r}): {text}") from None
+        bad = np.flatnonzero(~np.isfinite(out[name].vals)) if not nonfinite else ()
+        if len(bad):
+            raise CliError(f"input {name!r} ({str(path)!r}): {len(bad)} value(s) are NaN, "
+                           "infinite or beyond float32's range (+-3.4e38), the first "
+                           f"{out[name].vals.flat[bad[0]]}; give --allow-nonfinite to "
+                           "simulate IEEE-754 special values as they are")
     return out
 
 
@@ -314,7 +324,7 @@ def _densities(items: Sequence[str] | None) -> dict[str, float]:
 def cmd_sim(args: argparse.Namespace) -> int:
     hw = hw_from_args(args)
     graph = _load_graph(args.graph)
-    inputs = _load_inputs(graph, args.input)
+    inputs = _load_inputs(graph, args.input, args.allow_nonfinite)
     if args.functional and args.backend != "python":
         raise CliError(f"--functional runs the Python model only, not {args.backend!r}")
     if args.functional and (args.trace or args.mem_trace):
@@ -410,7 +420,7 @@ def cmd_cosim(args: argparse.Namespace) -> int:
         _backend(name)  # unknown or unavailable backends fail before any run
     hw = hw_from_args(args)
     graph = _load_graph(args.graph)
-    inputs = _load_inputs(graph, args.input)
+    inputs = _load_inputs(graph, args.input, args.allow_nonfinite)
     trace_dir = writable_dir(args.trace, "--trace") if args.trace else None
     from ._compare import compare_backends
 
@@ -501,6 +511,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 # -- parser and entry point ----------------------------------------------------------------
 
+def _add_nonfinite(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--allow-nonfinite", action="store_true",
+                   help="accept NaN, infinite and out-of-range float32 input values (refused "
+                   "by default)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description="Compile sparse tensor expressions to "
                                 "SAM dataflow graphs and simulate them.")
@@ -557,6 +573,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="input tensor file (.mtx, .npy, .npz)")
     s.add_argument("--depth", type=_depth, default="graph",
                    help="override every FIFO depth: N, inf, or graph (default)")
+    _add_nonfinite(s)
     s.add_argument("--trace", metavar="DIR", type=path_arg,
                    help="write the stream trace into DIR")
     s.add_argument("--stats", action="store_true", help="print per-node statistics")
@@ -580,6 +597,7 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--backends", default="python,systemc",
                    help="comma-separated backend names (default python,systemc)")
     k.add_argument("--depth", type=_depth, default="graph")
+    _add_nonfinite(k)
     k.add_argument("--trace", metavar="DIR", type=path_arg, help="keep the traces in DIR")
     add_hw_options(k, "ideal")
     k.set_defaults(func=cmd_cosim)
