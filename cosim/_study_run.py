@@ -422,10 +422,20 @@ def _local_pool(workers: int) -> Callable[[list[RunConfig]], Iterator[tuple[RunC
         import multiprocessing
 
         ctx = multiprocessing.get_context("forkserver")
-        with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+        try:
             futures = {pool.submit(run_config, c): c for c in todo}
             for fut in cf.as_completed(futures):
                 yield futures[fut], fut
+        except BaseException:  # interrupted (Ctrl-C, SIGTERM): stop, do not drain the queue
+            workers_now = list((getattr(pool, "_processes", None) or {}).values())
+            pool.shutdown(wait=False, cancel_futures=True)
+            for proc in workers_now:
+                proc.terminate()
+            for proc in workers_now:
+                proc.join(timeout=5)
+            raise
+        pool.shutdown()
     return run
 
 
@@ -453,12 +463,14 @@ def _dask(address: str, workers: int) -> Callable[[list[RunConfig]],
             with dask.config.set({"distributed.worker.daemon": False}):
                 cluster = LocalCluster(n_workers=workers, threads_per_worker=1,
                                        dashboard_address=None)
-        with Client(cluster if cluster is not None else address) as client:
-            futures = {client.submit(run_config, c, pure=False): c for c in todo}
-            for fut in as_completed(futures):
-                yield futures[fut], fut
-        if cluster is not None:
-            cluster.close()
+        try:
+            with Client(cluster if cluster is not None else address) as client:
+                futures = {client.submit(run_config, c, pure=False): c for c in todo}
+                for fut in as_completed(futures):
+                    yield futures[fut], fut
+        finally:
+            if cluster is not None:
+                cluster.close()
     return run
 
 
@@ -483,6 +495,17 @@ def run_configs(configs: Sequence[RunConfig], out: str | Path, *, workers: int =
         else:
             todo.append(c)
     bar = _Progress(label, todo, len(rows_of), enabled=progress)
+    try:
+        _run_todo(todo, rows_of, bar, cache, version, workers, dask)
+    finally:  # an interrupted study ends its progress line too
+        bar.close()
+    return rows_of, len(todo)
+
+
+def _run_todo(todo: list[RunConfig], rows_of: dict[RunConfig, list[dict[str, Any]]],
+              bar: _Progress, cache: Path, version: str, workers: int,
+              dask: str | None) -> None:
+    """Run ``todo``, caching each finished run's rows the moment it finishes."""
     if todo:
         runner = _dask(dask, workers) if dask else \
             _local_pool(workers) if workers > 1 else _serial
@@ -497,8 +520,6 @@ def run_configs(configs: Sequence[RunConfig], out: str | Path, *, workers: int =
                          json.dumps(rows, indent=1, default=_json_default))
             rows_of[cfg] = json.loads(json.dumps(rows, default=_json_default))
             bar.tick(cfg, rows)
-    bar.close()
-    return rows_of, len(todo)
 
 
 def _cached_rows(path: Path, cfg: RunConfig, version: str) -> list[dict[str, Any]] | None:

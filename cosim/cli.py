@@ -637,7 +637,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help or a usage error, already printed by argparse
         return int(exc.code or 0)
     try:
-        return args.func(args)
+        with _sigterm_as_interrupt():
+            return args.func(args)
     except BrokenPipeError:  # stdout closed early (``samfuse compile … | head``)
         _silence_stdout()
         return 0
@@ -647,6 +648,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (``kill``, a batch scheduler's time limit) ends a command like Ctrl-C: the
+    finished runs of a study or tuning run are cached, worker pools are shut down, and the
+    exit status is 130, instead of dying at once with -15 and leaked semaphores."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _silence_stdout() -> None:
