@@ -33,6 +33,7 @@ from sim_models.python import (
     MemRequest,
     NodeStats,
     SimResult,
+    SimulationError,
     bind_inputs,
     outputs_from_writers,
     simulate,
@@ -62,7 +63,7 @@ class RtlBackend(Backend):
         return simulator_missing(sim)
 
     def run(self, graph, inputs, *, trace=False, depth="graph", hw=None, mem_trace=False):
-        from rtl_hls.rtl.bench import run_graph, simulator_missing
+        from rtl_hls.rtl.bench import RtlDeadlock, run_graph, simulator_missing
 
         missing = simulator_missing(self.simulator)
         if missing:
@@ -72,7 +73,10 @@ class RtlBackend(Backend):
         if any(e.depth is None for e in graph.edges):
             raise ValueError("the rtl backend needs bounded FIFOs (every edge depth >= 1)")
         tensors = bind_inputs(graph, inputs)
-        run = run_graph(graph, tensors, self.simulator, trace=trace, hw=hw)
+        try:
+            run = run_graph(graph, tensors, self.simulator, trace=trace, hw=hw)
+        except RtlDeadlock as exc:
+            raise SimulationError(f"graph {graph.name!r}: {exc}") from None
         if hw is not None:
             check_peaks(graph, run.acc_peaks, hw)
         values = _writer_values(graph, run.values)

@@ -95,8 +95,8 @@ def _depth(text: str) -> int | None | str:
         return None
     if text.isdigit() and 1 <= int(text) <= MAX_DEPTH:
         return int(text)
-    raise argparse.ArgumentTypeError(f"depth {text!r}: expected an int from 1 to {MAX_DEPTH:,}, "
-                                     "'inf' or 'graph'")
+    raise argparse.ArgumentTypeError(f"depth {text!r}: expected an int >= 1, 'inf' or 'graph' "
+                                     f"(a FIFO holds at most {MAX_DEPTH:,} tokens)")
 
 
 def _load_graph(path: str) -> Graph:
