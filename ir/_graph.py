@@ -245,8 +245,9 @@ class Graph:
             if e.depth is not None and (isinstance(e.depth, bool)
                                         or not isinstance(e.depth, int) or e.depth < 1
                                         or e.depth > MAX_DEPTH):
-                raise GraphError(f"edge {e.name}: depth {e.depth!r} must be an int >= 1 (at "
-                                 f"most {MAX_DEPTH:,}) or null (unbounded)")
+                raise GraphError(f"edge {e.name}: depth {e.depth!r} must be an int >= 1 or "
+                                 f"null (unbounded); a FIFO holds at most {MAX_DEPTH:,} "
+                                 "tokens")
             if e.dst in drivers:
                 raise GraphError(f"input port {e.dst} is driven twice: by {drivers[e.dst]} "
                                  f"and {e.src}")

@@ -285,8 +285,8 @@ def test_a_deep_expression_on_the_command_line_is_one_error(capsys):
 def test_fifo_depth_is_bounded_in_graph_json(spmv, depth):
     data = json.loads(spmv["graph"].read_text())
     data["edges"][0]["depth"] = depth
-    with pytest.raises(GraphError, match=rf"depth {depth} must be an int >= 1 \(at most "
-                       rf"{MAX_DEPTH:,}\) or null"):
+    with pytest.raises(GraphError, match=rf"depth {depth} must be an int >= 1 or null "
+                       rf"\(unbounded\); a FIFO holds at most {MAX_DEPTH:,} tokens"):
         Graph.from_dict(data)
     data["edges"][0]["depth"] = MAX_DEPTH
     Graph.from_dict(data)
