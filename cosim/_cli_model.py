@@ -165,7 +165,7 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
     compiled = compile_model(program, schedule,
                              stats=binds if schedule.has_lanes or schedule.block else None)
     if args.par:
-        check_lanes_used(compiled, schedule.par)
+        check_lanes_used(compiled, schedule.par, args.model)
     print(f"exported   {args.model} ({args.config}) to {len(program.statements)} statements "
           f"in {export_s * 1e3:.0f} ms")
     print(compiled)

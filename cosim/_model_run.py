@@ -183,7 +183,8 @@ class RegionProgress:
                 f"{self.seconds:.2f} s (elapsed {self.elapsed:.1f} s{left})")
 
 
-def check_lanes_used(compiled: CompiledModel, par: Mapping[str, int]) -> None:
+def check_lanes_used(compiled: CompiledModel, par: Mapping[str, int],
+                     label: str = "the model") -> None:
     """Refuse lanes on an index no kernel outputs: the run would go on one lane, silently
     (``--par q=4`` on a model without ``q``)."""
     used = {i for reg in compiled.regions for k in reg.kernels
@@ -192,7 +193,7 @@ def check_lanes_used(compiled: CompiledModel, par: Mapping[str, int]) -> None:
     if unused:
         from compiler import CompileError
 
-        raise CompileError(f"par {unused[0]}={par[unused[0]]}: no kernel of the model has "
+        raise CompileError(f"par {unused[0]}={par[unused[0]]}: no kernel of {label} has "
                            f"an output index {unused[0]!r}, so nothing would run on those "
                            f"lanes (indices on lanes here: {', '.join(sorted(used)) or 'none'})")
 

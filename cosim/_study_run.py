@@ -235,7 +235,7 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     compiled = compile_model(program, schedule, depth=cfg.depth,
                              stats=binds if schedule.has_lanes or schedule.block else None)
     compile_s = time.perf_counter() - t0
-    check_lanes_used(compiled, dict(cfg.par))
+    check_lanes_used(compiled, dict(cfg.par), w.label)
     values = {**binds, **evaluate(program, binds)}
     flops = nbytes = tokens = 0.0
     for reg in compiled.regions:

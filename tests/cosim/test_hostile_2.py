@@ -168,7 +168,7 @@ def test_non_finite_inputs_are_refused(spmv, capsys, value, shown):
 
 def test_model_lanes_on_an_index_it_lacks_are_an_error(capsys):
     assert main(["model", "gcn", "--config", "tiny", "--par", "q=4"]) == 1
-    assert "par q=4: no kernel of the model has an output index 'q'" in \
+    assert "par q=4: no kernel of gcn has an output index 'q'" in \
         _one_line_error(capsys)
 
 
