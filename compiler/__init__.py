@@ -43,7 +43,7 @@ from ._fusion import FusedExpression, FusionError, format_assignment, fuse_regio
 from ._model import CompiledModel, CompiledRegion, Kernel, compile_model, einsum_program
 from ._normalize import Normalized, normalize
 from ._order import Conflict, OrderError, OrderGraph, Orders, explain_orders, order_graph
-from ._parse import parse
+from ._parse import MAX_EXPR_DEPTH, parse
 from ._region_orders import RegionOrders, region_orders
 from ._table import Entry, FusionTable, fusion_table
 
@@ -51,7 +51,7 @@ __all__ = [
     # entry point
     "compile_expression",
     # passes
-    "parse", "normalize", "parse_order", "Normalized",
+    "parse", "MAX_EXPR_DEPTH", "normalize", "parse_order", "Normalized",
     # expression tree
     "Assignment", "Access", "Const", "Neg", "BinOp", "Reduction", "Call", "Expr", "FUNCTIONS",
     "tensor_ranks",

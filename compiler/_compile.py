@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise, permutations
 from typing import Any
 
-from ir import Format, Graph, GraphError, check_name
+from ir import MAX_DEPTH, Format, Graph, GraphError, check_name
 
 from ._assoc import expression_associations
 from ._ast import Assignment, accesses
@@ -141,8 +141,9 @@ def prepare(expr: str | Assignment, formats: Mapping[str, str | Format] | None =
     if dtype not in ("float32", "int32"):
         raise LoweringError(f"dtype {dtype!r} is not supported; expected 'float32' or 'int32'")
     if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int)
-                              or depth < 1):
-        raise LoweringError(f"depth {depth!r} must be an int >= 1 or None (unbounded)")
+                              or not 1 <= depth <= MAX_DEPTH):
+        raise LoweringError(f"depth {depth!r} must be an int >= 1 (at most {MAX_DEPTH:,}) "
+                            "or None (unbounded)")
     if name is not None:  # a user's name, which ends up in file names: checked up front
         check_name("graph", name, LoweringError)
     norm = normalize(assign, reduce)

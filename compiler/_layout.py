@@ -59,8 +59,9 @@ def index_sizes(norm: Normalized, shapes: Mapping[str, Sequence[int]],
     found: dict[str, tuple[int, str]] = {}
 
     def note(index: str, n: int, where: str) -> None:
-        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise LoweringError(f"{where}: size {n!r} must be a non-negative int")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise LoweringError(f"{where}: size {n!r} must be an int >= 1 (an index of "
+                                "size 0 has nothing to iterate)")
         prev = found.get(index)
         if prev is not None and prev[0] != n:
             raise LoweringError(f"index {norm.user[index]!r} has size {prev[0]} in {prev[1]} "

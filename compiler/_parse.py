@@ -26,11 +26,14 @@ from dataclasses import dataclass
 from ._ast import FUNCTIONS, Access, Assignment, BinOp, Call, Const, Expr, Neg, Reduction
 from ._errors import ParseError
 
-__all__ = ["parse", "REDUCTION_OPS", "RESERVED"]
+__all__ = ["parse", "REDUCTION_OPS", "RESERVED", "MAX_EXPR_DEPTH"]
 
 REDUCTION_OPS = ("sum", "max")
 #: names that cannot name a tensor
 RESERVED = REDUCTION_OPS + FUNCTIONS
+#: the deepest expression tree (operators, parentheses, calls, reductions, one level each)
+#: the compiler's recursive passes take; a fully fused GPT layer is 50 deep
+MAX_EXPR_DEPTH = 100
 
 _TOKEN = re.compile(r"""
     (?P<ws>\s+)
@@ -75,6 +78,13 @@ class _Parser:
         self.text = text
         self.toks = _tokenize(text)
         self.pos = 0
+        self.nesting = 0  # open parentheses, calls, negations and reductions
+
+    def nest(self, tok: _Tok) -> None:
+        """Enter one level of recursion, refusing more than :data:`MAX_EXPR_DEPTH`."""
+        self.nesting += 1
+        if self.nesting > MAX_EXPR_DEPTH:
+            raise _too_deep(self.text, tok.col)
 
     # -- helpers ------------------------------------------------------------------------
     @property
@@ -133,7 +143,10 @@ class _Parser:
         tok = self.tok
         if self.at("-"):
             self.advance()
-            return Neg(self.factor(), tok.col)
+            self.nest(tok)
+            inner = self.factor()
+            self.nesting -= 1
+            return Neg(inner, tok.col)
         if tok.kind == "name" and tok.text in REDUCTION_OPS:
             return self.reduction()
         return self.primary()
@@ -148,7 +161,10 @@ class _Parser:
         if self.tok.kind == "end" or self.at(")", "+", "*", "/", ",", "="):
             raise self.error(f"the body of {op.text}({','.join(names)}), e.g. "
                              f"'{op.text}({names[0]}) B(i,{names[0]})'")
-        return Reduction(op.text, names, self.term(), op.col)
+        self.nest(op)
+        body = self.term()
+        self.nesting -= 1
+        return Reduction(op.text, names, body, op.col)
 
     def primary(self) -> Expr:
         tok = self.tok
@@ -169,8 +185,10 @@ class _Parser:
             return self.access(self.advance(), f"the index list of {tok.text!r}")
         if self.at("("):
             self.advance()
+            self.nest(tok)
             inner = self.expr()
             self.expect(")", "')' to close the '(' at column " + str(tok.col))
+            self.nesting -= 1
             return inner
         raise self.error("a tensor access such as 'B(i,j)', a number, a reduction "
                          "such as 'sum(k) ...', a function such as 'relu(...)', '-' or '('")
@@ -180,8 +198,10 @@ class _Parser:
         self.expect("(", f"'(' after the function {fn.text!r}, e.g. '{fn.text}(B(i,j))'")
         if self.at(")"):
             raise self.error(f"an expression as the argument of {fn.text}(...)")
+        self.nest(fn)
         arg = self.expr()
         self.expect(")", f"')' to close {fn.text}( at column {fn.col}")
+        self.nesting -= 1
         return Call(fn.text, arg, fn.col)
 
     def is_call(self) -> bool:
@@ -227,4 +247,25 @@ def parse(text: str) -> Assignment:
     if "\n" in text.strip():
         raise ParseError("an expression is a single line; found a line break", text.strip(),
                          text.strip().index("\n") + 1)
-    return _Parser(text.strip()).statement()
+    assign = _Parser(text.strip()).statement()
+    _check_depth(assign)
+    return assign
+
+
+def _too_deep(text: str, col: int) -> ParseError:
+    return ParseError(f"the expression nests more than {MAX_EXPR_DEPTH} levels deep "
+                      "(operators, parentheses, calls); split it into several statements",
+                      text, col)
+
+
+def _check_depth(assign: Assignment) -> None:
+    """Refuse a tree deeper than :data:`MAX_EXPR_DEPTH` (``B + B + … + B`` is parsed by a
+    loop but nests one level per term), walking it without recursion."""
+    stack: list[tuple[Expr, int]] = [(assign.rhs, 1)]
+    while stack:
+        e, d = stack.pop()
+        if d > MAX_EXPR_DEPTH and not isinstance(e, Access | Const):
+            raise _too_deep(assign.source, getattr(e, "col", 1) or 1)
+        stack.extend((c, d + 1) for c in (getattr(e, "left", None), getattr(e, "right", None),
+                                          getattr(e, "operand", None), getattr(e, "arg", None),
+                                          getattr(e, "body", None)) if c is not None)

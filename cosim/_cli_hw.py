@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from ir import HW_KEYS, HW_PRESETS, FifoSpec, Hardware, HwError, load_hw
+from ir import HW_KEYS, HW_PRESETS, MAX_DEPTH, FifoSpec, Hardware, HwError, load_hw
 
 from ._hw_spec import hw_items
 
@@ -55,9 +55,10 @@ def depth_arg(text: str) -> int | None | str:
         return "graph"
     if text.lower() in ("inf", "none", "unbounded"):
         return None
-    if text.isdigit() and int(text) >= 1:
+    if text.isdigit() and 1 <= int(text) <= MAX_DEPTH:
         return int(text)
-    raise argparse.ArgumentTypeError(f"depth {text!r}: expected an int >= 1, 'inf' or 'graph'")
+    raise argparse.ArgumentTypeError(f"depth {text!r}: expected an int >= 1, 'inf' or 'graph' "
+                                     f"(a FIFO holds at most {MAX_DEPTH:,} tokens)")
 
 
 def add_depth_option(p: argparse.ArgumentParser) -> None:

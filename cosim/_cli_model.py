@@ -23,15 +23,18 @@ from ir import DEFAULT_HW, Schedule, check_assoc
 
 from ._backend import get_backend
 from ._cli_hw import add_depth_option, add_hw_options, depth_and_hw
-from ._files import safe_join, writable_dir, write_atomic
+from ._files import path_arg, safe_join, writable_dir, write_atomic
 from ._model_json import model_json
-from ._model_run import run_model
+from ._model_run import check_lanes_used, run_model
 
 __all__ = ["add_model_parser", "SCHEDULES", "MODEL_NAMES"]
 
 #: the bundled models (``compiler.models.MODELS``), named here so that building the parser
 #: (``samfuse --help``) does not import torch; a test keeps the two in step
 MODEL_NAMES = ("autoencoder", "bigbird", "gcn", "gpt", "graphsage")
+
+#: the largest seed: torch's generators take 64-bit seeds; study tables store int64
+MAX_SEED = (1 << 63) - 1
 
 #: named schedules: what FuseFlow calls unfused, partially fused (per layer), fully fused
 SCHEDULES = {"unfused": Schedule.unfused, "partial": Schedule.by_scope, "full": Schedule.fused}
@@ -46,6 +49,9 @@ def seed_arg(text: str) -> int:
         value = -1
     if value < 0:
         raise argparse.ArgumentTypeError(f"seed {text!r}: expected an integer >= 0")
+    if value > MAX_SEED:
+        raise argparse.ArgumentTypeError(f"seed {text!r}: expected an integer below 2^63 "
+                                         "(torch seeds are 64-bit)")
     return value
 
 
@@ -89,10 +95,12 @@ def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) ->
     m.add_argument("--program", action="store_true", help="print the einsum program")
     m.add_argument("--table", action="store_true",
                    help="print every kernel's fusion table")
-    m.add_argument("--out", metavar="DIR", help="write each kernel's graph JSON and the "
-                   "inputs it read into DIR (REGION.TENSOR.json, REGION.TENSOR.INPUT.npy/.mtx)"
-                   ", so 'samfuse sim' can re-run one kernel alone")
-    m.add_argument("--vcd", metavar="DIR", help="write each kernel's waveform into DIR as "
+    m.add_argument("--out", metavar="DIR", type=path_arg,
+                   help="write each kernel's graph JSON and the inputs it read into DIR "
+                   "(REGION.TENSOR.json, REGION.TENSOR.INPUT.npy/.mtx), so 'samfuse sim' "
+                   "can re-run one kernel alone")
+    m.add_argument("--vcd", metavar="DIR", type=path_arg,
+                   help="write each kernel's waveform into DIR as "
                    "REGION.TENSOR.BACKEND.vcd/.fst (needs --backend systemc or rtl)")
     m.add_argument("--json", action="store_true",
                    help="end with one JSON line: cycles, DRAM bytes, FLOPs and memory "
@@ -100,7 +108,7 @@ def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) ->
                    "(docs/cli.md)")
     add_hw_options(m, DEFAULT_HW)
     add_depth_option(m)
-    m.add_argument("--mem-trace", metavar="DIR",
+    m.add_argument("--mem-trace", metavar="DIR", type=path_arg,
                    help="write each kernel's memory requests into DIR as a Ramulator 2 "
                    "trace, REGION.TENSOR.trace (see docs/memory.md)")
     m.set_defaults(func=lambda args: cmd_model(args, error))
@@ -197,6 +205,8 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
         schedule = dataclasses.replace(schedule, assoc=args.assoc)
     priced = schedule.has_lanes or schedule.block or schedule.prices_assoc
     compiled = compile_model(program, schedule, stats=binds if priced else None)
+    if args.par:
+        check_lanes_used(compiled, schedule.par, label)
     print(f"{'read' if mlir else 'exported':10} {label} to {len(program.statements)} "
           f"statements in {export_s * 1e3:.0f} ms")
     if args.program and compiled.program is not program:

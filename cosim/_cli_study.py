@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ._files import path_arg
+
 __all__ = ["add_study_parsers"]
 
 
@@ -15,7 +17,8 @@ def add_study_parsers(sub: argparse._SubParsersAction, error: type[Exception]) -
     s.add_argument("study", help="a study YAML file, or a bundled study by name: "
                    "smoke, fig12-fusion, fig18-orders, fifo-depth, bandwidth, latency, "
                    "lanes, blocks, nightly-quick, nightly (docs/studies.md)")
-    s.add_argument("--out", metavar="DIR", help="results folder (default studies/out/NAME); "
+    s.add_argument("--out", metavar="DIR", type=path_arg,
+                   help="results folder (default studies/out/NAME); "
                    "finished runs are cached there and not run again")
     s.add_argument("--workers", type=int, default=2, help="parallel runs (default 2)")
     s.add_argument("--dask", metavar="local|ADDRESS", help="run on Dask: 'local' starts a "
@@ -29,7 +32,8 @@ def add_study_parsers(sub: argparse._SubParsersAction, error: type[Exception]) -
     p.add_argument("--kind", required=True, help="speedup, fig12 (FuseFlow's Fig. 12 "
                    "side by side, a panel per hardware), orders, heuristic, depth, "
                    "bandwidth, latency, lanes, block")
-    p.add_argument("-o", "--output", metavar="FILE", help="figure file (.png/.pdf/.svg; "
+    p.add_argument("-o", "--output", metavar="FILE", type=path_arg,
+                   help="figure file (.png/.pdf/.svg; "
                    "no suffix: both PNG and PDF); default <results folder>/<kind>")
     p.set_defaults(func=lambda args: cmd_plot(args, error))
 

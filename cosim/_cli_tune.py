@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import math
+
+from ._cli_model import seed_arg
+from ._files import path_arg
 
 __all__ = ["add_tune_parser"]
 
@@ -18,10 +22,12 @@ def add_tune_parser(sub: argparse._SubParsersAction, error: type[Exception]) -> 
     t.add_argument("--budget", type=int, default=30, help="evaluations (default 30)")
     t.add_argument("--objective", default="cycles",
                    help="cycles, bytes_moved, dram_bytes or seconds (default cycles)")
-    t.add_argument("--out", metavar="DIR", help="results folder (default tune/out/TARGET); "
-                   "evaluations are cached there, so a re-run resumes")
-    t.add_argument("--seed", type=int, help="model and input seed (default 0)")
-    t.add_argument("--tune-seed", type=int, default=0, help="the search's seed (default 0)")
+    t.add_argument("--out", metavar="DIR", type=path_arg,
+                   help="results folder (default tune/out/TARGET); evaluations are cached "
+                   "there, so a re-run resumes")
+    t.add_argument("--seed", type=seed_arg, help="model and input seed (default 0)")
+    t.add_argument("--tune-seed", type=seed_arg, default=0,
+                   help="the search's seed (default 0)")
     t.add_argument("--units", default="scope", choices=("scope", "statement"),
                    help="fusion boundaries between module scopes (default) or statements")
     t.add_argument("--max-orders", type=int, default=4, metavar="N",
@@ -84,6 +90,10 @@ def cmd_tune(args: argparse.Namespace, error: type[Exception]) -> int:
     for name in ("budget", "batch", "workers", "max_orders"):
         if getattr(args, name) < 1:
             raise error(f"--{name.replace('_', '-')} {getattr(args, name)}: expected >= 1")
+    if not (args.prune == 0 or 1 <= args.prune < math.inf):
+        raise error(f"--prune {args.prune:g}: expected 0 (off) or a factor >= 1 (a point "
+                    "priced above F times the cheapest is skipped; below 1 would skip every "
+                    "point, the hand schedules too)")
     try:
         depths = None if args.depth is None else tuple(
             None if d.strip().lower() in ("inf", "none", "null") else int(d)

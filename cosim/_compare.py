@@ -79,7 +79,10 @@ class CosimReport:
             traces = "-" if ref or res is None or res.trace is None else \
                 "equal" if not self.mismatches.get(name) else \
                 f"{len(self.mismatches[name])} edge(s) differ"
-            outputs = "-" if ref else "agree" if self.outputs_agree.get(name) else "DIFFER"
+            # a backend that failed (or whose reference failed) has no outputs to compare
+            failed = run.error is not None or self.runs[self.reference].error is not None
+            outputs = "-" if ref else "not run" if failed else \
+                "agree" if self.outputs_agree.get(name) else "DIFFER"
             rows.append((name, run.status, "-" if res is None or res.cycles is None
                          else str(res.cycles),
                          "n/a" if not BACKENDS[name].counts_firings else

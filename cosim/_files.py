@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["OutputPathError", "safe_join", "writable_dir", "atomic_path", "write_atomic",
-           "write_tensor"]
+           "write_tensor", "path_arg"]
 
 
 class OutputPathError(OSError):
@@ -36,6 +36,16 @@ def safe_join(base: str | Path, *parts: str) -> Path:
                                   "or start with '..'")
         path = path / part
     return path
+
+
+def path_arg(text: str) -> str:
+    """An argparse type for output paths: an empty one (``--output-dir ""``) would
+    otherwise read as "not given" and the run would write nothing, exit 0."""
+    if not text.strip():
+        import argparse
+
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a path, not an empty string")
+    return text
 
 
 def writable_dir(path: str | Path, option: str) -> Path:

@@ -32,6 +32,7 @@ from ._backend import get_backend
 from ._files import safe_join, write_tensor
 
 __all__ = ["ModelRun", "RegionRun", "RegionProgress", "run_model", "region_weights",
+           "check_lanes_used",
            "storage_bytes", "BYTES_PER_ENTRY"]
 
 #: bytes per stored seg, crd or value entry (32-bit words, as in the hardware)
@@ -180,6 +181,21 @@ class RegionProgress:
         left = "" if self.remaining is None else f", ~{self.remaining:.1f} s left"
         return (f"region {self.index}/{self.count} {self.region} on {self.backend}: "
                 f"{self.seconds:.2f} s (elapsed {self.elapsed:.1f} s{left})")
+
+
+def check_lanes_used(compiled: CompiledModel, par: Mapping[str, int],
+                     label: str = "the model") -> None:
+    """Refuse lanes on an index no kernel outputs: the run would go on one lane, silently
+    (``--par q=4`` on a model without ``q``)."""
+    used = {i for reg in compiled.regions for k in reg.kernels
+            for i in k.graph.meta.get("parallel", {}).get("par", {})}
+    unused = [i for i, n in par.items() if n > 1 and i not in used]
+    if unused:
+        from compiler import CompileError
+
+        raise CompileError(f"par {unused[0]}={par[unused[0]]}: no kernel of {label} has "
+                           f"an output index {unused[0]!r}, so nothing would run on those "
+                           f"lanes (indices on lanes here: {', '.join(sorted(used)) or 'none'})")
 
 
 def region_weights(compiled: CompiledModel, known: Mapping[str, Any]) -> list[float]:

@@ -27,17 +27,37 @@ def load_results(path: str | Path) -> Any:
         p = p / "results.parquet"
     if not p.exists():
         raise PlotError(f"{p}: no such results table (run `samfuse study` first)")
-    if p.suffix == ".csv":
-        return pd.read_csv(p)
-    if p.suffix != ".parquet":
+    if p.suffix not in (".csv", ".parquet"):
         raise PlotError(f"{p}: expected a .parquet or .csv results table")
-    return pd.read_parquet(p)
+    try:
+        return pd.read_csv(p) if p.suffix == ".csv" else pd.read_parquet(p)
+    except Exception as exc:  # noqa: BLE001 - pyarrow and pandas raise many types
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise PlotError(f"{p}: not a readable results table ({why})") from None
+
+
+#: columns a figure reads as numbers
+_NUMERIC = ("cycles", "depth", "lanes", "block", "imbalance", "bytes_moved", "est_bytes",
+            "dram_bytes_per_cycle", "dram_latency_cycles", "dram_read_bytes",
+            "dram_write_bytes")
 
 
 def _ok(frame: Any, needs: list[str], kind: str) -> Any:
-    missing = [c for c in needs if c not in frame.columns]
+    """The successful runs of a table holding ``needs`` (and ``status``, ``cycles``)."""
+    import pandas as pd
+
+    missing = [c for c in dict.fromkeys([*needs, "status", "cycles"])
+               if c not in frame.columns]
     if missing:
         raise PlotError(f"--kind {kind}: the table has no column(s) {missing}")
+    frame = frame.copy()
+    for col in (c for c in _NUMERIC if c in frame.columns):
+        values = pd.to_numeric(frame[col], errors="coerce")
+        wrong = frame[col][values.isna() & frame[col].notna()]
+        if len(wrong):
+            raise PlotError(f"--kind {kind}: column {col!r} holds {wrong.iloc[0]!r}, not a "
+                            "number")
+        frame[col] = values
     rows = frame[(frame["status"] == "ok") & frame["cycles"].notna()]
     if rows.empty:
         raise PlotError(f"--kind {kind}: no successful runs in the table")

@@ -36,6 +36,7 @@ from sim_models.python import (
     MemRequest,
     NodeStats,
     SimResult,
+    SimulationError,
     bind_inputs,
     outputs_from_writers,
     simulate,
@@ -70,7 +71,7 @@ class RtlBackend(Backend):
         return simulator_missing(sim)
 
     def run(self, graph, inputs, *, trace=False, depth="graph", hw=None, mem_trace=False):
-        from rtl_hls.rtl.bench import run_graph, simulator_missing
+        from rtl_hls.rtl.bench import RtlDeadlock, run_graph, simulator_missing
 
         missing = simulator_missing(self.simulator)
         if missing:
@@ -84,7 +85,11 @@ class RtlBackend(Backend):
             raise HwError("backend 'rtl' needs bounded FIFOs (every edge depth >= 1); give a "
                           "finite depth (--depth N or --hw-set fifo.depth=N)")
         tensors = bind_inputs(graph, inputs)
-        run = run_graph(graph, tensors, self.simulator, trace=trace, hw=hw, waves=self.vcd)
+        try:
+            run = run_graph(graph, tensors, self.simulator, trace=trace, hw=hw,
+                            waves=self.vcd)
+        except RtlDeadlock as exc:
+            raise SimulationError(f"graph {graph.name!r}: {exc}") from None
         if hw is not None:
             check_peaks(graph, run.acc_peaks, hw)
         values = _writer_values(graph, run.values)

@@ -14,6 +14,7 @@ import functools
 import hashlib
 import json
 import math
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -236,13 +237,13 @@ def _program_frontend(cfg: RunConfig) -> tuple[Any, dict[str, Any], np.ndarray]:
 
 
 def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from compiler import CompileError, compile_model, estimate, evaluate
+    from compiler import compile_model, estimate, evaluate
     from compiler._blocks import seed_blocks
     from ir import Schedule
 
     from ._cli_model import SCHEDULES
     from ._lanes import lane_report
-    from ._model_run import run_model
+    from ._model_run import check_lanes_used, run_model
 
     w = cfg.workload
     program, binds, want_np = _program_frontend(cfg)
@@ -262,10 +263,7 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     compiled = compile_model(program, schedule, depth=cfg.depth,
                              stats=binds if priced else None)
     compile_s = time.perf_counter() - t0
-    if cfg.par and not any(k.graph.meta.get("parallel") for reg in compiled.regions
-                           for k in reg.kernels):
-        raise CompileError(f"par {par_label(cfg.par)!r}: no kernel of {w.label} has such an "
-                           "output index, so nothing runs on lanes")
+    check_lanes_used(compiled, dict(cfg.par), w.label)
     values = {**binds, **evaluate(compiled.program, binds)}  # re-associated: its own
     flops = nbytes = tokens = 0.0
     for reg in compiled.regions:
@@ -450,6 +448,15 @@ def _json_default(x: Any) -> Any:
     raise TypeError(f"not JSON-serialisable: {type(x).__name__}")
 
 
+#: the result columns of a run that did not fail (numbers, then text and flags), which a
+#: table has even when every run failed: one schema whatever the outcome
+RESULT_NUMBERS = ("cycles", "firings", "bytes_moved", "imbalance", "seconds",
+                  "dram_read_bytes", "dram_write_bytes", "mem_requests", "achieved_gbps",
+                  "wall_seconds", "compile_seconds", "est_flops", "est_bytes", "est_tokens",
+                  "run_seconds")
+RESULT_OTHERS = ("order_used", "correct", "error", "agree", "status")
+
+
 def write_table(rows: list[dict[str, Any]], out: Path, csv: bool = False) -> list[Path]:
     """``results.parquet`` (and ``results.csv``) in ``out``, each written atomically.
 
@@ -465,6 +472,12 @@ def write_table(rows: list[dict[str, Any]], out: Path, csv: bool = False) -> lis
 
     frame = pd.DataFrame(rows)
     stamp.unlink(missing_ok=True)  # stale until the tables are written
+    for col in RESULT_NUMBERS:  # one schema whatever fails
+        if col not in frame.columns:
+            frame[col] = pd.Series(np.nan, index=frame.index, dtype="float64")
+    for col in RESULT_OTHERS:
+        if col not in frame.columns:
+            frame[col] = pd.Series(None, index=frame.index, dtype="object")
     for path in paths:
         with atomic_path(path) as tmp:
             (frame.to_parquet if path.suffix == ".parquet" else frame.to_csv)(tmp, index=False)
@@ -479,10 +492,20 @@ def _local_pool(workers: int) -> Callable[[list[RunConfig]], Iterator[tuple[RunC
         import multiprocessing
 
         ctx = multiprocessing.get_context("forkserver")
-        with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+        try:
             futures = {pool.submit(run_config, c): c for c in todo}
             for fut in cf.as_completed(futures):
                 yield futures[fut], fut
+        except BaseException:  # interrupted (Ctrl-C, SIGTERM): stop, do not drain the queue
+            workers_now = list((getattr(pool, "_processes", None) or {}).values())
+            pool.shutdown(wait=False, cancel_futures=True)
+            for proc in workers_now:
+                proc.terminate()
+            for proc in workers_now:
+                proc.join(timeout=5)
+            raise
+        pool.shutdown()
     return run
 
 
@@ -510,12 +533,14 @@ def _dask(address: str, workers: int) -> Callable[[list[RunConfig]],
             with dask.config.set({"distributed.worker.daemon": False}):
                 cluster = LocalCluster(n_workers=workers, threads_per_worker=1,
                                        dashboard_address=None)
-        with Client(cluster if cluster is not None else address) as client:
-            futures = {client.submit(run_config, c, pure=False): c for c in todo}
-            for fut in as_completed(futures):
-                yield futures[fut], fut
-        if cluster is not None:
-            cluster.close()
+        try:
+            with Client(cluster if cluster is not None else address) as client:
+                futures = {client.submit(run_config, c, pure=False): c for c in todo}
+                for fut in as_completed(futures):
+                    yield futures[fut], fut
+        finally:
+            if cluster is not None:
+                cluster.close()
     return run
 
 
@@ -536,9 +561,9 @@ def run_configs(configs: Sequence[RunConfig], out: str | Path, *, workers: int =
     rows_of: dict[RunConfig, list[dict[str, Any]]] = {}
     todo = []
     for c in dict.fromkeys(configs):
-        path = cache / f"{c.key(version)}.json"
-        if path.exists():
-            rows_of[c] = json.loads(path.read_text())
+        rows = _cached_rows(cache / f"{c.key(version)}.json", c, version)
+        if rows is not None:
+            rows_of[c] = rows
         else:
             todo.append(c)
     check_models({c.workload: None for c in todo})
@@ -563,6 +588,25 @@ def run_configs(configs: Sequence[RunConfig], out: str | Path, *, workers: int =
     finally:
         bar.close()
     return rows_of, len(todo)
+
+
+def _cached_rows(path: Path, cfg: RunConfig, version: str) -> list[dict[str, Any]] | None:
+    """The rows cached for ``cfg``, or None to run it: no entry, or one that is damaged
+    (truncated, emptied, edited: not one row per backend with this run's key and a
+    status), which is run again rather than dropped from the table or crashing it."""
+    if not path.exists():
+        return None
+    try:
+        rows = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        rows = None
+    key = cfg.key(version)
+    if not isinstance(rows, list) or not all(
+            isinstance(r, dict) and r.get("key") == key and isinstance(r.get("status"), str)
+            for r in rows) or {r.get("backend") for r in rows} != set(cfg.backends):
+        print(f"samfuse: cache entry {path} is damaged; running it again", file=sys.stderr)
+        return None
+    return rows
 
 
 def run_study(spec: StudySpec, out: str | Path, *, workers: int = 2,

@@ -11,11 +11,14 @@ rather than silently ignored.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
 import math
 import re
+import sys
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -23,8 +26,19 @@ from typing import Any
 
 import yaml
 
-from ir import ASSOCIATIONS, DEFAULT_HW, HW_PRESETS, PARTITIONS, Hardware, HwError, load_hw
+from ir import (
+    ASSOCIATIONS,
+    DEFAULT_HW,
+    HW_PRESETS,
+    MAX_DEPTH,
+    PARTITIONS,
+    Hardware,
+    HwError,
+    load_hw,
+    load_yaml,
+)
 
+from ._cli_model import MAX_SEED
 from ._hw_spec import hw_from_json, hw_label, hw_to_json
 
 __all__ = ["StudyError", "StudySpec", "RunConfig", "Workload", "load_study", "check_models",
@@ -64,6 +78,11 @@ SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 DEFAULT_LANE_BUFFER: int | None = None
 #: lanes per parallel index (the compiler's limit)
 _MAX_LANES = 64
+
+#: the most runs one study may expand to (each a cached file and a row of the table)
+MAX_RUNS = 100_000
+#: seconds between the progress lines of a large study's expansion
+_EXPAND_EVERY = 2.0
 
 #: axis -> default value list
 AXES: dict[str, list[Any]] = {
@@ -202,19 +221,46 @@ class StudySpec:
     #: seconds a model run may be predicted to take before it is skipped (None: no limit)
     budget: float | None = None
 
-    def expand(self) -> list[RunConfig]:
+    def count(self) -> int:
+        """How many runs :meth:`expand` makes at most, from the axes' lengths alone (an
+        ``order: all`` counts every permutation), without building them."""
+        if self.mode == "product":
+            combos = math.prod(len(v) for a, v in self.axes.items() if a != "order")
+            return sum(combos * sum(len(_all_orders(w)) if o == "all" else 1
+                                    for o in self.axes["order"]) for w in self.workloads)
+        return sum(len(_all_orders(w)) if r.get("order") == "all" else 1
+                   for r in self.runs for w in self.workloads
+                   if w.label in r.get("workloads", [w.label]))
+
+    def expand(self, progress: bool = False) -> list[RunConfig]:
         """Every run: the cross product of the axes (``mode: product``) or the listed
         combinations (``mode: list``), for every workload; ``order: all`` on an
-        expression becomes one run per permutation of its indices."""
-        combos = [dict(zip(self.axes, values, strict=True))
-                  for values in itertools.product(*self.axes.values())] \
+        expression becomes one run per permutation of its indices. More than
+        :data:`MAX_RUNS` is refused before anything is built; ``progress`` prints a line
+        on stderr every few seconds while a large study expands."""
+        total = self.count()
+        if total > MAX_RUNS:
+            sizes = " x ".join(f"{a} {len(v)}" for a, v in self.axes.items() if len(v) > 1)
+            raise StudyError(f"the study has {total:,} runs ({len(self.workloads)} "
+                             f"workload(s) x {sizes or 'one combination'}), more than the "
+                             f"{MAX_RUNS:,} a study may; split it or shorten its axes")
+        combos = (dict(zip(self.axes, values, strict=True))
+                  for values in itertools.product(*self.axes.values())) \
             if self.mode == "product" else [{**{a: v[0] for a, v in self.axes.items()}, **r}
                                             for r in self.runs]
+        combos = list(combos)
+        for c in combos:
+            self._check_schedule_applies(c)
         out: list[RunConfig] = []
+        shown = time.monotonic()
         for w in self.workloads:
             for c in combos:
                 if w.label not in c.get("workloads", [w.label]):
                     continue
+                if progress and time.monotonic() - shown > _EXPAND_EVERY:
+                    shown = time.monotonic()
+                    print(f"study {self.name}: expanding, {len(out):,} of {total:,} runs",
+                          file=sys.stderr, flush=True)
                 orders = _all_orders(w) if c["order"] == "all" else [c["order"]]
                 if w.expr is None and orders != ["default"]:
                     raise StudyError(f"workload {w.label!r}: order {c['order']!r} applies "
@@ -244,6 +290,16 @@ class StudySpec:
                         assoc=c["assoc"]))
         return list(dict.fromkeys(out))
 
+    def _check_schedule_applies(self, combo: dict[str, Any]) -> None:
+        """A fusion schedule asked of expressions and kernels alone would be ignored."""
+        if combo["schedule"] == "unfused" or any(
+                w.model is not None and w.label in combo.get("workloads", [w.label])
+                for w in self.workloads):
+            return
+        raise StudyError(f"schedule {schedule_name(combo['schedule'])!r} applies to models; "
+                         "this study's workloads here are expressions or kernels, each one "
+                         "graph that no fusion schedule changes (leave the axis out)")
+
 
 def _check_par_applies(w: Workload, par: tuple[tuple[str, int], ...]) -> None:
     """Lanes need a compiled graph (not a hand-built kernel) and, for an expression, an
@@ -269,6 +325,7 @@ def par_label(par: tuple[tuple[str, int], ...] | list) -> str | None:
     return ",".join(f"{k}={n}" for k, n in par) or None
 
 
+@functools.cache
 def _all_orders(w: Workload) -> list[str]:
     if w.expr is None:
         return ["all"]  # rejected by the caller with the workload's name
@@ -317,7 +374,7 @@ def load_study(source: str | Path | Mapping[str, Any], *,
             raise StudyError("not a readable YAML text file: "
                              f"{str(exc).splitlines()[0]}") from None
         try:
-            doc = yaml.safe_load(text)
+            doc = load_yaml(text)
         except yaml.YAMLError as exc:
             raise StudyError(f"study is not valid YAML: {exc}") from None
     if not isinstance(doc, dict):
@@ -368,7 +425,7 @@ def load_study(source: str | Path | Mapping[str, Any], *,
         raise StudyError("'runs' lists combinations for 'mode: list'; with 'mode: product' "
                          "the axes are crossed")
     spec = StudySpec(name, workloads, axes, mode, runs, _budget(doc.get("budget")))
-    spec.expand()  # order: all on a model is an error worth seeing now
+    spec.expand(progress=True)  # order: all on a model is an error worth seeing now
     if models:
         check_models(workloads)
     return spec
@@ -527,11 +584,13 @@ def _axis_value(axis: str, v: Any, base: Path) -> Any:
     elif axis == "depth":
         if v == "inf" or v == float("inf"):  # as sim --depth spells unbounded
             return None
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-            raise StudyError(f"depth {v!r}: expected an int >= 1, inf or null (unbounded)")
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int)
+                              or not 1 <= v <= MAX_DEPTH):
+            raise StudyError(f"depth {v!r}: expected an int from 1 to {MAX_DEPTH:,}, inf or "
+                             "null (unbounded)")
     elif axis == "seed":
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise StudyError(f"seed {v!r}: expected an int >= 0")
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_SEED:
+            raise StudyError(f"seed {v!r}: expected an int from 0 to 2^63 - 1")
     elif axis == "dtype":
         if v not in _DTYPES:
             raise StudyError(f"dtype {v!r}: expected one of {', '.join(_DTYPES)}")
@@ -584,6 +643,11 @@ def _workload(w: Any, n: int, base: Path = Path(".")) -> Workload:
                     d, bool) and d > 0 for d in s) for s in shapes.values()):
             raise StudyError(f"workloads[{n}]: 'shapes' must map every tensor to a list of "
                              "positive ints")
+        for t, s in shapes.items():
+            if math.prod(s) > MAX_TENSOR_ELEMS:
+                raise StudyError(f"workloads[{n}]: tensor {t!r} of shape {s} has "
+                                 f"{math.prod(s):,} entries, more than the {MAX_TENSOR_ELEMS:,} "
+                                 "a study builds (its inputs and reference are dense)")
         formats = w.get("formats", {})
         if not isinstance(formats, dict):
             raise StudyError(f"workloads[{n}]: 'formats' must map tensors to format specs")
@@ -621,6 +685,12 @@ GRAPH_DATASETS = ("karate", "cora", "rmat")
 RMAT_DEFAULT = (10, 8, 0)
 #: the largest R-MAT a study builds: the numpy reference holds the adjacency dense
 RMAT_MAX_SCALE = 12
+#: edges drawn per node: 64 x 2^12 nodes is a quarter of the dense adjacency's entries, and
+#: the generator holds every drawn edge at once
+RMAT_MAX_EDGE_FACTOR = 64
+#: entries of one tensor of an expression workload: its random inputs and the numpy
+#: reference hold it dense (2^24: the largest R-MAT's adjacency)
+MAX_TENSOR_ELEMS = 1 << 24
 _FIXED_NODES = {"karate": 34, "cora": None}
 
 
@@ -635,8 +705,9 @@ def _rmat_params(name: str) -> tuple[int, int, int] | None:
     if len(rest) not in (2, 3) or not all(x.isdigit() for x in rest):
         raise ValueError("expected rmat:SCALE:EDGE_FACTOR or rmat:SCALE:EDGE_FACTOR:SEED")
     scale, factor, *seed = map(int, rest)
-    if not 1 <= scale <= RMAT_MAX_SCALE or factor < 1:
-        raise ValueError(f"expected 1 <= SCALE <= {RMAT_MAX_SCALE} and EDGE_FACTOR >= 1")
+    if not 1 <= scale <= RMAT_MAX_SCALE or not 1 <= factor <= RMAT_MAX_EDGE_FACTOR:
+        raise ValueError(f"expected 1 <= SCALE <= {RMAT_MAX_SCALE} and 1 <= EDGE_FACTOR <= "
+                         f"{RMAT_MAX_EDGE_FACTOR}")
     return scale, factor, seed[0] if seed else 0
 
 

@@ -8,12 +8,14 @@ schedule and the plot (``cosim._tune_report``) after every batch.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ._files import write_atomic
 from ._progress import Progress, clock
 from ._tune import StudyEvaluator, Trial, best_trial, search
 from ._tune_space import TuneError, TuneSpace
@@ -52,6 +54,30 @@ def model_space(workload: Any, *, seed: int = 0, units: str = "scope",
                            depths=depths, hw_knobs=hw_knobs, max_orders=max_orders,
                            prune=prune, lanes=lanes, partitions=partitions, blocks=blocks,
                            block_tensors=block_tensors, assocs=assocs)
+
+
+#: the file naming the tuning run whose results a folder holds
+_CLAIM = "tune.json"
+
+
+def _claim(out: Path, settings: dict[str, Any]) -> None:
+    """Mark ``out`` as this tuning run's folder; refuse one holding another run's history,
+    best schedule and plot, which this run would overwrite (the budget, batch and workers
+    may change: a re-run with more budget resumes)."""
+    path = out / _CLAIM
+    try:
+        held = json.loads(path.read_text()) if path.exists() else None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        held = {}
+    if held is None and (out / "history.csv").exists():
+        held = {}  # results from before tune.json, or its file was removed
+    if held is not None and held != settings:
+        diff = next((k for k in settings if held.get(k) != settings[k]), "settings")
+        raise TuneError(f"--out {str(out)!r} holds the results of another tuning run "
+                        f"({diff}: {held.get(diff)!r} there, {settings.get(diff)!r} now); "
+                        "give another --out, or delete the folder to start over")
+    if held is None:
+        write_atomic(path, json.dumps(settings, indent=1) + "\n")
 
 
 def _workload(target: str | Path, config: str) -> tuple[Any, dict[str, Any]]:
@@ -104,12 +130,23 @@ def tune(target: str | Path, out: str | Path, *, budget: int = 30,
 
     workload, fixed = _workload(target, config)
     seed = fixed.get("seed", 0) if seed is None else seed
+    backend = backend or fixed.get("backend", "python")
+    hw, hw_set = hw or fixed.get("hw"), tuple(hw_set or fixed.get("hw_set", ()))
+    depths = depths or fixed.get("depths", (2,))
+    _claim(Path(out), {
+        "workload": [workload.label, workload.model, workload.config], "seed": seed,
+        "objective": objective, "units": units, "max_orders": max_orders,
+        "depths": list(depths), "hw": hw, "hw_set": [list(p) for p in hw_set],
+        "hw_knobs": {k: list(map(str, v)) for k, v in (hw_knobs or {}).items()},
+        "lanes": list(lanes), "partitions": list(partitions), "blocks": list(blocks),
+        "block_tensors": block_tensors, "assocs": list(assocs), "backend": backend,
+        "prune": prune, "hand": hand, "tune_seed": tune_seed})
     watch = _TuneProgress(workload.label, objective, budget, enabled=progress)
     with watch.line:
         watch.phase("exporting the model and building the search space")
         watch.line.event(f"tune {workload.label}: {watch.doing}…")
         space = model_space(workload, seed=seed, units=units, max_orders=max_orders,
-                            depths=depths or fixed.get("depths", (2,)), hw_knobs=hw_knobs,
+                            depths=depths, hw_knobs=hw_knobs,
                             prune=prune, lanes=lanes, partitions=partitions, blocks=blocks,
                             block_tensors=block_tensors, assocs=assocs)
         size = space.size()
@@ -118,9 +155,7 @@ def tune(target: str | Path, out: str | Path, *, budget: int = 30,
                          f"{clock(watch.elapsed())}")
         watch.phase("evaluating")
         evaluator = StudyEvaluator(space, workload, objective, out, seed=seed,
-                                   backend=backend or fixed.get("backend", "python"),
-                                   hw=hw or fixed.get("hw"),
-                                   hw_set=hw_set or fixed.get("hw_set", ()),
+                                   backend=backend, hw=hw, hw_set=hw_set,
                                    workers=workers, dask=dask,
                                    study=f"tune-{workload.label}", on_eval=watch.evaluated)
         out = Path(out)

@@ -57,7 +57,7 @@ from ._cli_model import add_model_parser, seed_arg
 from ._cli_report import memory_lines, sim_json, stats_table, summary_lines
 from ._cli_study import add_study_parsers
 from ._cli_tune import add_tune_parser
-from ._files import atomic_path, safe_join, writable_dir, write_atomic, write_tensor
+from ._files import atomic_path, path_arg, safe_join, writable_dir, write_atomic, write_tensor
 from ._lanes import lane_report
 
 __all__ = ["main", "build_parser", "CliError"]
@@ -94,6 +94,8 @@ def _shape(name: str, text: str, ndim: int | None = None) -> tuple[int, ...]:
     (an n x 1 Matrix Market file gives a vector's shape where ``ndim`` is 1)."""
     parts = [p for p in text.replace("x", ",").split(",") if p.strip()]
     if all(p.strip().isdigit() for p in parts):
+        if any(int(p) < 1 for p in parts):
+            raise CliError(f"--shape {name}={text}: every size must be an integer >= 1")
         return tuple(int(p) for p in parts)
     if Path(text).suffix.lower() in TENSOR_SUFFIXES or Path(text).exists():
         head = tensor_file_header(text) if Path(text).is_file() else None
@@ -134,8 +136,11 @@ def _load_graph(path: str) -> Graph:
     return Graph.from_dict(data)
 
 
-def _load_inputs(graph: Graph, items: Sequence[str] | None) -> dict[str, FiberTree]:
-    """Read ``NAME=FILE`` inputs in the graph's formats; names are checked first."""
+def _load_inputs(graph: Graph, items: Sequence[str] | None,
+                 nonfinite: bool = False) -> dict[str, FiberTree]:
+    """Read ``NAME=FILE`` inputs in the graph's formats; names are checked first. Values
+    that are NaN, infinite or beyond float32's range (1e40 would become inf) are refused
+    unless ``nonfinite``: IEEE-754 special values are then simulated as they are."""
     given = _pairs(items, "--input", "FILE")
     wanted = sorted(n for n, t in graph.tensors.items() if t.role == "input")
     extra = sorted(set(given) - set(wanted))
@@ -154,13 +159,20 @@ def _load_inputs(graph: Graph, items: Sequence[str] | None) -> dict[str, FiberTr
         spec = graph.tensors[name]
         _check_size(name, path, spec.shape, spec.format, graph.dtype)
         try:
-            out[name] = from_path(path, spec.format, dtype=graph.dtype,
-                                  ndim=len(spec.shape))
+            with np.errstate(over="ignore", invalid="ignore"):  # refused below
+                out[name] = from_path(path, spec.format, dtype=graph.dtype,
+                                      ndim=len(spec.shape))
         except (StorageError, FormatError) as exc:
             text = str(exc)
             if text.startswith(("cannot read", "tensor file", ".npy file")):
                 raise  # already names the file
             raise CliError(f"input {name!r} ({str(path)!r}): {text}") from None
+        bad = np.flatnonzero(~np.isfinite(out[name].vals)) if not nonfinite else ()
+        if len(bad):
+            raise CliError(f"input {name!r} ({str(path)!r}): {len(bad)} value(s) are NaN, "
+                           "infinite or beyond float32's range (+-3.4e38), the first "
+                           f"{out[name].vals.flat[bad[0]]}; give --allow-nonfinite to "
+                           "simulate IEEE-754 special values as they are")
     return out
 
 
@@ -244,8 +256,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
               for n, v in _pairs(args.shape, "--shape", "SHAPE").items()}
     sizes = {}
     for n, v in _pairs(args.size, "--size", "N").items():
-        if not v.isdigit():
-            raise CliError(f"--size {n}={v}: expected a non-negative integer")
+        if not v.isdigit() or int(v) < 1:
+            raise CliError(f"--size {n}={v}: expected an integer >= 1")
         sizes[n] = int(v)
     depth = args.depth if args.depth != "graph" else 2
     stats: dict[str, Any] = dict(_densities(args.density))
@@ -340,7 +352,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
                        "and --hw-set would change nothing; drop them or the --functional")
     depth, hw = depth_and_hw(args)
     graph = _load_graph(args.graph)
-    inputs = _load_inputs(graph, args.input)
+    inputs = _load_inputs(graph, args.input, args.allow_nonfinite)
     if args.functional and args.backend != "python":
         raise CliError(f"--functional runs the Python model only, not {args.backend!r}")
     if args.functional and (args.trace or args.mem_trace):
@@ -452,7 +464,7 @@ def cmd_cosim(args: argparse.Namespace) -> int:
                        f"waveforms: {', '.join(n for n, c in BACKENDS.items() if c.waveforms)}")
     depth, hw = depth_and_hw(args)
     graph = _load_graph(args.graph)
-    inputs = _load_inputs(graph, args.input)
+    inputs = _load_inputs(graph, args.input, args.allow_nonfinite)
     trace_dir = writable_dir(args.trace, "--trace") if args.trace else None
     vcd = writable_dir(args.vcd, "--vcd") if args.vcd is not None else None
     from ._compare import compare_backends
@@ -567,6 +579,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 # -- parser and entry point ----------------------------------------------------------------
 
+def _add_nonfinite(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--allow-nonfinite", action="store_true",
+                   help="accept NaN, infinite and out-of-range float32 input values (refused "
+                   "by default)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description="Compile sparse tensor expressions to "
                                 "SAM dataflow graphs and simulate them.")
@@ -594,7 +612,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--no-transpose", action="store_true",
                    help="reject discordant operands instead of transposing them")
     c.add_argument("--name", help="graph name (default einsum)")
-    c.add_argument("-o", "--output", help="graph JSON to write (default: stdout)")
+    c.add_argument("-o", "--output", type=path_arg, help="graph JSON to write (default: stdout)")
     c.add_argument("--table", action="store_true",
                    help="print the fusion table (rows: order + val, columns: tensor views, "
                    "cells: the nodes made there) instead of the JSON; -o still writes it")
@@ -632,21 +650,23 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--input", action="append", metavar="NAME=FILE",
                    help="input tensor file (.mtx, .npy, .npz)")
     add_depth_option(s)
-    s.add_argument("--trace", metavar="DIR", help="write the stream trace into DIR")
+    _add_nonfinite(s)
+    s.add_argument("--trace", metavar="DIR", type=path_arg,
+                   help="write the stream trace into DIR")
     s.add_argument("--stats", action="store_true", help="print per-node statistics")
     s.add_argument("--backend", default="python", help="backend name (default python)")
     s.add_argument("--functional", action="store_true",
                    help="untimed functional run (Python model only)")
-    s.add_argument("--output-dir", metavar="DIR",
+    s.add_argument("--output-dir", metavar="DIR", type=path_arg,
                    help="write outputs here: .npy (dense) or .mtx (sparse matrices)")
     add_hw_options(s, "ideal")
     s.add_argument("--json", action="store_true",
                    help="print one JSON object (cycles, DRAM bytes, GB/s, …; with --stats "
                    "every node) instead of the text report")
-    s.add_argument("--vcd", metavar="DIR",
+    s.add_argument("--vcd", metavar="DIR", type=path_arg,
                    help="write the run's waveform into DIR as GRAPH.BACKEND.vcd (SystemC) or "
                    ".fst (RTL under Icarus); needs --backend systemc or rtl")
-    s.add_argument("--mem-trace", metavar="FILE",
+    s.add_argument("--mem-trace", metavar="FILE", type=path_arg,
                    help="write the run's memory requests as a Ramulator 2 LoadStoreTrace "
                    "(needs --hw with memory; see docs/memory.md)")
     s.set_defaults(func=cmd_sim)
@@ -657,19 +677,20 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--backends", default="python,systemc",
                    help="comma-separated backend names (default python,systemc)")
     add_depth_option(k)
-    k.add_argument("--trace", metavar="DIR", help="keep the traces in DIR")
-    k.add_argument("--vcd", metavar="DIR", help="write each waveform-capable backend's "
-                   "waveform into DIR as GRAPH.BACKEND.vcd/.fst (systemc, rtl)")
+    _add_nonfinite(k)
+    k.add_argument("--trace", metavar="DIR", type=path_arg, help="keep the traces in DIR")
+    k.add_argument("--vcd", metavar="DIR", type=path_arg, help="write each waveform-capable "
+                   "backend's waveform into DIR as GRAPH.BACKEND.vcd/.fst (systemc, rtl)")
     add_hw_options(k, "ideal")
     k.set_defaults(func=cmd_cosim)
 
     w = sub.add_parser("show", help="render a graph to SVG/PNG/PDF/DOT with Graphviz")
     w.add_argument("graph")
-    w.add_argument("-o", "--output", help="output file (default: GRAPH with .svg)")
+    w.add_argument("-o", "--output", type=path_arg, help="output file (default: GRAPH with .svg)")
     w.set_defaults(func=cmd_show)
 
     d = sub.add_parser("demo", help="compile and simulate karate-club A times features H")
-    d.add_argument("--out", default="samfuse-demo", help="output directory "
+    d.add_argument("--out", default="samfuse-demo", type=path_arg, help="output directory "
                    "(default ./samfuse-demo)")
     d.add_argument("--features", type=int, default=16, help="columns of H (default 16)")
     d.add_argument("--seed", type=seed_arg, default=0, help="seed of H (an int >= 0)")
@@ -705,7 +726,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help or a usage error, already printed by argparse
         return int(exc.code or 0)
     try:
-        return args.func(args)
+        with _sigterm_as_interrupt():
+            return args.func(args)
     except BrokenPipeError:  # stdout closed early (``samfuse compile … | head``)
         _silence_stdout()
         return 0
@@ -715,6 +737,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (``kill``, a batch scheduler's time limit) ends a command like Ctrl-C: the
+    finished runs of a study or tuning run are cached, worker pools are shut down, and the
+    exit status is 130, instead of dying at once with -15 and leaked semaphores."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _silence_stdout() -> None:

@@ -56,6 +56,7 @@ from ._codec import (
 from ._formats import Format, FormatError
 from ._graph import (
     DEFAULT_DEPTH,
+    MAX_DEPTH,
     NAME_PATTERN,
     SCHEMA,
     Edge,
@@ -69,6 +70,7 @@ from ._graph import (
 from ._hw import (
     DEFAULT_HW,
     HW_KEYS,
+    HW_MAX,
     HW_PRESETS,
     WORD_BYTES,
     ComputeSpec,
@@ -114,6 +116,7 @@ from ._tokens import (
 )
 from ._trace import EdgeTrace, Trace, TraceFormatError, TraceMismatch, compare_traces
 from ._work import FLOP_PORTS, Work, counted_edges, work_from_tokens
+from ._yaml import load_yaml
 
 __all__ = [
     # block sparsity: block operators, blocked tensors, value widths
@@ -122,8 +125,8 @@ __all__ = [
     "COMPUTE_PRIMITIVES",
     # the simulated hardware (memory system) and a graph's memory ports
     "Hardware", "DramSpec", "OnchipSpec", "ComputeSpec", "FifoSpec", "HwError", "HW_KEYS",
-    "HW_PRESETS", "DEFAULT_HW", "WORD_BYTES", "load_hw", "run_depth", "at_run_depth",
-    "MemPortSpec",
+    "HW_MAX", "HW_PRESETS", "DEFAULT_HW", "WORD_BYTES", "load_hw", "run_depth", "at_run_depth",
+    "load_yaml", "MemPortSpec",
     "memory_ports",
     # the work a run did (FLOPs, memory accesses), counted from its streams
     "Work", "FLOP_PORTS", "counted_edges", "work_from_tokens",
@@ -142,7 +145,8 @@ __all__ = [
     "UNARY_OPS", "REDUCE_OPS", "WRITER_PRIMITIVES",
     # graphs
     "Graph", "GraphBuilder", "Node", "Edge", "TensorSpec", "GraphError", "SCHEMA",
-    "DEFAULT_DEPTH", "render", "to_dot", "RENDER_FORMATS", "NAME_PATTERN", "check_name",
+    "DEFAULT_DEPTH", "MAX_DEPTH", "render", "to_dot", "RENDER_FORMATS", "NAME_PATTERN",
+    "check_name",
     # programs
     "Program", "Statement", "TensorDecl", "ProgramError", "TENSOR_ROLES",
     # schedules

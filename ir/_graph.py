@@ -20,10 +20,13 @@ from ._codec import CodecError, int_constant
 from ._formats import Format, FormatError
 
 __all__ = ["GraphError", "GraphBuilder", "Node", "Edge", "TensorSpec", "Graph", "SCHEMA",
-           "DEFAULT_DEPTH", "NAME_PATTERN", "check_name"]
+           "DEFAULT_DEPTH", "MAX_DEPTH", "NAME_PATTERN", "check_name"]
 
 SCHEMA = "samfuse-graph/1"
 DEFAULT_DEPTH = 2
+#: the deepest bounded FIFO (tokens): the RTL backend declares every FIFO's slots as an
+#: array, which Icarus allocates; deeper than this, use null (unbounded)
+MAX_DEPTH = 1 << 20
 DTYPES = ("float32", "int32")
 ROLES = ("input", "output")
 #: the storage level type each level reader walks (a scanner of the wrong kind would
@@ -131,6 +134,7 @@ class Graph:
             self.out_edges[e.src_node].setdefault(e.src.rsplit(".", 1)[1], []).append(e)
             self.in_edges[e.dst_node][e.dst.rsplit(".", 1)[1]] = e
         self._validate_chains()
+        self._validate_lane_splits()
         self.topological_order()  # a cycle is a load error, not a surprise at run time
         self._validate_blocks()
         self._validate_output_sizes()
@@ -240,9 +244,11 @@ class Graph:
                 raise GraphError(f"edge {e.name}: stream kind mismatch, {e.src} is {src_kind}"
                                  f" but {e.dst} expects {dst_kind}")
             if e.depth is not None and (isinstance(e.depth, bool)
-                                        or not isinstance(e.depth, int) or e.depth < 1):
-                raise GraphError(f"edge {e.name}: depth {e.depth!r} must be an int >= 1 "
-                                 "or null (unbounded)")
+                                        or not isinstance(e.depth, int) or e.depth < 1
+                                        or e.depth > MAX_DEPTH):
+                raise GraphError(f"edge {e.name}: depth {e.depth!r} must be an int >= 1 or "
+                                 f"null (unbounded); a FIFO holds at most {MAX_DEPTH:,} "
+                                 "tokens")
             if e.dst in drivers:
                 raise GraphError(f"input port {e.dst} is driven twice: by {drivers[e.dst]} "
                                  f"and {e.src}")
@@ -369,6 +375,36 @@ class Graph:
                                  f"its coordinates come from {source.id!r}, which scans mode "
                                  f"{src_mode} of {src_name!r} (size {want}); declare "
                                  f"{name!r} with size {want} there")
+    def _validate_lane_splits(self) -> None:
+        """The lane splits of one tensor level share its coordinates out evenly: with
+        nested lanes each coordinate reaches the same number of copies, so a coordinate
+        kept by fewer splits than the others (a gap, which would silently drop its row)
+        or by more (an overlap) is refused here, before any run."""
+        groups: dict[tuple[str, int, int], list[Node]] = {}
+        for node in self.nodes.values():
+            if node.op != "lane_split":
+                continue
+            src = self.nodes[self.in_edges[node.id]["crd_in"].src_node]
+            if src.params.get("tensor") is not None and src.params.get("level") is not None:
+                key = (src.params["tensor"], src.params["level"], node.params["lanes"])
+                groups.setdefault(key, []).append(node)
+        for (name, level, lanes), splits in groups.items():
+            spec = self.tensors[name]
+            size = spec.shape[Format.parse(spec.format, len(spec.shape)).mode_order[level]]
+            counts = {r: _coverage(r, lanes, size, [(s.params["lo"], s.params["hi"]) for s
+                                                    in splits if s.params["lane"] == r])
+                      for r in {s.params["lane"] for s in splits}}
+            if len(counts) < min(lanes, size):  # a class no split keeps
+                r = next(r for r in range(lanes) if r not in counts)
+                counts[r] = [(r, 0)]
+            want = max(n for runs in counts.values() for _, n in runs)
+            bad = min(((c, n) for runs in counts.values() for c, n in runs if n != want),
+                      default=(size, want))
+            if bad[0] < size:
+                raise GraphError(f"lane splits {sorted(s.id for s in splits)} of level "
+                                 f"{level} of tensor {name!r} give coordinate {bad[0]} to "
+                                 f"{bad[1]} lane(s) and others to {want}: lanes must "
+                                 f"cover the coordinates 0..{size - 1} evenly")
 
     def _check_level_kind(self, node: Node, name: str, level: int | None) -> None:
         """A scanner or locator reads a level of its own kind (``LEVEL_READERS``)."""
@@ -512,6 +548,26 @@ class Graph:
 
     def __repr__(self) -> str:
         return f"<Graph {self.name!r}: {len(self.nodes)} nodes, {len(self.edges)} edges>"
+
+
+def _coverage(r: int, lanes: int, size: int, ranges: list[tuple[int, int]]
+              ) -> list[tuple[int, int]]:
+    """How many of ``ranges`` keep each coordinate ``c = r + lanes * k < size``, as runs
+    ``(first coordinate, count)``; a sweep over the ranges' ends, never over coordinates."""
+    top = -(-(size - r) // lanes)  # coordinates of this class below size
+    events: dict[int, int] = {0: 0, top: 0}
+    for lo, hi in ranges:
+        a, b = max(0, -(-(lo - r) // lanes)), min(top, -(-(hi - r) // lanes))
+        if a < b:
+            events[a] = events.get(a, 0) + 1
+            events[b] = events.get(b, 0) - 1
+    runs, count = [], 0
+    for k in sorted(events):
+        if k >= top:
+            break
+        count += events[k]
+        runs.append((r + lanes * k, count))
+    return runs
 
 
 _GRAPH_KEYS = ("schema", "name", "dtype", "meta", "default_depth", "tensors", "nodes", "edges")

@@ -10,6 +10,7 @@ depth compiled into every edge (``fuseflow``: unbounded, as FuseFlow's simulator
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,7 +19,8 @@ if TYPE_CHECKING:
     from ._graph import Graph
 
 __all__ = ["Hardware", "DramSpec", "OnchipSpec", "ComputeSpec", "FifoSpec", "HwError", "HW_KEYS",
-           "HW_PRESETS", "DEFAULT_HW", "load_hw", "run_depth", "at_run_depth", "WORD_BYTES"]
+           "HW_MAX", "HW_PRESETS", "DEFAULT_HW", "load_hw", "run_depth", "at_run_depth",
+           "WORD_BYTES"]
 
 #: every stored word (a seg or crd entry, a value) is 32 bits, as on the token payload
 WORD_BYTES = 4
@@ -156,6 +158,19 @@ HW_KEYS: dict[str, tuple[type, str, str]] = {
 
 #: the sections of a description: nested mappings in YAML, dotted keys in overrides
 _SECTIONS = {"dram": DramSpec, "onchip": OnchipSpec, "compute": ComputeSpec, "fifo": FifoSpec}
+#: the largest value of each numeric key a backend can build: channels and the per-port
+#: line buffers (``line_bytes`` x ``outstanding``) are allocated by the simulators and
+#: become SystemVerilog parameters; the others are 32-bit counters in the RTL
+HW_MAX: dict[str, float] = {
+    "clock_mhz": 1e6,
+    "dram.channels": 1024,
+    "dram.bytes_per_cycle": 1 << 20,
+    "dram.latency_cycles": 1 << 20,
+    "dram.line_bytes": 1 << 16,
+    "dram.outstanding": 4096,
+    "onchip.bytes": 1 << 48,
+    "compute.macs_per_cycle": 1 << 20,
+}
 
 _PRESET_DIR = Path(__file__).with_name("hw")
 #: the preset models and studies run on unless told otherwise
@@ -194,8 +209,10 @@ def load_hw(spec: str | Path | Hardware | None = None,
 def _load_file(path: Path) -> Hardware:
     import yaml
 
+    from ._yaml import load_yaml
+
     try:
-        data = yaml.safe_load(path.read_text())
+        data = load_yaml(path.read_text())
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise HwError(f"{path}: cannot read the hardware description: "
                       f"{str(exc).splitlines()[0]}") from None
@@ -275,14 +292,19 @@ def _check(key: str, value: Any, where: str) -> Any:
             raise HwError(f"{where}: {key} = {value!r} must be a number") from None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise HwError(f"{where}: {key} = {value!r} must be a number")
+    if not math.isfinite(value):
+        raise HwError(f"{where}: {key} = {value!r} must be a finite number")
     if typ is int:
         if value != value or value in (float("inf"), float("-inf")) or value != int(value):
             raise HwError(f"{where}: {key} = {value!r} must be a whole number")
         value = int(value)
     if key == "compute.macs_per_cycle" and value == 0:
         return 0
-    if not value > 0 or value > 1 << 48:
-        raise HwError(f"{where}: {key} = {value!r} must be positive (and below 2^48)")
+    if not value > 0:
+        raise HwError(f"{where}: {key} = {value!r} must be positive")
+    if value > HW_MAX[key]:
+        raise HwError(f"{where}: {key} = {value!r} is above {int(HW_MAX[key]):,}, the "
+                      "largest a simulated machine can have")
     return typ(value)
 
 

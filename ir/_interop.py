@@ -21,7 +21,7 @@ from ._formats import Format
 from ._storage import FiberTree, StorageError, _dtype, _resolve
 
 __all__ = ["from_scipy", "from_torch", "from_mtx", "from_path", "from_any", "to_scipy",
-           "to_torch", "to_mtx", "tensor_file_header", "mtx_vector_shape"]
+           "to_torch", "to_mtx", "tensor_file_header", "mtx_vector_shape", "npy_header"]
 
 # -- into a tree -------------------------------------------------------------------------
 
@@ -153,6 +153,7 @@ def from_path(path: str | os.PathLike, fmt: Format | str | None = None,
         return from_mtx(path, fmt, dtype, vector=ndim == 1)
     if suffix == ".npy":
         _check_npy_magic(path)
+        npy_header(path)  # a header promising more than the file holds is refused first
         try:
             arr = np.load(path, allow_pickle=False)
         except Exception as e:
@@ -220,10 +221,36 @@ def tensor_file_header(path: str | os.PathLike
             return ((int(rows), int(cols)),
                     int(entries) if layout == "coordinate" else None)
         if suffix == ".npy":
-            return tuple(np.load(path, mmap_mode="r", allow_pickle=False).shape), None
+            return npy_header(path), None
     except Exception:  # noqa: BLE001 - malformed headers are the full reader's to report
         return None
     return None
+
+
+def npy_header(path: str | os.PathLike) -> tuple[int, ...]:
+    """The shape an ``.npy`` file's header declares, read without its data; a header
+    declaring more bytes than the file holds (15 x 10^12 entries in a few bytes) is a
+    :class:`StorageError` before numpy would try to allocate them."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            version = np.lib.format.read_magic(fh)
+            read = {(1, 0): np.lib.format.read_array_header_1_0,
+                    (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+            if read is None:
+                raise ValueError(f"unsupported .npy version {version}")
+            shape, _, dtype = read(fh, max_header_size=1 << 16)
+            offset = fh.tell()
+    except (OSError, ValueError) as e:
+        raise StorageError(f"cannot read .npy file {str(path)!r}: {type(e).__name__}: "
+                           f"{e}") from e
+    need = offset + int(np.prod(shape, dtype=object)) * dtype.itemsize
+    have = path.stat().st_size
+    if need > have:
+        raise StorageError(f"cannot read .npy file {str(path)!r}: its header declares "
+                           f"shape {tuple(shape)} ({dtype}), {need:,} bytes, but the file "
+                           f"holds {have:,}")
+    return tuple(int(n) for n in shape)
 
 
 # -- out of a tree -----------------------------------------------------------------------

@@ -340,8 +340,10 @@ class Schedule:
     def from_yaml(cls, text: str) -> Schedule:
         import yaml
 
+        from ._yaml import load_yaml
+
         try:
-            data = yaml.safe_load(text)
+            data = load_yaml(text)
         except yaml.YAMLError as exc:
             raise ScheduleError(f"schedule YAML does not parse: {exc}") from None
         return cls.from_dict(data)

@@ -338,6 +338,8 @@ def generate(graph: Graph, top: str | None = None, open_edges: bool = False,
     for nid in graph.topological_order():
         body += _instance(graph, graph.nodes[nid], sig, hw, by_node.get(nid, []), widths,
                           cycles)
+    if graph.edges and not open_edges:
+        body += _moves_counter([sig[e.name] for e in graph.edges])
     if writers:
         done = " & ".join(f"{_ident(w)}_done" for w in writers)
         body += [f"  assign ap_done = {done};",
@@ -354,6 +356,19 @@ def generate(graph: Graph, top: str | None = None, open_edges: bool = False,
                    {nid: f"u_{_ident(nid)}" for nid in by_node},
                    {n.id: f"u_{_ident(n.id)}" + ("" if n.op == "spacc" else ".u_core")
                     for n in graph.nodes.values() if n.op in ("spacc", "spacc2", "spacc3")})
+
+
+def _moves_counter(signals: list[str]) -> list[str]:
+    """Simulation only: ``samfuse_moves`` counts the cycles in which some FIFO was
+    written, so the bench can stop a deadlocked run early instead of at its cycle bound."""
+    writes = ", ".join(f"{s}_write" for s in signals)
+    return ["`ifndef SYNTHESIS",
+            "  logic [63:0] samfuse_moves;",
+            "  always_ff @(posedge ap_clk) begin",
+            "    if (ap_rst) samfuse_moves <= '0;",
+            f"    else if (|{{{writes}}}) samfuse_moves <= samfuse_moves + 64'd1;",
+            "  end",
+            "`endif"]
 
 
 def _ident(node_id: str) -> str:

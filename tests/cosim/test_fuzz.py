@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from compiler import compile_expression
 from cosim.cli import USER_ERRORS, main
-from ir import CATALOGUE, Graph
+from ir import CATALOGUE, MAX_DEPTH, Graph
 from sim_models.python import SimulationError, simulate
 
 SPMV = "x(i) = B(i,j) * c(j)"
@@ -169,7 +169,7 @@ def _rename_graph(data: dict, draw: st.DataObject) -> None:
 
 def _any_depth(data: dict, draw: st.DataObject) -> None:
     edge = _pick(draw, data, "edges")
-    edge["depth"] = draw.draw(st.one_of(st.none(), st.integers(1, 2**62)), label="depth")
+    edge["depth"] = draw.draw(st.one_of(st.none(), st.integers(1, MAX_DEPTH)), label="depth")
 
 
 def _shuffle(data: dict, draw: st.DataObject) -> None:

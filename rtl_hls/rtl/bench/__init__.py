@@ -32,7 +32,7 @@ from ir import FiberTree, Graph, Hardware
 from ..netlist import Netlist, generate, rtl_sources, write_memories
 
 __all__ = ["SIMULATORS", "simulator_missing", "run_graph", "run_trace", "GraphRun",
-           "EdgeRecord", "cache_root"]
+           "EdgeRecord", "cache_root", "RtlDeadlock", "idle_window"]
 
 SIMULATORS = ("icarus", "verilator")
 
@@ -205,16 +205,40 @@ class GraphRun:
     wall_seconds: float = 0.0
 
 
+class RtlDeadlock(RuntimeError):
+    """The graph stopped moving: no FIFO was written for a whole watch window."""
+
+
 @contextlib.contextmanager
 def _run_dir(keep: bool) -> Iterator[Path]:
+    """A fresh run directory, removed afterwards unless ``keep`` or the run failed: a
+    failure's message names the simulator log in it, which must still be there."""
     d = Path(tempfile.mkdtemp(prefix="samfuse-rtl-"))
     try:
         yield d
-    finally:
-        if keep:
-            print(f"samfuse: RTL run directory kept: {d}", file=sys.stderr)
-        else:
-            shutil.rmtree(d, ignore_errors=True)
+    except RtlDeadlock:
+        shutil.rmtree(d, ignore_errors=True)  # its message names no file
+        raise
+    # any other failure propagates past here and keeps the directory
+    if keep:
+        print(f"samfuse: RTL run directory kept: {d}", file=sys.stderr)
+    else:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def idle_window(graph: Graph, hw: Hardware | None) -> int:
+    """Cycles without a FIFO write after which a run is deadlocked: longer than any
+    wait the hardware allows (a block firing's cycles; a memory request queued behind
+    every other port's outstanding lines, then its latency)."""
+    from ir import block_cycles, memory_ports
+
+    window = 1000 + 4 * max(block_cycles(graph, hw).values(), default=1)
+    ports = memory_ports(graph, hw) if hw is not None and hw.memory else []
+    if ports:
+        d = hw.dram
+        queue = -(-len(ports) * d.outstanding * d.line_bytes // d.bytes_per_cycle)
+        window += 4 * (d.latency_cycles + queue)
+    return window
 
 
 def run_graph(graph: Graph, tensors: Mapping[str, FiberTree], sim: str = "icarus",
@@ -236,12 +260,18 @@ def run_graph(graph: Graph, tensors: Mapping[str, FiberTree], sim: str = "icarus
         write_memories(graph, tensors, run_dir)
         _test(runner, sim, netlist.top, "rtl_hls.rtl.bench.graph_bench", run_dir, build_dir,
               dump, {"SAMFUSE_MAX_CYCLES": str(max_cycles),
+                      "SAMFUSE_IDLE_CYCLES": str(idle_window(graph, hw)),
                       "SAMFUSE_MEM_NODES": json.dumps(netlist.mem_instances),
                       "SAMFUSE_ACC_NODES": json.dumps(netlist.acc_instances)},
               ["+samfuse_trace"] if trace else ())
         if waves is not None:
             _copy_waves(netlist.top, run_dir, build_dir, waves)
         res = json.loads((run_dir / "result.json").read_text())
+        if res.get("deadlock"):
+            first, window = res["deadlock"]
+            raise RtlDeadlock(f"rtl: deadlock: no FIFO was written from cycle {first} for "
+                              f"{window} cycles (the Python model names the blocked nodes: "
+                              "samfuse sim with --backend python)")
         out = GraphRun(res["cycles"], sim_seconds=res["wall_seconds"],
                        mem_stall=res["mem_stall"], acc_peaks=res["acc_peaks"])
         if netlist.mem_ports:
