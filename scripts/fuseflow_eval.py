@@ -54,8 +54,10 @@ def _quick(doc: dict[str, Any]) -> dict[str, Any]:
               for w in doc["workloads"] for m in [w["model"]]}
     runs = []
     for r in doc.get("runs", []):
-        model = labels[r["workloads"]]
-        quick = {**r, "workloads": keep[model].get("label", f"{model}-{QUICK_CONFIG[model]}")}
+        quick = dict(r)
+        if "workloads" in r:  # a run of one workload: of its model's quick one
+            model = labels[r["workloads"]]
+            quick["workloads"] = keep[model].get("label", f"{model}-{QUICK_CONFIG[model]}")
         if "block" in quick:
             quick["block"] = min(quick["block"], 4)
         if quick not in runs:
