@@ -24,6 +24,12 @@ __all__ = ["model_json", "MEASURED_FIELDS"]
 MEASURED_FIELDS = ("cycles", "dram_read_bytes", "dram_write_bytes", "flops", "mem_accesses")
 
 
+def _as_stats(tree: Any) -> Any:
+    """A tensor as the heuristic takes it: a block-valued tree as its dense array (the
+    heuristic finds the block grid itself), any other as it is."""
+    return tree.to_dense() if getattr(tree.vals, "ndim", 1) > 1 else tree
+
+
 def model_json(compiled: CompiledModel, run: ModelRun,
                depth: int | None | str = "graph") -> dict[str, Any]:
     """The run as one JSON-able object; ``depth`` is the run's own FIFO depth (as given
@@ -41,7 +47,8 @@ def model_json(compiled: CompiledModel, run: ModelRun,
             row["flops"] += work.flops
             row["mem_accesses"] += work.mem_accesses
             graph = k.graph if used == "graph" else k.graph.with_depth(used)
-            est = estimate(graph, {t: run.memory[k.source(t)] for t in k.inputs}, hw=run.hw)
+            est = estimate(graph, {t: _as_stats(run.memory[k.source(t)]) for t in k.inputs},
+                           hw=run.hw)
             row["est_cycles"] += cycle_estimate(graph, est)
             row["est_dram_bytes"] += est.bytes
             row["est_flops"] += est.flops

@@ -317,3 +317,30 @@ def test_region_weights_follow_the_cost_heuristic():
     w_small = region_weights(compile_model(small, Schedule.fused(small)), {})
     w_big = region_weights(compile_model(big, Schedule.fused(big)), {})
     assert len(w_small) == 1 and w_big[0] > 10 * w_small[0]
+
+
+def test_the_json_summary_of_a_blocked_model_prices_its_block_valued_tensors():
+    """``model --json`` estimates each region from the tensors the run read; a tensor
+    of B x B blocks is priced on its block grid (it crashed the heuristic's nnz count)."""
+    import dataclasses
+
+    import torch
+
+    from compiler import from_torch, torch_inputs, torch_weights
+    from compiler._blocks import seed_blocks
+    from compiler.models import BigBirdAttention
+    from cosim import model_json
+
+    m = BigBirdAttention.from_config("small").eval()
+    x = m.example_inputs()
+    p = from_torch(m, x, formats=m.sparse_formats)
+    binds = {**torch_weights(m, p), **torch_inputs(p, x)}
+    sched = dataclasses.replace(Schedule.unfused(p), block=seed_blocks(p, 4))
+    compiled = compile_model(p, sched, stats=binds)
+    run = run_model(compiled, binds, hw="fuseflow")
+    summary = model_json(compiled, run)
+    with torch.no_grad():
+        np.testing.assert_allclose(run.outputs[p.outputs[0]], m(*x).numpy(), rtol=1e-4,
+                                   atol=1e-5)
+    assert summary["cycles"] == sum(r["cycles"] for r in summary["regions"]) == run.cycles
+    assert all(r["est_flops"] > 0 and r["est_dram_bytes"] > 0 for r in summary["regions"])
