@@ -93,7 +93,8 @@ def published_key(model: str, config: Any, block: Any) -> tuple[str, str]:
 
 def _fig12(frame: Any, fig: Any) -> None:
     """FuseFlow Fig. 12 side by side: samfuse's speed-up of partial and full fusion over
-    unfused per model and data set (one panel per hardware), FuseFlow's hatched beside."""
+    unfused per model and data set (one panel per hardware), FuseFlow's hatched beside;
+    a run skipped over budget or that does not lower is named where its bar would be."""
     import matplotlib
     import matplotlib.ticker
 
@@ -118,8 +119,9 @@ def _fig12(frame: Any, fig: Any) -> None:
     width = 0.2
     for ax, hw in zip(axes, hws, strict=True):
         mine = ok[ok["hw"] == hw].groupby(["point", "schedule"])["cycles"].min()
-        skipped = set(rows[(rows["hw"] == hw) & (rows["status"] == "skipped")]
-                      .groupby(["point", "schedule"]).groups)
+        missing = {status: set(rows[(rows["hw"] == hw) & (rows["status"] == status)]
+                               .groupby(["point", "schedule"]).groups)
+                   for status in ("skipped", "compile-error")}
         for n, sched in enumerate(("partial", "full")):
             for x, point in enumerate(points):
                 mine_x, paper_x = x + (2 * n - 1.5) * width, x + (2 * n - 0.5) * width
@@ -130,9 +132,11 @@ def _fig12(frame: Any, fig: Any) -> None:
                            label=f"samfuse {sched}" if x == 0 else None)
                     ax.text(mine_x, base / got, f"{base / got:.2g}", ha="center",
                             va="bottom", fontsize=6)
-                elif (point, sched) in skipped:
-                    ax.text(mine_x, 1.0, "skipped", rotation=90, ha="center",
-                            va="bottom", fontsize=6)
+                for status, label in (("skipped", "skipped"),
+                                      ("compile-error", "does not lower")):
+                    if (got is None or base is None) and (point, sched) in missing[status]:
+                        ax.text(mine_x, 1.0, label, rotation=90, ha="center",
+                                va="bottom", fontsize=6)
                 paper = FIG12_SPEEDUP.get(point, (None, None))[n]
                 if paper is not None:
                     ax.bar(paper_x, paper, width, color=f"C{n}", alpha=0.35, hatch="//",
