@@ -770,12 +770,16 @@ class _Lowerer:
 
         for acc_side, other in ((e.left, e.right), (e.right, e.left)):
             us = {self.deferred[oid] for oid in deferred(other)}
+            keys = {self.joins[oid] for oid in deferred(other)}
             if self.deep:  # the join of the rows of a reduction on the accumulator's side
-                keys = {self.joins[oid] for oid in deferred(other)}
                 key = next(iter(keys), ("", 0))
                 if len(keys) == 1 and any(n is self.reds[key[1]] for n in walk(acc_side)):
                     break
-            elif us and not deferred(acc_side):
+            # the rows the deferred operands wait for come from the accumulator's side;
+            # else the join is deeper in ``other`` and nothing here may be built yet (a
+            # probe would leave dead nodes, e.g. a factor broadcast over the wrong loop)
+            elif us and not deferred(acc_side) and any(
+                    n is self.reds[r] for _, r in keys for n in walk(acc_side)):
                 break
         else:
             return None

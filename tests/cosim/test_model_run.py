@@ -240,6 +240,31 @@ def test_random_chains_match_numpy_under_every_schedule(chain, seed, density, sp
         assert run.cycles == sum(r.cycles for r in run.regions)
 
 
+@pytest.mark.parametrize("second", ["T1(i,j) * M2(i,j)", "T1(i,j) + M2(i,j)"])
+@pytest.mark.parametrize("shape", [(1, 1, 1), (3, 4, 2)])
+def test_epilogue_chain_with_a_factor_builds_no_dead_broadcast(second, shape):
+    """Found by the random chains: fused, ``relu((sum(k) M0*M1) * M2 * M3(j))`` in order
+    j,k,i once broadcast ``M3(j)`` over the accumulator's inner loop as a probe for an
+    epilogue join that belongs to the inner product; that dead ``broadcast`` saw one
+    value per ``j`` against a repsig per ``(j,k)`` and stopped the simulation."""
+    rows, mid, cols = shape
+    stmts = ["T1(i,j) = M0(i,k) * M1(k,j)", f"T2(i,j) = {second}",
+             "T3(i,j) = relu(T2(i,j) * M3(j))"]
+    shapes = {"M0": (rows, mid), "M1": (mid, cols), "M2": (rows, cols), "M3": (cols,)}
+    formats = {"M0": "csc", "M1": "dense", "M2": "dense", "T1": "dense", "T2": "dense"}
+    p = einsum_program(stmts, shapes, formats)
+    rng = np.random.default_rng(3)
+    inputs = {n: rand(rng, s, 0.7) for n, s in shapes.items()}
+    ops = [("right", "M1"), ("mul" if "*" in second else "add", "M2"), ("relu", "M3")]
+    want = numpy_chain(inputs, ops)
+    compiled = compile_model(p, Schedule.fused(p))
+    for kernel in (k for r in compiled.regions for k in r.kernels):
+        fed = {e.src_node for e in kernel.graph.edges}
+        assert all(n.id in fed for n in kernel.graph.nodes.values() if n.op == "broadcast")
+    run = run_model(compiled, inputs)
+    np.testing.assert_allclose(run.outputs["T3"], want, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.cosim
 @pytest.mark.skipif(SystemCBackend.unavailable() is not None,
                     reason=str(SystemCBackend.unavailable()))
