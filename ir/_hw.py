@@ -253,7 +253,7 @@ def _build(data: dict[str, Any], where: str) -> Hardware:
     return Hardware(**sections, **top)
 
 
-def at_run_depth(graph: Graph, depth: int | None | str, hw: Hardware | None) -> Graph:
+def at_run_depth(graph: Graph, depth: int | None | str, hw: Hardware | str | None) -> Graph:
     """``graph`` with every edge at the depth the run uses (:func:`run_depth`), or itself
     when that is the compiled depth; what each backend simulates and checks on-chip
     storage against (the lanes' output buffers at their run depth)."""
@@ -261,13 +261,14 @@ def at_run_depth(graph: Graph, depth: int | None | str, hw: Hardware | None) -> 
     return graph if d == GRAPH_DEPTH else graph.with_depth(d)
 
 
-def run_depth(depth: int | None | str, hw: Hardware | None) -> int | None | str:
+def run_depth(depth: int | None | str, hw: Hardware | str | None) -> int | None | str:
     """The FIFO depth a run uses (docs/timing.md): the run's own ``depth`` (an int, or
     ``None`` = unbounded) wins; ``"graph"`` defers to the hardware's ``fifo.depth``, whose
-    default ``graph`` keeps each edge's compiled depth. Every backend resolves it here."""
+    default ``graph`` keeps each edge's compiled depth. Every backend resolves it here;
+    ``hw`` is a :class:`Hardware` or anything :func:`load_hw` takes (a preset's name)."""
     if depth != GRAPH_DEPTH or hw is None:
         return depth
-    return hw.fifo_depth
+    return (hw if isinstance(hw, Hardware) else load_hw(hw)).fifo_depth
 
 
 def _check(key: str, value: Any, where: str) -> Any:
