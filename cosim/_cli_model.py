@@ -206,7 +206,7 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
     priced = schedule.has_lanes or schedule.block or schedule.prices_assoc
     compiled = compile_model(program, schedule, stats=binds if priced else None)
     if args.par:
-        check_lanes_used(compiled, schedule.par, label)
+        check_lanes_used(compiled, schedule.par, args.model)
     print(f"{'read' if mlir else 'exported':10} {label} to {len(program.statements)} "
           f"statements in {export_s * 1e3:.0f} ms")
     if args.program and compiled.program is not program:

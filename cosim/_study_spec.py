@@ -286,14 +286,14 @@ class StudySpec:
                         c["dtype"], tuple(c["backends"]), c["hw"], c["hw_set"],
                         par=c["par"], partition=c["partition"],
                         lane_buffer=c["lane_buffer"], block=c["block"],
-                        budget=self.budget if w.model is not None else None,
+                        budget=self.budget if w.is_program else None,
                         assoc=c["assoc"]))
         return list(dict.fromkeys(out))
 
     def _check_schedule_applies(self, combo: dict[str, Any]) -> None:
         """A fusion schedule asked of expressions and kernels alone would be ignored."""
         if combo["schedule"] == "unfused" or any(
-                w.model is not None and w.label in combo.get("workloads", [w.label])
+                w.is_program and w.label in combo.get("workloads", [w.label])
                 for w in self.workloads):
             return
         raise StudyError(f"schedule {schedule_name(combo['schedule'])!r} applies to models; "

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._blocks import MAX_BLOCK_ELEMS, BlockError, value_elems
+from ._blocks import MAX_BLOCK_ELEMS, BlockError, block_grid, value_elems
 from ._catalogue import CATALOGUE, Primitive
 from ._codec import CodecError, int_constant
 from ._formats import Format, FormatError
@@ -333,10 +333,12 @@ class Graph:
             self._check_level_kind(node, name, level)
 
     def _level_size(self, name: str, level: int) -> tuple[int, int]:
-        """(mode, size) of storage level ``level`` of tensor ``name``."""
+        """(mode, size) of storage level ``level`` of tensor ``name``: of its block grid
+        when its values are blocks (its levels store block coordinates)."""
         spec = self.tensors[name]
         mode = Format.parse(spec.format, len(spec.shape)).mode_order[level]
-        return mode, spec.shape[mode]
+        shape = block_grid(spec.shape, spec.block) if spec.block else spec.shape
+        return mode, shape[mode]
 
     def _crd_origin(self, node_id: str, port: str) -> Node | None:
         """The scanner whose coordinates reach input ``node_id.port``, through the nodes
@@ -389,8 +391,7 @@ class Graph:
                 key = (src.params["tensor"], src.params["level"], node.params["lanes"])
                 groups.setdefault(key, []).append(node)
         for (name, level, lanes), splits in groups.items():
-            spec = self.tensors[name]
-            size = spec.shape[Format.parse(spec.format, len(spec.shape)).mode_order[level]]
+            size = self._level_size(name, level)[1]
             counts = {r: _coverage(r, lanes, size, [(s.params["lo"], s.params["hi"]) for s
                                                     in splits if s.params["lane"] == r])
                       for r in {s.params["lane"] for s in splits}}

@@ -542,14 +542,18 @@ def systemc():
 
 
 def test_systemc_fifo_depth_is_a_bound_not_an_allocation(systemc):
-    """A declared depth of 2^40 tokens allocated 2^40 slots up front (8 TiB) and failed."""
-    from ir import examples
+    """A declared depth of 2^40 tokens allocated 2^40 slots up front (8 TiB) and failed;
+    depths are now capped at ir.MAX_DEPTH (refused above it, in one line), and the
+    largest allowed one must still cost nothing up front."""
+    from ir import MAX_DEPTH, GraphError, examples
     from sim_models.python import simulate
 
     graph = examples.spmv(3, 4)
     inputs = {"B": np.eye(3, 4, dtype=np.float32), "c": np.arange(4, dtype=np.float32)}
-    want = simulate(graph, inputs, depth=2**40)
-    got = systemc.run(graph, inputs, depth=2**40)
+    with pytest.raises(GraphError, match="at most 1,048,576 tokens"):
+        systemc.run(graph, inputs, depth=2**40)
+    want = simulate(graph, inputs, depth=MAX_DEPTH)
+    got = systemc.run(graph, inputs, depth=MAX_DEPTH)
     assert got.cycles == want.cycles
     np.testing.assert_array_equal(got.dense("x"), want.dense("x"))
 
