@@ -215,7 +215,7 @@ def _same_error(systemc, graph: Graph, inputs: dict, depth="graph") -> str:
 
 
 @pytest.mark.parametrize("kernel", ["spmv", "spmm"])
-def test_lanes_that_do_not_partition_give_the_python_message(systemc, kernel):
+def test_lanes_that_do_not_partition_give_the_python_message(systemc, kernel, unchecked_graphs):
     """Every lane keeps lane 0's coordinates: the merge sees one coordinate twice."""
     a = _csr(6, 5, 0.6, 51)
     if kernel == "spmv":
@@ -353,7 +353,7 @@ def _misnested_merge2() -> Graph:
     return g.build()
 
 
-def test_lane_merge2_stream_errors_give_the_python_message(systemc):
+def test_lane_merge2_stream_errors_give_the_python_message(systemc, unchecked_graphs):
     """An inner stream whose stops do not nest under the outer one: a copy closes lane a
     with S2 where the outer fiber ends with S0 (S1 expected), or lane a still holds a crd
     when the outer streams end."""

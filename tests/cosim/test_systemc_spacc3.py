@@ -167,7 +167,7 @@ def _assert_same_errors(systemc: SystemCBackend, g: Graph, inputs: dict,
     assert re.search(pattern, str(results[-1])), str(results[-1])
 
 
-def test_misaligned_levels_give_the_model_message(systemc):
+def test_misaligned_levels_give_the_model_message(systemc, unchecked_graphs):
     """crd1_in fed the i crds (one per level-1 fiber) and crd2_in the j crds: an i stop
     meets an l stop of the wrong level."""
     T = _sparse(np.random.default_rng(5), (2, 3, 2, 3), 0.6, "float32")
@@ -190,7 +190,7 @@ def test_crd_under_a_closed_level_gives_the_four_token_message(systemc):
     _assert_same_errors(systemc, g, {"T": T}, pattern)
 
 
-def test_four_token_message_names_a_block_value(systemc):
+def test_four_token_message_names_a_block_value(systemc, unchecked_graphs):
     """The same on block values: the block in the message's fourth slot, bit for bit."""
     _, g, inputs, _ = spacc3_block_case(2)
     acc = _spacc3_nodes(g)[0]

@@ -221,7 +221,7 @@ def test_a_dealt_vector_merges_back_in_order(hls):
 
 
 @pytest.mark.cosim
-def test_overlapping_lanes_fail_in_csim_as_in_the_model(hls):
+def test_overlapping_lanes_fail_in_csim_as_in_the_model(hls, unchecked_graphs):
     graph = _deal(0, 2)
     with pytest.raises(SimulationError, match="both lanes hold coordinate"):
         simulate(graph, _VEC)
