@@ -130,8 +130,8 @@ class HlsCsimBackend(Backend):
     def run(self, graph, inputs, *, trace=False, depth="graph", hw=None, mem_trace=False):
         """``mem_trace`` is accepted and ignored: C-simulation has no clock, so no bursts."""
         start = time.perf_counter()
-        graph = at_run_depth(graph, depth, hw)  # unbounded: UNBOUNDED_DEPTH (docs/hls.md)
         machine = load_hw(hw)
+        graph = at_run_depth(graph, depth, machine)  # unbounded: UNBOUNDED_DEPTH (hls.md)
         design, exe = self.build(graph, machine)
         tensors = bind_inputs(graph, inputs)
         with tempfile.TemporaryDirectory(prefix="samfuse-hls-") as tmp:

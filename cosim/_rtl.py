@@ -28,6 +28,7 @@ from ir import (
     at_run_depth,
     block_elems,
     decode_token,
+    load_hw,
     memory_ports,
     value_elems,
     values_from_bits,
@@ -76,6 +77,8 @@ class RtlBackend(Backend):
         missing = simulator_missing(self.simulator)
         if missing:
             raise ToolNotFoundError(f"backend 'rtl' ({self.simulator}): {missing}")
+        if hw is not None:  # a preset's name or a file, as every backend takes it
+            hw = load_hw(hw)
         if depth == "graph" and hw is not None and hw.fifo_depth is None:
             raise HwError(f"backend 'rtl' needs bounded FIFOs, but hardware {hw.name!r} sets "
                           "fifo.depth = inf; give a finite one (--hw-set fifo.depth=N or "
