@@ -56,8 +56,8 @@ def evaluate(program: Program, tensors: Mapping[str, Any]) -> dict[str, np.ndarr
 
 
 #: a sparse matrix with more entries than this stays sparse (scipy CSR) where it is one
-#: factor of a product with one other factor, and is made dense nowhere else: OGB-Collab's
-#: adjacency (235,868² entries) would take 207 GiB dense
+#: factor of a product with one other factor (elsewhere it is made dense when read):
+#: OGB-Collab's adjacency (235,868² entries) would take 207 GiB dense
 SPARSE_ABOVE = 1 << 26
 
 

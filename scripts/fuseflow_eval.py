@@ -33,12 +33,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from cosim._plot import plot, published_key  # noqa: E402
 from cosim._published import FIG12_SPEEDUP, FIG14_COLLAB_GCN, TABLE3_ERROR  # noqa: E402
 from cosim._study_run import StudyResult, run_configs, write_table  # noqa: E402
-from cosim._study_spec import load_study  # noqa: E402
+from cosim._study_spec import load_study, study_path  # noqa: E402
 from ir import WORD_BYTES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-STUDIES = {"gnn": ROOT / "cosim" / "studies" / "fig12-gnn.yaml",
-           "attention": ROOT / "cosim" / "studies" / "fig12-attention.yaml"}
+#: --studies name -> the bundled study it runs (cosim/studies/)
+STUDIES = {"gnn": "fig12-gnn", "attention": "fig12-attention"}
 #: --quick: the same studies at test sizes on the Python model
 QUICK_CONFIG = {"gcn": "small-fuseflow", "graphsage": "small-fuseflow",
                 "bigbird": "small", "autoencoder": "small"}
@@ -50,8 +50,8 @@ def _quick(doc: dict[str, Any]) -> dict[str, Any]:
     keep: dict[str, dict[str, Any]] = {}
     for w in doc["workloads"]:
         keep.setdefault(w["model"], {**w, "config": QUICK_CONFIG[w["model"]]})
-    labels = {w.get("label", f"{w['model']}-{w['config']}"): m
-              for w in doc["workloads"] for m in [w["model"]]}
+    labels = {w.get("label", f"{w['model']}-{w['config']}"): w["model"]
+              for w in doc["workloads"]}
     runs = []
     for r in doc.get("runs", []):
         quick = dict(r)
@@ -207,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"--studies {name!r}: expected {', '.join(STUDIES)}")
         import yaml
 
-        doc = yaml.safe_load(STUDIES[name].read_text())
+        doc = yaml.safe_load(study_path(STUDIES[name]).read_text())
         if args.quick:
             doc = _quick(doc)
         spec = load_study(doc)
