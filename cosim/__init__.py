@@ -8,7 +8,7 @@ pool or Dask) and the nightly regression; the ``samfuse`` command line. Sits on 
 every other package.
 """
 
-from ._backend import (
+from .backends._backend import (
     AUTO_SYSTEMC_TOKENS,
     BACKENDS,
     AutoBackend,
@@ -48,21 +48,21 @@ __all__ = ["Backend", "PythonBackend", "ToolNotFoundError", "register", "get_bac
 #: their toolchain glue (cppyy, the HLS generator, cocotb), and the command line's help
 #: and a cached study re-run need none of the rest, so ``import cosim`` stays cheap
 _LAZY_MODULES: dict[str, tuple[str, ...]] = {
-    "_compare": ("BackendRun", "CosimReport", "compare_backends"),
-    "_model_json": ("model_json",),
-    "_counts": ("Counts", "KernelCounts", "heuristic_error_table", "measure",
+    "backends._compare": ("BackendRun", "CosimReport", "compare_backends"),
+    "runs._model_json": ("model_json",),
+    "runs._counts": ("Counts", "KernelCounts", "heuristic_error_table", "measure",
                 "measured_counts", "model_counts", "relative_errors"),
-    "_model_run": ("ModelRun", "RegionProgress", "RegionRun", "region_weights", "run_model",
+    "runs._model_run": ("ModelRun", "RegionProgress", "RegionRun", "region_weights", "run_model",
                    "storage_bytes"),
-    "_nightly": ("NightlyResult", "run_nightly"),
-    "_study_run": ("StudyResult", "run_study"),
-    "_study_spec": ("StudyError", "StudySpec", "bundled_studies", "load_study", "study_path"),
-    "_tune": ("Outcome", "StudyEvaluator", "Trial", "search"),
-    "_tune_run": ("TuneResult", "model_space", "tune"),
-    "_tune_space": ("Point", "TuneError", "TuneSpace"),
-    "_systemc": ("SystemCBackend", "SystemCError", "SystemCRun"),
-    "_hls": ("HlsCsimBackend", "HlsCompileError", "HlsRunError"),
-    "_rtl": ("RtlBackend",),
+    "studies._nightly": ("NightlyResult", "run_nightly"),
+    "studies._runner": ("StudyResult", "run_study"),
+    "studies._spec": ("StudyError", "StudySpec", "bundled_studies", "load_study", "study_path"),
+    "tuning._search": ("Outcome", "StudyEvaluator", "Trial", "search"),
+    "tuning._run": ("TuneResult", "model_space", "tune"),
+    "tuning._space": ("Point", "TuneError", "TuneSpace"),
+    "backends._systemc": ("SystemCBackend", "SystemCError", "SystemCRun"),
+    "backends._hls": ("HlsCsimBackend", "HlsCompileError", "HlsRunError"),
+    "backends._rtl": ("RtlBackend",),
 }
 _LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in names}
 

@@ -5,7 +5,7 @@ FuseFlow's simulator counts, per kernel, the values its reducers and ALUs operat
 seg reads, value reads, writes); Figure 14 compares schedules by them. samfuse counts the
 same from the number of data tokens on a few edges, which every backend agrees on (the
 streams are equal by contract), so one rule here serves every backend and the
-heuristic's checks (``cosim._counts``). The rules (``docs/cost.md``):
+heuristic's checks (``cosim.runs._counts``). The rules (``docs/cost.md``):
 
 - **FLOPs**: one per data value consumed by a compute node: ``alu`` and ``unary`` (their
   ``a`` input; ``alu`` inputs are aligned), ``reduce``, ``spacc``, ``spacc2``, ``spacc3``

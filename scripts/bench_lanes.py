@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from compiler import compile_expression
-from cosim._lanes import lane_report
+from cosim.runs._lanes import lane_report
 from ir import load_hw
 from ir.datasets import rmat_graph
 from sim_models.python import simulate

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cosim import Outcome, Point, StudyEvaluator, TuneSpace, model_space, search
-from cosim._study_spec import Workload
+from cosim.studies._spec import Workload
 
 #: orders kept per region: enough to make orders matter, few enough to enumerate
 MAX_ORDERS = {"gcn": 2, "graphsage": 2, "bigbird": 3}

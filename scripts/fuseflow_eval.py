@@ -5,7 +5,7 @@ Runs the bundled studies ``cosim/studies/fig12-gnn.yaml`` (GCN and GraphSAGE on 
 sets with the artifact's settings, ``assoc: left``, on ``fuseflow`` and ``hbm2-u280``) and
 ``cosim/studies/fig12-attention.yaml`` (BigBird at blocks 16/32/64 and the sparse autoencoder),
 cached and resumable like any study, then prints Markdown tables beside FuseFlow's
-published figures (``cosim._published``) and draws ``docs/figures/fig12-<study>.png``:
+published figures (``cosim.studies._published``) and draws ``docs/figures/fig12-<study>.png``:
 
 - Figure 12: speed-up of partial and full fusion over unfused (cycles);
 - Figure 14: FLOPs and memory accesses counted by the simulator, as ratios to unfused;
@@ -30,10 +30,10 @@ from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from cosim._plot import plot, published_key  # noqa: E402
-from cosim._published import FIG12_SPEEDUP, FIG14_COLLAB_GCN, TABLE3_ERROR  # noqa: E402
-from cosim._study_run import StudyResult, run_configs, write_table  # noqa: E402
-from cosim._study_spec import load_study, study_path  # noqa: E402
+from cosim.studies._plot import plot, published_key  # noqa: E402
+from cosim.studies._published import FIG12_SPEEDUP, FIG14_COLLAB_GCN, TABLE3_ERROR  # noqa: E402
+from cosim.studies._runner import StudyResult, run_configs, write_table  # noqa: E402
+from cosim.studies._spec import load_study, study_path  # noqa: E402
 from ir import WORD_BYTES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

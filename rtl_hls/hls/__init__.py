@@ -1,7 +1,7 @@
 """Vitis HLS C++ for SAMML graphs: one template per catalogue primitive (``templates/``),
 portable csim shims (``shim/``) and a generator from an ``ir.Graph`` to a dataflow top, a
 file-driven C testbench and a Vitis TCL script (:mod:`rtl_hls.hls.codegen`). The
-``hls-csim`` backend (``cosim/_hls.py``) compiles and runs the result with g++."""
+``hls-csim`` backend (``cosim/backends/_hls.py``) compiles and runs the result with g++."""
 
 from .codegen import (
     DEFAULT_MEM_DEPTH,

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from compiler import TensorStats, compile_expression, estimate
 from cosim import measure, measured_counts, relative_errors
-from cosim._counts import KERNEL_CASES, heuristic_error_table, kernel_case_inputs
+from cosim.runs._counts import KERNEL_CASES, heuristic_error_table, kernel_case_inputs
 from ir import examples
 from sim_models.python import simulate
 

@@ -120,7 +120,7 @@ def test_balanced_lanes_get_buffers_that_hold_a_lane_s_output():
 
 def test_expected_imbalance_predicts_the_measured_one():
     """Measured on the data when compiling; the run's lane report agrees within 10 %."""
-    from cosim._lanes import lane_report
+    from cosim.runs._lanes import lane_report
     from sim_models.python import simulate
 
     A = rmat_graph(9, 8, seed=2)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from cosim._study_run import run_study
-from cosim._study_spec import StudyError, load_study
 from cosim.cli import main
+from cosim.studies._runner import run_study
+from cosim.studies._spec import StudyError, load_study
 
 CHAIN = {"label": "chain", "expr": "X(i,j) = A(i,k) * B(k,l) * C(l,j)",
          "formats": {"A": "csr"}, "shapes": {"A": [6, 5], "B": [5, 4], "C": [4, 3]},

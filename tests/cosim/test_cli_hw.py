@@ -13,9 +13,9 @@ import pytest
 import scipy.io
 import scipy.sparse as sp
 
-from cosim._study_run import code_version, run_study
-from cosim._study_spec import StudyError, load_study
 from cosim.cli import main
+from cosim.studies._runner import code_version, run_study
+from cosim.studies._spec import StudyError, load_study
 from ir import HW_KEYS, HW_PRESETS, load_hw
 
 SPMV = "x(i) = B(i,j) * c(j)"

@@ -16,8 +16,8 @@ import scipy.io
 import scipy.sparse as sp
 from _parity import rename_node
 
-from cosim._files import OutputPathError, atomic_path, safe_join, writable_dir, write_atomic
 from cosim.cli import main
+from cosim.runs._files import OutputPathError, atomic_path, safe_join, writable_dir, write_atomic
 from ir import Graph, GraphError, Schedule, ScheduleError, to_dot
 
 SPMV = "x(i) = B(i,j) * c(j)"
@@ -417,8 +417,8 @@ def test_help_imports_only_what_the_parser_needs():
     got = _run("import sys\nfrom cosim.cli import main\n"
                "try:\n    rc = main(['--help'])\nexcept SystemExit as exc:\n    rc = exc.code\n"
                "print(rc, sorted(m for m in sys.modules if m in ('yaml', 'scipy', 'torch') "
-               "or m.startswith(('cosim._study', 'cosim._tune', 'cosim._nightly', "
-               "'cosim._counts', 'cosim._compare'))))")
+               "or m.startswith(('cosim.studies', 'cosim.tuning', "
+               "'cosim.runs._counts', 'cosim.backends._compare'))))")
     assert got.stdout.strip().splitlines()[-1] == "0 []", got.stdout + got.stderr
 
 
@@ -430,7 +430,7 @@ def test_every_public_name_of_cosim_resolves():
 
 def test_model_names_match_the_bundled_models():
     from compiler.models import MODELS
-    from cosim._cli_model import MODEL_NAMES
+    from cosim.cli._model import MODEL_NAMES
 
     assert list(MODEL_NAMES) == sorted(MODELS)
 
@@ -563,7 +563,7 @@ def test_a_systemc_crash_report_goes_to_a_named_file(systemc, monkeypatch):
 
     import cppyy
 
-    import cosim._systemc_child as child
+    import cosim.backends._systemc_child as child
     from cosim import SystemCError
     from ir import examples
 

@@ -20,10 +20,10 @@ import scipy.sparse as sp
 
 from compiler import CompileError, compile_expression
 from compiler._parse import MAX_EXPR_DEPTH
-from cosim._study_run import run_configs, run_study
-from cosim._study_spec import MAX_RUNS, StudyError, load_study
-from cosim._tune_space import TuneError
 from cosim.cli import main
+from cosim.studies._runner import run_configs, run_study
+from cosim.studies._spec import MAX_RUNS, StudyError, load_study
+from cosim.tuning._space import TuneError
 from ir import MAX_DEPTH, Graph, GraphError, HwError, Schedule, ScheduleError, load_hw
 
 SPMV = "x(i) = B(i,j) * c(j)"
@@ -138,7 +138,7 @@ def test_duplicate_keys_in_hardware_and_schedules_are_refused(tmp_path):
 
 
 def test_tune_refuses_a_folder_holding_another_tuning_run(tmp_path):
-    from cosim._tune_run import _claim
+    from cosim.tuning._run import _claim
 
     settings = {"workload": ["gcn-small", "gcn", "small"], "objective": "cycles"}
     _claim(tmp_path, settings)

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from compiler import compile_expression, compile_model, cycle_estimate, estimate
 from cosim import SystemCRun, get_backend, run_model
-from cosim._study_spec import StudyError, _axis_value
 from cosim.cli import main
+from cosim.studies._spec import StudyError, _axis_value
 from ir import HW_PRESETS, HwError, compare_traces, examples, load_hw, run_depth
 from sim_models.python import simulate
 
@@ -144,7 +144,7 @@ def test_fuseflow_systemc_parity(systemc):
 # -- the hardware depth equals --depth N on every backend ------------------------------
 
 def _backend_or_skip(name: str):
-    from cosim._backend import BACKENDS, _load_optional
+    from cosim.backends._backend import BACKENDS, _load_optional
 
     _load_optional()
     reason = BACKENDS[name].unavailable()
@@ -269,7 +269,7 @@ def test_model_json(argv, capsys, gcn):
         doc["dram_read_bytes"] == 0
     # the same counts and estimates computed here, from each kernel's trace
     program, binds, _ = gcn
-    from cosim._cli_model import SCHEDULES
+    from cosim.cli._model import SCHEDULES
 
     compiled = compile_model(program, SCHEDULES[argv[3]](program))
     hw = load_hw(argv[1])

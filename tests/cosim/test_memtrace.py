@@ -1,4 +1,4 @@
-"""``cosim._memtrace``: a run's bursts as a Ramulator 2 LoadStoreTrace, read back and
+"""``cosim.runs._memtrace``: a run's bursts as a Ramulator 2 LoadStoreTrace, read back and
 checked against a layout computed here from scipy's CSR arrays."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from compiler import compile_expression
-from cosim._memtrace import array_layout, write_mem_trace
+from cosim.runs._memtrace import array_layout, write_mem_trace
 from ir import load_hw, memory_ports
 from sim_models.python import MemRequest, bind_inputs, simulate
 

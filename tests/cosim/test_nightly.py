@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cosim import run_nightly
-from cosim._nightly import BASELINE_FIELDS
+from cosim.studies._nightly import BASELINE_FIELDS
 
 ROOT = Path(__file__).resolve().parents[2]
 

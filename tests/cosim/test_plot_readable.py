@@ -10,7 +10,7 @@ import matplotlib
 import pandas as pd
 import pytest
 
-from cosim._plot import _figure
+from cosim.studies._plot import _figure
 
 matplotlib.use("Agg")
 
@@ -80,7 +80,7 @@ def test_best_so_far_has_integer_ticks_and_a_title(tmp_path, monkeypatch):
     import matplotlib.image
     import matplotlib.pyplot as plt
 
-    from cosim._tune_report import plot_history
+    from cosim.tuning._report import plot_history
 
     frame = pd.DataFrame({"eval": [1, 2, 3], "source": ["hand:unfused", "random", "bo"],
                           "cycles": [30.0, 20.0, 25.0], "best_so_far": [30.0, 20.0, 20.0]})

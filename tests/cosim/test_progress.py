@@ -7,9 +7,9 @@ import io
 
 import pytest
 
-from cosim._progress import Progress
-from cosim._study_run import _Progress
-from cosim._study_spec import load_study, study_path
+from cosim.studies._progress import Progress
+from cosim.studies._runner import _Progress
+from cosim.studies._spec import load_study, study_path
 
 
 def test_a_log_gets_plain_lines_not_redraws():

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from compiler import compile_expression
-from cosim._study_run import code_version, run_study
-from cosim._study_spec import UNBUILT_AXES, StudyError, load_study
+from cosim.studies._runner import code_version, run_study
+from cosim.studies._spec import UNBUILT_AXES, StudyError, load_study
 from ir import DEFAULT_HW, load_hw
 from sim_models.python import simulate
 
@@ -290,7 +290,7 @@ def test_fig12_draws_each_speedup_beside_fuseflows():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from cosim._plot import _figure
+    from cosim.studies._plot import _figure
 
     rows = [{"kind": "model", "model": "gcn", "config": "cora", "block": 1, "hw": hw,
              "schedule": s, "cycles": c, "status": st}

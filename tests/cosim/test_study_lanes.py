@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 from compiler import compile_expression
-from cosim._lanes import lane_report
-from cosim._plot import PlotError, plot
-from cosim._study_run import _random_inputs, run_study
-from cosim._study_spec import StudyError, load_study
+from cosim.runs._lanes import lane_report
+from cosim.studies._plot import PlotError, plot
+from cosim.studies._runner import _random_inputs, run_study
+from cosim.studies._spec import StudyError, load_study
 from ir import load_hw
 from ir.datasets import rmat_graph
 from sim_models.python import simulate

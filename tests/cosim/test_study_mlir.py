@@ -12,8 +12,8 @@ import yaml
 
 pytest.importorskip("torch_mlir")
 
-from cosim._study_run import code_version, run_study  # noqa: E402
-from cosim._study_spec import StudyError, load_study  # noqa: E402
+from cosim.studies._runner import code_version, run_study  # noqa: E402
+from cosim.studies._spec import StudyError, load_study  # noqa: E402
 
 MLIR = Path(__file__).parents[1] / "compiler" / "mlir"
 

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cosim._sweep import SWEEP_KERNELS, kernel_graph
+from cosim.runs._sweep import SWEEP_KERNELS, kernel_graph
 from sim_models.python import simulate
 
 

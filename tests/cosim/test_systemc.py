@@ -73,7 +73,7 @@ def _check(systemc, graph, inputs, depths=DEPTHS) -> None:
 # -- the catalogue ----------------------------------------------------------------------
 
 def test_every_catalogue_primitive_has_a_systemc_model(systemc):
-    from cosim._systemc_child import prepare
+    from cosim.backends._systemc_child import prepare
 
     drv = prepare()
     for op, prim in CATALOGUE.items():
@@ -433,8 +433,8 @@ def test_input_errors_are_raised_before_forking(systemc):
 
 
 def test_a_systemc_error_in_the_child_is_a_python_exception(systemc, monkeypatch):
-    import cosim._systemc_child as child
-    from cosim._systemc_load import load
+    import cosim.backends._systemc_child as child
+    from cosim.backends._systemc_load import load
 
     child.prepare()  # warm up in this process before _elaborate is changed
     real = child._elaborate
@@ -454,7 +454,7 @@ def test_a_systemc_error_in_the_child_is_a_python_exception(systemc, monkeypatch
 def test_a_crashing_child_is_reported_not_hung(systemc, monkeypatch):
     import cppyy
 
-    import cosim._systemc_child as child
+    import cosim.backends._systemc_child as child
 
     child.prepare()  # warm up in this process before _elaborate is made to crash
     cppyy.cppdef("namespace samfuse_test { void crash() { *(volatile int*)nullptr = 1; } }")
@@ -465,7 +465,7 @@ def test_a_crashing_child_is_reported_not_hung(systemc, monkeypatch):
 
 
 def test_a_stuck_child_times_out(monkeypatch):
-    import cosim._systemc_child as child
+    import cosim.backends._systemc_child as child
 
     child.prepare()  # warm up in this process before _elaborate is made to hang
     # a child that woke up after the sleep would fail elaborating, not time out
@@ -557,8 +557,9 @@ def test_concurrent_first_uses_build_the_library_once(systemc, tmp_path):
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "PYTHONPATH": str(root)}
     env.pop("SAMFUSE_CACHE", None)
-    code = ("from cosim._systemc_child import prepare; from cosim._systemc_load import "
-            "models_library; prepare(); print(models_library())")
+    code = ("from cosim.backends._systemc_child import prepare; "
+            "from cosim.backends._systemc_load import models_library; prepare(); "
+            "print(models_library())")
     procs = [subprocess.Popen([sys.executable, "-c", code], env=env, cwd=root, text=True,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
              for _ in range(2)]

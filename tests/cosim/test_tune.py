@@ -1,4 +1,4 @@
-"""The autoscheduler (cosim/_tune*.py): known constraints, unknown constraints, outputs,
+"""The autoscheduler (cosim/tuning/_search*.py): known constraints, unknown constraints, outputs,
 resuming from the study cache, determinism. Small: a 3-statement program evaluated
 directly, and the tiny GCN through the study runner at a budget of 6-8."""
 
@@ -16,7 +16,7 @@ import pytest
 
 from compiler import CompileError, compile_model, einsum_program
 from cosim import Outcome, Point, TuneError, TuneSpace, run_model, search, tune
-from cosim._tune import best_trial, initial_design
+from cosim.tuning._search import best_trial, initial_design
 from ir import Region, Schedule
 
 pytest.importorskip("botorch")
@@ -125,7 +125,7 @@ def test_outputs_and_best_yaml_reproduces_its_cycles(gcn_run):
 def test_resume_reuses_cached_evaluations(gcn_run, monkeypatch):
     """A longer re-run (as after a kill) replays the first evaluations from the cache."""
     result, out = gcn_run
-    import cosim._study_run as study_run
+    import cosim.studies._runner as study_run
 
     ran = []
     real = study_run.run_config

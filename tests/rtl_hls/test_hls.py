@@ -227,7 +227,7 @@ def test_untimed_trace_file_round_trips(hls):
 
 @pytest.mark.cosim
 def test_compiler_error_shows_gxx_message(hls, monkeypatch):
-    import cosim._hls as mod
+    import cosim.backends._hls as mod
 
     def broken(graph):
         design = generate(graph)

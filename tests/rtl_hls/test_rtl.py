@@ -110,7 +110,7 @@ def test_whole_graph_outputs_and_cycles_match_python(kernel, dtype, sim):
 @pytest.mark.parametrize("dtype", ["int32", "float32"])
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_every_primitive_replays_its_trace_cycle_exactly(kernel, dtype, sim):
-    from cosim._rtl import simulate_with_reads
+    from cosim.backends._rtl import simulate_with_reads
     from ir import encode_token
 
     graph, inputs = _case(kernel, dtype)

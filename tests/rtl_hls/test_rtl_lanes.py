@@ -165,7 +165,7 @@ def test_lanes_match_python_cycle_for_cycle_on_verilator(case):
 def test_lane_primitives_replay_their_traces_cycle_exactly(case):
     """Every primitive of the graph in isolation, driven by the model's recorded trace:
     a difference names the edge (so the primitive) and the first differing token."""
-    from cosim._rtl import simulate_with_reads
+    from cosim.backends._rtl import simulate_with_reads
     from ir import encode_token
 
     graph, inputs = _case(case)

@@ -85,7 +85,7 @@ def test_memory_run_ends_at_the_last_ack_on_icarus(kernel, depth):
     `done` was `fin && now >= last_ack` from registers set at one edge: under Icarus it
     glitched high for a delta cycle at the D firing and the bench stopped at 1 + last D
     (193 instead of 242 for spmm_ikj)."""
-    from cosim._sweep import kernel_graph
+    from cosim.runs._sweep import kernel_graph
 
     case = kernel_graph(kernel, 6, 0.1, depth, "float32", 0)
     ref = simulate(*case, hw=load_hw("hbm2-u280"), mem_trace=True)
@@ -96,7 +96,7 @@ def test_memory_run_ends_at_the_last_ack_on_icarus(kernel, depth):
 
 @pytest.mark.cosim
 def test_memory_run_ends_at_the_last_ack_on_verilator():
-    from cosim._sweep import kernel_graph
+    from cosim.runs._sweep import kernel_graph
 
     _check_against_python("spmm_ikj", [], "verilator",
                           kernel_graph("spmm_ikj", 6, 0.1, 2, "float32", 0))

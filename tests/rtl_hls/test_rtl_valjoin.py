@@ -194,7 +194,7 @@ def test_values_cross_the_joiner_bit_for_bit(join, dtype, alu, sim):
     (a float compare would take -0.0 for 0.0 and miss a changed NaN payload); the joiner's
     val_a words are a's own bits; without the alu, x's stored bits are a's."""
     from cosim import RtlBackend
-    from cosim._rtl import simulate_with_reads
+    from cosim.backends._rtl import simulate_with_reads
 
     graph = vector_graph(join, 9, dtype, alu=alu)
     a = _special_a(dtype)

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler import compile_expression
-from cosim._sweep import SWEEP_KERNELS, kernel_graph
+from cosim.runs._sweep import SWEEP_KERNELS, kernel_graph
 from ir import load_hw, memory_ports
 from sim_models.python import SimulationError, simulate
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import math
 
-from ._cli_model import seed_arg
-from ._files import path_arg
+from ..runs._files import path_arg
+from ._model import seed_arg
 
 __all__ = ["add_tune_parser"]
 
@@ -83,9 +83,9 @@ def _pairs(items: list[str], option: str, error: type[Exception]) -> list[tuple[
 def cmd_tune(args: argparse.Namespace, error: type[Exception]) -> int:
     from pathlib import Path
 
-    from ._files import OutputPathError, writable_dir
-    from ._tune_run import tune
-    from ._tune_space import TuneError
+    from ..runs._files import OutputPathError, writable_dir
+    from ..tuning._run import tune
+    from ..tuning._space import TuneError
 
     for name in ("budget", "batch", "workers", "max_orders"):
         if getattr(args, name) < 1:
@@ -113,7 +113,7 @@ def cmd_tune(args: argparse.Namespace, error: type[Exception]) -> int:
         raise error(f"--blocks {args.blocks!r}: expected block extents like 1,4,16") from None
     from ir import DEFAULT_HW, HwError, load_hw
 
-    from ._cli_hw import check_overrides_apply
+    from ._hw import check_overrides_apply
 
     fixed = [f"{k}={v}" for k, v in _pairs(args.hw_set, "--hw-set", error)]
     try:

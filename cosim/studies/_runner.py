@@ -24,9 +24,9 @@ import numpy as np
 
 from ir import Hardware
 
-from ._files import atomic_path, write_atomic
+from ..runs._files import atomic_path, write_atomic
 from ._progress import Progress, clock
-from ._study_spec import (
+from ._spec import (
     RunConfig,
     StudySpec,
     Workload,
@@ -41,7 +41,7 @@ from ._study_spec import (
 __all__ = ["code_version", "run_config", "run_configs", "run_study", "StudyResult",
            "estimate_run", "write_table"]
 
-_ROOT = Path(__file__).resolve().parent.parent
+_ROOT = Path(__file__).resolve().parents[2]
 #: the packages whose sources decide a run's result (the CLI and study code do not)
 _CODE_DIRS = ("ir", "compiler", "sim_models", "rtl_hls", "cosim")
 _CODE_SUFFIXES = {".py", ".h", ".sv", ".cpp", ".in", ".json"}
@@ -126,7 +126,7 @@ def predicted_seconds(tokens: float, kernels: int, backends: Sequence[str]) -> f
 
 
 def _kernel_graph(cfg: RunConfig) -> tuple[Any, dict[str, np.ndarray], np.ndarray]:
-    from ._sweep import SWEEP_KERNELS, kernel_graph
+    from ..runs._sweep import SWEEP_KERNELS, kernel_graph
 
     w = cfg.workload
     graph, inputs = kernel_graph(w.kernel, w.size, w.density, cfg.depth, cfg.dtype, cfg.seed)
@@ -140,9 +140,9 @@ def _graph_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     the output checked against numpy."""
     from compiler import estimate
 
-    from ._compare import compare_backends
-    from ._lanes import lane_report
-    from ._model_run import storage_bytes
+    from ..backends._compare import compare_backends
+    from ..runs._lanes import lane_report
+    from ..runs._model_run import storage_bytes
 
     t0 = time.perf_counter()
     graph, inputs, gold = (_kernel_graph if cfg.workload.kernel else _expr_graph)(cfg)
@@ -241,9 +241,9 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     from compiler._blocks import seed_blocks
     from ir import Schedule
 
-    from ._cli_model import SCHEDULES
-    from ._lanes import lane_report
-    from ._model_run import check_lanes_used, run_model
+    from ..cli._model import SCHEDULES
+    from ..runs._lanes import lane_report
+    from ..runs._model_run import check_lanes_used, run_model
 
     w = cfg.workload
     program, binds, want_np = _program_frontend(cfg)
@@ -316,8 +316,8 @@ def _work_columns(compiled: Any, run: Any, backend: str) -> dict[str, Any]:
     """The simulator's work counts (FuseFlow's Fig. 14) and, per region, measured beside
     the heuristic (its Table 3), as ``samfuse model --json`` reports them; empty on a
     backend that counts work only from traces."""
-    from ._backend import get_backend
-    from ._model_json import model_json
+    from ..backends._backend import get_backend
+    from ..runs._model_json import model_json
 
     if not get_backend(backend).counts_work:
         return {}
@@ -387,7 +387,7 @@ def _hw_columns(hw: Hardware) -> dict[str, Any]:
 
 def _counted(backend: str) -> bool:
     """Whether ``backend`` counts firings (a row of one that does not has none)."""
-    from ._backend import BACKENDS, get_backend
+    from ..backends._backend import BACKENDS, get_backend
 
     if backend not in BACKENDS:
         get_backend(backend)  # registers the optional backends
@@ -625,7 +625,7 @@ def run_study(spec: StudySpec, out: str | Path, *, workers: int = 2,
 
 class _Progress:
     """``study NAME [#####.....] 12/40 runs (0 cached), 2 failed, 0:31 elapsed, ETA 1:05``
-    on stderr (``cosim._progress``: redrawn every second on a terminal, a line every 30 s
+    on stderr (``cosim.studies._progress``: redrawn every second on a terminal, a line every 30 s
     in a log).
 
     The ETA prices each run left by what the finished runs measured: an expression or

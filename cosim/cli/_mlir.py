@@ -18,7 +18,7 @@ from typing import Any
 
 from compiler import compile_model
 
-from ._files import writable_dir
+from ..runs._files import writable_dir
 
 __all__ = ["is_mlir_file", "compile_mlir", "mlir_frontend", "read_inputs"]
 
@@ -66,7 +66,7 @@ def compile_mlir(args: argparse.Namespace, error: type[Exception]) -> int:
     names a folder for every kernel's graph JSON (``REGION.TARGET.json``)."""
     from compiler import mlir_tensors, read_mlir
 
-    from ._cli_model import SCHEDULES, _lanes, _schedule, print_tables, write_graphs
+    from ._model import SCHEDULES, _lanes, _schedule, print_tables, write_graphs
 
     for key, option in _EXPRESSION_ONLY.items():
         if getattr(args, key, None):

@@ -12,7 +12,7 @@ import dataclasses
 
 from ir import HW_KEYS, HW_PRESETS, MAX_DEPTH, FifoSpec, Hardware, HwError, load_hw
 
-from ._hw_spec import hw_items
+from ..runs._hw_spec import hw_items
 
 __all__ = ["add_hw_parser", "add_hw_options", "hw_from_args", "check_overrides_apply",
            "describe_hw", "list_presets", "depth_arg", "add_depth_option", "depth_and_hw"]

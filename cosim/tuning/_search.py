@@ -4,7 +4,7 @@ The initial design is what a researcher would try first: FuseFlow's hand schedul
 (unfused, one region per layer, fully fused, with the compiler's orders; on one lane and,
 when lanes are a knob, on the most lanes), the points
 the FLOPs/bytes heuristic likes best, and a few random ones. Then each batch comes from
-:func:`cosim._tune_bo.propose`. Evaluations go through a callable, so the same loop
+:func:`cosim.tuning._bo.propose`. Evaluations go through a callable, so the same loop
 runs real simulations through the study runner (:class:`StudyEvaluator`: cached by
 configuration, so a killed tuning run resumes where it stopped, and parallel or on
 Dask) or replays a table in a benchmark. Given a seed, the loop is deterministic.
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ._tune_space import Point, TuneError, TuneSpace
+from ._space import Point, TuneError, TuneSpace
 
 __all__ = ["Outcome", "Trial", "search", "StudyEvaluator", "OBJECTIVES", "initial_design"]
 
@@ -98,7 +98,7 @@ def search(space: TuneSpace, evaluate: Evaluate, budget: int, *, seed: int = 0,
            on_batch: Callable[[list[Trial]], None] | None = None) -> list[Trial]:
     """Evaluate at most ``budget`` distinct points and return them as trials.
     ``on_batch`` sees the trials so far after every batch (to write the history)."""
-    from ._tune_bo import propose
+    from ._bo import propose
 
     if budget < 1 or batch < 1:
         raise TuneError(f"budget {budget!r} and batch {batch!r} must be >= 1")
@@ -154,7 +154,7 @@ class StudyEvaluator:
 
     def config(self, p: Point) -> Any:
         """The study run of ``p``."""
-        from ._study_spec import RunConfig
+        from ..studies._spec import RunConfig
 
         sched = json.dumps(self.space.schedule(p).to_dict(), sort_keys=True)
         extra: dict[str, Any] = {} if self.hw is None else {"hw": self.hw}
@@ -163,7 +163,7 @@ class StudyEvaluator:
                          hw_set=tuple(sorted({**dict(self.hw_set), **dict(p.hw)}.items())))
 
     def __call__(self, points: list[Point]) -> list[Outcome]:
-        from ._study_run import run_configs
+        from ..studies._runner import run_configs
 
         configs = [self.config(p) for p in points]
         ran: set[Any] = set()

@@ -50,15 +50,15 @@ from ir import (
 from ir import render as render_graph
 from sim_models.python import InputError, SimResult, SimulationError, bind_inputs, simulate
 
-from ._backend import BACKENDS, ToolNotFoundError, backend_names, get_backend
-from ._cli_hw import add_depth_option, add_hw_options, add_hw_parser, depth_and_hw, depth_arg
-from ._cli_mlir import compile_mlir, is_mlir_file
-from ._cli_model import add_model_parser, seed_arg
-from ._cli_report import memory_lines, sim_json, stats_table, summary_lines
-from ._cli_study import add_study_parsers
-from ._cli_tune import add_tune_parser
-from ._files import atomic_path, path_arg, safe_join, writable_dir, write_atomic, write_tensor
-from ._lanes import lane_report
+from ..backends._backend import BACKENDS, ToolNotFoundError, backend_names, get_backend
+from ..runs._files import atomic_path, path_arg, safe_join, writable_dir, write_atomic, write_tensor
+from ..runs._lanes import lane_report
+from ._hw import add_depth_option, add_hw_options, add_hw_parser, depth_and_hw, depth_arg
+from ._mlir import compile_mlir, is_mlir_file
+from ._model import add_model_parser, seed_arg
+from ._report import memory_lines, sim_json, stats_table, summary_lines
+from ._study import add_study_parsers
+from ._tune import add_tune_parser
 
 __all__ = ["main", "build_parser", "CliError"]
 
@@ -411,7 +411,7 @@ def _write_sim_files(args: argparse.Namespace, res: SimResult, graph: Graph, hw:
         assert res.trace is not None
         files["trace"] = str(_write_trace(res.trace, trace_dir, graph.name, args.backend))
     if args.mem_trace:
-        from ._memtrace import write_mem_trace
+        from ..runs._memtrace import write_mem_trace
 
         if res.mem_requests is None:
             raise CliError(f"--mem-trace: backend {args.backend!r} recorded no memory "
@@ -467,7 +467,7 @@ def cmd_cosim(args: argparse.Namespace) -> int:
     inputs = _load_inputs(graph, args.input, args.allow_nonfinite)
     trace_dir = writable_dir(args.trace, "--trace") if args.trace else None
     vcd = writable_dir(args.vcd, "--vcd") if args.vcd is not None else None
-    from ._compare import compare_backends
+    from ..backends._compare import compare_backends
 
     with _progress(f"co-simulating {graph.name!r} on {', '.join(names)}"):
         report = compare_backends(graph, inputs, names, depth=depth, hw=hw, vcd=vcd)

@@ -19,7 +19,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ._tune_space import Point, TuneSpace
+from ._space import Point, TuneSpace
 
 __all__ = ["Encoder", "Proposal", "propose"]
 

@@ -100,7 +100,7 @@ def _load_optional() -> None:
     """Import backend modules so their ``@register`` runs (each is optional)."""
     import importlib
 
-    for mod in ("cosim._systemc", "cosim._hls", "cosim._rtl"):
+    for mod in ("cosim.backends._systemc", "cosim.backends._hls", "cosim.backends._rtl"):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as exc:

@@ -23,7 +23,7 @@ def ran_on(res: SimResult, backend: str) -> str:
     return f"{res.backend} (auto)" if backend == "auto" else backend
 def counts_firings(backend: str) -> bool:
     """Whether ``backend`` counts firings (the RTL does not: its reports say n/a)."""
-    from ._backend import BACKENDS
+    from ..backends._backend import BACKENDS
 
     cls = BACKENDS.get(backend)
     return cls is None or cls.counts_firings

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ._files import path_arg
+from ..runs._files import path_arg
 
 __all__ = ["add_study_parsers"]
 
@@ -39,9 +39,9 @@ def add_study_parsers(sub: argparse._SubParsersAction, error: type[Exception]) -
 
 
 def cmd_study(args: argparse.Namespace, error: type[Exception]) -> int:
-    from ._files import OutputPathError, writable_dir
-    from ._study_run import run_study
-    from ._study_spec import StudyError, load_study, study_path
+    from ..runs._files import OutputPathError, writable_dir
+    from ..studies._runner import run_study
+    from ..studies._spec import StudyError, load_study, study_path
 
     if args.workers < 1:
         raise error(f"--workers {args.workers}: expected at least 1")
@@ -84,8 +84,8 @@ def cmd_study(args: argparse.Namespace, error: type[Exception]) -> int:
 
 
 def cmd_plot(args: argparse.Namespace, error: type[Exception]) -> int:
-    from ._files import OutputPathError, writable_dir
-    from ._plot import PlotError, plot
+    from ..runs._files import OutputPathError, writable_dir
+    from ..studies._plot import PlotError, plot
 
     results = Path(args.results)
     folder = results if results.is_dir() else results.parent

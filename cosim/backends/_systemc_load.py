@@ -39,7 +39,7 @@ from typing import Any
 __all__ = ["HEADER_DIR", "cache_dir", "models_library", "driver", "load", "missing",
            "load_seconds"]
 
-HEADER_DIR = Path(__file__).resolve().parent.parent / "sim_models" / "systemc"
+HEADER_DIR = Path(__file__).resolve().parents[2] / "sim_models" / "systemc"
 _DRIVER = HEADER_DIR / "samfuse_driver.cpp"
 _FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared")
 _LOCK = threading.Lock()

@@ -3,7 +3,7 @@
 Takes a model name (or a study file naming one model workload), exports it, builds the
 :class:`TuneSpace` with the heuristic priced on the model's real weights and inputs,
 evaluates through the study runner into ``out/runs`` and writes the history, the best
-schedule and the plot (``cosim._tune_report``) after every batch.
+schedule and the plot (``cosim.tuning._report``) after every batch.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._files import write_atomic
-from ._progress import Progress, clock
-from ._tune import StudyEvaluator, Trial, best_trial, search
-from ._tune_space import TuneError, TuneSpace
+from ..runs._files import write_atomic
+from ..studies._progress import Progress, clock
+from ._search import StudyEvaluator, Trial, best_trial, search
+from ._space import TuneError, TuneSpace
 
 __all__ = ["tune", "TuneResult", "model_space"]
 
@@ -84,7 +84,7 @@ def _workload(target: str | Path, config: str) -> tuple[Any, dict[str, Any]]:
     """A model workload, and the run settings a study file fixes (first axis values)."""
     from compiler.models import MODELS
 
-    from ._study_spec import StudyError, Workload, load_study
+    from ..studies._spec import StudyError, Workload, load_study
 
     text = str(target)
     if text in MODELS:
@@ -125,8 +125,8 @@ def tune(target: str | Path, out: str | Path, *, budget: int = 30,
     """Tune ``target`` (a bundled model at ``config``, or a study file with one model
     workload) for ``budget`` evaluations; results in ``out`` (see docs/tune.md).
     Re-running with the same arguments replays the cached evaluations. ``progress``
-    prints the phases and every evaluation on stderr (``cosim._progress``)."""
-    from ._tune_report import write_outputs
+    prints the phases and every evaluation on stderr (``cosim.studies._progress``)."""
+    from ._report import write_outputs
 
     workload, fixed = _workload(target, config)
     seed = fixed.get("seed", 0) if seed is None else seed

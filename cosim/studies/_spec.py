@@ -38,8 +38,8 @@ from ir import (
     load_yaml,
 )
 
-from ._cli_model import MAX_SEED
-from ._hw_spec import hw_from_json, hw_label, hw_to_json
+from ..cli._model import MAX_SEED
+from ..runs._hw_spec import hw_from_json, hw_label, hw_to_json
 
 __all__ = ["StudyError", "StudySpec", "RunConfig", "Workload", "load_study", "check_models",
            "AXES",
@@ -49,7 +49,7 @@ __all__ = ["StudyError", "StudySpec", "RunConfig", "Workload", "load_study", "ch
 
 #: the studies shipped with the package (``samfuse study smoke``), so the tour and the
 #: figure studies run from any folder, not only from a clone's root
-BUNDLED_STUDIES = Path(__file__).with_name("studies")
+BUNDLED_STUDIES = Path(__file__).with_name("bundled")
 
 
 def bundled_studies() -> dict[str, Path]:
@@ -156,7 +156,7 @@ class RunConfig:
     seed: int = 0
     dtype: str = "float32"
     backends: tuple[str, ...] = ("python",)
-    #: a preset name, or a hardware read from a file as JSON (``cosim._hw_spec``)
+    #: a preset name, or a hardware read from a file as JSON (``cosim.runs._hw_spec``)
     hw: str = DEFAULT_HW
     #: overrides applied to it: sorted (key, value) pairs
     hw_set: tuple[tuple[str, str], ...] = ()
@@ -595,7 +595,7 @@ def _axis_value(axis: str, v: Any, base: Path) -> Any:
         if v not in _DTYPES:
             raise StudyError(f"dtype {v!r}: expected one of {', '.join(_DTYPES)}")
     elif axis == "backends":
-        from ._backend import backend_names
+        from ..backends._backend import backend_names
 
         known = backend_names()
         names = [v] if isinstance(v, str) else v
@@ -623,7 +623,7 @@ def _workload(w: Any, n: int, base: Path = Path(".")) -> Workload:
     if "mlir" in w:
         wl = _mlir_workload(w, n, base)
     elif "kernel" in w:
-        from ._sweep import SWEEP_KERNELS
+        from ..runs._sweep import SWEEP_KERNELS
 
         size = w.get("size")
         if w["kernel"] not in SWEEP_KERNELS:

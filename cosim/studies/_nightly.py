@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._files import write_atomic
-from ._study_run import run_study
-from ._study_spec import load_study
+from ..runs._files import write_atomic
+from ._runner import run_study
+from ._spec import load_study
 
 __all__ = ["run_nightly", "NightlyResult", "Change", "run_identity", "BASELINE_FIELDS"]
 

@@ -28,7 +28,7 @@ from compiler import CompiledModel
 from ir import CompressedLevel, FiberTree, Format, Hardware, load_hw, to_blocks
 from sim_models.python import InputError, NodeStats, SimResult, bind_inputs
 
-from ._backend import get_backend
+from ..backends._backend import get_backend
 from ._files import safe_join, write_tensor
 
 __all__ = ["ModelRun", "RegionRun", "RegionProgress", "run_model", "region_weights",
@@ -233,11 +233,11 @@ def run_model(compiled: CompiledModel, inputs: Mapping[str, Any], backend: str =
     caller's cycle counts are those of the timing contract unless it names a memory system
     (the one rule of ``ir.load_hw``); give ``hw=DEFAULT_HW`` for the command's numbers.
     ``mem_trace``, a folder, receives each kernel's memory requests as a
-    Ramulator trace ``REGION.TENSOR.trace`` (``cosim._memtrace``); ``trace`` keeps every
+    Ramulator trace ``REGION.TENSOR.trace`` (``cosim.runs._memtrace``); ``trace`` keeps every
     kernel's stream trace in its result (what RTL and HLS C-simulation count work from).
     ``inputs_dir``, a
     folder, receives each kernel's inputs as it read them, ``REGION.TENSOR.INPUT.npy`` or
-    ``.mtx`` (``cosim._files.write_tensor``), so ``samfuse sim`` can re-run one kernel
+    ``.mtx`` (``cosim.runs._files.write_tensor``), so ``samfuse sim`` can re-run one kernel
     alone; ``vcd``, a folder, each kernel's waveform ``REGION.TENSOR.BACKEND.vcd`` (or
     ``.fst``) from a backend that dumps them."""
     program = compiled.program

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ._files import atomic_path, write_atomic
-from ._tune import Trial, best_trial
-from ._tune_space import TuneSpace
+from ..runs._files import atomic_path, write_atomic
+from ._search import Trial, best_trial
+from ._space import TuneSpace
 
 __all__ = ["history_rows", "write_outputs", "plot_history"]
 

@@ -21,11 +21,11 @@ from compiler import compile_model, fusion_table
 from compiler._blocks import seed_blocks
 from ir import DEFAULT_HW, Schedule, check_assoc
 
-from ._backend import get_backend
-from ._cli_hw import add_depth_option, add_hw_options, depth_and_hw
-from ._files import path_arg, safe_join, writable_dir, write_atomic
-from ._model_json import model_json
-from ._model_run import check_lanes_used, run_model
+from ..backends._backend import get_backend
+from ..runs._files import path_arg, safe_join, writable_dir, write_atomic
+from ..runs._model_json import model_json
+from ..runs._model_run import check_lanes_used, run_model
+from ._hw import add_depth_option, add_hw_options, depth_and_hw
 
 __all__ = ["add_model_parser", "SCHEDULES", "MODEL_NAMES"]
 
@@ -163,7 +163,7 @@ def _rerun_hint(compiled, out: Path, hw: str) -> str:
 
 
 def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
-    from ._cli_mlir import is_mlir_file, mlir_frontend
+    from ._mlir import is_mlir_file, mlir_frontend
 
     mlir = is_mlir_file(args.model)
     if not mlir and args.model not in MODEL_NAMES:
