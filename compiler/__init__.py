@@ -45,6 +45,7 @@ from ._normalize import Normalized, normalize
 from ._order import Conflict, OrderError, OrderGraph, Orders, explain_orders, order_graph
 from ._parse import MAX_EXPR_DEPTH, parse
 from ._region_orders import RegionOrders, region_orders
+from ._schedules import NAMED_SCHEDULES
 from ._table import Entry, FusionTable, fusion_table
 
 __all__ = [
@@ -60,7 +61,7 @@ __all__ = [
     # whole programs: fusion regions, partial order graph
     "compile_model", "einsum_program", "CompiledModel", "CompiledRegion", "Kernel", "fuse_region",
     "region_exports", "FusedExpression", "format_assignment", "order_graph", "OrderGraph",
-    "Orders", "Conflict",
+    "Orders", "Conflict", "NAMED_SCHEDULES",
     # the cost-chosen order: its objective and the candidates weighed
     "order_cost", "OrderCost", "DEFAULT_DENSITY", "explain_orders",
     # the orders a fusion region accepts, priced (the autoscheduler's known constraints)

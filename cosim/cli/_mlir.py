@@ -64,9 +64,9 @@ def _formats(items: list[str] | None, error: type[Exception]) -> dict[str, str]:
 def compile_mlir(args: argparse.Namespace, error: type[Exception]) -> int:
     """``samfuse compile FILE.mlir``: print the program and its compiled regions; ``-o``
     names a folder for every kernel's graph JSON (``REGION.TARGET.json``)."""
-    from compiler import mlir_tensors, read_mlir
+    from compiler import NAMED_SCHEDULES, mlir_tensors, read_mlir
 
-    from ._model import SCHEDULES, _lanes, _schedule, print_tables, write_graphs
+    from ._model import _lanes, _schedule, print_tables, write_graphs
 
     for key, option in _EXPRESSION_ONLY.items():
         if getattr(args, key, None):
@@ -80,8 +80,8 @@ def compile_mlir(args: argparse.Namespace, error: type[Exception]) -> int:
                       formats=_formats(args.format, error))
     program = model.program
     schedule_text = args.schedule or "unfused"
-    if schedule_text not in SCHEDULES and not Path(schedule_text).is_file():
-        raise error(f"--schedule {schedule_text!r}: expected one of {', '.join(SCHEDULES)} "
+    if schedule_text not in NAMED_SCHEDULES and not Path(schedule_text).is_file():
+        raise error(f"--schedule {schedule_text!r}: expected one of {', '.join(NAMED_SCHEDULES)} "
                     "or a YAML file")
     schedule = _schedule(schedule_text, program)
     if args.par:

@@ -17,27 +17,23 @@ from typing import Any
 
 import numpy as np
 
-from compiler import compile_model, fusion_table
+from compiler import NAMED_SCHEDULES, compile_model, fusion_table
 from compiler._blocks import seed_blocks
 from ir import DEFAULT_HW, Schedule, check_assoc
 
 from ..backends._backend import get_backend
+from ..runs._config import MAX_SEED
 from ..runs._files import path_arg, safe_join, writable_dir, write_atomic
 from ..runs._model_json import model_json
 from ..runs._model_run import check_lanes_used, run_model
 from ._hw import add_depth_option, add_hw_options, depth_and_hw
 
-__all__ = ["add_model_parser", "SCHEDULES", "MODEL_NAMES"]
+__all__ = ["add_model_parser", "MODEL_NAMES"]
 
 #: the bundled models (``compiler.models.MODELS``), named here so that building the parser
 #: (``samfuse --help``) does not import torch; a test keeps the two in step
 MODEL_NAMES = ("autoencoder", "bigbird", "gcn", "gpt", "graphsage")
 
-#: the largest seed: torch's generators take 64-bit seeds; study tables store int64
-MAX_SEED = (1 << 63) - 1
-
-#: named schedules: what FuseFlow calls unfused, partially fused (per layer), fully fused
-SCHEDULES = {"unfused": Schedule.unfused, "partial": Schedule.by_scope, "full": Schedule.fused}
 
 
 def seed_arg(text: str) -> int:
@@ -116,8 +112,8 @@ def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) ->
 
 def _schedule(text: str, program) -> Schedule:
     """A named schedule, or a YAML file (checked to exist before the export)."""
-    if text in SCHEDULES:
-        return SCHEDULES[text](program)
+    if text in NAMED_SCHEDULES:
+        return NAMED_SCHEDULES[text](program)
     return Schedule.from_yaml(Path(text).read_text())
 
 
@@ -178,8 +174,8 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
             get_backend(args.backend, Path(args.vcd) / "probe")
     except KeyError as exc:
         raise error(str(exc.args[0])) from None
-    if args.schedule not in SCHEDULES and not Path(args.schedule).is_file():
-        raise error(f"--schedule {args.schedule!r}: expected one of {', '.join(SCHEDULES)} "
+    if args.schedule not in NAMED_SCHEDULES and not Path(args.schedule).is_file():
+        raise error(f"--schedule {args.schedule!r}: expected one of {', '.join(NAMED_SCHEDULES)} "
                     "or a YAML file")
     if args.assoc is not None:
         check_assoc("--assoc", args.assoc)

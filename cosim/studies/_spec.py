@@ -12,7 +12,6 @@ rather than silently ignored.
 from __future__ import annotations
 
 import functools
-import hashlib
 import itertools
 import json
 import math
@@ -20,26 +19,36 @@ import re
 import sys
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from compiler import NAMED_SCHEDULES
 from ir import (
     ASSOCIATIONS,
     DEFAULT_HW,
     HW_PRESETS,
     MAX_DEPTH,
     PARTITIONS,
-    Hardware,
     HwError,
     load_hw,
     load_yaml,
 )
 
-from ..cli._model import MAX_SEED
-from ..runs._hw_spec import hw_from_json, hw_label, hw_to_json
+from ..runs._config import (
+    DEFAULT_LANE_BUFFER,
+    GRAPH_DATASETS,
+    MAX_SEED,
+    RunConfig,
+    Workload,
+    graph_dataset,
+    hw_set_label,
+    par_label,
+    schedule_name,
+)
+from ..runs._hw_spec import hw_label, hw_to_json
 
 __all__ = ["StudyError", "StudySpec", "RunConfig", "Workload", "load_study", "check_models",
            "AXES",
@@ -73,9 +82,6 @@ def study_path(text: str) -> Path:
 #: names that reach file paths (study names, workload labels): letters, digits, ``._-``
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
-#: a lane's output buffer unless the study says otherwise: None, the compiler sizes it for
-#: the partition (docs/parallel.md, "Lane buffers")
-DEFAULT_LANE_BUFFER: int | None = None
 #: lanes per parallel index (the compiler's limit)
 _MAX_LANES = 64
 
@@ -104,7 +110,8 @@ AXES: dict[str, list[Any]] = {
 #: axes a study may name one day, with what the machine still lacks for them
 UNBUILT_AXES: dict[str, str] = {}
 
-_SCHEDULES = ("unfused", "partial", "full")
+#: the schedules a study names by word
+_SCHEDULES = tuple(NAMED_SCHEDULES)
 
 _DTYPES = ("float32", "int32")
 
@@ -112,103 +119,6 @@ _DTYPES = ("float32", "int32")
 class StudyError(ValueError):
     """A study file that cannot run: the message names the key and what was expected."""
 
-
-@dataclass(frozen=True)
-class Workload:
-    """A bundled model (``model``/``config``), one einsum expression (``expr`` with
-    ``formats``/``shapes``), a hand-built example kernel (``kernel`` at ``size``) or an
-    MLIR file (``mlir``: its path; ``mlir_sha``: its content's hash, for the cache key)."""
-
-    label: str
-    model: str | None = None
-    config: str = "small"
-    expr: str | None = None
-    formats: tuple[tuple[str, str], ...] = ()
-    shapes: tuple[tuple[str, tuple[int, ...]], ...] = ()
-    density: float = 0.1
-    kernel: str | None = None
-    size: int = 0
-    #: tensor -> bundled data set whose adjacency it is (others are random)
-    datasets: tuple[tuple[str, str], ...] = ()
-    mlir: str | None = None
-    mlir_sha: str = ""
-
-    @property
-    def kind(self) -> str:
-        return "model" if self.model else "mlir" if self.mlir else \
-            "kernel" if self.kernel else "expr"
-
-    @property
-    def is_program(self) -> bool:
-        """A whole program under a fusion schedule (a model or an MLIR file)."""
-        return self.model is not None or self.mlir is not None
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    """One run of a study: a workload under one value of every axis."""
-
-    study: str
-    workload: Workload
-    schedule: str = "unfused"
-    order: str = "default"
-    depth: int | None = 2
-    seed: int = 0
-    dtype: str = "float32"
-    backends: tuple[str, ...] = ("python",)
-    #: a preset name, or a hardware read from a file as JSON (``cosim.runs._hw_spec``)
-    hw: str = DEFAULT_HW
-    #: overrides applied to it: sorted (key, value) pairs
-    hw_set: tuple[tuple[str, str], ...] = ()
-    #: parallel lanes: sorted (index, lanes > 1) pairs; empty = one lane
-    par: tuple[tuple[str, int], ...] = ()
-    partition: str = "round-robin"
-    lane_buffer: int | None = DEFAULT_LANE_BUFFER
-    #: block extent of the workload's sparse tensors (1 = scalar values; docs/blocks.md)
-    block: int = 1
-    #: skip a model run whose heuristic predicts more seconds than this (None: never), as
-    #: FuseFlow skips full fusion where it would not finish (docs/studies.md)
-    budget: float | None = None
-    #: association of the workload's chains of products (docs/fusion.md, "Association")
-    assoc: str = "as-written"
-
-    def __post_init__(self) -> None:
-        # one lane has no partition and no lane buffers: every spelling of it is one run
-        if not self.par:
-            object.__setattr__(self, "partition", "round-robin")
-            object.__setattr__(self, "lane_buffer", DEFAULT_LANE_BUFFER)
-
-    @property
-    def lanes(self) -> int:
-        """Lanes in all: the product of every parallel index's lanes."""
-        return math.prod(n for _, n in self.par)
-
-    def to_json(self) -> dict[str, Any]:
-        out = asdict(self)
-        if self.workload.mlir is None:  # other workloads keep the keys they had before
-            del out["workload"]["mlir"], out["workload"]["mlir_sha"]
-        if not self.par:  # a one-lane run keeps the key it had before lanes existed
-            for k in ("par", "partition", "lane_buffer"):
-                del out[k]
-        if self.block == 1:  # so does a scalar run, from before blocks
-            del out["block"]
-        if self.budget is None:  # and a run without a budget, from before budgets
-            del out["budget"]
-        if self.assoc == "as-written":  # and a run as written, from before association
-            del out["assoc"]
-        return out
-
-    def hardware(self) -> Hardware:
-        """The machine this run simulates."""
-        base = hw_from_json(self.hw) if self.hw.startswith("{") else load_hw(self.hw)
-        return load_hw(base, [f"{k}={v}" for k, v in self.hw_set])
-
-    def key(self, code_version: str) -> str:
-        """Hash of the configuration, the hardware's every number (a preset's file can
-        change) and the code that computes its result."""
-        payload = json.dumps({"run": self.to_json(), "hw": hw_to_json(self.hardware()),
-                              "code": code_version}, sort_keys=True)
-        return hashlib.sha256(payload.encode()).hexdigest()[:20]
 
 
 @dataclass
@@ -320,9 +230,6 @@ def _check_par_applies(w: Workload, par: tuple[tuple[str, int], ...]) -> None:
                              f"{', '.join(outs)})")
 
 
-def par_label(par: tuple[tuple[str, int], ...] | list) -> str | None:
-    """What a run's ``par`` column shows: ``i=4,j=4``, or nothing for one lane."""
-    return ",".join(f"{k}={n}" for k, n in par) or None
 
 
 @functools.cache
@@ -387,7 +294,9 @@ def load_study(source: str | Path | Mapping[str, Any], *,
     if not isinstance(name, str) or not SAFE_NAME.match(name):
         raise StudyError(f"study name {name!r} must match {SAFE_NAME.pattern} (it names "
                          "files)")
-    workloads = [_workload(w, n, base) for n, w in enumerate(_list(doc.get("workloads"),
+    from ._workloads import parse_workload
+
+    workloads = [parse_workload(w, n, base) for n, w in enumerate(_list(doc.get("workloads"),
                                                                    "workloads"))]
     labels = [w.label for w in workloads]
     dup = sorted({x for x in labels if labels.count(x) > 1})
@@ -469,9 +378,6 @@ def _schedule_value(v: Any, base: Path) -> str:
     return json.dumps(sched.to_dict(), sort_keys=True)
 
 
-def schedule_name(value: str) -> str:
-    """What a run's ``schedule`` column shows: the named schedule or the schedule's name."""
-    return value if not value.startswith("{") else json.loads(value)["name"]
 
 
 def _hw_value(v: Any, base: Path) -> str:
@@ -542,9 +448,6 @@ def _text(x: Any) -> str:
     return str(x)
 
 
-def hw_set_label(pairs: tuple[tuple[str, str], ...] | list) -> str | None:
-    """What a run's ``hw_set`` column shows: ``key=value,…`` or nothing."""
-    return ",".join(f"{k}={v}" for k, v in pairs) or None
 
 
 def _list(value: Any, where: str) -> list[Any]:
@@ -604,172 +507,3 @@ def _axis_value(axis: str, v: Any, base: Path) -> Any:
                              f"{', '.join(known)}")
         return list(names)
     return v
-
-
-def _workload(w: Any, n: int, base: Path = Path(".")) -> Workload:
-    if not isinstance(w, dict):
-        raise StudyError(f"workloads[{n}] must be a mapping with 'model' or 'expr'")
-    unknown = sorted(set(w) - {"label", "model", "config", "expr", "formats", "shapes",
-                               "density", "kernel", "size", "datasets", "mlir"})
-    if unknown:
-        raise StudyError(f"workloads[{n}]: unknown key(s) {unknown}")
-    if sum(k in w for k in ("model", "expr", "kernel", "mlir")) != 1:
-        raise StudyError(f"workloads[{n}] needs exactly one of 'model', 'expr', 'kernel' "
-                         "and 'mlir'")
-    density = w.get("density", 0.1)
-    if isinstance(density, bool) or not isinstance(density, int | float) or \
-            not 0 <= density <= 1:
-        raise StudyError(f"workloads[{n}]: density {density!r} must be in [0, 1]")
-    if "mlir" in w:
-        wl = _mlir_workload(w, n, base)
-    elif "kernel" in w:
-        from ..runs._sweep import SWEEP_KERNELS
-
-        size = w.get("size")
-        if w["kernel"] not in SWEEP_KERNELS:
-            raise StudyError(f"workloads[{n}]: kernel {w['kernel']!r}; example kernels: "
-                             f"{', '.join(SWEEP_KERNELS)}")
-        if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= 4096:
-            raise StudyError(f"workloads[{n}]: size {size!r} must be an int in [1, 4096]")
-        label = w.get("label", f"{w['kernel']}-{size}-{density:g}")
-        wl = Workload(label, kernel=w["kernel"], size=size, density=float(density))
-    elif "model" in w:  # the model and its config are checked by check_models
-        label = w.get("label", f"{w['model']}-{w.get('config', 'small')}")
-        wl = Workload(label, model=w["model"], config=str(w.get("config", "small")))
-    else:
-        shapes = w.get("shapes")
-        if not isinstance(shapes, dict) or not all(
-                isinstance(s, list) and s and all(isinstance(d, int) and not isinstance(
-                    d, bool) and d > 0 for d in s) for s in shapes.values()):
-            raise StudyError(f"workloads[{n}]: 'shapes' must map every tensor to a list of "
-                             "positive ints")
-        for t, s in shapes.items():
-            if math.prod(s) > MAX_TENSOR_ELEMS:
-                raise StudyError(f"workloads[{n}]: tensor {t!r} of shape {s} has "
-                                 f"{math.prod(s):,} entries, more than the {MAX_TENSOR_ELEMS:,} "
-                                 "a study builds (its inputs and reference are dense)")
-        formats = w.get("formats", {})
-        if not isinstance(formats, dict):
-            raise StudyError(f"workloads[{n}]: 'formats' must map tensors to format specs")
-        data = w.get("datasets", {})
-        if not isinstance(data, dict):
-            raise StudyError(f"workloads[{n}]: 'datasets' maps tensors to one of "
-                             f"{', '.join(GRAPH_DATASETS)} or 'rmat:SCALE:EDGE_FACTOR'")
-        tensors = _expr_tensors(w["expr"], n)
-        for t, d in data.items():
-            if t not in tensors:
-                raise StudyError(f"workloads[{n}]: 'datasets' gives {t!r}, which the "
-                                 f"expression does not use; its tensors are "
-                                 f"{', '.join(sorted(tensors))}")
-            n_nodes = _dataset_nodes(d, f"workloads[{n}]: tensor {t!r}")
-            if list(shapes.get(t, ())) != [n_nodes, n_nodes]:
-                raise StudyError(f"workloads[{n}]: tensor {t!r} holds the {d} adjacency, "
-                                 f"so its shape must be [{n_nodes}, {n_nodes}]")
-        label = w.get("label", f"expr{n}")
-        wl = Workload(label, expr=str(w["expr"]),
-                      formats=tuple(sorted((str(k), str(v)) for k, v in formats.items())),
-                      shapes=tuple(sorted((str(k), tuple(v)) for k, v in shapes.items())),
-                      density=float(density),
-                      datasets=tuple(sorted((str(k), str(v)) for k, v in data.items())))
-        _check_expr(wl, n)
-    if not isinstance(wl.label, str) or not SAFE_NAME.match(wl.label):
-        raise StudyError(f"workloads[{n}]: label {wl.label!r} must match "
-                         f"{SAFE_NAME.pattern}")
-    return wl
-
-
-#: data sets an expression's tensor can hold (its adjacency matrix); ``rmat`` is a
-#: generated power-law graph, ``rmat:SCALE:EDGE_FACTOR[:SEED]`` at another size
-GRAPH_DATASETS = ("karate", "cora", "rmat")
-#: ``rmat`` alone: 2**10 nodes, 8 edges per node (before duplicates), seed 0
-RMAT_DEFAULT = (10, 8, 0)
-#: the largest R-MAT a study builds: the numpy reference holds the adjacency dense
-RMAT_MAX_SCALE = 12
-#: edges drawn per node: 64 x 2^12 nodes is a quarter of the dense adjacency's entries, and
-#: the generator holds every drawn edge at once
-RMAT_MAX_EDGE_FACTOR = 64
-#: entries of one tensor of an expression workload: its random inputs and the numpy
-#: reference hold it dense (2^24: the largest R-MAT's adjacency)
-MAX_TENSOR_ELEMS = 1 << 24
-_FIXED_NODES = {"karate": 34, "cora": None}
-
-
-def _rmat_params(name: str) -> tuple[int, int, int] | None:
-    """``(scale, edge_factor, seed)`` of an ``rmat`` data set name, None for another name;
-    raises ``ValueError`` for a malformed one."""
-    head, *rest = name.split(":")
-    if head != "rmat":
-        return None
-    if not rest:
-        return RMAT_DEFAULT
-    if len(rest) not in (2, 3) or not all(x.isdigit() for x in rest):
-        raise ValueError("expected rmat:SCALE:EDGE_FACTOR or rmat:SCALE:EDGE_FACTOR:SEED")
-    scale, factor, *seed = map(int, rest)
-    if not 1 <= scale <= RMAT_MAX_SCALE or not 1 <= factor <= RMAT_MAX_EDGE_FACTOR:
-        raise ValueError(f"expected 1 <= SCALE <= {RMAT_MAX_SCALE} and 1 <= EDGE_FACTOR <= "
-                         f"{RMAT_MAX_EDGE_FACTOR}")
-    return scale, factor, seed[0] if seed else 0
-
-
-def _dataset_nodes(name: Any, where: str) -> int:
-    """Nodes of a data set name (its adjacency is nodes x nodes), checking the name."""
-    expected = (f"expected one of {', '.join(GRAPH_DATASETS)} or "
-                "'rmat:SCALE:EDGE_FACTOR[:SEED]'")
-    if not isinstance(name, str):
-        raise StudyError(f"{where}: data set {name!r}: {expected}")
-    try:
-        rmat = _rmat_params(name)
-    except ValueError as exc:
-        raise StudyError(f"{where}: data set {name!r}: {exc}") from None
-    if rmat is not None:
-        return 1 << rmat[0]
-    if name not in _FIXED_NODES:
-        raise StudyError(f"{where}: data set {name!r}: {expected}")
-    return _FIXED_NODES[name] or graph_dataset(name).shape[0]
-
-
-def graph_dataset(name: str) -> Any:
-    """The named data set's adjacency (scipy CSR, 0/1)."""
-    from ir import datasets
-
-    rmat = _rmat_params(name)
-    if rmat is not None:
-        scale, factor, seed = rmat
-        return datasets.rmat_graph(scale, factor, seed=seed)
-    return datasets.karate_club().adj if name == "karate" else datasets.cora_like().adj
-
-
-def _expr_tensors(expr: Any, n: int) -> set[str]:
-    """The tensors a workload's expression names (its output included)."""
-    from compiler import CompileError, parse, tensor_ranks
-
-    try:
-        return set(tensor_ranks(parse(str(expr))))
-    except CompileError as exc:
-        raise StudyError(f"workloads[{n}]: {exc}") from None
-
-
-def _check_expr(w: Workload, n: int) -> None:
-    from compiler import CompileError, compile_expression
-
-    try:
-        compile_expression(w.expr, dict(w.formats), dict(w.shapes))
-    except CompileError as exc:
-        raise StudyError(f"workloads[{n}] ({w.label}): {exc}") from None
-
-
-def _mlir_workload(w: dict[str, Any], n: int, base: Path) -> Workload:
-    """``mlir: FILE.mlir`` (relative to the study file): translated now, so that a file
-    the frontend cannot read is an error of the study rather than of every run."""
-    from compiler import CompileError, read_mlir
-
-    path = base / str(w["mlir"])
-    if not str(w["mlir"]).endswith(".mlir") or not path.is_file():
-        raise StudyError(f"workloads[{n}]: mlir {w['mlir']!r}: expected an existing "
-                         ".mlir file (relative to the study file)")
-    try:
-        read_mlir(path)
-    except CompileError as exc:
-        raise StudyError(f"workloads[{n}]: {exc}") from None
-    sha = hashlib.sha256(path.read_bytes()).hexdigest()[:20]
-    return Workload(w.get("label", path.stem), mlir=str(path.resolve()), mlir_sha=sha)

@@ -269,9 +269,9 @@ def test_model_json(argv, capsys, gcn):
         doc["dram_read_bytes"] == 0
     # the same counts and estimates computed here, from each kernel's trace
     program, binds, _ = gcn
-    from cosim.cli._model import SCHEDULES
+    from compiler import NAMED_SCHEDULES
 
-    compiled = compile_model(program, SCHEDULES[argv[3]](program))
+    compiled = compile_model(program, NAMED_SCHEDULES[argv[3]](program))
     hw = load_hw(argv[1])
     run = run_model(compiled, binds, hw=hw, trace=True)
     for reg, rr, r in zip(compiled.regions, run.regions, regions, strict=True):

@@ -9,9 +9,10 @@ import pandas as pd
 import pytest
 
 from compiler import compile_expression
+from cosim.runs._config_run import random_inputs
 from cosim.runs._lanes import lane_report
 from cosim.studies._plot import PlotError, plot
-from cosim.studies._runner import _random_inputs, run_study
+from cosim.studies._runner import run_study
 from cosim.studies._spec import StudyError, load_study
 from ir import load_hw
 from ir.datasets import rmat_graph
@@ -97,7 +98,7 @@ def test_expression_rows_match_a_direct_compile_and_simulation(tmp_path):
     assert [(r["par"], r["partition"], r["lane_buffer"]) for r in res.rows] == [
         (None, None, None), ("i=2", "round-robin", None), ("i=2", "balanced", None)]
     for cfg, row in zip(spec.expand(), res.rows, strict=True):
-        inputs = _random_inputs(cfg.workload, {"A": (8, 7), "B": (7, 5)}, 0, "float32")
+        inputs = random_inputs(cfg.workload, {"A": (8, 7), "B": (7, 5)}, 0, "float32")
         graph = compile_expression(SPMM["expr"], SPMM["formats"], SPMM["shapes"],
                                    order="i,j,k", par=dict(cfg.par) or None,
                                    partition=cfg.partition, stats=inputs)
@@ -119,7 +120,7 @@ def test_an_rmat_tensor_is_the_generated_graph_and_balanced_beats_round_robin(tm
     spec = load_study({**_study([w], hw=["ideal"]), "mode": "list", "runs": [
         {"par": "i=4"}, {"par": "i=4", "partition": "balanced"}]})
     cfg = spec.expand()[0]
-    inputs = _random_inputs(cfg.workload, {"A": (64, 64), "x": (64,)}, 0, "float32")
+    inputs = random_inputs(cfg.workload, {"A": (64, 64), "x": (64,)}, 0, "float32")
     np.testing.assert_array_equal(inputs["A"], rmat_graph(6, 8, seed=0).toarray())
     rows = run_study(spec, tmp_path, workers=1, progress=False).rows
     assert [r["status"] for r in rows] == ["ok", "ok"] and all(r["correct"] for r in rows)

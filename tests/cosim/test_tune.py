@@ -125,11 +125,11 @@ def test_outputs_and_best_yaml_reproduces_its_cycles(gcn_run):
 def test_resume_reuses_cached_evaluations(gcn_run, monkeypatch):
     """A longer re-run (as after a kill) replays the first evaluations from the cache."""
     result, out = gcn_run
-    import cosim.studies._runner as study_run
+    import cosim.studies._executors as executors
 
     ran = []
-    real = study_run.run_config
-    monkeypatch.setattr(study_run, "run_config", lambda c: ran.append(c) or real(c))
+    real = executors.run_config
+    monkeypatch.setattr(executors, "run_config", lambda c: ran.append(c) or real(c))
     again = tune("gcn", out, config="tiny", budget=8)
     assert [t.point for t in again.trials[:6]] == [t.point for t in result.trials]
     assert len(ran) == 2
