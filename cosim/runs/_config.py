@@ -18,8 +18,9 @@ from ir import DEFAULT_HW, Hardware, load_hw
 from ._hw_spec import hw_from_json, hw_to_json
 
 __all__ = ["Workload", "RunConfig", "code_version", "source_hash", "RESULT_PACKAGES",
-           "MAX_SEED", "DEFAULT_LANE_BUFFER", "schedule_name", "par_label", "hw_set_label", "GRAPH_DATASETS", "RMAT_DEFAULT",
-           "RMAT_MAX_SCALE", "RMAT_MAX_EDGE_FACTOR", "rmat_params", "graph_dataset"]
+           "MAX_SEED", "DEFAULT_LANE_BUFFER", "schedule_name", "par_label", "hw_set_label",
+           "GRAPH_DATASETS", "RMAT_DEFAULT", "RMAT_MAX_SCALE", "RMAT_MAX_EDGE_FACTOR",
+           "rmat_params", "graph_dataset"]
 
 #: the largest seed: torch's generators take 64-bit seeds; study tables store int64
 MAX_SEED = (1 << 63) - 1
