@@ -1,11 +1,21 @@
 """Co-simulation: one graph, many backends, and everything that runs graphs at scale.
 
-The ``Backend`` interface and its four implementations (``python``, ``systemc``, ``rtl``,
-``hls-csim``; the toolchain ones imported on first use), each returning the same
-``sim_models.python.SimResult``; backend comparison by outputs, cycles and traces; whole
-model runs region by region with measured work counts; studies (cached runs on a process
-pool or Dask) and the nightly regression; the ``samfuse`` command line. Sits on top of
-every other package.
+Takes graphs and compiled models (``ir``, ``compiler``) and produces simulation results,
+comparisons, study tables, figures and tuned schedules. Organised by purpose, each layer
+importing only from those below it (``tests/cosim/test_layering.py``):
+
+- ``backends/``: the ``Backend`` interface and its four implementations (``python``,
+  ``systemc``, ``rtl``, ``hls-csim``; the toolchain ones imported on first use), each
+  returning the same ``sim_models.python.SimResult``; comparison by outputs, cycles and
+  traces.
+- ``runs/``: one run: whole models region by region, measured work counts, lane reports,
+  memory traces, a study configuration run into result rows.
+- ``studies/``: study files, executors (process pool or Dask), the run cache, tables,
+  plots and the nightly regression.
+- ``tuning/``: the autoscheduler.
+- ``cli/``: the ``samfuse`` command line.
+
+This module is the public façade over all of them.
 """
 
 from .backends._backend import (

@@ -1,10 +1,10 @@
 #!/usr/bin/env python
 """FuseFlow's evaluation as FuseFlow ran it: Figure 12, Figure 14 and Table 3 side by side.
 
-Runs the bundled studies ``cosim/studies/fig12-gnn.yaml`` (GCN and GraphSAGE on Table 2's data
-sets with the artifact's settings, ``assoc: left``, on ``fuseflow`` and ``hbm2-u280``) and
-``cosim/studies/fig12-attention.yaml`` (BigBird at blocks 16/32/64 and the sparse autoencoder),
-cached and resumable like any study, then prints Markdown tables beside FuseFlow's
+Runs the bundled studies ``cosim/studies/bundled/fig12-gnn.yaml`` (GCN and GraphSAGE on
+Table 2's data sets with the artifact's settings, ``assoc: left``, on ``fuseflow`` and
+``hbm2-u280``) and ``cosim/studies/bundled/fig12-attention.yaml`` (BigBird at blocks
+16/32/64 and the sparse autoencoder), cached and resumable like any study, then prints Markdown tables beside FuseFlow's
 published figures (``cosim.studies._published``) and draws ``docs/figures/fig12-<study>.png``:
 
 - Figure 12: speed-up of partial and full fusion over unfused (cycles);

@@ -4,8 +4,9 @@ the stored baselines, the numpy/torch references and across backends.
 
     .venv/bin/python scripts/nightly.py [--quick] [--out nightly/] [--update-baselines]
 
-``--quick`` (cosim/studies/nightly-quick.yaml, ≤ 5 minutes on 2 cores) covers every backend and
-every bundled model; the full run (cosim/studies/nightly.yaml) sweeps every example kernel over
+``--quick`` (cosim/studies/bundled/nightly-quick.yaml, ≤ 5 minutes on 2 cores) covers every
+backend and every bundled model; the full run (cosim/studies/bundled/nightly.yaml) sweeps every
+example kernel over
 sizes, densities, FIFO depths and dtypes on all four backends, and every model under
 unfused and per-layer fusion. Writes ``junit.xml`` and ``report.html`` into ``--out``;
 exits 1 when any run fails (disagreement, wrong result, error, or a cycle or byte count
