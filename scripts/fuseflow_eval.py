@@ -4,8 +4,9 @@
 Runs the bundled studies ``cosim/studies/bundled/fig12-gnn.yaml`` (GCN and GraphSAGE on
 Table 2's data sets with the artifact's settings, ``assoc: left``, on ``fuseflow`` and
 ``hbm2-u280``) and ``cosim/studies/bundled/fig12-attention.yaml`` (BigBird at blocks
-16/32/64 and the sparse autoencoder), cached and resumable like any study, then prints Markdown tables beside FuseFlow's
-published figures (``cosim.studies._published``) and draws ``docs/figures/fig12-<study>.png``:
+16/32/64 and the sparse autoencoder), cached and resumable like any study, then prints
+Markdown tables beside FuseFlow's published figures (``cosim.studies._published``) and
+draws ``docs/figures/fig12-<study>.png``:
 
 - Figure 12: speed-up of partial and full fusion over unfused (cycles);
 - Figure 14: FLOPs and memory accesses counted by the simulator, as ratios to unfused;
