@@ -462,9 +462,10 @@ def _python(code: str, **kwargs) -> subprocess.Popen:
 def test_sigterm_ends_a_command_like_ctrl_c():
     """SIGTERM used to kill the command at once: exit -15."""
     proc = _python("import os, signal, sys, time\nfrom cosim import cli\n"
+                   "from cosim.cli import _show\n"
                    "def term(args):\n    os.kill(os.getpid(), signal.SIGTERM)\n"
                    "    time.sleep(30)\n    return 0\n"
-                   "cli.cmd_show = term\nsys.exit(cli.main(['show', 'g.json']))\n")
+                   "_show.cmd_show = term\nsys.exit(cli.main(['show', 'g.json']))\n")
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert err == "samfuse: interrupted\n"
