@@ -96,7 +96,7 @@ class BlockPool {
 class BlockOp {
  public:
   // spec = [n_loops, n_out_loops, n_ops, extents..., strides of operand 0..., of 1...]
-  // (ir.BlockOp.loops(), flattened by cosim/_systemc_child.py)
+  // (ir.BlockOp.loops(), flattened by cosim/backends/_systemc_child.py)
   BlockOp(const std::int64_t* spec, std::size_t n) {
     if (n < 3) throw std::invalid_argument("block op: spec too short");
     int loops = int(spec[0]), n_out = int(spec[1]), ops = int(spec[2]);

@@ -1,5 +1,5 @@
 // samfuse SystemC models: the driver (samfuse_driver.h) over the models of samfuse.h.
-// Compiled with the models into one shared library (cosim/_systemc_load.py); the objects
+// Compiled with the models into one shared library (cosim/backends/_systemc_load.py); the objects
 // it creates live until the process ends, which is a forked child's os._exit.
 #include "samfuse_driver.h"
 
@@ -324,5 +324,5 @@ const std::vector<std::int64_t>& memory_log(int net, int column) {
 }  // namespace samfuse_driver
 
 // libsystemc's own main() calls sc_main, so loading libsystemc needs a definition of it
-// (cosim/_systemc_load.py, workaround 1); simulations are started by run() instead.
+// (cosim/backends/_systemc_load.py, workaround 1); simulations are started by run() instead.
 extern "C" int sc_main(int, char**) { return 0; }

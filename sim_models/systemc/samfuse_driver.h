@@ -1,10 +1,10 @@
 // samfuse SystemC models: the driver, a flat interface to the models on plain types.
 //
-// cosim/_systemc_child.py builds, runs and reads out a design through these functions
+// cosim/backends/_systemc_child.py builds, runs and reads out a design through these functions
 // only. The header declares no class and includes no SystemC header, so cppyy parses
 // it in milliseconds and JIT-compiles nothing but one small call wrapper per function:
 // the models themselves are compiled ahead of time, with samfuse_driver.cpp, into a
-// shared library cached per header hash and compiler (cosim/_systemc_load.py,
+// shared library cached per header hash and compiler (cosim/backends/_systemc_load.py,
 // docs/systemc.md, "The compiled library"). One Design per process; nets are numbered
 // in the order they were added, nodes and FIFOs per net likewise.
 #ifndef SAMFUSE_DRIVER_H
@@ -23,7 +23,7 @@ void begin(bool per_module_processes);
 int add_net(const std::string& name, bool trace, std::int64_t max_cycles);
 int add_fifo(int net, const std::string& name, std::int64_t depth);  // depth 0: unbounded
 // The model of catalogue primitive `op`; `ints` and the word arrays `a`, `b` are its
-// constructor arguments after the node id (cosim/_systemc_child.py, _node_args).
+// constructor arguments after the node id (cosim/backends/_systemc_child.py, _node_args).
 int add_node(int net, const std::string& op, const std::string& id,
              const std::int64_t* ints, std::size_t n_ints, const std::uint32_t* a,
              std::size_t na, const std::uint32_t* b, std::size_t nb);

@@ -1,7 +1,7 @@
 // samfuse SystemC models: a graph instance (Net) and the clocked top (Design).
 //
 // A Net owns the FIFOs of one SAMML graph and points at its primitive modules; the
-// graph is elaborated from Python (cosim/_systemc.py). A Design owns the sc_clock and
+// graph is elaborated from Python (cosim/backends/_systemc.py). A Design owns the sc_clock and
 // runs one or more Nets side by side (a batch of independent runs shares one SystemC
 // elaboration). Each clock cycle is evaluate-all-then-commit:
 //   * fused mode (default): one SC_METHOD on the rising edge evaluates every primitive,

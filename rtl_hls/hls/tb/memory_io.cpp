@@ -1,5 +1,5 @@
 // ---- I/O of a top with off-chip memory: uint32_t arrays behind m_axi ports, counts as
-// scalar outputs (rtl_hls/hls/_maxi.py inserts these; cosim/_hls.py reads the files).
+// scalar outputs (rtl_hls/hls/_maxi.py inserts these; cosim/backends/_hls.py reads the files).
 static std::vector<uint32_t> read_u32(const std::string& dir, const char* name) {
     std::vector<samfuse::word_t> w = read_words(dir, name);
     std::vector<uint32_t> v(w.size());
