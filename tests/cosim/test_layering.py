@@ -124,3 +124,20 @@ def test_a_new_file_in_a_result_package_changes_the_key(tree):
     (tree / "cosim" / "runs" / "_new.py").write_text("X = 1\n")
     assert source_hash(tree) != before
     assert "cosim/runs" in RESULT_PACKAGES
+
+
+def test_the_bundled_studies_are_found_by_name_and_shipped():
+    """The YAML files in cosim/studies/bundled/ answer to their names and are the package
+    data pyproject.toml ships."""
+    import tomllib
+
+    from cosim import bundled_studies, study_path
+
+    files = sorted((COSIM / "studies" / "bundled").glob("*.yaml"))
+    assert {p.stem for p in files} >= {"smoke", "nightly", "nightly-quick", "fig12-fusion"}
+    assert {name: p.resolve() for name, p in bundled_studies().items()} == \
+        {p.stem: p.resolve() for p in files}
+    assert study_path("smoke").resolve() == COSIM / "studies" / "bundled" / "smoke.yaml"
+    project = tomllib.loads((COSIM.parent / "pyproject.toml").read_text())
+    globs = project["tool"]["setuptools"]["package-data"]["cosim"]
+    assert all(any(p.relative_to(COSIM).match(g) for g in globs) for p in files)
