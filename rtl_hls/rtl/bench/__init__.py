@@ -105,6 +105,16 @@ def _not_a_cache_hit(record: Any) -> bool:
     return not str(record.msg).startswith("Skipping compilation")
 
 
+def _toolchain_identity(sim: str) -> str:
+    """Where cocotb and the simulator live, and their versions: a build's makefiles name
+    absolute paths into both, so a build made by another checkout or venv (CI's, a moved
+    one) must not be reused here."""
+    import cocotb
+
+    tool = shutil.which("verilator" if sim == "verilator" else "iverilog") or sim
+    return f"{Path(cocotb.__file__).resolve().parent}:{cocotb.__version__}:{Path(tool).resolve()}"
+
+
 def _build(netlist: Netlist, sim: str, waves: bool) -> tuple[Any, Path]:
     """Build ``netlist`` under ``sim`` once per content hash; returns (runner, build dir)."""
     from cocotb_tools.runner import get_runner
@@ -115,6 +125,7 @@ def _build(netlist: Netlist, sim: str, waves: bool) -> tuple[Any, Path]:
         h.update(p.read_bytes())
     h.update(netlist.text.encode())
     h.update(f"{sim}:{waves}".encode())
+    h.update(_toolchain_identity(sim).encode())
     build_dir = cache_root() / sim / f"{netlist.top}-{h.hexdigest()[:16]}"
     build_dir.mkdir(parents=True, exist_ok=True)
     top_file = build_dir / f"{netlist.top}.sv"
