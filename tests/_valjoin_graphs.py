@@ -1,5 +1,5 @@
 """Hand-built graphs around the value joiners (``intersect_val``, ``union_val``), shared by
-the SystemC and HLS tests, with their numpy references.
+every backend's parity tests (tests/parity/test_valjoin.py), with their numpy references.
 
 Side *a* of the joiner is a (crd, val) stream: a's innermost scanner's crds with the
 values its array loads (the shape of an accumulator's drained rows); side *b* is a plain
@@ -14,8 +14,8 @@ import numpy as np
 
 from ir import Graph, GraphBuilder
 
-__all__ = ["ALU_OF", "vector_graph", "matrix_graph", "expected", "matrix_expected",
-           "rand_sparse"]
+__all__ = ["ALU_OF", "vector_graph", "matrix_graph", "passthrough_graph",
+           "misaligned_graph", "expected", "matrix_expected", "rand_sparse"]
 
 #: joiner → the ALU op that makes its graph a textbook kernel
 ALU_OF = {"union_val": "add", "intersect_val": "mul"}
@@ -119,3 +119,49 @@ def rand_sparse(rng: np.random.Generator, shape: tuple[int, ...], density: float
     vals = rng.integers(-6, 7, shape)
     vals = np.where(vals == 0, 3, vals)
     return (vals * (rng.random(shape) < density)).astype(dtype)
+
+
+def passthrough_graph(join: str, dtype: str, n: int) -> Graph:
+    """val_a straight into the value writer: x holds a's payloads as the joiner passed
+    them, where side b has the crd (intersect_val) or everywhere (union_val); ``ref_b``
+    stays open."""
+    g = GraphBuilder(f"{join}_payloads", dtype)
+    for t in ("a", "b"):
+        g.tensor(t, (n,), "c")
+        g.node(f"r{t}", "root")
+        g.node(f"{t}i", "scan_compressed", tensor=t, level=0)
+        g.edge(f"r{t}.ref", f"{t}i.ref_in")
+    g.tensor("x", (n,), "c", role="output")
+    for nid, op, kw in [("av", "array", {"tensor": "a"}), ("j", join, {}),
+                        ("xi", "level_writer", {"tensor": "x", "level": 0}),
+                        ("xv", "value_writer", {"tensor": "x"})]:
+        g.node(nid, op, **kw)
+    for s, d in [("ai.ref", "av.ref"), ("ai.crd", "j.crd_a"), ("av.val", "j.val_a"),
+                 ("bi.crd", "j.crd_b"), ("bi.ref", "j.ref_b"), ("j.crd", "xi.crd"),
+                 ("j.val_a", "xv.val")]:
+        g.edge(s, d)
+    return g.build()
+
+
+def misaligned_graph(join: str, dtype: str) -> Graph:
+    """Side a from a one-row matrix (its end is S1), side b from a vector (S0); val_a
+    through a relu (which reads union_val's N as 0) into x."""
+    g = GraphBuilder(f"{join}_misaligned", dtype)
+    g.tensor("A", (1, 3), "dc")
+    g.tensor("b", (3,), "c")
+    g.tensor("x", (3,), "c", role="output")
+    for nid, op, kw in [("rA", "root", {}), ("rb", "root", {}),
+                        ("Ai", "scan_dense", {"tensor": "A", "level": 0}),
+                        ("Aj", "scan_compressed", {"tensor": "A", "level": 1}),
+                        ("Av", "array", {"tensor": "A"}),
+                        ("bi", "scan_compressed", {"tensor": "b", "level": 0}),
+                        ("j", join, {}), ("f", "unary", {"op": "relu"}),
+                        ("xi", "level_writer", {"tensor": "x", "level": 0}),
+                        ("xv", "value_writer", {"tensor": "x"})]:
+        g.node(nid, op, **kw)
+    for s, d in [("rA.ref", "Ai.ref_in"), ("Ai.ref", "Aj.ref_in"), ("Aj.ref", "Av.ref"),
+                 ("rb.ref", "bi.ref_in"), ("Aj.crd", "j.crd_a"), ("Av.val", "j.val_a"),
+                 ("bi.crd", "j.crd_b"), ("bi.ref", "j.ref_b"), ("j.crd", "xi.crd"),
+                 ("j.val_a", "f.a"), ("f.val", "xv.val")]:
+        g.edge(s, d)
+    return g.build()
