@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ir import Graph, GraphBuilder
+from tests._wiring import wire
 
 __all__ = ["ALU_OF", "vector_graph", "matrix_graph", "passthrough_graph",
            "misaligned_graph", "expected", "matrix_expected", "rand_sparse"]
@@ -121,6 +122,14 @@ def rand_sparse(rng: np.random.Generator, shape: tuple[int, ...], density: float
     return (vals * (rng.random(shape) < density)).astype(dtype)
 
 
+def _joiner_into_x(g: GraphBuilder, join: str, n: int) -> None:
+    """The joiner ``j`` and the writers of the compressed output vector x."""
+    g.tensor("x", (n,), "c", role="output")
+    g.node("j", join)
+    g.node("xi", "level_writer", tensor="x", level=0)
+    g.node("xv", "value_writer", tensor="x")
+
+
 def passthrough_graph(join: str, dtype: str, n: int) -> Graph:
     """val_a straight into the value writer: x holds a's payloads as the joiner passed
     them, where side b has the crd (intersect_val) or everywhere (union_val); ``ref_b``
@@ -131,15 +140,10 @@ def passthrough_graph(join: str, dtype: str, n: int) -> Graph:
         g.node(f"r{t}", "root")
         g.node(f"{t}i", "scan_compressed", tensor=t, level=0)
         g.edge(f"r{t}.ref", f"{t}i.ref_in")
-    g.tensor("x", (n,), "c", role="output")
-    for nid, op, kw in [("av", "array", {"tensor": "a"}), ("j", join, {}),
-                        ("xi", "level_writer", {"tensor": "x", "level": 0}),
-                        ("xv", "value_writer", {"tensor": "x"})]:
-        g.node(nid, op, **kw)
-    for s, d in [("ai.ref", "av.ref"), ("ai.crd", "j.crd_a"), ("av.val", "j.val_a"),
-                 ("bi.crd", "j.crd_b"), ("bi.ref", "j.ref_b"), ("j.crd", "xi.crd"),
-                 ("j.val_a", "xv.val")]:
-        g.edge(s, d)
+    g.node("av", "array", tensor="a")
+    _joiner_into_x(g, join, n)
+    wire(g, "ai.ref>av.ref ai.crd>j.crd_a av.val>j.val_a bi.crd>j.crd_b bi.ref>j.ref_b "
+         "j.crd>xi.crd j.val_a>xv.val")
     return g.build()
 
 
@@ -149,19 +153,15 @@ def misaligned_graph(join: str, dtype: str) -> Graph:
     g = GraphBuilder(f"{join}_misaligned", dtype)
     g.tensor("A", (1, 3), "dc")
     g.tensor("b", (3,), "c")
-    g.tensor("x", (3,), "c", role="output")
-    for nid, op, kw in [("rA", "root", {}), ("rb", "root", {}),
-                        ("Ai", "scan_dense", {"tensor": "A", "level": 0}),
-                        ("Aj", "scan_compressed", {"tensor": "A", "level": 1}),
-                        ("Av", "array", {"tensor": "A"}),
-                        ("bi", "scan_compressed", {"tensor": "b", "level": 0}),
-                        ("j", join, {}), ("f", "unary", {"op": "relu"}),
-                        ("xi", "level_writer", {"tensor": "x", "level": 0}),
-                        ("xv", "value_writer", {"tensor": "x"})]:
-        g.node(nid, op, **kw)
-    for s, d in [("rA.ref", "Ai.ref_in"), ("Ai.ref", "Aj.ref_in"), ("Aj.ref", "Av.ref"),
-                 ("rb.ref", "bi.ref_in"), ("Aj.crd", "j.crd_a"), ("Av.val", "j.val_a"),
-                 ("bi.crd", "j.crd_b"), ("bi.ref", "j.ref_b"), ("j.crd", "xi.crd"),
-                 ("j.val_a", "f.a"), ("f.val", "xv.val")]:
-        g.edge(s, d)
+    for root in ("rA", "rb"):
+        g.node(root, "root")
+    for nid, tensor, level, kind in (("Ai", "A", 0, "scan_dense"),
+                                     ("Aj", "A", 1, "scan_compressed"),
+                                     ("bi", "b", 0, "scan_compressed")):
+        g.node(nid, kind, tensor=tensor, level=level)
+    g.node("Av", "array", tensor="A")
+    g.node("f", "unary", op="relu")
+    _joiner_into_x(g, join, 3)
+    wire(g, "rA.ref>Ai.ref_in Ai.ref>Aj.ref_in Aj.ref>Av.ref rb.ref>bi.ref_in Aj.crd>j.crd_a "
+         "Av.val>j.val_a bi.crd>j.crd_b bi.ref>j.ref_b j.crd>xi.crd j.val_a>f.a f.val>xv.val")
     return g.build()

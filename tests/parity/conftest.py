@@ -8,24 +8,26 @@ import pytest
 from _backends import Under
 
 
+def _compiled(cls, **kwargs):
+    """A toolchain backend, or a skip with the reason its tools are missing."""
+    reason = cls.unavailable()
+    if reason:
+        pytest.skip(reason)
+    return cls(**kwargs)
+
+
 @pytest.fixture(scope="session")
 def systemc():
     from cosim import SystemCBackend
 
-    reason = SystemCBackend.unavailable()
-    if reason:
-        pytest.skip(reason)
-    return SystemCBackend()
+    return _compiled(SystemCBackend)
 
 
 @pytest.fixture(scope="session")
 def hls(tmp_path_factory):
     from cosim import HlsCsimBackend
 
-    reason = HlsCsimBackend.unavailable()
-    if reason:
-        pytest.skip(reason)
-    return HlsCsimBackend(cache_dir=tmp_path_factory.mktemp("hls-cache"))
+    return _compiled(HlsCsimBackend, cache_dir=tmp_path_factory.mktemp("hls-cache"))
 
 
 def rtl_simulator(name: str) -> str:

@@ -24,6 +24,7 @@ from ir import Block, Graph, GraphBuilder, load_hw
 from sim_models.python import SimulationError, simulate
 from tests._block_graphs import BLOCK_HW_OVERRIDES
 from tests._spacc3_graphs import TTM, spacc3_block_case, spacc3_cases
+from tests._wiring import wire
 
 HBM = load_hw("hbm2-u280")
 #: one-word lines, one outstanding write, latency 20: the writers wait for every write,
@@ -110,12 +111,9 @@ def _sum_k_graph(shape: tuple[int, int, int, int], dtype: str = "float32") -> Gr
     for lvl, idx in enumerate("ijl"):
         g.node(f"X{idx}", "level_writer", tensor="X", level=lvl)
     g.node("Xv", "value_writer", tensor="X")
-    for s, d in [("r.ref", "Tk.ref_in"), ("Tk.ref", "Ti.ref_in"), ("Ti.ref", "Tj.ref_in"),
-                 ("Tj.ref", "Tl.ref_in"), ("Tl.ref", "Tv.ref"), ("Ti.crd", "acc.crd2_in"),
-                 ("Tj.crd", "acc.crd1_in"), ("Tl.crd", "acc.crd0_in"),
-                 ("Tv.val", "acc.val_in"), ("acc.crd2", "Xi.crd"), ("acc.crd1", "Xj.crd"),
-                 ("acc.crd0", "Xl.crd"), ("acc.val", "Xv.val")]:
-        g.edge(s, d)
+    wire(g, "r.ref>Tk.ref_in Tk.ref>Ti.ref_in Ti.ref>Tj.ref_in Tj.ref>Tl.ref_in Tl.ref>Tv.ref "
+         "Ti.crd>acc.crd2_in Tj.crd>acc.crd1_in Tl.crd>acc.crd0_in Tv.val>acc.val_in "
+         "acc.crd2>Xi.crd acc.crd1>Xj.crd acc.crd0>Xl.crd acc.val>Xv.val")
     return g.build()
 
 

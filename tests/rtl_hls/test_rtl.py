@@ -59,6 +59,8 @@ def _case(kernel: str, dtype: str, seed: int = 1):
 
 KERNELS = ["spmv", "spmm_ijk", "spmm_ikj", "spmm_kij", "elementwise_add",
            "elementwise_mul", "row_scale", "masked_dense"]
+#: (kernel, dtype, simulator) of the whole-graph and replay tests
+KERNEL_RUNS = [(k, d, s) for k in KERNELS for d in ("int32", "float32") for s in SIMS]
 
 
 def test_every_catalogue_primitive_has_an_rtl_module():
@@ -76,9 +78,8 @@ def test_generated_netlist_is_lint_clean(kernel, tmp_path):
 
 
 @pytest.mark.cosim
-@pytest.mark.parametrize("sim", SIMS)
-@pytest.mark.parametrize("dtype", ["int32", "float32"])
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel,dtype,sim", KERNEL_RUNS,
+                         ids=["-".join(r) for r in KERNEL_RUNS])
 def test_whole_graph_outputs_and_cycles_match_python(kernel, dtype, sim):
     from cosim import RtlBackend
 
@@ -91,9 +92,8 @@ def test_whole_graph_outputs_and_cycles_match_python(kernel, dtype, sim):
 
 
 @pytest.mark.cosim
-@pytest.mark.parametrize("sim", SIMS)
-@pytest.mark.parametrize("dtype", ["int32", "float32"])
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel,dtype,sim", KERNEL_RUNS,
+                         ids=["-".join(r) for r in KERNEL_RUNS])
 def test_every_primitive_replays_its_trace_cycle_exactly(kernel, dtype, sim):
     graph, inputs = _case(kernel, dtype)
     assert_replays(graph, inputs, _sim(sim))
