@@ -212,7 +212,7 @@ def _random_case(join, dtype, shape, m, n, da, db, seed):
 
 @pytest.mark.parametrize("backend", over([()], ["random"], backends=(
     "python", "systemc", "hls", "rtl-icarus")), indirect=True)
-@settings(max_examples=8, deadline=None,
+@settings(max_examples=10, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(join=st.sampled_from(JOINS), dtype=st.sampled_from(DTYPES), m=st.integers(1, 4),
        n=st.integers(1, 6), da=st.sampled_from([0.0, 0.3, 0.7, 1.0]),
