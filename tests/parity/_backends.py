@@ -129,10 +129,10 @@ def _assert_same_words(py, got, where: str, levels: bool = False) -> None:
                                       bits(tree.to_dense()), err_msg=f"{where}: {name}")
 
 
-def assert_replays(graph, inputs: Mapping[str, Any], sim: str) -> None:
+def assert_replays(graph, inputs: Mapping[str, Any], sim: str) -> list[dict]:
     """Every primitive of ``graph``, replayed in RTL from the Python model's trace at the
     recorded cycles, writes the recorded words at the recorded cycles and reads its
-    inputs at the recorded cycles."""
+    inputs at the recorded cycles. Returns the replay plan (per edge: words, cycles)."""
     from rtl_hls.rtl.bench import run_trace
 
     ref = simulate(graph, inputs, trace=True)
