@@ -1,5 +1,5 @@
 """Hand-built graphs around the value joiners (``intersect_val``, ``union_val``), shared by
-the SystemC and HLS tests, with their numpy references.
+every backend's parity tests (tests/parity/test_valjoin.py), with their numpy references.
 
 Side *a* of the joiner is a (crd, val) stream: a's innermost scanner's crds with the
 values its array loads (the shape of an accumulator's drained rows); side *b* is a plain
@@ -13,9 +13,10 @@ from __future__ import annotations
 import numpy as np
 
 from ir import Graph, GraphBuilder
+from tests._wiring import wire
 
-__all__ = ["ALU_OF", "vector_graph", "matrix_graph", "expected", "matrix_expected",
-           "rand_sparse"]
+__all__ = ["ALU_OF", "vector_graph", "matrix_graph", "passthrough_graph",
+           "misaligned_graph", "expected", "matrix_expected", "rand_sparse"]
 
 #: joiner → the ALU op that makes its graph a textbook kernel
 ALU_OF = {"union_val": "add", "intersect_val": "mul"}
@@ -119,3 +120,48 @@ def rand_sparse(rng: np.random.Generator, shape: tuple[int, ...], density: float
     vals = rng.integers(-6, 7, shape)
     vals = np.where(vals == 0, 3, vals)
     return (vals * (rng.random(shape) < density)).astype(dtype)
+
+
+def _joiner_into_x(g: GraphBuilder, join: str, n: int) -> None:
+    """The joiner ``j`` and the writers of the compressed output vector x."""
+    g.tensor("x", (n,), "c", role="output")
+    g.node("j", join)
+    g.node("xi", "level_writer", tensor="x", level=0)
+    g.node("xv", "value_writer", tensor="x")
+
+
+def passthrough_graph(join: str, dtype: str, n: int) -> Graph:
+    """val_a straight into the value writer: x holds a's payloads as the joiner passed
+    them, where side b has the crd (intersect_val) or everywhere (union_val); ``ref_b``
+    stays open."""
+    g = GraphBuilder(f"{join}_payloads", dtype)
+    for t in ("a", "b"):
+        g.tensor(t, (n,), "c")
+        g.node(f"r{t}", "root")
+        g.node(f"{t}i", "scan_compressed", tensor=t, level=0)
+        g.edge(f"r{t}.ref", f"{t}i.ref_in")
+    g.node("av", "array", tensor="a")
+    _joiner_into_x(g, join, n)
+    wire(g, "ai.ref>av.ref ai.crd>j.crd_a av.val>j.val_a bi.crd>j.crd_b bi.ref>j.ref_b "
+         "j.crd>xi.crd j.val_a>xv.val")
+    return g.build()
+
+
+def misaligned_graph(join: str, dtype: str) -> Graph:
+    """Side a from a one-row matrix (its end is S1), side b from a vector (S0); val_a
+    through a relu (which reads union_val's N as 0) into x."""
+    g = GraphBuilder(f"{join}_misaligned", dtype)
+    g.tensor("A", (1, 3), "dc")
+    g.tensor("b", (3,), "c")
+    for root in ("rA", "rb"):
+        g.node(root, "root")
+    for nid, tensor, level, kind in (("Ai", "A", 0, "scan_dense"),
+                                     ("Aj", "A", 1, "scan_compressed"),
+                                     ("bi", "b", 0, "scan_compressed")):
+        g.node(nid, kind, tensor=tensor, level=level)
+    g.node("Av", "array", tensor="A")
+    g.node("f", "unary", op="relu")
+    _joiner_into_x(g, join, 3)
+    wire(g, "rA.ref>Ai.ref_in Ai.ref>Aj.ref_in Aj.ref>Av.ref rb.ref>bi.ref_in Aj.crd>j.crd_a "
+         "Av.val>j.val_a bi.crd>j.crd_b bi.ref>j.ref_b j.crd>xi.crd j.val_a>f.a f.val>xv.val")
+    return g.build()

@@ -1,44 +1,16 @@
-"""Helpers shared by the cosim tests: the Python model's reference run, one
-backend-parity assertion, one batched SystemC check, one graph-JSON edit."""
+"""Helpers shared by the cosim tests: the Python model's reference run and the
+backend-parity assertion (from the parity suites, tests/parity/_backends.py), one batched
+SystemC check, one graph-JSON edit."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from cosim import SystemCRun
-from ir import compare_traces
-from sim_models.python import DeadlockError, SimulationError, simulate
+from sim_models.python import DeadlockError
+from tests.parity._backends import assert_same_result, python_run
 
-
-def python_run(graph, inputs, depth=2, hw=None):
-    """The Python model's traced run (with its memory requests when ``hw`` has memory),
-    or the :class:`SimulationError` a backend must reproduce."""
-    try:
-        return simulate(graph, inputs, trace=True, depth=depth, hw=hw,
-                        mem_trace=hw is not None and hw.memory)
-    except SimulationError as exc:
-        return exc
-
-
-def assert_same_result(py, sc, where: str) -> None:
-    """Backend result ``sc`` equals the Python model's ``py``: the same error, or every
-    token's write and read cycle, cycles, statistics, memory report and outputs."""
-    if isinstance(py, Exception) or isinstance(sc, Exception):
-        assert type(py) is type(sc) and str(py) == str(sc), f"{where}: {py!r} vs {sc!r}"
-        return
-    mismatches = compare_traces(py.trace, sc.trace)
-    assert not mismatches, f"{where}: " + "; ".join(map(str, mismatches[:3]))
-    for name, et in py.trace.edges.items():
-        assert sc.trace.edges[name].read_cycles == et.read_cycles, f"{where}: reads of {name}"
-    assert sc.cycles == py.cycles, where
-    assert sc.nodes == py.nodes, where
-    assert sc.max_occupancy == py.max_occupancy, where
-    assert (sc.hw, sc.clock_mhz, sc.channel_bytes) == (py.hw, py.clock_mhz,
-                                                       py.channel_bytes), where
-    assert sc.mem_requests == py.mem_requests, where
-    assert set(sc.outputs) == set(py.outputs), where
-    for name in py.outputs:
-        np.testing.assert_array_equal(sc.dense(name), py.dense(name), err_msg=where)
+__all__ = ["assert_same_result", "python_run", "check_systemc", "rename_node"]
 
 
 def check_systemc(systemc, graph, inputs: dict, configs, hws: dict,

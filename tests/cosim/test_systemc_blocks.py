@@ -20,6 +20,7 @@ from cosim import SystemCBackend, SystemCRun
 from ir import Block, Graph, GraphBuilder, load_hw
 from sim_models.python import SimulationError, simulate
 from tests._block_graphs import BLOCK_HW_OVERRIDES, block_cases, block_sparse
+from tests._wiring import matrix_writers, wire
 
 pytestmark = pytest.mark.cosim
 
@@ -82,18 +83,13 @@ def _row_broadcast(m: int, n: int, b: int, op: str) -> Graph:
             ("Aj", "scan_compressed", {"tensor": "A", "level": 1}),
             ("Av", "array", {"tensor": "A"}), ("rs_j", "repsig", {}),
             ("bc_j", "broadcast", {}),
-            ("alu", "alu", {"op": op, "block": f"ij,i->ij;i={b},j={b}"}),
-            ("Xi", "level_writer", {"tensor": "X", "level": 0}),
-            ("Xj", "level_writer", {"tensor": "X", "level": 1}),
-            ("Xv", "value_writer", {"tensor": "X"})]:
+            ("alu", "alu", {"op": op, "block": f"ij,i->ij;i={b},j={b}"})]:
         g.node(nid, prim, **kw)
-    for s, d in [("root.ref", "Ai.ref_in"), ("Ai.ref", "Aj_sum.ref_in"),
-                 ("Aj_sum.ref", "Av_sum.ref"), ("Av_sum.val", "rowsum.val_in"),
-                 ("Ai.ref", "rowsum.outer"), ("Ai.ref", "Aj.ref_in"), ("Ai.crd", "Xi.crd"),
-                 ("Aj.crd", "rs_j.crd"), ("Aj.crd", "Xj.crd"), ("rowsum.val", "bc_j.val_in"),
-                 ("rs_j.repsig", "bc_j.repsig"), ("Aj.ref", "Av.ref"), ("Av.val", "alu.a"),
-                 ("bc_j.val", "alu.b"), ("alu.val", "Xv.val")]:
-        g.edge(s, d)
+    matrix_writers(g)
+    wire(g, "root.ref>Ai.ref_in Ai.ref>Aj_sum.ref_in Aj_sum.ref>Av_sum.ref "
+             "Av_sum.val>rowsum.val_in Ai.ref>rowsum.outer Ai.ref>Aj.ref_in Ai.crd>Xi.crd "
+             "Aj.crd>rs_j.crd Aj.crd>Xj.crd rowsum.val>bc_j.val_in rs_j.repsig>bc_j.repsig "
+             "Aj.ref>Av.ref Av.val>alu.a bc_j.val>alu.b alu.val>Xv.val")
     return g.build()
 
 
@@ -124,18 +120,13 @@ def _outer(m: int, n: int, b: int) -> Graph:
             ("bj", "scan_compressed", {"tensor": "b", "level": 0}),
             ("rs_j", "repsig", {}), ("av", "array", {"tensor": "a"}),
             ("bc_a", "broadcast", {}), ("bv", "array", {"tensor": "b"}),
-            ("mul", "alu", {"op": "mul", "block": f"i,j->ij;i={b},j={b}"}),
-            ("Xi", "level_writer", {"tensor": "X", "level": 0}),
-            ("Xj", "level_writer", {"tensor": "X", "level": 1}),
-            ("Xv", "value_writer", {"tensor": "X"})]:
+            ("mul", "alu", {"op": "mul", "block": f"i,j->ij;i={b},j={b}"})]:
         g.node(nid, prim, **kw)
-    for s, d in [("ra.ref", "ai.ref_in"), ("ai.crd", "rs_i.crd"), ("ai.crd", "Xi.crd"),
-                 ("rb.ref", "rep_b.ref_in"), ("rs_i.repsig", "rep_b.repsig"),
-                 ("rep_b.ref", "bj.ref_in"), ("bj.crd", "rs_j.crd"), ("bj.crd", "Xj.crd"),
-                 ("ai.ref", "av.ref"), ("av.val", "bc_a.val_in"), ("rs_j.repsig", "bc_a.repsig"),
-                 ("bc_a.val", "mul.a"), ("bj.ref", "bv.ref"), ("bv.val", "mul.b"),
-                 ("mul.val", "Xv.val")]:
-        g.edge(s, d)
+    matrix_writers(g)
+    wire(g, "ra.ref>ai.ref_in ai.crd>rs_i.crd ai.crd>Xi.crd rb.ref>rep_b.ref_in "
+             "rs_i.repsig>rep_b.repsig rep_b.ref>bj.ref_in bj.crd>rs_j.crd bj.crd>Xj.crd "
+             "ai.ref>av.ref av.val>bc_a.val_in rs_j.repsig>bc_a.repsig bc_a.val>mul.a "
+             "bj.ref>bv.ref bv.val>mul.b mul.val>Xv.val")
     return g.build()
 
 

@@ -23,6 +23,7 @@ from ir import BlockOp, Graph, GraphBuilder, compare_traces, load_hw, value_elem
 from rtl_hls.hls import generate
 from sim_models.python import simulate
 from tests._block_graphs import BLOCK_HW_OVERRIDES, block_cases, block_sparse
+from tests._wiring import matrix_writers, wire
 
 pytestmark = pytest.mark.cosim
 
@@ -89,16 +90,11 @@ def outer_graph(m: int, n: int, bi: int, bj: int) -> Graph:
     g.node("uv", "array", tensor="u")
     g.node("wv", "array", tensor="w")
     g.node("mul", "alu", op="mul", block=f"i,j->ij;i={bi},j={bj}")
-    g.node("Xi", "level_writer", tensor="X", level=0)
-    g.node("Xj", "level_writer", tensor="X", level=1)
-    g.node("Xv", "value_writer", tensor="X")
-    for s, d in [("root_u.ref", "ui.ref_in"), ("ui.crd", "rs_i.crd"), ("ui.crd", "Xi.crd"),
-                 ("root_w.ref", "rep_w.ref_in"), ("rs_i.repsig", "rep_w.repsig"),
-                 ("rep_w.ref", "wj.ref_in"), ("wj.crd", "rs_j.crd"), ("wj.crd", "Xj.crd"),
-                 ("ui.ref", "rep_u.ref_in"), ("rs_j.repsig", "rep_u.repsig"),
-                 ("rep_u.ref", "uv.ref"), ("wj.ref", "wv.ref"), ("uv.val", "mul.a"),
-                 ("wv.val", "mul.b"), ("mul.val", "Xv.val")]:
-        g.edge(s, d)
+    matrix_writers(g)
+    wire(g, "root_u.ref>ui.ref_in ui.crd>rs_i.crd ui.crd>Xi.crd root_w.ref>rep_w.ref_in "
+             "rs_i.repsig>rep_w.repsig rep_w.ref>wj.ref_in wj.crd>rs_j.crd wj.crd>Xj.crd "
+             "ui.ref>rep_u.ref_in rs_j.repsig>rep_u.repsig rep_u.ref>uv.ref wj.ref>wv.ref "
+             "uv.val>mul.a wv.val>mul.b mul.val>Xv.val")
     return g.build()
 
 

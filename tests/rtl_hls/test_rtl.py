@@ -5,8 +5,6 @@ recorded trace (every output token and its cycle), under Icarus and Verilator.""
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -15,9 +13,11 @@ from hypothesis import strategies as st
 
 from compiler import compile_expression
 from ir import CATALOGUE, compare_traces, examples
-from rtl_hls.rtl import SV_DIR, generate, module_name, rtl_sources
-from rtl_hls.rtl.bench import run_trace, simulator_missing
-from sim_models.python import bind_inputs, simulate
+from rtl_hls.rtl import SV_DIR, generate, module_name
+from rtl_hls.rtl.bench import simulator_missing
+from sim_models.python import simulate
+from tests.parity._backends import assert_lint_clean as _assert_lint_clean
+from tests.parity._backends import assert_replays
 
 SIMS = ["icarus", "verilator"]
 
@@ -59,6 +59,8 @@ def _case(kernel: str, dtype: str, seed: int = 1):
 
 KERNELS = ["spmv", "spmm_ijk", "spmm_ikj", "spmm_kij", "elementwise_add",
            "elementwise_mul", "row_scale", "masked_dense"]
+#: (kernel, dtype, simulator) of the whole-graph and replay tests
+KERNEL_RUNS = [(k, d, s) for k in KERNELS for d in ("int32", "float32") for s in SIMS]
 
 
 def test_every_catalogue_primitive_has_an_rtl_module():
@@ -66,21 +68,6 @@ def test_every_catalogue_primitive_has_an_rtl_module():
         path = SV_DIR / f"{module_name(op)}.sv"
         assert path.exists(), f"no RTL for {op!r}"
         assert re.search(rf"^module {module_name(op)}\b", path.read_text(), re.M)
-
-
-@pytest.mark.cosim
-def _assert_lint_clean(net, tmp_path) -> None:
-    """A generated netlist passes ``verilator --lint-only -Wall`` with every primitive."""
-    from rtl_hls.rtl.bench import _sim_env
-
-    _sim("verilator")
-    top = tmp_path / f"{net.top}.sv"
-    top.write_text(net.text)
-    with _sim_env("verilator"):
-        out = subprocess.run([shutil.which("verilator") or "verilator", "--lint-only",
-                              "-Wall", *map(str, rtl_sources()), str(top),
-                              "--top-module", net.top], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
@@ -91,9 +78,8 @@ def test_generated_netlist_is_lint_clean(kernel, tmp_path):
 
 
 @pytest.mark.cosim
-@pytest.mark.parametrize("sim", SIMS)
-@pytest.mark.parametrize("dtype", ["int32", "float32"])
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel,dtype,sim", KERNEL_RUNS,
+                         ids=["-".join(r) for r in KERNEL_RUNS])
 def test_whole_graph_outputs_and_cycles_match_python(kernel, dtype, sim):
     from cosim import RtlBackend
 
@@ -106,34 +92,11 @@ def test_whole_graph_outputs_and_cycles_match_python(kernel, dtype, sim):
 
 
 @pytest.mark.cosim
-@pytest.mark.parametrize("sim", SIMS)
-@pytest.mark.parametrize("dtype", ["int32", "float32"])
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel,dtype,sim", KERNEL_RUNS,
+                         ids=["-".join(r) for r in KERNEL_RUNS])
 def test_every_primitive_replays_its_trace_cycle_exactly(kernel, dtype, sim):
-    from cosim.backends._rtl import simulate_with_reads
-    from ir import encode_token
-
     graph, inputs = _case(kernel, dtype)
-    ref, reads = simulate_with_reads(graph, inputs)
-    plan = []
-    for e in graph.edges:
-        et = ref.trace.edges[e.name]
-        plan.append({"name": e.name, "depth": e.depth, "writes": et.cycles,
-                     "reads": reads[e.name],
-                     "tokens": [encode_token(t, et.numeric) for t in et.tokens]})
-    obs = run_trace(graph, bind_inputs(graph, inputs), plan, _sim(sim))
-    bad = []
-    for e in plan:
-        o = obs[e["name"]]
-        if o["tokens"] != e["tokens"] or o["cycles"] != e["writes"]:
-            got = list(zip(o["tokens"], o["cycles"], strict=True))
-            want = list(zip(e["tokens"], e["writes"], strict=True))
-            i = next((k for k, (a, b) in enumerate(zip(got, want, strict=False)) if a != b),
-                     min(len(got), len(want)))
-            bad.append(f"{e['name']}: first difference at token #{i}")
-        elif o["reads"] != e["reads"]:
-            bad.append(f"{e['name']}: read cycles differ")
-    assert not bad, "\n".join(bad)
+    assert_replays(graph, inputs, _sim(sim))
 
 
 #: compiled kernels for the whole-graph trace tests: expression, formats, shapes, order

@@ -15,6 +15,7 @@ from test_rtl import _assert_lint_clean, _sim
 from ir import GraphBuilder, compare_traces, examples, load_hw
 from rtl_hls.rtl import generate
 from sim_models.python import simulate
+from tests._wiring import matrix_writers, wire
 
 HW = {"ideal": None, "bounded": ("ideal", BLOCK_HW_OVERRIDES), "hbm2": ("hbm2-u280", [])}
 
@@ -105,18 +106,13 @@ def _row_center(m: int, n: int, b: int):
                        ("Av", "array", dict(tensor="A")), ("rs_j", "repsig", {}),
                        ("bc_j", "broadcast", {}),
                        ("sub", "alu", dict(op="sub", block=f"ij,i->ij;{dims}")),
-                       ("exp", "unary", dict(op="exp")),
-                       ("Xi", "level_writer", dict(tensor="X", level=0)),
-                       ("Xj", "level_writer", dict(tensor="X", level=1)),
-                       ("Xv", "value_writer", dict(tensor="X"))]:
+                       ("exp", "unary", dict(op="exp"))]:
         g.node(nid, op, **p)
-    for s, d in [("root.ref", "Ai.ref_in"), ("Ai.ref", "Aj_max.ref_in"),
-                 ("Aj_max.ref", "Av_max.ref"), ("Av_max.val", "rowmax.val_in"),
-                 ("Ai.ref", "rowmax.outer"), ("Ai.ref", "Aj.ref_in"), ("Ai.crd", "Xi.crd"),
-                 ("Aj.crd", "rs_j.crd"), ("Aj.crd", "Xj.crd"), ("rowmax.val", "bc_j.val_in"),
-                 ("rs_j.repsig", "bc_j.repsig"), ("Aj.ref", "Av.ref"), ("Av.val", "sub.a"),
-                 ("bc_j.val", "sub.b"), ("sub.val", "exp.a"), ("exp.val", "Xv.val")]:
-        g.edge(s, d)
+    matrix_writers(g)
+    wire(g, "root.ref>Ai.ref_in Ai.ref>Aj_max.ref_in Aj_max.ref>Av_max.ref "
+             "Av_max.val>rowmax.val_in Ai.ref>rowmax.outer Ai.ref>Aj.ref_in Ai.crd>Xi.crd "
+             "Aj.crd>rs_j.crd Aj.crd>Xj.crd rowmax.val>bc_j.val_in rs_j.repsig>bc_j.repsig "
+             "Aj.ref>Av.ref Av.val>sub.a bc_j.val>sub.b sub.val>exp.a exp.val>Xv.val")
     return g.build(kernel="row_center")
 
 
@@ -133,18 +129,13 @@ def _outer(m: int, n: int, bi: int, bj: int):
                        ("vj", "scan_dense", dict(tensor="v", level=0)),
                        ("uv", "array", dict(tensor="u")), ("vv", "array", dict(tensor="v")),
                        ("rs_j", "repsig", {}), ("bc_j", "broadcast", {}),
-                       ("mul", "alu", dict(op="mul", block=f"i,j->ij;i={bi},j={bj}")),
-                       ("Xi", "level_writer", dict(tensor="X", level=0)),
-                       ("Xj", "level_writer", dict(tensor="X", level=1)),
-                       ("Xv", "value_writer", dict(tensor="X"))]:
+                       ("mul", "alu", dict(op="mul", block=f"i,j->ij;i={bi},j={bj}"))]:
         g.node(nid, op, **p)
-    for s, d in [("root_u.ref", "ui.ref_in"), ("ui.crd", "rs_i.crd"), ("ui.crd", "Xi.crd"),
-                 ("root_v.ref", "rep_v.ref_in"), ("rs_i.repsig", "rep_v.repsig"),
-                 ("rep_v.ref", "vj.ref_in"), ("vj.crd", "Xj.crd"), ("vj.crd", "rs_j.crd"),
-                 ("ui.ref", "uv.ref"), ("uv.val", "bc_j.val_in"),
-                 ("rs_j.repsig", "bc_j.repsig"), ("vj.ref", "vv.ref"),
-                 ("bc_j.val", "mul.a"), ("vv.val", "mul.b"), ("mul.val", "Xv.val")]:
-        g.edge(s, d)
+    matrix_writers(g)
+    wire(g, "root_u.ref>ui.ref_in ui.crd>rs_i.crd ui.crd>Xi.crd root_v.ref>rep_v.ref_in "
+             "rs_i.repsig>rep_v.repsig rep_v.ref>vj.ref_in vj.crd>Xj.crd vj.crd>rs_j.crd "
+             "ui.ref>uv.ref uv.val>bc_j.val_in rs_j.repsig>bc_j.repsig vj.ref>vv.ref "
+             "bc_j.val>mul.a vv.val>mul.b mul.val>Xv.val")
     return g.build(kernel="outer")
 
 

@@ -20,8 +20,8 @@ from test_rtl_memory import _check_against_python
 from compiler import compile_expression
 from ir import compare_traces
 from rtl_hls.rtl import generate
-from rtl_hls.rtl.bench import run_trace
-from sim_models.python import bind_inputs, simulate
+from sim_models.python import simulate
+from tests.parity._backends import assert_replays
 
 SPMV = "y(i) = A(i,j) * x(j)"
 SPMM = "X(i,j) = A(i,k) * B(k,j)"
@@ -165,22 +165,8 @@ def test_lanes_match_python_cycle_for_cycle_on_verilator(case):
 def test_lane_primitives_replay_their_traces_cycle_exactly(case):
     """Every primitive of the graph in isolation, driven by the model's recorded trace:
     a difference names the edge (so the primitive) and the first differing token."""
-    from cosim.backends._rtl import simulate_with_reads
-    from ir import encode_token
-
     graph, inputs = _case(case)
-    ref, reads = simulate_with_reads(graph, inputs)
-    plan = []
-    for e in graph.edges:
-        et = ref.trace.edges[e.name]
-        plan.append({"name": e.name, "depth": e.depth, "writes": et.cycles,
-                     "reads": reads[e.name],
-                     "tokens": [encode_token(t, et.numeric) for t in et.tokens]})
-    obs = run_trace(graph, bind_inputs(graph, inputs), plan, _sim("icarus"))
-    bad = [e["name"] for e in plan
-           if (obs[e["name"]]["tokens"], obs[e["name"]]["cycles"], obs[e["name"]]["reads"])
-           != (e["tokens"], e["writes"], e["reads"])]
-    assert not bad, f"edges differ: {bad}"
+    assert_replays(graph, inputs, _sim("icarus"))
 
 
 @pytest.mark.cosim

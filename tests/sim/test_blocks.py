@@ -115,12 +115,16 @@ def test_blocked_trees_round_trip_and_name_bad_extents():
         ir.to_blocks(A, "dc", (3, 2))
 
 
+def _spmv_with_mul_block(spec: str) -> dict:
+    """A block SpMV's JSON whose mul declares the block contraction ``spec``."""
+    data = ex.spmv(4, 4, block=2).to_dict()
+    (mul,) = [n for n in data["nodes"] if n["id"] == "mul"]
+    mul["params"]["block"] = spec
+    return data
+
+
 def test_block_graph_errors_name_the_node():
-    g = ex.spmv(4, 4, block=2)
-    data = g.to_dict()
-    for n in data["nodes"]:
-        if n["id"] == "mul":
-            n["params"]["block"] = "ij,j->i;i=2,j=3"
+    data = _spmv_with_mul_block("ij,j->i;i=2,j=3")
     with pytest.raises(GraphError,
                        match="node 'mul': input a carries 4-element values but block .* reads 6"):
         ir.Graph.from_dict(data)
@@ -153,14 +157,10 @@ def test_block_division_by_zero_follows_the_scalar_rule():
 
 
 def test_oversized_blocks_are_load_errors_not_memory_errors():
-    g = ex.spmv(4, 4, block=2)
-    data = g.to_dict()
-    for n in data["nodes"]:
-        if n["id"] == "mul":
-            n["params"]["block"] = "ij,j->i;i=100000,j=100000"
+    data = _spmv_with_mul_block("ij,j->i;i=100000,j=100000")
     with pytest.raises(GraphError, match="exceeds the 65,536 a block may hold"):
         ir.Graph.from_dict(data)
-    data = g.to_dict()
+    data = ex.spmv(4, 4, block=2).to_dict()
     data["tensors"][0]["shape"] = [1 << 20, 1 << 20]
     data["tensors"][0]["block"] = [1 << 10, 1 << 10]
     with pytest.raises(GraphError, match="more than the 65,536 a block may"):

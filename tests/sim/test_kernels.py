@@ -45,26 +45,28 @@ def test_spmv(m, n, d, fmt, depth, dtype, seed):
 @given(m=DIM, k=DIM, n=DIM, d=DENSITY, fmt=MATRIX_FMT, depth=DEPTH, dtype=DTYPE,
        seed=st.integers(0, 2**16))
 def test_spmm_inner_product_order(m, k, n, d, fmt, depth, dtype, seed):
-    B, C = _rand(seed, (m, k), d, dtype), _rand(seed + 1, (k, n), d, dtype)
-    res = simulate(examples.spmm_ijk(m, k, n, fmt, depth, dtype), {"B": B, "C": C})
-    _check(res, "X", B @ C)
+    _check_spmm(examples.spmm_ijk(m, k, n, fmt, depth, dtype), seed, d)
 
 
 @SETTINGS
 @given(m=DIM, k=DIM, n=DIM, d=DENSITY, bf=MATRIX_FMT, cf=MATRIX_FMT, depth=DEPTH,
        dtype=DTYPE, seed=st.integers(0, 2**16))
 def test_spmm_gustavson_order_with_sparse_accumulator(m, k, n, d, bf, cf, depth, dtype, seed):
-    B, C = _rand(seed, (m, k), d, dtype), _rand(seed + 1, (k, n), d, dtype)
-    res = simulate(examples.spmm_ikj(m, k, n, bf, cf, depth, dtype), {"B": B, "C": C})
-    _check(res, "X", B @ C)
+    _check_spmm(examples.spmm_ikj(m, k, n, bf, cf, depth, dtype), seed, d)
 
 
 @SETTINGS
 @given(m=DIM, k=DIM, n=DIM, d=DENSITY, depth=DEPTH, dtype=DTYPE, seed=st.integers(0, 2**16))
 def test_spmm_outer_product_order_with_matrix_accumulator(m, k, n, d, depth, dtype, seed):
-    B, C = _rand(seed, (m, k), d, dtype), _rand(seed + 1, (k, n), d, dtype)
-    res = simulate(examples.spmm_kij(m, k, n, depth, dtype), {"B": B, "C": C})
-    _check(res, "X", B @ C)
+    _check_spmm(examples.spmm_kij(m, k, n, depth, dtype), seed, d)
+
+
+def _check_spmm(graph, seed: int, density: float) -> None:
+    """X = B @ C on random B, C of the graph's shapes and dtype."""
+    shape_b, shape_c = graph.tensors["B"].shape, graph.tensors["C"].shape
+    B = _rand(seed, shape_b, density, graph.dtype)
+    C = _rand(seed + 1, shape_c, density, graph.dtype)
+    _check(simulate(graph, {"B": B, "C": C}), "X", B @ C)
 
 
 @SETTINGS
