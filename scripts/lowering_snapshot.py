@@ -69,6 +69,14 @@ EXPRESSIONS: list[tuple[str, dict[str, str], dict[str, int], dict]] = [
     ("Y(i,j) = relu(sum(k) A(i,k) * W(k,j) + b(j))", {"A": "csr"}, {},
      {"block": {"i": 2, "k": 2}}),
     ("y(i) = A(i,j) * x(j)", {"A": "csr"}, {}, {"dtype": "int32"}),
+    ("y(i) = A(i,j) * x(j) * 1.5", {"A": "csr"}, {}, {"dtype": "int32"}),
+    ("X(i,j) = 2 / A(i,j)", {"A": "csr"}, {}, {}),
+    ("X(i,j) = A(i,j) * (1 / 0)", {"A": "csr"}, {}, {}),
+    ("X(i,j) = A(i,j) * (6 / 4 - 2 * 0.5 + 1)", {"A": "csr"}, {}, {}),
+    ("X(i,j) = (2 - A(i,j)) / 4 + 0", {"A": "csr", "X": "csr"}, {}, {}),
+    ("X(i,j) = (2 - A(i,j)) / 4 - 1 + B(i,j)", {"B": "csr"}, {}, {}),
+    ("X(i,j) = relu(A(i,j)) + exp(B(i,j)) * 1", {"A": "csr", "X": "csr"}, {}, {}),
+    ("X(i,j) = rsqrt(4) * A(i,j)", {"A": "csr"}, {}, {}),
 ]
 SIZE = {"i": 4, "j": 3, "k": 5, "l": 2, "d": 2, "k2": 3, "k3": 4, "j2": 3, "j3": 3, "j4": 3}
 MODEL_SCHEDULES = ("unfused", "by_scope", "fused")
