@@ -309,7 +309,7 @@ class Translator:
             if masked:  # exactly zero off the pattern, stored like it
                 # the SDDMM form P·exp(x·P − max): only the masked scores are read, so
                 # an SDDMM producing them fuses with its mask (the shift meets P's
-                # coordinates, where x·P may store nothing: _Lowerer.restricted)
+                # coordinates, where x·P may store nothing: the lowering's Joins.restricted)
                 pat = self.fit(x.pattern, view.shape)
                 body = f"{self.operand(pat, idx)} * {body}"
                 fmt = self.layout_of(pat, view.rank)
