@@ -96,7 +96,7 @@ class Accumulation(LowerState):
             del self.deferred[op.id]
         assert acc.spacc is not None
         joined = Val(val, spacc=Acc({**acc.spacc.crds, u: crd}, acc.spacc.reduction),
-                      intra=acc.intra)
+                     intra=acc.intra)
         if self.deep and (key in self.postponed or
                           not {op.id for op in group} <= set(aligned)):
             joined = self.after_join(key, crd, group, set(aligned), other, joined,

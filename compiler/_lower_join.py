@@ -86,7 +86,7 @@ class Joins(LowerState):
         the product then intersects it with ``within``, keeping just those."""
         joined = self.merge(sparse, within, "union", v, present=within)
         return Bundle(joined.crd, {o: r for o, r in joined.refs.items()
-                                    if o not in within.refs}, False)
+                                   if o not in within.refs}, False)
 
     def covers(self, e: Expr, v: str, within: Bundle) -> bool:
         """Whether ``e``'s coordinates at ``v`` include ``within``'s: its sparse accesses

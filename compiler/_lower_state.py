@@ -175,9 +175,6 @@ class LowerState:
         """A subexpression as the user wrote it (internal names like ``k#2`` mapped back)."""
         return re.sub(r"#\d+", "", str(e))
 
-    def sorted(self, idx) -> list[str]:
-        return sorted(idx, key=self.pos.__getitem__)
-
     def collect(self, e: Expr) -> None:
         """Create an operand per access, iterated over its context in the plan."""
         for node in walk(e):
@@ -193,8 +190,8 @@ class LowerState:
                 n += 1
                 oid = f"{node.tensor}{n}"
             self.ops[id(node)] = Operand(oid, node,
-                                          tuple(node.indices[m] for m in fmt.mode_order),
-                                          fmt.levels, self.context[id(node)])
+                                         tuple(node.indices[m] for m in fmt.mode_order),
+                                         fmt.levels, self.context[id(node)])
             self.add_view(oid, str(node))
 
     def operands(self, e: Expr) -> list[Operand]:
@@ -203,7 +200,6 @@ class LowerState:
             found = self._operands[id(e)] = [self.ops[id(n)] for n in walk(e)
                                              if isinstance(n, Access)]
         return found
-
 
     def op_by_id(self, oid: str) -> Operand:
         return next(op for op in self.ops.values() if op.id == oid)

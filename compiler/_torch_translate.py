@@ -424,7 +424,7 @@ def _max(t: Translator, x: View, dim: Any = None, keepdim: bool = False) -> Any:
         raise t.fail("elementwise max of two tensors is not supported")
     values = t.reduce("max", x, [dim], keepdim)
     return values, Unsupported("the indices of max(dim) (argmax) are not supported",
-                                str(t.node.target), node_source(t.node))
+                               str(t.node.target), node_source(t.node))
 
 
 _HANDLERS: dict[str, Callable[..., Any]] = {

@@ -65,16 +65,16 @@ class View:
 
     def permute(self, perm: Sequence[int]) -> View:
         return View(self.tensor, tuple(self.modes[p] for p in perm),
-                     tuple(self.shape[p] for p in perm))
+                    tuple(self.shape[p] for p in perm))
 
     def insert(self, d: int) -> View:
         return View(self.tensor, self.modes[:d] + (None,) + self.modes[d:],
-                     self.shape[:d] + (1,) + self.shape[d:])
+                    self.shape[:d] + (1,) + self.shape[d:])
 
     def drop(self, d: int) -> View:
         assert self.modes[d] is None, "only inserted dims drop without a statement"
         return View(self.tensor, self.modes[:d] + self.modes[d + 1:],
-                     self.shape[:d] + self.shape[d + 1:])
+                    self.shape[:d] + self.shape[d + 1:])
 
 
 @dataclass(frozen=True)
