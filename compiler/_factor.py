@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from ._ast import Access, BinOp, Expr, Reduction, accesses, children, free_indices
-from ._operators import binary_operator
+from ._operators import OPERATORS
 
 __all__ = ["Factorer", "Factoring", "factor", "reduction_groups", "epilogue_reduction",
            "accesses_under"]
@@ -79,7 +79,7 @@ class Factorer:
         Products and functions pass an accumulator's rows on; a union cannot, unless
         deep epilogues may join the rows with its other side."""
         if id(e) not in self.used or isinstance(e, BinOp) and \
-                not binary_operator(e.op).multiplicative and not self.deep:
+                not OPERATORS[e.op].multiplicative and not self.deep:
             return frozenset()
         if not isinstance(e, Reduction):
             return frozenset().union(*(self._streamed(c, ctx, pos) for c in children(e)))
@@ -93,7 +93,7 @@ class Factorer:
         """For a product whose one factor is an accumulator's rows: the other factor is
         computed outside the rows' loops and broadcast over the rows' crds (the inner
         row of a nested matmul meets ``A(i,k)`` once per row, not once per entry)."""
-        if not isinstance(e, BinOp) or not binary_operator(e.op).multiplicative:
+        if not isinstance(e, BinOp) or not OPERATORS[e.op].multiplicative:
             return {}
         found = {}
         for side, other in ((e.left, e.right), (e.right, e.left)):

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from ._ast import BinOp, Expr, Reduction, walk
 from ._errors import LoweringError
 from ._lower_state import ACCUMULATORS, BCAST, Acc, Bundle, LowerState, Operand, Val
-from ._operators import binary_operator
+from ._operators import OPERATORS
 from ._table import VAL_ROW
 
 __all__ = ["Accumulation"]
@@ -68,7 +68,7 @@ class Accumulation(LowerState):
             raise self.unjoined(u)
         col = self.first(other)
         crd, val = rows.crd, acc.port
-        oper = binary_operator(e.op)
+        oper = OPERATORS[e.op]
         if self.locates(oper.join, bundle, rows):  # the rows address a dense level
             aligned = self.locate(bundle, rows, u).refs
             for oid, ref in aligned.items():
@@ -136,7 +136,7 @@ class Accumulation(LowerState):
             if side.spacc is None:
                 continue
             over = self.hoisted.get(id(other), ())
-            if val.spacc is not None or not binary_operator(e.op).multiplicative or \
+            if val.spacc is not None or not OPERATORS[e.op].multiplicative or \
                     not set(side.spacc.crds) <= set(over):
                 raise self.spacc_misuse(side, other)
             return side.spacc

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ._ast import Access, BinOp, Call, Const, Expr, Neg, Reduction, walk
 from ._lower_state import BCAST, Bundle, LowerState, Operand
 from ._lower_values import FOLD, vanishes
-from ._operators import binary_operator
+from ._operators import OPERATORS
 
 __all__ = ["Joins"]
 
@@ -51,7 +51,7 @@ class Joins(LowerState):
                 return Bundle(inner.crd, inner.refs, False)
             return inner
         assert isinstance(e, BinOp)
-        oper = binary_operator(e.op)
+        oper = OPERATORS[e.op]
         left = self.join(e.left, v)
         restrict = left if oper.bounds_right and left is not BCAST else None
         right = self.join(e.right, v, restrict)
@@ -111,7 +111,7 @@ class Joins(LowerState):
                 return all(self.pos[r] > self.pos[v] for r in x.indices) and \
                     walk_covers(x.body)
             assert isinstance(x, BinOp)
-            if binary_operator(x.op).multiplicative:
+            if OPERATORS[x.op].multiplicative:
                 return walk_covers(x.left) and walk_covers(x.right)
             return walk_covers(x.left) or walk_covers(x.right)
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from ._ast import Access, BinOp, Call, Const, Expr, Neg, Reduction
 from ._lower_state import Acc, LowerState, Val
-from ._operators import binary_operator
+from ._operators import OPERATORS
 from ._table import VAL_ROW
 
 __all__ = ["Values", "FOLD", "vanishes"]
@@ -109,7 +109,7 @@ class Values(LowerState):
             a, b = joined
             return self.alu(e, a, b, a.spacc or b.spacc)
         a, b = self.operands_of(e)
-        oper = binary_operator(e.op)
+        oper = OPERATORS[e.op]
         if a.const is not None and b.const is not None:
             try:
                 return Val(const=oper.fold(a.const, b.const))
@@ -132,7 +132,7 @@ class Values(LowerState):
         """The ALU combining two value streams; ``rows``: the accumulator rows it
         streams on, if any."""
         intra, spec = self.blocks.alu(e, a.intra, b.intra)
-        alu = binary_operator(e.op).alu
+        alu = OPERATORS[e.op].alu
         node = self.node(alu, "alu", VAL_ROW, self.first(e), op=alu, **spec)
         self.b.edge(a.port, f"{node}.a")
         self.b.edge(b.port, f"{node}.b")
@@ -178,6 +178,6 @@ def vanishes(e: Expr, v: str) -> bool:
         return FOLD[e.fn](0.0) == 0.0 and vanishes(e.arg, v)
     assert isinstance(e, BinOp)
     # a product: one vanishing factor is enough (x / 0 = 0 in the primitives)
-    if binary_operator(e.op).multiplicative:
+    if OPERATORS[e.op].multiplicative:
         return vanishes(e.left, v) or vanishes(e.right, v)
     return vanishes(e.left, v) and vanishes(e.right, v)

@@ -12,7 +12,7 @@ import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["BinaryOperator", "OPERATORS", "binary_operator"]
+__all__ = ["BinaryOperator", "OPERATORS"]
 
 #: ``unary`` steps (op, const) applying an operator with a constant ``c`` to a stream;
 #: None: no primitive computes it
@@ -26,39 +26,34 @@ class BinaryOperator:
     symbol: str
     #: the ``alu`` primitive's op (also the node's name)
     alu: str
-    #: how the operands' coordinates join: ``"intersect"`` (a product or quotient is
-    #: zero where one factor is absent) or ``"union"`` (a sum needs every coordinate
-    #: some term has); also the joiner primitives' names (``intersect``, ``union_val``)
-    join: str
     #: constant folding of two constants (raises ZeroDivisionError for ``x / 0``)
     fold: Callable[[float, float], float]
     #: the steps for ``stream op c`` and for ``c op stream``
     const_right: ConstSteps
     const_left: ConstSteps
+    #: zero where one operand is absent (a product or quotient), so the operands'
+    #: coordinates intersect; else (a sum) they unite: every coordinate some term has
+    multiplicative: bool = False
     #: the left factor's coordinates bound the right one's (``P · f(…)``, as the
     #: frontend emits masked functions), so a sum inside the right one unites with them
     bounds_right: bool = False
 
     @property
-    def multiplicative(self) -> bool:
-        """Zero where one operand is absent: its operands' coordinates intersect."""
-        return self.join == "intersect"
+    def join(self) -> str:
+        """How the operands' coordinates join, as the joiner primitives are named
+        (``intersect``/``union``, and ``intersect_val``/``union_val`` with rows)."""
+        return "intersect" if self.multiplicative else "union"
 
 
 OPERATORS: dict[str, BinaryOperator] = {op.symbol: op for op in (
-    BinaryOperator("+", "add", "union", operator.add,
+    BinaryOperator("+", "add", operator.add,
                    lambda c: [("add_const", c)], lambda c: [("add_const", c)]),
-    BinaryOperator("-", "sub", "union", operator.sub,
+    BinaryOperator("-", "sub", operator.sub,
                    lambda c: [("add_const", -c)], lambda c: [("neg", 0.0), ("add_const", c)]),
-    BinaryOperator("*", "mul", "intersect", operator.mul,
+    BinaryOperator("*", "mul", operator.mul,
                    lambda c: [("mul_const", c)], lambda c: [("mul_const", c)],
-                   bounds_right=True),
-    BinaryOperator("/", "div", "intersect", operator.truediv,
-                   lambda c: [("div_const", c)], lambda c: None),
+                   multiplicative=True, bounds_right=True),
+    BinaryOperator("/", "div", operator.truediv,
+                   lambda c: [("div_const", c)], lambda c: None, multiplicative=True),
 )}
 
-
-def binary_operator(symbol: str) -> BinaryOperator:
-    """The table entry of ``symbol`` (the parser admits only these)."""
-    assert symbol in OPERATORS, f"unknown binary operator {symbol!r}"
-    return OPERATORS[symbol]

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler._operators import OPERATORS, binary_operator
+from compiler._operators import OPERATORS
 
 NUMPY = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}
 #: what each ``unary`` op computes on a stream value ``x`` (docs/primitives.md)
@@ -24,7 +24,7 @@ def _apply(steps: list[tuple[str, float]], x: float) -> float:
 @settings(max_examples=30, deadline=None)
 @given(x=FINITE, c=FINITE)
 def test_constant_forms_compute_the_operator(symbol: str, x: float, c: float) -> None:
-    op = binary_operator(symbol)
+    op = OPERATORS[symbol]
     assert op.fold(x, c) == pytest.approx(float(NUMPY[symbol](x, c)))
     assert _apply(op.const_right(c), x) == pytest.approx(float(NUMPY[symbol](x, c)))
     left = op.const_left(c)
