@@ -12,6 +12,28 @@ on first use) turns a module into an einsum ``ir.Program``, and so does the MLIR
 kernel; a cost heuristic (``estimate``, ``order_cost``) picks dataflow orders;
 ``evaluate`` is the numpy oracle; ``compiler.models`` holds the bundled models
 (``docs/frontend.md``, ``docs/fusion.md``, ``docs/cost.md``).
+
+Modules, each taking → producing:
+
+- ``_parse``: expression text → ``Assignment`` tree (``_ast``); ``_normalize``: tree →
+  checked tree with explicit reductions; ``_operators``: what each of ``+ - * /`` means
+  to the passes (intersect or union, ALU op, constant forms).
+- ``_layout``: formats and shapes → per-tensor layouts for one order (transposes);
+  ``_factor``: expression + order → the loops each subexpression runs in.
+- ``_lower``: normalized expression + order + layouts → ``GraphBuilder`` and its fusion
+  table (``_table``), assembled from ``_lower_state`` (operands, bookkeeping),
+  ``_lower_iterate`` (a step per index), ``_lower_join`` (scans, joins, the locate/scan
+  policy), ``_lower_values`` (value streams), ``_lower_accumulate`` (reducers,
+  accumulators, epilogues) and ``_lower_write`` (writers, lanes; ``_parallel``,
+  ``_partition``); ``_blocks``: block-sparse values.
+- ``_compile``: text + formats + shapes → validated ``ir.Graph`` (order search,
+  ``_order``, ``_cost``).
+- ``_torch_frontend``: ``nn.Module`` → ``ir.Program`` (``_torch_translate``: the ATen
+  walk and op table; ``_torch_values``: what a node evaluates to); ``_mlir_*``: MLIR
+  file → ``ir.Program``.
+- ``_fusion``, ``_assoc``, ``_region_orders``, ``_model``: program + schedule → fused
+  expressions → ``CompiledModel`` (one graph per kernel); ``_evaluate``: program +
+  arrays → numpy results.
 """
 
 from ._ast import (

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from ._ast import Access, BinOp, Expr, Reduction, accesses, children, free_indices
+from ._operators import OPERATORS
 
 __all__ = ["Factorer", "Factoring", "factor", "reduction_groups", "epilogue_reduction",
            "accesses_under"]
@@ -77,7 +78,8 @@ class Factorer:
         crd streams: kept indices after one of an accumulated reduction's own indices.
         Products and functions pass an accumulator's rows on; a union cannot, unless
         deep epilogues may join the rows with its other side."""
-        if id(e) not in self.used or isinstance(e, BinOp) and e.op in "+-" and not self.deep:
+        if id(e) not in self.used or isinstance(e, BinOp) and \
+                not OPERATORS[e.op].multiplicative and not self.deep:
             return frozenset()
         if not isinstance(e, Reduction):
             return frozenset().union(*(self._streamed(c, ctx, pos) for c in children(e)))
@@ -91,7 +93,7 @@ class Factorer:
         """For a product whose one factor is an accumulator's rows: the other factor is
         computed outside the rows' loops and broadcast over the rows' crds (the inner
         row of a nested matmul meets ``A(i,k)`` once per row, not once per entry)."""
-        if not isinstance(e, BinOp) or e.op not in "*/":
+        if not isinstance(e, BinOp) or not OPERATORS[e.op].multiplicative:
             return {}
         found = {}
         for side, other in ((e.left, e.right), (e.right, e.left)):

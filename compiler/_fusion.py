@@ -22,6 +22,7 @@ from ir import Program
 from ._ast import Access, Assignment, BinOp, Call, Const, Expr, Neg, Reduction, accesses
 from ._errors import CompileError
 from ._normalize import normalize
+from ._operators import OPERATORS
 from ._parse import parse
 
 __all__ = ["FusedExpression", "FusionError", "fuse_region", "format_assignment",
@@ -95,7 +96,7 @@ def _fmt(e: Expr, need: int, tail: bool) -> str:
     """``e`` in a context that needs strength ``need``; ``tail`` is false when a ``*`` or
     ``/`` follows (which an unparenthesised reduction would swallow)."""
     if isinstance(e, BinOp):
-        mul = e.op in "*/"
+        mul = OPERATORS[e.op].multiplicative
         strength = _MUL if mul else _ADD
         if strength < need:
             return f"({_fmt(e, 0, True)})"

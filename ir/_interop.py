@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from ._formats import Format
-from ._storage import FiberTree, StorageError, _dtype, _resolve
+from ._storage import FiberTree
+from ._storage_input import StorageError, _dtype, _resolve
 
 __all__ = ["from_scipy", "from_torch", "from_mtx", "from_path", "from_any", "to_scipy",
            "to_torch", "to_mtx", "tensor_file_header", "mtx_vector_shape", "npy_header"]

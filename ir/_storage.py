@@ -14,7 +14,8 @@ value. Constructors are vectorised with numpy: they sort, deduplicate and segmen
 10^6-entry tensors without per-element Python loops.
 
 This module holds the tree and its numpy constructors and views (``from_dense``,
-``from_coo``, ``to_dense``, ``to_coo``); the scipy, torch and file converters live in
+``from_coo``, ``to_dense``, ``to_coo``); the levels are in :mod:`ir._levels`, the checks
+of user input in :mod:`ir._storage_input`; the scipy, torch and file converters live in
 :mod:`ir._interop` and are reached through thin ``FiberTree`` methods of the same names.
 """
 
@@ -23,205 +24,27 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ._formats import Format, FormatError
+from ._formats import Format
+from ._levels import CompressedLevel, DenseLevel, _coerce_levels
+from ._storage_input import (
+    DTYPES,
+    StorageError,
+    _cast_values,
+    _check_shape,
+    _dtype,
+    _int_array,
+    _level_name,
+    _resolve,
+    check_fits,
+    storage_bytes,
+)
 
 __all__ = ["DenseLevel", "CompressedLevel", "FiberTree", "StorageError", "DTYPES",
            "storage_bytes", "check_fits"]
-
-DTYPES = ("float32", "int32")
-
-
-class StorageError(ValueError):
-    """Inconsistent or unreadable tensor storage; the message names the level or file."""
-
-
-def storage_bytes(shape: Sequence[int], fmt: Format, nnz: int | None = None) -> int:
-    """Bytes a tree of ``shape`` in ``fmt`` needs (dense levels multiply the fiber count;
-    compressed ones keep seg and crd arrays of int64, at most ``nnz`` entries), values as
-    4 bytes: exact Python ints, so a declared 2^63 is refused, not overflowed."""
-    fibers, total = 1, 0
-    for level, mode in zip(fmt.levels, fmt.mode_order, strict=True):
-        if level == "dense":
-            fibers *= shape[mode]
-        else:
-            total += (fibers + 1) * 8
-            fibers = fibers * shape[mode] if nnz is None else min(fibers * shape[mode], nnz)
-            total += fibers * 8
-    return total + fibers * 4
-
-
-def check_fits(what: str, shape: Sequence[int], fmt: Format, dtype: str,
-               nnz: int | None = None) -> None:
-    """Refuse, before numpy is asked, storage larger than the machine's memory (a
-    declared 10^12 x 10^12 would otherwise end in MemoryError or an int64 overflow)."""
-    need = storage_bytes(shape, fmt, nnz)
-    have = _memory_bytes()
-    if have and need > have:
-        raise StorageError(f"{what}: storing {'x'.join(map(str, shape))} as {fmt.letters} "
-                           f"({dtype}) would allocate {_size(need)}, more than this "
-                           f"machine's {_size(have)} of memory; refusing")
-
-
-def _memory_bytes() -> int:
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return 0
-
-
-def _size(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if n < 1024:
-            return f"{n:.3g} {unit}"
-        n /= 1024
-    return f"{n:.3g} PiB"
-
-
-@dataclass(frozen=True, eq=False)
-class DenseLevel:
-    """Every coordinate ``0..size-1``; child position = ``parent_pos * size + c``.
-
-    A level answers the questions a scanner or a locate asks of it (how many positions,
-    where a fiber lies, which coordinate a position holds, where a coordinate lives), so
-    no caller has to know which kind of level it holds.
-    """
-
-    size: int
-
-    def positions(self, parent_positions: int) -> int:
-        """Number of positions at this level given the parent level's count."""
-        return parent_positions * self.size
-
-    def fiber(self, parent_pos: int) -> tuple[int, int]:
-        """Positions ``[start, end)`` of the fiber under parent position ``parent_pos``."""
-        start = parent_pos * self.size
-        return start, start + self.size
-
-    def crd_at(self, pos: int) -> int:
-        """The coordinate stored at position ``pos``."""
-        return pos % self.size if self.size else 0
-
-    def locate(self, parent_pos: int, crd: int) -> int | None:
-        """Position of coordinate ``crd`` in the fiber of ``parent_pos`` (a dense level
-        holds every coordinate: addressed, never searched); None outside the level."""
-        return parent_pos * self.size + crd if 0 <= crd < self.size else None
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, DenseLevel) and other.size == self.size
-
-    __hash__ = None  # type: ignore[assignment]
-
-
-@dataclass(frozen=True, eq=False)
-class CompressedLevel:
-    """Fiber of parent position ``p`` = ``crd[seg[p]:seg[p+1]]``; child position = index."""
-
-    seg: np.ndarray
-    crd: np.ndarray
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "seg", _int_array(self.seg, "seg"))
-        object.__setattr__(self, "crd", _int_array(self.crd, "crd"))
-
-    def positions(self, parent_positions: int = 0) -> int:
-        """Number of positions at this level: one per stored coordinate."""
-        return len(self.crd)
-
-    def fiber(self, parent_pos: int) -> tuple[int, int]:
-        """Positions ``[start, end)`` of the fiber under parent position ``parent_pos``."""
-        return int(self.seg[parent_pos]), int(self.seg[parent_pos + 1])
-
-    def crd_at(self, pos: int) -> int:
-        """The coordinate stored at position ``pos``."""
-        return int(self.crd[pos])
-
-    def locate(self, parent_pos: int, crd: int) -> int | None:
-        """Position of coordinate ``crd`` in the fiber of ``parent_pos`` (a binary search of
-        the fiber's sorted coordinates), or None when the fiber does not store it."""
-        start, end = self.fiber(parent_pos)
-        i = start + int(np.searchsorted(self.crd[start:end], crd))
-        return i if i < end and self.crd[i] == crd else None
-
-    def __eq__(self, other: object) -> bool:
-        return (isinstance(other, CompressedLevel) and np.array_equal(self.seg, other.seg)
-                and np.array_equal(self.crd, other.crd))
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"CompressedLevel(seg={self.seg.tolist()!r}, crd={self.crd.tolist()!r})" \
-            if len(self.crd) <= 32 else \
-            f"CompressedLevel(<{len(self.seg) - 1} fibers, {len(self.crd)} crds>)"
-
-
-def _int_array(x: Any, what: str) -> np.ndarray:
-    arr = np.asarray(x)
-    if arr.size == 0:
-        return np.zeros(arr.shape, dtype=np.int64)
-    if arr.dtype.kind not in "iu":
-        if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
-            return arr.astype(np.int64)
-        raise StorageError(f"{what} must hold integers, got dtype {arr.dtype}")
-    return arr.astype(np.int64, copy=False)
-
-
-def _dtype(dtype: Any) -> np.dtype:
-    try:
-        dt = np.dtype(dtype)
-    except TypeError:
-        dt = None
-    if dt is None or dt.name not in DTYPES:
-        raise StorageError(f"dtype {dtype!r}: expected one of {DTYPES}")
-    return dt
-
-
-def _cast_values(values: Any, dt: np.dtype, where: str) -> np.ndarray:
-    """Values as ``dt``; refuse lossy casts (fractions or NaN into int32, complex)."""
-    arr = np.asarray(values)
-    if arr.dtype.kind == "c":
-        raise StorageError(f"{where}: complex values cannot be stored (dtype {arr.dtype})")
-    if arr.dtype.kind not in "biuf":
-        raise StorageError(f"{where}: values must be numeric, got dtype {arr.dtype}")
-    if arr.dtype == dt:
-        return arr
-    if dt.kind == "i" and arr.size:
-        if arr.dtype.kind == "f" and not (np.all(np.isfinite(arr))
-                                          and np.all(arr == np.trunc(arr))):
-            raise StorageError(f"{where}: non-integer values cannot be stored as int32")
-        info = np.iinfo(dt)
-        if arr.dtype.kind != "b" and (arr.min() < info.min or arr.max() > info.max):
-            raise StorageError(f"{where}: values outside the int32 range")
-    return arr.astype(dt)
-
-
-def _resolve(fmt: Format | str | None, ndim: int, sparse: bool) -> Format:
-    if fmt is None:
-        if not sparse:
-            return Format.dense(ndim)
-        return Format.parse("csr", 2) if ndim == 2 else Format.compressed(ndim)
-    try:
-        return Format.parse(fmt, ndim)
-    except FormatError as e:
-        raise StorageError(str(e)) from None
-
-
-def _check_shape(shape: Any) -> tuple[int, ...]:
-    try:
-        out = tuple(int(s) for s in shape)
-    except (TypeError, ValueError):
-        raise StorageError(f"shape {shape!r}: expected a sequence of integers") from None
-    if any(s < 0 for s in out):
-        raise StorageError(f"shape {out}: sizes must be non-negative")
-    return out
-
-
-def _level_name(fmt: Format, i: int) -> str:
-    return f"level {i} ({fmt.levels[i]}, mode {fmt.mode_order[i]})"
 
 
 class FiberTree:
@@ -627,35 +450,6 @@ class FiberTree:
     def __repr__(self) -> str:
         return (f"FiberTree(shape={self.shape}, format={str(self.format)!r}, "
                 f"nnz={self.nnz}, dtype={self.vals.dtype.name})")
-
-
-def _coerce_levels(shape: tuple[int, ...], fmt: Format, levels: Sequence[Any]
-                   ) -> list[DenseLevel | CompressedLevel]:
-    if len(levels) != fmt.ndim:
-        raise StorageError(f"format {str(fmt)!r} has {fmt.ndim} levels but {len(levels)} "
-                           "were given")
-    out: list[DenseLevel | CompressedLevel] = []
-    for i, (kind, lvl) in enumerate(zip(fmt.levels, levels, strict=True)):
-        name = _level_name(fmt, i)
-        if kind == "dense":
-            if lvl is None:
-                lvl = DenseLevel(shape[fmt.mode_order[i]])
-            elif isinstance(lvl, (int, np.integer)) and not isinstance(lvl, bool):
-                lvl = DenseLevel(int(lvl))
-            if not isinstance(lvl, DenseLevel):
-                raise StorageError(f"{name}: expected a DenseLevel (or its size), got "
-                                   f"{type(lvl).__name__}")
-        else:
-            if isinstance(lvl, tuple) and len(lvl) == 2:
-                try:
-                    lvl = CompressedLevel(*lvl)
-                except StorageError as e:
-                    raise StorageError(f"{name}: {e}") from None
-            if not isinstance(lvl, CompressedLevel):
-                raise StorageError(f"{name}: expected a CompressedLevel or (seg, crd), got "
-                                   f"{type(lvl).__name__}")
-        out.append(lvl)
-    return out
 
 
 def _sort_sum(scrd: np.ndarray, vals: np.ndarray, sshape: tuple[int, ...]
