@@ -15,7 +15,7 @@ from types import SimpleNamespace
 from typing import Any, ClassVar
 
 from ir import Graph, Hardware
-from sim_models.python import ENTRY_BYTES, SimResult, check_onchip, simulate
+from sim_models.python import SimResult, check_onchip, simulate
 
 __all__ = ["Backend", "PythonBackend", "AutoBackend", "AUTO_SYSTEMC_TOKENS",
            "ToolNotFoundError", "register", "get_backend", "backend_names", "BACKENDS"]
@@ -26,7 +26,7 @@ def check_peaks(graph: Graph, peaks: Mapping[str, int], hw: Hardware) -> None:
     peak entry counts: the Python model's own check, on the graph's sparse accumulators
     in node order (so the error names them as the model does)."""
     check_onchip(graph, [SimpleNamespace(id=n.id, op=n.op, peak=peaks.get(n.id, 0))
-                         for n in graph.nodes.values() if n.op in ENTRY_BYTES], hw)
+                         for n in graph.nodes.values() if n.primitive.acc_levels], hw)
 
 
 class ToolNotFoundError(RuntimeError):

@@ -21,12 +21,18 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from ir import Graph, Hardware, Trace, at_run_depth, load_hw, values_from_bits
+from ir import (
+    ENTRY_BYTES,
+    Graph,
+    Hardware,
+    Trace,
+    at_run_depth,
+    block_elems,
+    load_hw,
+    written_values,
+)
 from rtl_hls.hls import SHIM_DIR, TEMPLATE_DIR, HlsDesign, generate, write_design, write_inputs
 from sim_models.python import (
-    ENTRY_BYTES,
     SimResult,
     SimulationError,
     bind_inputs,
@@ -186,21 +192,19 @@ def read_writers(design: HlsDesign, directory: Path
     values: dict[str, list[Any]] = {}
     for w in design.writers:
         lines = (directory / f"writer{w.index}.txt").read_text().split("\n")
-        if w.op == "level_writer" and design.memory:
+        level = design.graph.nodes[w.node].primitive.writes_level
+        if level and design.memory:
             levels[w.node] = _stored_level(lines, w.dense)
-        elif w.op == "level_writer":
+        elif level:
             crd = [int(x) for x in lines[1].split()]
             flat = [int(x) for x in lines[2].split()]
             levels[w.node] = (crd, list(zip(flat[::2], flat[1::2], strict=True)))
         else:
             words = [int(x) for x in lines[1].split()]
+            # a blocked output: E words per stored block (docs/blocks.md, "Memory")
             tensor = design.graph.nodes[w.node].params["tensor"]
-            if design.graph.tensors[tensor].block:
-                # a blocked output: E words per stored block (docs/blocks.md, "Memory")
-                values[w.node] = list(np.array(words, dtype=np.uint32).view(np.float32)
-                                      .reshape(-1, design.elems_of_tensor(tensor)))
-            else:
-                values[w.node] = values_from_bits(words, design.graph.dtype)
+            values[w.node] = written_values(words, design.graph.dtype,
+                                            block_elems(design.graph.tensors[tensor].block))
     return levels, values
 
 

@@ -17,8 +17,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ir import (
     EdgeTrace,
     Graph,
@@ -31,7 +29,7 @@ from ir import (
     load_hw,
     memory_ports,
     value_elems,
-    values_from_bits,
+    written_values,
 )
 from sim_models.python import (
     MemRequest,
@@ -110,15 +108,9 @@ class RtlBackend(Backend):
 def _writer_values(graph: Graph, raw: Mapping[str, list[int]]) -> dict[str, list[Any]]:
     """Each value writer's recorded words as values: numbers, or for a blocked output one
     float32 row per block (the writer dumps a block's E words in element order)."""
-    out: dict[str, list[Any]] = {}
-    for nid, words in raw.items():
-        block = graph.tensors[graph.nodes[nid].params["tensor"]].block
-        if block is None:
-            out[nid] = values_from_bits(words, graph.dtype)
-        else:
-            bits = np.asarray(words, dtype=np.uint32).view(np.float32)
-            out[nid] = list(bits.reshape(-1, block_elems(block)))
-    return out
+    return {nid: written_values(words, graph.dtype,
+                                block_elems(graph.tensors[graph.nodes[nid].params["tensor"]].block))
+            for nid, words in raw.items()}
 
 
 def memory_report(graph: Graph, hw: Hardware, bursts: list[tuple[int, int, int, int, bool]],

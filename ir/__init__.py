@@ -11,7 +11,6 @@ else in samfuse; scipy and torch are imported only by the converters that need t
 """
 
 from ._blocks import (
-    COMPUTE_PRIMITIVES,
     BlockError,
     BlockOp,
     block_cycles,
@@ -27,6 +26,10 @@ from ._blocks import (
 from ._catalogue import (
     BINARY_OPS,
     CATALOGUE,
+    COMPUTE_PRIMITIVES,
+    ENTRY_BYTES,
+    LANE_MERGES,
+    MEMORY_PRIMITIVES,
     REDUCE_OPS,
     STREAM_KINDS,
     UNARY_OPS,
@@ -44,6 +47,7 @@ from ._codec import (
     TAG_EMPTY,
     TAG_STOP,
     CodecError,
+    block_rows,
     decode_token,
     decode_words,
     encode_token,
@@ -52,6 +56,17 @@ from ._codec import (
     unary_constant_bits,
     value_bits,
     values_from_bits,
+    written_values,
+)
+from ._elaborate import (
+    AS_GIVEN,
+    Elaboration,
+    NodeElab,
+    crd_bound,
+    elaborate,
+    level_sizes,
+    max_dim,
+    run_cycles,
 )
 from ._formats import Format, FormatError
 from ._graph import (
@@ -122,7 +137,9 @@ __all__ = [
     # block sparsity: block operators, blocked tensors, value widths
     "BlockOp", "BlockError", "block_elems", "block_grid", "block_view", "to_blocks",
     "from_blocks", "value_elems", "firing_work", "block_cycles", "written_blocks",
-    "COMPUTE_PRIMITIVES",
+    # elaboration: every node's derived parameters on a hardware description, once
+    "Elaboration", "NodeElab", "elaborate", "AS_GIVEN", "crd_bound", "level_sizes", "max_dim",
+    "run_cycles",
     # the simulated hardware (memory system) and a graph's memory ports
     "Hardware", "DramSpec", "OnchipSpec", "ComputeSpec", "FifoSpec", "HwError", "HW_KEYS",
     "HW_MAX", "HW_PRESETS", "DEFAULT_HW", "WORD_BYTES", "load_hw", "run_depth", "at_run_depth",
@@ -136,13 +153,15 @@ __all__ = [
     # the hardware word (tag + 32-bit payload) every bit-level backend uses
     "TAG_DATA", "TAG_STOP", "TAG_EMPTY", "TAG_DONE", "encode_token", "decode_token",
     "decode_words", "f32_bits", "value_bits", "values_from_bits", "int_constant",
-    "unary_constant_bits", "CodecError", "INT32_MIN", "INT32_MAX",
+    "unary_constant_bits", "CodecError", "INT32_MIN", "INT32_MAX", "block_rows",
+    "written_values",
     # tensors
     "Format", "FormatError", "FiberTree", "DenseLevel", "CompressedLevel", "StorageError",
     "tensor_file_header", "from_path", "mtx_vector_shape", "storage_bytes", "check_fits",
     # catalogue
     "CATALOGUE", "Primitive", "Port", "Param", "primitive", "STREAM_KINDS", "BINARY_OPS",
-    "UNARY_OPS", "REDUCE_OPS", "WRITER_PRIMITIVES",
+    "UNARY_OPS", "REDUCE_OPS", "WRITER_PRIMITIVES", "COMPUTE_PRIMITIVES", "ENTRY_BYTES",
+    "LANE_MERGES", "MEMORY_PRIMITIVES",
     # graphs
     "Graph", "GraphBuilder", "Node", "Edge", "TensorSpec", "GraphError", "SCHEMA",
     "DEFAULT_DEPTH", "MAX_DEPTH", "render", "to_dot", "RENDER_FORMATS", "NAME_PATTERN",
