@@ -26,20 +26,14 @@ from ir import (
     Graph,
     Hardware,
     Trace,
-    at_run_depth,
-    block_elems,
-    load_hw,
-    written_values,
 )
 from rtl_hls.hls import SHIM_DIR, TEMPLATE_DIR, HlsDesign, generate, write_design, write_inputs
 from sim_models.python import (
     SimResult,
     SimulationError,
-    bind_inputs,
-    outputs_from_writers,
 )
 
-from ._backend import Backend, ToolNotFoundError, check_peaks, register
+from ._backend import Backend, Execution, ToolNotFoundError, register
 
 __all__ = ["HlsCsimBackend", "HlsCompileError", "HlsRunError", "hls_cache_dir", "read_writers"]
 
@@ -133,13 +127,12 @@ class HlsCsimBackend(Backend):
         return design, exe
 
     # -- run ----------------------------------------------------------------------------
-    def run(self, graph, inputs, *, trace=False, depth="graph", hw=None, mem_trace=False):
-        """``mem_trace`` is accepted and ignored: C-simulation has no clock, so no bursts."""
+    def execute(self, elab, tensors, *, trace, mem_trace):
+        """``mem_trace`` is ignored: C-simulation has no clock, so no bursts. A graph's
+        unbounded edges get UNBOUNDED_DEPTH (docs/hls.md)."""
         start = time.perf_counter()
-        machine = load_hw(hw)
-        graph = at_run_depth(graph, depth, machine)  # unbounded: UNBOUNDED_DEPTH (hls.md)
-        design, exe = self.build(graph, machine)
-        tensors = bind_inputs(graph, inputs)
+        graph = elab.graph
+        design, exe = self.build(graph, elab.hw)
         with tempfile.TemporaryDirectory(prefix="samfuse-hls-") as tmp:
             in_dir, out_dir = Path(tmp, "in"), Path(tmp, "out")
             in_dir.mkdir()
@@ -152,14 +145,13 @@ class HlsCsimBackend(Backend):
             if out.returncode != 0:
                 raise HlsRunError(f"graph {graph.name!r}: the HLS C-simulation failed "
                                   f"(exit {out.returncode}):\n{_tail(out.stderr, 20)}")
-            if hw is not None:
-                check_peaks(graph, read_acc_peaks(graph, out_dir), machine)
-            levels, values = read_writers(design, out_dir)
+            peaks = read_acc_peaks(graph, out_dir) if elab.hw is not None else None
+            levels, words = read_writers(design, out_dir)
             res_trace = Trace.read(out_dir / "trace.txt") if trace else None
-        return SimResult(graph.name, outputs_from_writers(graph, levels, values), None,
-                         trace=res_trace, wall_seconds=time.perf_counter() - start,
-                         sim_seconds=sim_seconds, backend=self.name, hw=machine.name,
-                         clock_mhz=machine.clock_mhz)
+        result = SimResult(graph.name, {}, None, trace=res_trace,
+                           wall_seconds=time.perf_counter() - start, sim_seconds=sim_seconds,
+                           backend=self.name)
+        return Execution(result, levels, words, peaks)
 
 
 def read_acc_peaks(graph: Graph, directory: Path) -> dict[str, int]:
@@ -186,10 +178,11 @@ def _tail(text: str, n: int) -> str:
 
 def read_writers(design: HlsDesign, directory: Path
                  ) -> tuple[dict[str, tuple[list[int], list[tuple[int, int]]]],
-                            dict[str, list[Any]]]:
-    """Each writer's recording from ``writer<k>.txt``: level crds and stops, or values."""
+                            dict[str, list[int]]]:
+    """Each writer's recording from ``writer<k>.txt``: level crds and stops, or value
+    words (E words per stored block of a blocked output, docs/blocks.md, "Memory")."""
     levels: dict[str, tuple[list[int], list[tuple[int, int]]]] = {}
-    values: dict[str, list[Any]] = {}
+    values: dict[str, list[int]] = {}
     for w in design.writers:
         lines = (directory / f"writer{w.index}.txt").read_text().split("\n")
         level = design.graph.nodes[w.node].primitive.writes_level
@@ -200,11 +193,7 @@ def read_writers(design: HlsDesign, directory: Path
             flat = [int(x) for x in lines[2].split()]
             levels[w.node] = (crd, list(zip(flat[::2], flat[1::2], strict=True)))
         else:
-            words = [int(x) for x in lines[1].split()]
-            # a blocked output: E words per stored block (docs/blocks.md, "Memory")
-            tensor = design.graph.nodes[w.node].params["tensor"]
-            values[w.node] = written_values(words, design.graph.dtype,
-                                            block_elems(design.graph.tensors[tensor].block))
+            values[w.node] = [int(x) for x in lines[1].split()]
     return levels, values
 
 

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ir import (
+    AS_GIVEN,
     WRITER_PRIMITIVES,
     Block,
     EdgeTrace,
@@ -54,7 +55,7 @@ from sim_models.python import (
     outputs_from_writers,
 )
 
-from ._backend import Backend, register
+from ._backend import Backend, Execution, register
 from ._systemc_child import (
     NetPlan,
     RawEdge,
@@ -122,13 +123,12 @@ class SystemCBackend(Backend):
         """Compile the models into the cached library now (else on first use); its path."""
         return models_library()
 
-    def run(self, graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
-            depth: int | None | str = "graph", hw: Hardware | None = None,
-            mem_trace: bool = False) -> SimResult:
-        (out,) = self.run_batch([SystemCRun(graph, inputs, trace, depth, hw, mem_trace)])
+    def execute(self, elab, tensors, *, trace, mem_trace):
+        (out,) = self.run_batch([SystemCRun(elab.graph, tensors, trace, AS_GIVEN, elab.hw,
+                                            mem_trace)])
         if isinstance(out, Exception):
             raise out
-        return out
+        return Execution(out)
 
     def run_batch(self, runs: Sequence[SystemCRun]) -> list[SimResult | Exception]:
         """Run several graphs in one child (one elaboration). Input errors raise here;
