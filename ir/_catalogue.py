@@ -104,6 +104,11 @@ class Primitive:
         return self.writes_tensor and any(p.kind == "crd" for p in self.inputs)
 
     @property
+    def reads_compressed(self) -> bool:
+        """A compressed level scanner: it reads a level's ``seg`` and ``crd`` arrays."""
+        return self.reads_tensor and "seg" in self.mem_reads
+
+    @property
     def reads_values(self) -> bool:
         """A value array: it reads a tensor's stored values onto a value stream."""
         return self.reads_tensor and any(p.kind == "val" for p in self.outputs)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from ._blocks import MAX_BLOCK_ELEMS, BlockError, block_grid, value_elems
-from ._catalogue import CATALOGUE
+from ._catalogue import CATALOGUE, Primitive
 from ._codec import CodecError, int_constant
 from ._formats import Format, FormatError
 from ._graph_items import (
@@ -174,7 +174,7 @@ class GraphChecks:
         while True:
             src, out = edge.src_node, edge.src.rsplit(".", 1)[1]
             node = self.nodes[src]
-            if node.op in ("root", "scan_dense", "scan_compressed", "locate") or src in seen:
+            if _makes_refs(node.primitive) or src in seen:
                 return edge.src, node
             seen.add(src)
             edge = self.in_edges[src]["ref_in" if node.op in _REF_PASSERS else out]
@@ -208,12 +208,12 @@ class GraphChecks:
             port = "ref_in" if level is not None else "ref"
             end, origin = self._ref_origin(node.id, port)
             got = (origin.params.get("tensor"), origin.params.get("level", -1))
-            if origin.op == "root":
+            if not origin.primitive.inputs:  # the root
                 got = (name, -1)
             if got != (name, want) and not (got[1] == want and
                                             self._same_positions(name, got[0], want)):
                 expect = "the root" if want < 0 else f"level {want} of {name!r}"
-                found = "the root" if origin.op == "root" else \
+                found = "the root" if not origin.primitive.inputs else \
                     f"level {got[1]} of {got[0]!r}" if origin.primitive.reads_tensor else \
                     f"a ref cycle through {origin.id!r}"
                 raise GraphError(f"node {node.id!r} ({node.op}) reads tensor {name!r} but "
@@ -237,7 +237,7 @@ class GraphChecks:
         while edge.src_node not in seen:
             seen.add(edge.src_node)
             node, out = self.nodes[edge.src_node], edge.src.rsplit(".", 1)[1]
-            if node.op in ("scan_dense", "scan_compressed"):
+            if node.primitive.reads_tensor and node.primitive.output("crd"):  # a scanner
                 return node
             ins = self.in_edges[edge.src_node]
             nxt = next((p for p in (f"{out}_in", f"{out}_a", "crd_a", "crd_in") if p in ins),
@@ -251,7 +251,7 @@ class GraphChecks:
         """Each output mode has the size of the index its writer's coordinates run over:
         a smaller one would be overrun at run time, a larger one padded with zeros."""
         for node in self.nodes.values():
-            if node.op != "level_writer":
+            if not node.primitive.writes_level:
                 continue
             name, level = node.params["tensor"], node.params["level"]
             source = self._crd_origin(node.id, "crd")
@@ -342,3 +342,8 @@ def _coverage(r: int, lanes: int, size: int, ranges: list[tuple[int, int]]
         count += events[k]
         runs.append((r + lanes * k, count))
     return runs
+
+
+def _makes_refs(prim: Primitive) -> bool:
+    """A ref stream starts here: the root (no inputs), or a scanner or locator of a level."""
+    return not prim.inputs or (prim.reads_tensor and prim.output("ref") is not None)

@@ -23,7 +23,8 @@ DTYPES = ("float32", "int32")
 ROLES = ("input", "output")
 #: the storage level type each level reader walks (a scanner of the wrong kind would
 #: read the other level's arrays: compressed seg/crd, or a dense level's size)
-LEVEL_READERS = {"scan_compressed": "compressed", "scan_dense": "dense", "locate": "dense"}
+LEVEL_READERS = {p.name: "compressed" if p.reads_compressed else "dense"
+                 for p in CATALOGUE.values() if p.reads_tensor and p.param("level")}
 
 
 #: primitives whose ``ref`` output carries (a subset of) their ``ref_in`` stream

@@ -171,7 +171,7 @@ def _input_args(graph: Graph) -> list[ArrayArg]:
     levels: dict[str, set[int]] = {}
     vals: set[str] = set()
     for node in graph.nodes.values():
-        if "seg" in node.primitive.mem_reads:  # a compressed level: seg and crd arrays
+        if node.primitive.reads_compressed:  # a compressed level: seg and crd arrays
             levels.setdefault(node.params["tensor"], set()).add(node.params["level"])
         elif node.primitive.reads_values:
             vals.add(node.params["tensor"])
@@ -202,7 +202,7 @@ def _node_arrays(design: HlsDesign) -> dict[str, list[str]]:
     args: dict[str, list[str]] = {}
     for nid, node in design.graph.nodes.items():
         prm = node.params
-        if "seg" in node.primitive.mem_reads:
+        if node.primitive.reads_compressed:
             names = {(a.what, a.level): a.name for a in design.inputs
                      if a.tensor == prm["tensor"]}
             args[nid] = [names[("seg", prm["level"])], names[("crd", prm["level"])]]

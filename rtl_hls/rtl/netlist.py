@@ -426,7 +426,7 @@ def write_memories(graph: Graph, tensors: Mapping[str, FiberTree], out_dir: str 
         if name is None or not node.primitive.reads_tensor:
             continue
         tree = tensors[name]
-        if "seg" in node.primitive.mem_reads:  # a compressed level: seg and crd arrays
+        if node.primitive.reads_compressed:  # a compressed level: seg and crd arrays
             lvl = tree.levels[node.params["level"]]
             _write_image(out, name, node.params["level"], "seg", [int(x) for x in lvl.seg])
             _write_image(out, name, node.params["level"], "crd", [int(x) for x in lvl.crd])
