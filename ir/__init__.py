@@ -3,9 +3,11 @@
 Tokens and their nesting rules, the hardware token word (tag + 32-bit payload) that every
 bit-level backend encodes and decodes with, tensor formats and fiber-tree storage with its
 levels, converters between fiber trees and scipy/torch/Matrix Market/.npy files, the
-primitive catalogue, SAMML graphs (JSON + Graphviz), einsum programs and their fusion
-schedules, stream traces, and the simulated hardware (memory-system
-presets, a graph's memory ports). ``ir.examples`` (hand-built kernel graphs) and
+primitive catalogue (each primitive described once: ports, parameters and the properties
+backends derive from), SAMML graphs (JSON + Graphviz), their elaboration on a hardware
+description (``ir.elaborate``: every node's derived parameters, once, for every
+backend), einsum programs and their fusion schedules, stream traces, and the simulated
+hardware (memory-system presets, a graph's memory ports). ``ir.examples`` (hand-built kernel graphs) and
 ``ir.datasets`` (synthetic inputs) are submodules imported on demand. Depends on nothing
 else in samfuse; scipy and torch are imported only by the converters that need them.
 """
