@@ -8,8 +8,9 @@ backends derive from), SAMML graphs (JSON + Graphviz), their elaboration on a ha
 description (``ir.elaborate``: every node's derived parameters, once, for every
 backend), einsum programs and their fusion schedules, stream traces, and the simulated
 hardware (memory-system presets, a graph's memory ports). ``ir.examples`` (hand-built
-kernel graphs) and ``ir.datasets`` (synthetic inputs) are submodules imported on demand. Depends on nothing
-else in samfuse; scipy and torch are imported only by the converters that need them.
+kernel graphs) and ``ir.datasets`` (synthetic inputs) are submodules imported on demand.
+Depends on nothing else in samfuse; scipy and torch are imported only by the converters
+that need them.
 """
 
 from ._blocks import (
