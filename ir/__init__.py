@@ -3,15 +3,17 @@
 Tokens and their nesting rules, the hardware token word (tag + 32-bit payload) that every
 bit-level backend encodes and decodes with, tensor formats and fiber-tree storage with its
 levels, converters between fiber trees and scipy/torch/Matrix Market/.npy files, the
-primitive catalogue, SAMML graphs (JSON + Graphviz), einsum programs and their fusion
-schedules, stream traces, and the simulated hardware (memory-system
-presets, a graph's memory ports). ``ir.examples`` (hand-built kernel graphs) and
-``ir.datasets`` (synthetic inputs) are submodules imported on demand. Depends on nothing
-else in samfuse; scipy and torch are imported only by the converters that need them.
+primitive catalogue (each primitive described once: ports, parameters and the properties
+backends derive from), SAMML graphs (JSON + Graphviz), their elaboration on a hardware
+description (``ir.elaborate``: every node's derived parameters, once, for every
+backend), einsum programs and their fusion schedules, stream traces, and the simulated
+hardware (memory-system presets, a graph's memory ports). ``ir.examples`` (hand-built
+kernel graphs) and ``ir.datasets`` (synthetic inputs) are submodules imported on demand.
+Depends on nothing else in samfuse; scipy and torch are imported only by the converters
+that need them.
 """
 
 from ._blocks import (
-    COMPUTE_PRIMITIVES,
     BlockError,
     BlockOp,
     block_cycles,
@@ -27,6 +29,10 @@ from ._blocks import (
 from ._catalogue import (
     BINARY_OPS,
     CATALOGUE,
+    COMPUTE_PRIMITIVES,
+    ENTRY_BYTES,
+    LANE_MERGES,
+    MEMORY_PRIMITIVES,
     REDUCE_OPS,
     STREAM_KINDS,
     UNARY_OPS,
@@ -44,6 +50,7 @@ from ._codec import (
     TAG_EMPTY,
     TAG_STOP,
     CodecError,
+    block_rows,
     decode_token,
     decode_words,
     encode_token,
@@ -52,6 +59,17 @@ from ._codec import (
     unary_constant_bits,
     value_bits,
     values_from_bits,
+    written_values,
+)
+from ._elaborate import (
+    AS_GIVEN,
+    Elaboration,
+    NodeElab,
+    crd_bound,
+    elaborate,
+    level_sizes,
+    max_dim,
+    run_cycles,
 )
 from ._formats import Format, FormatError
 from ._graph import (
@@ -122,7 +140,9 @@ __all__ = [
     # block sparsity: block operators, blocked tensors, value widths
     "BlockOp", "BlockError", "block_elems", "block_grid", "block_view", "to_blocks",
     "from_blocks", "value_elems", "firing_work", "block_cycles", "written_blocks",
-    "COMPUTE_PRIMITIVES",
+    # elaboration: every node's derived parameters on a hardware description, once
+    "Elaboration", "NodeElab", "elaborate", "AS_GIVEN", "crd_bound", "level_sizes", "max_dim",
+    "run_cycles",
     # the simulated hardware (memory system) and a graph's memory ports
     "Hardware", "DramSpec", "OnchipSpec", "ComputeSpec", "FifoSpec", "HwError", "HW_KEYS",
     "HW_MAX", "HW_PRESETS", "DEFAULT_HW", "WORD_BYTES", "load_hw", "run_depth", "at_run_depth",
@@ -136,13 +156,15 @@ __all__ = [
     # the hardware word (tag + 32-bit payload) every bit-level backend uses
     "TAG_DATA", "TAG_STOP", "TAG_EMPTY", "TAG_DONE", "encode_token", "decode_token",
     "decode_words", "f32_bits", "value_bits", "values_from_bits", "int_constant",
-    "unary_constant_bits", "CodecError", "INT32_MIN", "INT32_MAX",
+    "unary_constant_bits", "CodecError", "INT32_MIN", "INT32_MAX", "block_rows",
+    "written_values",
     # tensors
     "Format", "FormatError", "FiberTree", "DenseLevel", "CompressedLevel", "StorageError",
     "tensor_file_header", "from_path", "mtx_vector_shape", "storage_bytes", "check_fits",
     # catalogue
     "CATALOGUE", "Primitive", "Port", "Param", "primitive", "STREAM_KINDS", "BINARY_OPS",
-    "UNARY_OPS", "REDUCE_OPS", "WRITER_PRIMITIVES",
+    "UNARY_OPS", "REDUCE_OPS", "WRITER_PRIMITIVES", "COMPUTE_PRIMITIVES", "ENTRY_BYTES",
+    "LANE_MERGES", "MEMORY_PRIMITIVES",
     # graphs
     "Graph", "GraphBuilder", "Node", "Edge", "TensorSpec", "GraphError", "SCHEMA",
     "DEFAULT_DEPTH", "MAX_DEPTH", "render", "to_dot", "RENDER_FORMATS", "NAME_PATTERN",

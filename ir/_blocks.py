@@ -26,16 +26,16 @@ from typing import Any
 
 import numpy as np
 
+from ._catalogue import COMPUTE_PRIMITIVES
+
 __all__ = ["BlockOp", "BlockError", "MAX_BLOCK_ELEMS", "block_grid", "block_view",
            "block_elems", "to_blocks", "from_blocks", "value_elems", "firing_work",
-           "block_cycles", "written_blocks", "COMPUTE_PRIMITIVES"]
+           "block_cycles", "firing_cycles", "written_blocks", "COMPUTE_PRIMITIVES"]
 
 #: the most elements one block may hold (a 256x256 block): a bound every backend can
 #: allocate, checked when a graph is loaded rather than discovered as a MemoryError
 MAX_BLOCK_ELEMS = 1 << 16
 
-#: primitives whose firings on a block cost ``ceil(work / macs_per_cycle)`` cycles
-COMPUTE_PRIMITIVES = frozenset({"alu", "unary", "reduce", "spacc", "spacc2", "spacc3"})
 
 
 class BlockError(ValueError):
@@ -230,13 +230,13 @@ def value_elems(graph) -> dict[str, int]:
 
 
 def _output_elems(graph, node, ins: dict[str, int]) -> int:
-    op = node.op
+    prim = node.primitive
     spec = node.params.get("block", "")
-    if op == "array":
+    if prim.reads_values:  # a value array: its tensor's blocks
         t = graph.tensors[node.params["tensor"]]
         return block_elems(t.block)
-    if op in ("alu", "reduce"):
-        ports = ("a", "b") if op == "alu" else ("val_in",)
+    if prim.block_arity:
+        ports = tuple(p.name for p in prim.inputs if p.kind == "val")
         if not spec:
             wide = {p: n for p, n in ins.items() if n != 1}
             if wide:
@@ -245,7 +245,7 @@ def _output_elems(graph, node, ins: dict[str, int]) -> int:
                                  "block parameter")
             return 1
         bop = BlockOp.parse(spec, len(ports), f"node {node.id!r}: block")
-        if op == "alu" and bop.contracted and node.params["op"] != "mul":
+        if prim.block_arity == 2 and bop.contracted and node.params["op"] != "mul":
             raise BlockError(f"node {node.id!r}: block {spec!r} contracts "
                              f"{bop.contracted!r}, which only a mul ALU can (a sum of "
                              "products); use an elementwise block for "
@@ -269,12 +269,21 @@ def firing_work(node, elems_in: int) -> int:
     """Operations of one value-consuming firing of ``node`` whose input values have
     ``elems_in`` elements (docs/blocks.md): the block op's work for an ALU or reducer,
     one per element for unary operators and accumulators, 1 for everything else."""
-    if node.op not in COMPUTE_PRIMITIVES:
+    if not node.primitive.compute:
         return 1
     spec = node.params.get("block", "")
     if spec:
-        return BlockOp.parse(spec, 2 if node.op == "alu" else 1).work
+        return BlockOp.parse(spec, node.primitive.block_arity).work
     return elems_in
+
+
+def firing_cycles(node, hw, elems_in: int) -> int:
+    """Cycles one value-consuming firing of ``node`` occupies on ``hw`` (docs/blocks.md):
+    ``ceil(work / macs_per_cycle)`` for a compute node, else 1; ``hw`` None or
+    ``macs_per_cycle`` 0 = unbounded compute."""
+    if not node.primitive.compute or hw is None or hw.compute.macs_per_cycle == 0:
+        return 1
+    return hw.firing_cycles(firing_work(node, elems_in))
 
 
 def block_cycles(graph, hw, widths: Mapping[str, int] | None = None) -> dict[str, int]:
@@ -286,11 +295,9 @@ def block_cycles(graph, hw, widths: Mapping[str, int] | None = None) -> dict[str
     widths = value_elems(graph) if widths is None else widths
     out: dict[str, int] = {}
     for nid, node in graph.nodes.items():
-        if node.op not in COMPUTE_PRIMITIVES:
-            continue
         elems = max((widths.get(e.name, 1) for e in graph.in_edges[nid].values()
                      if e.kind == "val"), default=1)
-        cycles = hw.firing_cycles(firing_work(node, elems))
+        cycles = firing_cycles(node, hw, elems)
         if cycles > 1:
             out[nid] = cycles
     return out

@@ -3,7 +3,9 @@
 Every backend (Python model, SystemC, HLS C++, RTL) looks primitives up here by name and
 the test suite checks that each backend implements every entry. The firing rule of each
 primitive is specified in ``docs/primitives.md``; the catalogue holds what tools need to
-wire and check a graph: ports, their stream kinds, and parameters.
+wire and check a graph: ports, their stream kinds, parameters, and the properties the
+backends would otherwise restate (compute class, block operands, accumulator levels and
+their on-chip bytes, memory ports, lane merging). Adding a primitive: docs/primitives.md.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from types import MappingProxyType
 from typing import Any
 
 __all__ = ["StreamKind", "Port", "Param", "Primitive", "CATALOGUE", "primitive",
-           "BINARY_OPS", "UNARY_OPS", "REDUCE_OPS", "STREAM_KINDS", "WRITER_PRIMITIVES"]
+           "BINARY_OPS", "UNARY_OPS", "REDUCE_OPS", "STREAM_KINDS", "WRITER_PRIMITIVES",
+           "COMPUTE_PRIMITIVES", "ENTRY_BYTES", "LANE_MERGES", "MEMORY_PRIMITIVES"]
 
 StreamKind = str
 STREAM_KINDS: tuple[StreamKind, ...] = ("crd", "ref", "val", "repsig")
@@ -74,6 +77,46 @@ class Primitive:
     #: port order (docs/timing.md, "Memory"); a dense level stores none of them
     mem_reads: tuple[str, ...] = ()
     mem_writes: tuple[str, ...] = ()
+    #: a compute primitive: a value-consuming firing on blocks costs
+    #: ``ceil(work / macs_per_cycle)`` cycles (docs/blocks.md)
+    compute: bool = False
+    #: operands of its block operator (the ``block`` parameter): 2 for the ALU, 1 for the
+    #: reducer, 0 without one
+    block_arity: int = 0
+    #: a sparse accumulator keeping this many coordinate levels (0: not one); each entry
+    #: it holds on chip is those crds and a value (:attr:`entry_bytes`)
+    acc_levels: int = 0
+    #: merges two lanes' streams: its bounded input FIFOs are lane buffers
+    #: (docs/parallel.md, "Lane buffers")
+    merges_lanes: bool = False
+    #: forwards coordinates: the crds of each input ``<p>_in`` leave on output ``<p>``
+    #: (followed when bounding an accumulator's crds by the level they are written to)
+    forwards_crds: bool = False
+
+    @property
+    def entry_bytes(self) -> int:
+        """On-chip bytes per accumulator entry: 32-bit crds and value (0: no entries)."""
+        return 4 * (self.acc_levels + 1) if self.acc_levels else 0
+
+    @property
+    def writes_level(self) -> bool:
+        """A level writer: it writes a tensor's coordinates (crds and stops), not values."""
+        return self.writes_tensor and any(p.kind == "crd" for p in self.inputs)
+
+    @property
+    def reads_compressed(self) -> bool:
+        """A compressed level scanner: it reads a level's ``seg`` and ``crd`` arrays."""
+        return self.reads_tensor and "seg" in self.mem_reads
+
+    @property
+    def reads_values(self) -> bool:
+        """A value array: it reads a tensor's stored values onto a value stream."""
+        return self.reads_tensor and any(p.kind == "val" for p in self.outputs)
+
+    @property
+    def mem_arrays(self) -> tuple[str, ...]:
+        """Its memory ports' arrays in slot order: reads, then writes."""
+        return self.mem_reads + self.mem_writes
 
     def input(self, name: str) -> Port | None:
         return next((p for p in self.inputs if p.name == name), None)
@@ -134,31 +177,36 @@ _ENTRIES = [
               mem_reads=("vals",)),
     Primitive("alu", "binary elementwise ALU on two aligned value streams",
               _ports("a:val", "b:val"), _ports("val:val"),
-              (Param("op", str, choices=BINARY_OPS), _BLOCK)),
+              (Param("op", str, choices=BINARY_OPS), _BLOCK), compute=True, block_arity=2),
     Primitive("unary", "unary elementwise ALU, optionally with a constant operand",
               _ports("a:val"), _ports("val:val"),
               (Param("op", str, choices=UNARY_OPS),
                Param("const", float, required=False, default=0.0,
-                     doc="the constant of add_const / mul_const / div_const"))),
+                     doc="the constant of add_const / mul_const / div_const")),
+              compute=True),
     Primitive("reduce", "reducer: removes the innermost level by sum or max; `outer` is the"
               " parent level's ref stream (one ref per reduced fiber)",
               _ports("val_in:val", "outer:ref"), _ports("val:val"),
-              (Param("op", str, required=False, default="sum", choices=REDUCE_OPS), _BLOCK)),
+              (Param("op", str, required=False, default="sum", choices=REDUCE_OPS), _BLOCK),
+              compute=True, block_arity=1),
     Primitive("spacc", "sparse vector accumulator: sums the inner fibers of each outer fiber,"
               " emits them sorted by crd", _ports("crd_in:crd", "val_in:val"),
-              _ports("crd:crd", "val:val")),
+              _ports("crd:crd", "val:val"), compute=True, acc_levels=1),
     Primitive("spacc2", "sparse matrix accumulator: sums the level-1/level-0 sub-matrices of "
               "each level-2 fiber by (crd1, crd0), emits them sorted",
               _ports("crd1_in:crd", "crd0_in:crd", "val_in:val"),
-              _ports("crd1:crd", "crd0:crd", "val:val")),
+              _ports("crd1:crd", "crd0:crd", "val:val"), compute=True, acc_levels=2),
     Primitive("spacc3", "sparse order-3 accumulator: spacc2 with one more kept level; sums "
               "each level-3 fiber's sub-tensors by (crd2, crd1, crd0), emits them sorted",
               _ports("crd2_in:crd", "crd1_in:crd", "crd0_in:crd", "val_in:val"),
-              _ports("crd2:crd", "crd1:crd", "crd0:crd", "val:val")),
+              _ports("crd2:crd", "crd1:crd", "crd0:crd", "val:val"), compute=True,
+              acc_levels=3),
     Primitive("crddrop", "coordinate dropper: drops outer crds whose inner fiber is empty",
-              _ports("outer_in:crd", "inner_in:crd"), _ports("outer:crd", "inner:crd")),
+              _ports("outer_in:crd", "inner_in:crd"), _ports("outer:crd", "inner:crd"),
+              forwards_crds=True),
     Primitive("crdhold", "coordinate hold: repeats each outer crd once per inner crd",
-              _ports("outer_in:crd", "inner_in:crd"), _ports("outer:crd", "inner:crd")),
+              _ports("outer_in:crd", "inner_in:crd"), _ports("outer:crd", "inner:crd"),
+              forwards_crds=True),
     Primitive("lane_split", "one lane's share of a level: keeps a crd when crd mod lanes == "
               "lane and lo <= crd < hi; stops pass",
               _ports("crd_in:crd", "ref_in:ref"), _ports("crd:crd", "ref:ref"),
@@ -169,12 +217,12 @@ _ENTRIES = [
     Primitive("lane_merge", "ordered merge of two lanes' (crd, val) streams of one level "
               "(disjoint crds per fiber, aligned stops)",
               _ports("crd_a:crd", "val_a:val", "crd_b:crd", "val_b:val"),
-              _ports("crd:crd", "val:val")),
+              _ports("crd:crd", "val:val"), merges_lanes=True),
     Primitive("lane_merge2", "ordered merge of two lanes' (outer crd, inner crd, val) "
               "streams: the smaller outer crd, then its inner fiber from that lane",
               _ports("crd1_a:crd", "crd0_a:crd", "val_a:val", "crd1_b:crd", "crd0_b:crd",
                      "val_b:val"),
-              _ports("crd1:crd", "crd0:crd", "val:val")),
+              _ports("crd1:crd", "crd0:crd", "val:val"), merges_lanes=True),
     Primitive("level_writer", "coordinate level writer: appends crds, one seg entry per fiber",
               _ports("crd:crd"), (), (_TENSOR, _LEVEL), writes_tensor=True,
               mem_writes=("crd", "seg")),
@@ -185,6 +233,15 @@ _ENTRIES = [
 
 CATALOGUE: Mapping[str, Primitive] = MappingProxyType({p.name: p for p in _ENTRIES})
 WRITER_PRIMITIVES = frozenset(p.name for p in _ENTRIES if p.writes_tensor)
+#: primitives whose firings on a block cost ``ceil(work / macs_per_cycle)`` cycles
+COMPUTE_PRIMITIVES = frozenset(p.name for p in _ENTRIES if p.compute)
+#: on-chip bytes per entry of each sparse accumulator (the on-chip buffer rule)
+ENTRY_BYTES: Mapping[str, int] = MappingProxyType(
+    {p.name: p.entry_bytes for p in _ENTRIES if p.acc_levels})
+#: primitives whose bounded input FIFOs are lane buffers
+LANE_MERGES = frozenset(p.name for p in _ENTRIES if p.merges_lanes)
+#: primitives with off-chip memory ports when memory is modelled
+MEMORY_PRIMITIVES = frozenset(p.name for p in _ENTRIES if p.mem_arrays)
 
 
 def primitive(name: str) -> Primitive:

@@ -21,7 +21,8 @@ from ._tokens import DONE, EMPTY, REPEAT, Block, Stop, Token, stop
 
 __all__ = ["TAG_DATA", "TAG_STOP", "TAG_EMPTY", "TAG_DONE", "PAYLOAD_MASK", "CodecError",
            "f32_bits", "value_bits", "values_from_bits", "encode_token", "decode_token",
-           "decode_words", "int_constant", "unary_constant_bits", "INT32_MIN", "INT32_MAX"]
+           "decode_words", "int_constant", "unary_constant_bits", "INT32_MIN", "INT32_MAX",
+           "block_rows", "written_values"]
 
 TAG_DATA, TAG_STOP, TAG_EMPTY, TAG_DONE = 0, 1, 2, 3
 PAYLOAD_MASK = 0xFFFFFFFF
@@ -56,6 +57,21 @@ def values_from_bits(words: Sequence[int] | np.ndarray, dtype: str) -> list[Any]
     return low.view(np.float32 if dtype == "float32" else np.int32).tolist()
 
 
+def block_rows(words: Sequence[int] | np.ndarray, elems: int) -> np.ndarray:
+    """Block value words (binary32 bits, element k of a block at word k) as float32 rows
+    of ``elems`` elements: how every bit-level backend decodes blocks (docs/blocks.md)."""
+    return np.asarray(words, dtype=np.uint32).view(np.float32).reshape(-1, elems)
+
+
+def written_values(words: Sequence[int] | np.ndarray, dtype: str, elems: int = 1
+                   ) -> list[Any]:
+    """A value writer's recorded words as values: numbers (:func:`values_from_bits`), or
+    one float32 row per block when its tensor is blocked (``elems`` > 1)."""
+    if elems > 1:
+        return list(block_rows(words, elems))
+    return values_from_bits(words, dtype)
+
+
 def encode_token(tok: Token, numeric: str, elems: int = 1) -> int:
     """The word of ``tok``: a 2-bit tag above a ``32·elems``-bit payload (34 bits for a
     scalar; docs/blocks.md for blocks, element k in bits [32k, 32k+32)). ``numeric`` is
@@ -87,7 +103,7 @@ def decode_token(word: int, numeric: str, kind: str = "", elems: int = 1) -> Tok
         tag = word >> (32 * elems)
         if tag == TAG_DATA:
             words = [(word >> (32 * k)) & PAYLOAD_MASK for k in range(elems)]
-            return Block(np.array(words, dtype=np.uint32).view(np.float32))
+            return Block(block_rows(words, elems)[0])
         word = (tag << 32) | (word & PAYLOAD_MASK)
     tag, payload = word >> 32, word & PAYLOAD_MASK
     if tag == TAG_STOP:

@@ -22,18 +22,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ._catalogue import CATALOGUE
 from ._graph import Graph
 from ._storage import CompressedLevel, FiberTree
 
 __all__ = ["FLOP_PORTS", "Work", "counted_edges", "work_from_tokens"]
 
 #: primitives whose consumed data values are FLOPs, with the counted input port
-FLOP_PORTS: Mapping[str, str] = {"alu": "a", "unary": "a", "reduce": "val_in",
-                                 "spacc": "val_in", "spacc2": "val_in", "spacc3": "val_in"}
+#: (the compute primitives' first value input)
+FLOP_PORTS: Mapping[str, str] = {
+    p.name: next(port.name for port in p.inputs if port.kind == "val")
+    for p in CATALOGUE.values() if p.compute}
 
 #: the one input port whose data tokens a reading or writing primitive is counted by
-_ACCESS_PORTS: Mapping[str, str] = {"scan_compressed": "ref_in", "array": "ref",
-                                    "value_writer": "val"}
+#: (its first input: every primitive with memory arrays but the level writer, whose
+#: arrays are counted as written)
+_ACCESS_PORTS: Mapping[str, str] = {p.name: p.inputs[0].name for p in CATALOGUE.values()
+                                    if p.mem_arrays and not p.writes_level}
 
 
 @dataclass(frozen=True)
@@ -72,7 +77,7 @@ def counted_edges(graph: Graph) -> set[str]:
         port = FLOP_PORTS.get(node.op) or _ACCESS_PORTS.get(node.op)
         if port is not None:
             out.add(graph.in_edges[nid][port].name)
-        if node.op == "scan_compressed":
+        if node.primitive.reads_compressed:
             out.add(_emitted_edge(graph, nid))
     return out
 
@@ -89,17 +94,17 @@ def work_from_tokens(graph: Graph, data_tokens: Mapping[str, int],
         return data_tokens[graph.in_edges[nid][port].name]
 
     for nid, node in graph.nodes.items():
-        op, tensor = node.op, node.params.get("tensor")
-        if op in FLOP_PORTS:
-            flops[nid] = tokens_in(nid, FLOP_PORTS[op])
-        elif op == "scan_compressed":
+        prim, tensor = node.primitive, node.params.get("tensor")
+        if prim.compute:
+            flops[nid] = tokens_in(nid, FLOP_PORTS[node.op])
+        elif prim.reads_compressed:
             words = 2 * tokens_in(nid, "ref_in") + data_tokens[_emitted_edge(graph, nid)]
             read[tensor] = read.get(tensor, 0) + words
-        elif op == "array":
+        elif prim.reads_values:
             read[tensor] = read.get(tensor, 0) + tokens_in(nid, "ref")
-        elif op == "value_writer":
+        elif prim.writes_tensor and not prim.writes_level:
             written[tensor] = written.get(tensor, 0) + tokens_in(nid, "val")
-        elif op == "level_writer":
+        elif prim.writes_level:
             level = outputs[tensor].levels[node.params["level"]]
             if isinstance(level, CompressedLevel):
                 written[tensor] = written.get(tensor, 0) + len(level.seg) + len(level.crd)

@@ -1,23 +1,44 @@
 """One Backend interface; each backend is a subclass registered by name.
 
 A backend runs a graph on input tensors and returns a :class:`SimResult` (outputs, cycle
-count, per-node statistics, optional per-edge trace). Backends that need external tools
-say what is missing through :meth:`Backend.unavailable` and raise
-:class:`ToolNotFoundError` when asked to run without them.
+count, per-node statistics, optional per-edge trace). :meth:`Backend.run` is the template
+every backend shares: it loads the hardware, elaborates the graph at the run's FIFO depth
+(``ir.elaborate``), binds the inputs, calls the backend's :meth:`Backend.execute`, then
+checks the on-chip buffer rule on the accumulators' peaks and decodes the writers'
+records into output tensors. Backends that need external tools say what is missing
+through :meth:`Backend.unavailable` and raise :class:`ToolNotFoundError` when asked to
+run without them.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, ClassVar
 
-from ir import Graph, Hardware
-from sim_models.python import ENTRY_BYTES, SimResult, check_onchip, simulate
+from ir import (
+    AS_GIVEN,
+    Elaboration,
+    FiberTree,
+    Graph,
+    Hardware,
+    block_elems,
+    elaborate,
+    load_hw,
+    written_values,
+)
+from sim_models.python import (
+    SimResult,
+    bind_inputs,
+    check_onchip,
+    outputs_from_writers,
+    simulate,
+)
 
-__all__ = ["Backend", "PythonBackend", "AutoBackend", "AUTO_SYSTEMC_TOKENS",
+__all__ = ["Backend", "PythonBackend", "AutoBackend", "AUTO_SYSTEMC_TOKENS", "Execution",
            "ToolNotFoundError", "register", "get_backend", "backend_names", "BACKENDS"]
 
 
@@ -26,11 +47,26 @@ def check_peaks(graph: Graph, peaks: Mapping[str, int], hw: Hardware) -> None:
     peak entry counts: the Python model's own check, on the graph's sparse accumulators
     in node order (so the error names them as the model does)."""
     check_onchip(graph, [SimpleNamespace(id=n.id, op=n.op, peak=peaks.get(n.id, 0))
-                         for n in graph.nodes.values() if n.op in ENTRY_BYTES], hw)
+                         for n in graph.nodes.values() if n.primitive.acc_levels], hw)
 
 
 class ToolNotFoundError(RuntimeError):
     """A backend's external tool (compiler, simulator, library) is not installed."""
+
+
+@dataclass
+class Execution:
+    """What :meth:`Backend.execute` hands back to :meth:`Backend.run` to finish."""
+
+    result: SimResult
+    #: the writers' records, when the outputs are still to be decoded (``result.outputs``
+    #: is then filled by ``run``): each level writer's (crds, (stop position, level)
+    #: pairs) and each value writer's recorded words
+    levels: Mapping[str, Any] | None = None
+    value_words: Mapping[str, Any] | None = None
+    #: each sparse accumulator's peak entry count, when the on-chip buffer rule is still
+    #: to be checked (a backend that checks it itself leaves None)
+    acc_peaks: Mapping[str, int] | None = None
 
 
 class Backend(ABC):
@@ -52,15 +88,43 @@ class Backend(ABC):
         """``None`` when usable here, else a one-line reason naming what is missing."""
         return None
 
-    @abstractmethod
     def run(self, graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
-            depth: int | None | str = "graph", hw: Hardware | None = None,
+            depth: int | None | str = "graph", hw: Hardware | str | None = None,
             mem_trace: bool = False) -> SimResult:
         """Run ``graph``; ``depth`` overrides every FIFO depth unless it is ``"graph"``.
 
-        ``hw`` is the simulated hardware (``None`` = ``ideal``: no memory system);
-        ``mem_trace`` asks for every memory burst in ``SimResult.mem_requests``.
+        ``hw`` is the simulated hardware (``None`` = ``ideal``: no memory system; a
+        preset's name or a file as ``ir.load_hw`` takes it); ``mem_trace`` asks for every
+        memory burst in ``SimResult.mem_requests``.
         """
+        machine = None if hw is None else load_hw(hw)
+        self.check_depth(depth, machine)
+        elab = elaborate(graph, machine, depth)
+        tensors = bind_inputs(elab.graph, inputs)
+        done = self.execute(elab, tensors, trace=trace, mem_trace=mem_trace)
+        res, graph = done.result, elab.graph
+        if machine is not None:
+            if done.acc_peaks is not None:
+                check_peaks(graph, done.acc_peaks, machine)
+            res.hw, res.clock_mhz = machine.name, machine.clock_mhz
+        if done.value_words is not None:
+            values = {nid: written_values(
+                words, graph.dtype, block_elems(graph.tensors[graph.nodes[nid].params["tensor"]]
+                                                .block))
+                for nid, words in done.value_words.items()}
+            res.outputs = outputs_from_writers(graph, done.levels or {}, values)
+        return res
+
+    def check_depth(self, depth: int | None | str, hw: Hardware | None) -> None:
+        """Refuse a run depth the backend cannot build (before elaboration); every
+        backend but the RTL takes any."""
+        return None
+
+    @abstractmethod
+    def execute(self, elab: Elaboration, tensors: Mapping[str, FiberTree], *, trace: bool,
+                mem_trace: bool) -> Execution:
+        """Run the elaborated graph (``elab.graph`` at the run's depths) on the bound
+        ``tensors``: the backend's own part of :meth:`run`."""
 
 
 BACKENDS: dict[str, type[Backend]] = {}
@@ -115,8 +179,9 @@ class PythonBackend(Backend):
     name = "python"
     counts_work = True
 
-    def run(self, graph, inputs, *, trace=False, depth="graph", hw=None, mem_trace=False):
-        return simulate(graph, inputs, trace=trace, depth=depth, hw=hw, mem_trace=mem_trace)
+    def execute(self, elab, tensors, *, trace, mem_trace):
+        return Execution(simulate(elab.graph, tensors, trace=trace, depth=AS_GIVEN, hw=elab.hw,
+                                  mem_trace=mem_trace))
 
 
 #: ``auto`` runs a graph on SystemC when the cost heuristic expects at least this many
@@ -150,6 +215,9 @@ class AutoBackend(Backend):
         except (ValueError, KeyError, ZeroDivisionError):  # no estimate: the safe choice
             return "python"
         return "systemc" if tokens >= AUTO_SYSTEMC_TOKENS else "python"
+
+    def execute(self, elab, tensors, *, trace, mem_trace):  # pragma: no cover - run decides
+        raise AssertionError("AutoBackend.run delegates whole runs")
 
     def run(self, graph, inputs, *, trace=False, depth="graph", hw=None, mem_trace=False):
         if self.choose(graph, inputs) == "python":

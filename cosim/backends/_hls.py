@@ -21,19 +21,19 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from ir import Graph, Hardware, Trace, at_run_depth, load_hw, values_from_bits
+from ir import (
+    ENTRY_BYTES,
+    Graph,
+    Hardware,
+    Trace,
+)
 from rtl_hls.hls import SHIM_DIR, TEMPLATE_DIR, HlsDesign, generate, write_design, write_inputs
 from sim_models.python import (
-    ENTRY_BYTES,
     SimResult,
     SimulationError,
-    bind_inputs,
-    outputs_from_writers,
 )
 
-from ._backend import Backend, ToolNotFoundError, check_peaks, register
+from ._backend import Backend, Execution, ToolNotFoundError, register
 
 __all__ = ["HlsCsimBackend", "HlsCompileError", "HlsRunError", "hls_cache_dir", "read_writers"]
 
@@ -127,13 +127,12 @@ class HlsCsimBackend(Backend):
         return design, exe
 
     # -- run ----------------------------------------------------------------------------
-    def run(self, graph, inputs, *, trace=False, depth="graph", hw=None, mem_trace=False):
-        """``mem_trace`` is accepted and ignored: C-simulation has no clock, so no bursts."""
+    def execute(self, elab, tensors, *, trace, mem_trace):
+        """``mem_trace`` is ignored: C-simulation has no clock, so no bursts. A graph's
+        unbounded edges get UNBOUNDED_DEPTH (docs/hls.md)."""
         start = time.perf_counter()
-        machine = load_hw(hw)
-        graph = at_run_depth(graph, depth, machine)  # unbounded: UNBOUNDED_DEPTH (hls.md)
-        design, exe = self.build(graph, machine)
-        tensors = bind_inputs(graph, inputs)
+        graph = elab.graph
+        design, exe = self.build(graph, elab.hw)
         with tempfile.TemporaryDirectory(prefix="samfuse-hls-") as tmp:
             in_dir, out_dir = Path(tmp, "in"), Path(tmp, "out")
             in_dir.mkdir()
@@ -146,14 +145,13 @@ class HlsCsimBackend(Backend):
             if out.returncode != 0:
                 raise HlsRunError(f"graph {graph.name!r}: the HLS C-simulation failed "
                                   f"(exit {out.returncode}):\n{_tail(out.stderr, 20)}")
-            if hw is not None:
-                check_peaks(graph, read_acc_peaks(graph, out_dir), machine)
-            levels, values = read_writers(design, out_dir)
+            peaks = read_acc_peaks(graph, out_dir) if elab.hw is not None else None
+            levels, words = read_writers(design, out_dir)
             res_trace = Trace.read(out_dir / "trace.txt") if trace else None
-        return SimResult(graph.name, outputs_from_writers(graph, levels, values), None,
-                         trace=res_trace, wall_seconds=time.perf_counter() - start,
-                         sim_seconds=sim_seconds, backend=self.name, hw=machine.name,
-                         clock_mhz=machine.clock_mhz)
+        result = SimResult(graph.name, {}, None, trace=res_trace,
+                           wall_seconds=time.perf_counter() - start, sim_seconds=sim_seconds,
+                           backend=self.name)
+        return Execution(result, levels, words, peaks)
 
 
 def read_acc_peaks(graph: Graph, directory: Path) -> dict[str, int]:
@@ -180,27 +178,22 @@ def _tail(text: str, n: int) -> str:
 
 def read_writers(design: HlsDesign, directory: Path
                  ) -> tuple[dict[str, tuple[list[int], list[tuple[int, int]]]],
-                            dict[str, list[Any]]]:
-    """Each writer's recording from ``writer<k>.txt``: level crds and stops, or values."""
+                            dict[str, list[int]]]:
+    """Each writer's recording from ``writer<k>.txt``: level crds and stops, or value
+    words (E words per stored block of a blocked output, docs/blocks.md, "Memory")."""
     levels: dict[str, tuple[list[int], list[tuple[int, int]]]] = {}
-    values: dict[str, list[Any]] = {}
+    values: dict[str, list[int]] = {}
     for w in design.writers:
         lines = (directory / f"writer{w.index}.txt").read_text().split("\n")
-        if w.op == "level_writer" and design.memory:
+        level = design.graph.nodes[w.node].primitive.writes_level
+        if level and design.memory:
             levels[w.node] = _stored_level(lines, w.dense)
-        elif w.op == "level_writer":
+        elif level:
             crd = [int(x) for x in lines[1].split()]
             flat = [int(x) for x in lines[2].split()]
             levels[w.node] = (crd, list(zip(flat[::2], flat[1::2], strict=True)))
         else:
-            words = [int(x) for x in lines[1].split()]
-            tensor = design.graph.nodes[w.node].params["tensor"]
-            if design.graph.tensors[tensor].block:
-                # a blocked output: E words per stored block (docs/blocks.md, "Memory")
-                values[w.node] = list(np.array(words, dtype=np.uint32).view(np.float32)
-                                      .reshape(-1, design.elems_of_tensor(tensor)))
-            else:
-                values[w.node] = values_from_bits(words, design.graph.dtype)
+            values[w.node] = [int(x) for x in lines[1].split()]
     return levels, values
 
 

@@ -17,33 +17,25 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ir import (
     EdgeTrace,
     Graph,
     Hardware,
     HwError,
     Trace,
-    at_run_depth,
-    block_elems,
     decode_token,
-    load_hw,
     memory_ports,
     value_elems,
-    values_from_bits,
 )
 from sim_models.python import (
     MemRequest,
     NodeStats,
     SimResult,
     SimulationError,
-    bind_inputs,
-    outputs_from_writers,
     simulate,
 )
 
-from ._backend import Backend, ToolNotFoundError, check_peaks, register
+from ._backend import Backend, Execution, ToolNotFoundError, register
 
 if TYPE_CHECKING:
     from rtl_hls.rtl.bench import EdgeRecord
@@ -71,54 +63,34 @@ class RtlBackend(Backend):
         sim = os.environ.get("SAMFUSE_RTL_SIM", "icarus")
         return simulator_missing(sim)
 
-    def run(self, graph, inputs, *, trace=False, depth="graph", hw=None, mem_trace=False):
+    def check_depth(self, depth, hw):
+        if depth == "graph" and hw is not None and hw.fifo_depth is None:
+            raise HwError(f"backend 'rtl' needs bounded FIFOs, but hardware {hw.name!r} sets "
+                          "fifo.depth = inf; give a finite one (--hw-set fifo.depth=N or "
+                          "--depth N)")
+
+    def execute(self, elab, tensors, *, trace, mem_trace):
         from rtl_hls.rtl.bench import RtlDeadlock, run_graph, simulator_missing
 
         missing = simulator_missing(self.simulator)
         if missing:
             raise ToolNotFoundError(f"backend 'rtl' ({self.simulator}): {missing}")
-        if hw is not None:  # a preset's name or a file, as every backend takes it
-            hw = load_hw(hw)
-        if depth == "graph" and hw is not None and hw.fifo_depth is None:
-            raise HwError(f"backend 'rtl' needs bounded FIFOs, but hardware {hw.name!r} sets "
-                          "fifo.depth = inf; give a finite one (--hw-set fifo.depth=N or "
-                          "--depth N)")
-        graph = at_run_depth(graph, depth, hw)
+        graph, hw = elab.graph, elab.hw
         if any(e.depth is None for e in graph.edges):
             raise HwError("backend 'rtl' needs bounded FIFOs (every edge depth >= 1); give a "
                           "finite depth (--depth N or --hw-set fifo.depth=N)")
-        tensors = bind_inputs(graph, inputs)
         try:
             run = run_graph(graph, tensors, self.simulator, trace=trace, hw=hw,
                             waves=self.vcd)
         except RtlDeadlock as exc:
             raise SimulationError(f"graph {graph.name!r}: {exc}") from None
-        if hw is not None:
-            check_peaks(graph, run.acc_peaks, hw)
-        values = _writer_values(graph, run.values)
-        result = SimResult(graph.name, outputs_from_writers(graph, run.levels, values),
-                           run.cycles, trace=trace_from_records(graph, run.edges) if trace
-                           else None, wall_seconds=run.wall_seconds,
-                           sim_seconds=run.sim_seconds, backend=self.name)
-        if hw is not None:
-            result.hw, result.clock_mhz = hw.name, hw.clock_mhz
-            if hw.memory:
-                memory_report(graph, hw, run.bursts, run.mem_stall, result, mem_trace)
-        return result
-
-
-def _writer_values(graph: Graph, raw: Mapping[str, list[int]]) -> dict[str, list[Any]]:
-    """Each value writer's recorded words as values: numbers, or for a blocked output one
-    float32 row per block (the writer dumps a block's E words in element order)."""
-    out: dict[str, list[Any]] = {}
-    for nid, words in raw.items():
-        block = graph.tensors[graph.nodes[nid].params["tensor"]].block
-        if block is None:
-            out[nid] = values_from_bits(words, graph.dtype)
-        else:
-            bits = np.asarray(words, dtype=np.uint32).view(np.float32)
-            out[nid] = list(bits.reshape(-1, block_elems(block)))
-    return out
+        result = SimResult(graph.name, {}, run.cycles,
+                           trace=trace_from_records(graph, run.edges) if trace else None,
+                           wall_seconds=run.wall_seconds, sim_seconds=run.sim_seconds,
+                           backend=self.name)
+        if hw is not None and hw.memory:
+            memory_report(graph, hw, run.bursts, run.mem_stall, result, mem_trace)
+        return Execution(result, run.levels, run.values, run.acc_peaks)
 
 
 def memory_report(graph: Graph, hw: Hardware, bursts: list[tuple[int, int, int, int, bool]],

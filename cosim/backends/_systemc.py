@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 
 from ir import (
+    AS_GIVEN,
+    WRITER_PRIMITIVES,
     Block,
     EdgeTrace,
     FiberTree,
@@ -30,17 +32,18 @@ from ir import (
     Hardware,
     StorageError,
     Trace,
-    at_run_depth,
     block_elems,
+    block_rows,
     counted_edges,
     decode_token,
     decode_words,
+    elaborate,
     memory_ports,
+    run_cycles,
     value_elems,
-    values_from_bits,
+    written_values,
 )
 from sim_models.python import (
-    ENTRY_BYTES,
     DeadlockError,
     MemRequest,
     NodeStats,
@@ -52,7 +55,7 @@ from sim_models.python import (
     outputs_from_writers,
 )
 
-from ._backend import Backend, register
+from ._backend import Backend, Execution, register
 from ._systemc_child import (
     NetPlan,
     RawEdge,
@@ -120,13 +123,12 @@ class SystemCBackend(Backend):
         """Compile the models into the cached library now (else on first use); its path."""
         return models_library()
 
-    def run(self, graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
-            depth: int | None | str = "graph", hw: Hardware | None = None,
-            mem_trace: bool = False) -> SimResult:
-        (out,) = self.run_batch([SystemCRun(graph, inputs, trace, depth, hw, mem_trace)])
+    def execute(self, elab, tensors, *, trace, mem_trace):
+        (out,) = self.run_batch([SystemCRun(elab.graph, tensors, trace, AS_GIVEN, elab.hw,
+                                            mem_trace)])
         if isinstance(out, Exception):
             raise out
-        return out
+        return Execution(out)
 
     def run_batch(self, runs: Sequence[SystemCRun]) -> list[SimResult | Exception]:
         """Run several graphs in one child (one elaboration). Input errors raise here;
@@ -134,11 +136,12 @@ class SystemCBackend(Backend):
         place, as the exception the Python model would raise."""
         prepare()
         start = time.perf_counter()
-        graphs = [at_run_depth(r.graph, r.depth, r.hw) for r in runs]
+        elabs = [elaborate(r.graph, r.hw, r.depth) for r in runs]
+        graphs = [e.graph for e in elabs]
         bound = [bind_inputs(g, r.inputs) for g, r in zip(graphs, runs, strict=True)]
-        plans = [plan_net(g, b, trace=r.trace, depth="graph", max_cycles=self.max_cycles,
-                          hw=r.hw, mem_trace=r.mem_trace)
-                 for g, r, b in zip(graphs, runs, bound, strict=True)]
+        plans = [plan_net(e.graph, b, trace=r.trace, depth="graph", max_cycles=self.max_cycles,
+                          hw=r.hw, mem_trace=r.mem_trace, elab=e)
+                 for e, r, b in zip(elabs, runs, bound, strict=True)]
         forked = time.perf_counter()
         raws, timings = self._fork(plans)
         received = time.perf_counter()
@@ -233,12 +236,10 @@ def _decode(graph: Graph, raw: RawNet, hw: Hardware | None) -> SimResult | Simul
         return SimulationError(f"graph {graph.name!r}: SystemC run stopped at cycle "
                                f"{raw.end_cycle} ({raw.status})")
     if hw is not None:
-        check_onchip(graph, [n for n in raw.nodes if n.op in ENTRY_BYTES], hw)
-    writers = [n for n in raw.nodes if n.op in ("level_writer", "value_writer")]
-    cycles = max((n.done_cycle for n in writers), default=-1) + 1
+        check_onchip(graph, raw.nodes, hw)
     mem = raw.memory
-    if mem is not None:
-        cycles = max(cycles, mem.max_ack)
+    cycles = run_cycles([n.done_cycle for n in raw.nodes if n.op in WRITER_PRIMITIVES],
+                        mem.max_ack if mem is not None else 0)
     result = SimResult(graph.name, _outputs(graph, raw), cycles)
     traffic = _node_traffic(graph, mem, hw)
     result.nodes = {n.id: NodeStats(n.op, n.fires, n.stall_in, n.stall_out, n.done_cycle,
@@ -281,13 +282,12 @@ def _outputs(graph: Graph, raw: RawNet) -> dict[str, FiberTree]:
     levels, values = {}, {}
     for nid, rec in raw.writers.items():
         node = graph.nodes[nid]
-        if node.op == "level_writer":
+        if node.primitive.writes_level:
             crd, pos, lvl = rec
             levels[nid] = (crd.tolist(), list(zip(pos.tolist(), lvl.tolist(), strict=True)))
-        elif (block := graph.tensors[node.params["tensor"]].block) is not None:
-            values[nid] = rec[0].view(np.float32).reshape(-1, block_elems(block))  # block rows
         else:
-            values[nid] = values_from_bits(rec[0], graph.dtype)
+            block = graph.tensors[node.params["tensor"]].block
+            values[nid] = written_values(rec[0], graph.dtype, block_elems(block))
     return outputs_from_writers(graph, levels, values)
 
 
@@ -302,7 +302,7 @@ def _token(word: int, kind: str, dtype: str, block: np.ndarray | None = None) ->
     a block token's words come in ``block``."""
     if word & _BLOCK_FLAG:
         assert block is not None
-        return Block(block.view(np.float32))
+        return Block(block_rows(block, len(block))[0])
     numeric = "float" if kind == "v" and dtype == "float32" else "int"
     return decode_token(word, numeric, _KINDS.get(kind, ""))
 
@@ -316,7 +316,7 @@ def _edge_trace(name: str, kind: str, dtype: str, edge: RawEdge, elems: int) -> 
     else:  # block handles -> the words the child recorded at each push
         is_block = (words & np.uint64(_BLOCK_FLAG)) != 0
         toks = decode_words(np.where(is_block, np.uint64(0), words), kind, numeric)
-        rows = edge.block_words.view(np.float32).reshape(-1, elems)  # type: ignore[union-attr]
+        rows = block_rows(edge.block_words, elems)  # type: ignore[arg-type]
         for i, row in zip(np.flatnonzero(is_block).tolist(), rows, strict=True):
             toks[i] = Block(row)
     return EdgeTrace(name, kind, numeric, toks, edge.cycles.tolist(), edge.reads.tolist())

@@ -22,22 +22,24 @@ from typing import Any
 import numpy as np
 
 from ir import (
+    BINARY_OPS,
+    CATALOGUE,
+    ENTRY_BYTES,
+    UNARY_OPS,
     BlockOp,
     CompressedLevel,
     DenseLevel,
+    Elaboration,
     FiberTree,
     Graph,
     Hardware,
     MemPortSpec,
     Node,
-    block_cycles,
-    block_elems,
+    elaborate,
     examples,
     f32_bits,
     int_constant,
     load_hw,
-    memory_ports,
-    value_elems,
 )
 from sim_models.python import InputError, bind_inputs
 
@@ -48,9 +50,9 @@ __all__ = ["NetPlan", "NodeArgs", "RawNet", "RawNode", "RawEdge", "RawError", "R
            "SystemCRunError"]
 
 STATUS = {1: "done", 2: "deadlock", 3: "error", 4: "limit"}
-_BINARY = {"add": 0, "sub": 1, "mul": 2, "div": 3, "max": 4, "min": 5}
-_UNARY = {"relu": 0, "exp": 1, "neg": 2, "rsqrt": 3, "add_const": 4, "mul_const": 5,
-          "div_const": 6}
+#: operator codes of samfuse_alu / samfuse_unary: positions in the catalogue's lists
+_BINARY = {op: k for k, op in enumerate(BINARY_OPS)}
+_UNARY = {op: k for k, op in enumerate(UNARY_OPS)}
 _DUMMY = np.zeros(1, np.uint32)  # cppyy cannot pass an empty buffer as a pointer
 _NO_INTS = np.zeros(1, np.int64)
 
@@ -163,7 +165,8 @@ def _level(node: Node, tensors: dict[str, FiberTree]) -> tuple[FiberTree, int, A
     if lvl >= len(tree.levels):
         raise InputError(f"node {node.id!r} scans level {lvl} of tensor {name!r}, which has "
                          f"{len(tree.levels)} levels")
-    want = CompressedLevel if node.op == "scan_compressed" else DenseLevel
+    # a scanner with memory arrays scans a compressed level (a dense level stores none)
+    want = CompressedLevel if node.primitive.mem_reads else DenseLevel
     level = tree.levels[lvl]
     if not isinstance(level, want):
         raise InputError(f"node {node.id!r} ({node.op}) scans level {lvl} of tensor {name!r},"
@@ -171,38 +174,52 @@ def _level(node: Node, tensors: dict[str, FiberTree]) -> tuple[FiberTree, int, A
     return tree, lvl, level
 
 
-def _unary_args(node: Node, fp: bool) -> tuple:
+def _unary_args(node: Node, tensors: dict[str, FiberTree], fp: bool) -> NodeArgs:
     """(op, fp, binary32 constant bits, int32 constant mod 2^32, int32 constant)."""
     const = node.params["const"]
     ic = 0 if fp else int_constant(const, f"node {node.id!r}: constant")
-    return (_UNARY[node.params["op"]], fp, f32_bits(float(const)), ic & 0xFFFFFFFF, ic)
+    return _args((_UNARY[node.params["op"]], fp, f32_bits(float(const)), ic & 0xFFFFFFFF, ic))
+
+
+def _compressed_args(node: Node, tensors: dict[str, FiberTree], fp: bool) -> NodeArgs:
+    _, _, level = _level(node, tensors)
+    return _args(a=_u32(level.seg), b=_u32(level.crd))
+
+
+def _dense_args(node: Node, tensors: dict[str, FiberTree], fp: bool) -> NodeArgs:
+    tree, lvl, level = _level(node, tensors)
+    return _args((level.size, tree.num_fibers(lvl)))
+
+
+def _array_args(node: Node, tensors: dict[str, FiberTree], fp: bool) -> NodeArgs:
+    """A value array's words: a blocked tensor's blocks one after the other."""
+    vals = tensors[node.params["tensor"]].vals
+    bits = np.ascontiguousarray(vals.astype(np.float32 if fp else np.int32)).view(
+        np.uint32).ravel()
+    return _args(a=((bits if len(bits) else _DUMMY), len(bits)))
+
+
+def _lane_args(node: Node, tensors: dict[str, FiberTree], fp: bool) -> NodeArgs:
+    return _args(tuple(node.params[k] for k in ("lanes", "lane", "lo", "hi")))
+
+
+def _fp_args(node: Node, tensors: dict[str, FiberTree], fp: bool) -> NodeArgs:
+    return _args((fp,))
+
+
+#: the constructor arguments of each primitive's SystemC model (samfuse_driver.h,
+#: add_node) that takes any; the sparse accumulators take the dtype alone
+_NODE_ARGS = {
+    "scan_compressed": _compressed_args, "scan_dense": _dense_args, "locate": _dense_args,
+    "array": _array_args, "unary": _unary_args, "lane_split": _lane_args,
+    "alu": lambda node, tensors, fp: _args((_BINARY[node.params["op"]], fp)),
+    "reduce": lambda node, tensors, fp: _args((node.params["op"] == "max", fp)),
+    **dict.fromkeys(ENTRY_BYTES, _fp_args)}
 
 
 def _node_args(node: Node, tensors: dict[str, FiberTree], fp: bool) -> NodeArgs:
-    op = node.op
-    if op == "scan_compressed":
-        _, _, level = _level(node, tensors)
-        return _args(a=_u32(level.seg), b=_u32(level.crd))
-    if op in ("scan_dense", "locate"):
-        tree, lvl, level = _level(node, tensors)
-        return _args((level.size, tree.num_fibers(lvl)))
-    if op == "array":  # a blocked tensor's blocks one after the other
-        vals = tensors[node.params["tensor"]].vals
-        bits = np.ascontiguousarray(vals.astype(np.float32 if fp else np.int32)).view(
-            np.uint32).ravel()
-        return _args(a=((bits if len(bits) else _DUMMY), len(bits)))
-    if op == "alu":
-        return _args((_BINARY[node.params["op"]], fp))
-    if op == "unary":
-        return _args(_unary_args(node, fp))
-    if op == "reduce":
-        return _args((node.params["op"] == "max", fp))
-    if op in ("spacc", "spacc2", "spacc3"):
-        return _args((fp,))
-    if op == "lane_split":
-        p = node.params
-        return _args((p["lanes"], p["lane"], p["lo"], p["hi"]))
-    return _args()
+    make = _NODE_ARGS.get(node.op)
+    return make(node, tensors, fp) if make is not None else _args()
 
 
 def _array_words(tree: FiberTree, spec: MemPortSpec) -> int:
@@ -215,55 +232,50 @@ def _array_words(tree: FiberTree, spec: MemPortSpec) -> int:
     return len(level.seg if spec.array == "seg" else level.crd)
 
 
-def _memory_plan(graph: Graph, tensors: dict[str, FiberTree], hw: Hardware | None,
-                 mem_trace: bool) -> tuple[tuple | None, list]:
+def _memory_plan(elab: Elaboration, tensors: dict[str, FiberTree], mem_trace: bool
+                 ) -> tuple[tuple | None, list]:
+    hw = elab.hw
     if hw is None or not hw.memory:
         return None, []
     d = hw.dram
     ports = []
-    for spec in memory_ports(graph, hw):
-        prim = graph.nodes[spec.node].primitive
-        slot = (prim.mem_reads + prim.mem_writes).index(spec.array)
+    for spec in elab.mem_ports:
+        slot = elab.graph.nodes[spec.node].primitive.mem_arrays.index(spec.array)
         words = _array_words(tensors[spec.tensor], spec) if not spec.write else 0
         ports.append((spec.node, slot, spec.write, words, spec.channel))
     return ((d.channels, d.bytes_per_cycle, d.latency_cycles, d.line_bytes, d.outstanding,
              mem_trace), ports)
 
 
-def _block_spec(spec: str, n_ops: int) -> np.ndarray:
+def _block_spec(bop: BlockOp) -> np.ndarray:
     """ir.BlockOp.loops() flattened for samfuse::BlockOp: loops, output loops, operands,
     extents, then each operand's strides."""
-    extents, strides, n_out = BlockOp.parse(spec, n_ops).loops()
-    return np.array([len(extents), n_out, n_ops, *extents, *(s for st in strides for s in st)],
-                    dtype=np.int64)
+    extents, strides, n_out = bop.loops()
+    return np.array([len(extents), n_out, len(bop.operands), *extents,
+                     *(s for st in strides for s in st)], dtype=np.int64)
 
 
-def _setup(graph: Graph, hw: Hardware | None) -> list[tuple[str, str, np.ndarray]]:
-    """The block parameters of every node (none for a scalar graph)."""
-    widths = value_elems(graph)
+def _setup(elab: Elaboration) -> list[tuple[str, str, np.ndarray]]:
+    """The block parameters of every node (none for a scalar graph), from ``ir.elaborate``."""
     calls: list[tuple[str, str, np.ndarray]] = []
-    for nid in graph.topological_order():
-        node = graph.nodes[nid]
-        spec = node.params.get("block", "")
-        elems = max((widths.get(e.name, 1) for e in graph.in_edges[nid].values()
-                     if e.kind == "val"), default=1)
-        if node.op in ("alu", "reduce") and spec:
-            calls.append((nid, "set_block", _block_spec(spec, 2 if node.op == "alu" else 1)))
-        elif node.op in ("unary", "spacc", "spacc2", "spacc3") and elems > 1:
-            calls.append((nid, "set_elems", np.array([elems], np.int64)))
-        elif node.op == "array":
-            block = graph.tensors[node.params["tensor"]].block
-            if block is not None:
-                calls.append((nid, "set_block", np.array([block_elems(block)], np.int64)))
-    calls += [(nid, "set_cycles", np.array([c], np.int64))
-              for nid, c in block_cycles(graph, hw).items()]
+    for nid, ne in elab.nodes.items():
+        prim = elab.graph.nodes[nid].primitive
+        if ne.block_op is not None:
+            calls.append((nid, "set_block", _block_spec(ne.block_op)))
+        elif prim.compute and ne.elems_in > 1:
+            calls.append((nid, "set_elems", np.array([ne.elems_in], np.int64)))
+        elif prim.reads_values and ne.elems_out > 1:
+            calls.append((nid, "set_block", np.array([ne.elems_out], np.int64)))
+    calls += [(nid, "set_cycles", np.array([c], np.int64)) for nid, c in elab.cycles.items()]
     return calls
 
 
 def plan_net(graph: Graph, tensors: dict[str, FiberTree], *, trace: bool,
              depth: int | None | str, max_cycles: int = 0, hw: Hardware | None = None,
-             mem_trace: bool = False) -> NetPlan:
-    """Constructor arguments and wiring of one graph; raises InputError on bad tensors."""
+             mem_trace: bool = False, elab: Elaboration | None = None) -> NetPlan:
+    """Constructor arguments and wiring of one graph; raises InputError on bad tensors.
+    ``elab`` is ``ir.elaborate(graph, hw)`` when the caller has it already."""
+    elab = elaborate(graph, hw) if elab is None else elab  # depths: plan's own ``depth``
     fp = graph.dtype == "float32"
     nodes = [(nid, graph.nodes[nid].op, _node_args(graph.nodes[nid], tensors, fp))
              for nid in graph.topological_order()]
@@ -275,9 +287,9 @@ def plan_net(graph: Graph, tensors: dict[str, FiberTree], *, trace: bool,
               for port, e in graph.in_edges[nid].items()]
     outputs = [(nid, port, e.name) for nid in graph.nodes
                for port, es in graph.out_edges[nid].items() for e in es]
-    memory, mem_ports = _memory_plan(graph, tensors, hw, mem_trace)
+    memory, mem_ports = _memory_plan(elab, tensors, mem_trace)
     return NetPlan(graph.name, trace, max_cycles, nodes, edges, inputs, outputs, memory,
-                   mem_ports, _setup(graph, hw))
+                   mem_ports, _setup(elab))
 
 
 # -- elaboration and run (child) -------------------------------------------------------
@@ -323,12 +335,11 @@ def _extract(drv: Any, net: int, plan: NetPlan) -> RawNet:
         nodes.append(RawNode(nid, op, fires, stall_in, stall_out, done, bool(finished),
                              None if blocked < 0 else names[blocked], bool(on_input),
                              str(drv.node_state(net, i)), stall_mem, peak))
-        if op == "level_writer":
-            writers[nid] = (_vector(drv.written_words(net, i), np.uint32),
-                            _vector(drv.written_stops(net, i, 0), np.int64),
-                            _vector(drv.written_stops(net, i, 1), np.int64))
-        elif op == "value_writer":
-            writers[nid] = (_vector(drv.written_words(net, i), np.uint32),)
+        prim = CATALOGUE[op]
+        if prim.writes_tensor:  # words; a level writer's stops too (positions, levels)
+            writers[nid] = (_vector(drv.written_words(net, i), np.uint32),) + (
+                (_vector(drv.written_stops(net, i, 0), np.int64),
+                 _vector(drv.written_stops(net, i, 1), np.int64)) if prim.writes_level else ())
     fifos = _vector(drv.fifo_info(net), np.int64).reshape(n_fifos, 6).tolist()
     edges = []
     for i, (name, (depth, w, r, max_occ, unread, data)) in enumerate(

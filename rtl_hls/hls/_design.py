@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ir import Edge, Format, Graph, Hardware, MemPortSpec, block_elems
+from ir import Edge, Elaboration, Graph, Hardware, MemPortSpec, block_elems, level_sizes
 
 __all__ = ["ArrayArg", "MemArg", "WriterArgs", "HlsDesign", "ident", "level_size",
            "writer_nodes"]
@@ -76,6 +76,8 @@ class HlsDesign:
     #: firing interval of each block operator that takes more than one cycle
     #: (``ir.block_cycles`` on the hardware passed to ``generate``)
     cycles: dict[str, int] = field(default_factory=dict)
+    #: every node's derived parameters (``ir.elaborate`` on that hardware)
+    elab: Elaboration | None = None
 
     @property
     def memory(self) -> bool:
@@ -115,10 +117,7 @@ def ident(text: str) -> str:
 def level_size(graph: Graph, tensor: str, level: int) -> int:
     """The dimension a level of ``tensor`` iterates (in its format's mode order; of the
     block grid for a blocked tensor, docs/blocks.md)."""
-    spec = graph.tensors[tensor]
-    fmt = Format.parse(spec.format, len(spec.shape))
-    mode = fmt.mode_order[level]
-    return tuple(spec.shape)[mode] // (spec.block[mode] if spec.block else 1)
+    return level_sizes(graph, tensor)[level]
 
 
 def writer_nodes(graph: Graph) -> list[str]:

@@ -34,19 +34,21 @@ from string import Template
 import numpy as np
 
 from ir import (
+    BINARY_OPS,
     CATALOGUE,
+    ENTRY_BYTES,
+    UNARY_OPS,
     BlockOp,
     Edge,
     FiberTree,
     Graph,
     Hardware,
     Node,
-    block_cycles,
+    NodeElab,
+    elaborate,
     f32_bits,
     int_constant,
-    value_elems,
 )
-from rtl_hls.rtl.netlist import crd_bound
 
 from ._design import ArrayArg, HlsDesign, MemArg, WriterArgs, ident, level_size, writer_nodes
 from ._maxi import (
@@ -75,13 +77,10 @@ DEFAULT_MEM_DEPTH = 4096
 #: a lane buffer (an input FIFO of a lane merge, docs/parallel.md) at least this deep is
 #: bound to block RAM; shallower ones are left to Vitis (shift registers)
 LANE_BUFFER_BRAM_DEPTH = 128
-_LANE_MERGES = ("lane_merge", "lane_merge2")
 
-_BINOP = {"add": "OP_ADD", "sub": "OP_SUB", "mul": "OP_MUL", "div": "OP_DIV",
-          "max": "OP_MAX", "min": "OP_MIN"}
-_UNOP = {"relu": "UOP_RELU", "exp": "UOP_EXP", "neg": "UOP_NEG", "rsqrt": "UOP_RSQRT",
-         "add_const": "UOP_ADD_CONST", "mul_const": "UOP_MUL_CONST",
-         "div_const": "UOP_DIV_CONST"}
+#: the templates' operator enumerators (samfuse_hls.h): the catalogue's names, upper case
+_BINOP = {op: f"OP_{op.upper()}" for op in BINARY_OPS}
+_UNOP = {op: f"UOP_{op.upper()}" for op in UNARY_OPS}
 #: how the testbench prints a token's data payload: unsigned, signed, float, or "R"
 _PRINT = {"crd": 0, "ref": 0, "repsig": 3}
 
@@ -101,14 +100,15 @@ def generate(graph: Graph, *, hw: Hardware | None = None, mem_depth: int = DEFAU
     at ``hw.clock_mhz``; ``None`` or ideal memory gives the recording top (4 ns, IP catalog).
     ``clock_ns`` overrides the clock either way. Block graphs (docs/blocks.md) get block
     value streams and block operators; ``hw`` also sets each block operator's initiation
-    interval (``ir.block_cycles``), which C-simulation does not time.
+    interval. Every node's derived parameters come from ``ir.elaborate(graph, hw)``.
     """
     top = f"{ident(graph.name)}_top"
     edges = sorted(graph.edges, key=lambda e: e.name)
     eid = {e.name: i for i, e in enumerate(edges)}
     design = _design(graph, top, edges, hw)
-    design.elems = value_elems(graph)
-    design.cycles = block_cycles(graph, hw)
+    design.elab = elaborate(graph, hw)
+    design.elems = dict(design.elab.widths)
+    design.cycles = design.elab.cycles
     arrays = mem_node_arrays(design) if design.memory else _node_arrays(design)
     body = [_call(design, graph.nodes[n], eid, arrays.get(n, []))
             for n in graph.topological_order()]
@@ -171,9 +171,9 @@ def _input_args(graph: Graph) -> list[ArrayArg]:
     levels: dict[str, set[int]] = {}
     vals: set[str] = set()
     for node in graph.nodes.values():
-        if node.op == "scan_compressed":
+        if node.primitive.reads_compressed:  # a compressed level: seg and crd arrays
             levels.setdefault(node.params["tensor"], set()).add(node.params["level"])
-        elif node.op == "array":
+        elif node.primitive.reads_values:
             vals.add(node.params["tensor"])
     args = []
     for k, tensor in enumerate(sorted(set(levels) | vals)):
@@ -192,7 +192,7 @@ def _writer_args(graph: Graph) -> list[WriterArgs]:
         node = graph.nodes[nid]
         p = f"out{k}_{ident(nid)}"
         arrays = (f"{p}_crd", f"{p}_stop_pos", f"{p}_stop_lvl", f"{p}_counts") \
-            if node.op == "level_writer" else (f"{p}_vals", f"{p}_counts")
+            if node.primitive.writes_level else (f"{p}_vals", f"{p}_counts")
         out.append(WriterArgs(nid, node.op, k, arrays))
     return out
 
@@ -202,11 +202,11 @@ def _node_arrays(design: HlsDesign) -> dict[str, list[str]]:
     args: dict[str, list[str]] = {}
     for nid, node in design.graph.nodes.items():
         prm = node.params
-        if node.op == "scan_compressed":
+        if node.primitive.reads_compressed:
             names = {(a.what, a.level): a.name for a in design.inputs
                      if a.tensor == prm["tensor"]}
             args[nid] = [names[("seg", prm["level"])], names[("crd", prm["level"])]]
-        elif node.op == "array":
+        elif node.primitive.reads_values:
             args[nid] = [next(a.name for a in design.inputs if a.tensor == prm["tensor"]
                               and a.what == "vals")]
     for w in design.writers:
@@ -228,19 +228,13 @@ def _writer_expr(design: HlsDesign, node: Node, port: str, eid: dict[str, int]) 
     return out
 
 
-def _max_dim(graph: Graph) -> int:
-    """The largest coordinate bound: a tensor dimension (of the block grid if blocked)."""
-    return max([1, *(d // (t.block[m] if t.block else 1) for t in graph.tensors.values()
-                     for m, d in enumerate(t.shape))])
-
-
 def _ints(values: tuple[int, ...]) -> str:
     return f"samfuse::ints<{', '.join(map(str, values))}>"
 
 
-def _block_spec(spec: str, arity: int, node_id: str) -> str:
+def _block_spec(bop: BlockOp) -> str:
     """``ir.BlockOp.loops()`` as the template type ``samfuse::BlockOp`` (block_op.h)."""
-    extents, strides, n_out = BlockOp.parse(spec, arity, f"node {node_id!r}: block").loops()
+    extents, strides, n_out = bop.loops()
     return f"samfuse::BlockOp<{n_out}, {', '.join(_ints(x) for x in (extents, *strides))}>"
 
 
@@ -252,37 +246,14 @@ def _call(design: HlsDesign, node: Node, eid: dict[str, int], arrays: list[str])
     outs = {p.name: _writer_expr(design, node, p.name, eid) for p in node.primitive.outputs}
     args = [ins[p.name] for p in node.primitive.inputs] + \
         [outs[p.name] for p in node.primitive.outputs] + arrays
-    flt = "true" if graph.dtype == "float32" else "false"
-    op, prm = node.op, node.params
-    fname = f"samfuse_{op}"
-    tparams: list[str] = []
+    fname = f"samfuse_{node.op}"
     writer = design.writer(node.id)
-    if op in ("scan_dense", "locate"):
-        tparams = [f"{level_size(graph, prm['tensor'], prm['level'])}u"]
-    elif writer is not None and writer.dense is not None:
+    if writer is not None and writer.dense is not None:
         fname, tparams = "samfuse_dense_level_writer", [f"{writer.dense}u"]
-    elif op in ("alu", "reduce"):
-        tparams = [f"samfuse::{_BINOP[prm['op']]}" if op == "alu" else
-                   "samfuse::OP_ADD" if prm["op"] == "sum" else "samfuse::OP_MAX", flt]
-        if prm.get("block"):
-            tparams.append(_block_spec(prm["block"], 2 if op == "alu" else 1, node.id))
-    elif op == "array":
-        elems = design.elems_of_tensor(prm["tensor"])
-        tparams = [str(elems)] if elems > 1 else []
-    elif op == "unary":
-        c = prm["const"]
-        ic = 0 if graph.dtype == "float32" else int_constant(c, f"node {node.id!r}: constant")
-        tparams = [f"samfuse::{_UNOP[prm['op']]}", flt, f"0x{f32_bits(float(c)):08x}u",
-                   f"INT64_C({ic})"]
-    elif op == "spacc":
-        tparams = [f"{_max_dim(graph)}u", flt]
-    elif op in ("spacc2", "spacc3"):  # one bound per kept level, outermost first
-        tparams = [f"{crd_bound(graph, node.id, p.name)}u"
-                   for p in node.primitive.outputs if p.name != "val"] + [flt]
-    elif op == "lane_split":
-        tparams = [f"{prm[k]}u" for k in ("lanes", "lane", "lo", "hi")]
-    elif op not in CATALOGUE:  # pragma: no cover - graphs are validated
-        raise AssertionError(op)
+    else:
+        make = _TEMPLATE_PARAMS.get(node.op)
+        tparams = make(design, node) if make is not None else []
+    prm = node.params
     note = node.id
     if node.id in design.cycles:  # a block operator's firing interval (ir.block_cycles)
         tparams.append(str(design.cycles[node.id]))
@@ -291,6 +262,57 @@ def _call(design: HlsDesign, node: Node, eid: dict[str, int], arrays: list[str])
         note += f": block {prm['block']}"
     targs = f"<{', '.join(tparams)}>" if tparams else ""
     return f"    {fname}{targs}({', '.join(args)});  // {note}"
+
+
+def _flt(design: HlsDesign) -> str:
+    return "true" if design.graph.dtype == "float32" else "false"
+
+
+def _dense_tparams(design: HlsDesign, node: Node) -> list[str]:
+    return [f"{level_size(design.graph, node.params['tensor'], node.params['level'])}u"]
+
+
+def _compute_tparams(design: HlsDesign, node: Node) -> list[str]:
+    """An ALU's or reducer's operator, dtype and block operator (if any)."""
+    op = node.params["op"]
+    code = _BINOP[op] if node.primitive.block_arity == 2 else \
+        "OP_ADD" if op == "sum" else "OP_MAX"
+    bop = _elab(design, node).block_op
+    return [f"samfuse::{code}", _flt(design)] + ([_block_spec(bop)] if bop else [])
+
+
+def _array_tparams(design: HlsDesign, node: Node) -> list[str]:
+    elems = design.elems_of_tensor(node.params["tensor"])
+    return [str(elems)] if elems > 1 else []
+
+
+def _unary_tparams(design: HlsDesign, node: Node) -> list[str]:
+    c = node.params["const"]
+    ic = 0 if design.graph.dtype == "float32" else \
+        int_constant(c, f"node {node.id!r}: constant")
+    return [f"samfuse::{_UNOP[node.params['op']]}", _flt(design),
+            f"0x{f32_bits(float(c)):08x}u", f"INT64_C({ic})"]
+
+
+def _acc_tparams(design: HlsDesign, node: Node) -> list[str]:
+    """A sparse accumulator's capacity: one bound per kept level, outermost first."""
+    return [f"{b}u" for b in _elab(design, node).acc_bounds] + [_flt(design)]
+
+
+def _lane_split_tparams(design: HlsDesign, node: Node) -> list[str]:
+    return [f"{node.params[k]}u" for k in ("lanes", "lane", "lo", "hi")]
+
+
+def _elab(design: HlsDesign, node: Node) -> NodeElab:
+    assert design.elab is not None
+    return design.elab.nodes[node.id]
+
+
+#: each template's parameters before its II (the rest take none)
+_TEMPLATE_PARAMS = {
+    "scan_dense": _dense_tparams, "locate": _dense_tparams, "alu": _compute_tparams,
+    "reduce": _compute_tparams, "array": _array_tparams, "unary": _unary_tparams,
+    "lane_split": _lane_split_tparams, **dict.fromkeys(ENTRY_BYTES, _acc_tparams)}
 
 
 def _signature(design: HlsDesign) -> str:
@@ -333,7 +355,7 @@ def _top_source(design: HlsDesign, body: list[str], mem_depth: int) -> str:
         lines.append(f'    hls::stream<{design.stream_type(e)}> s{i}("{e.name}");')
         lines.append(f"#pragma HLS stream variable=s{i} depth={depth}"
                      + ("  // unbounded in the graph" if e.depth is None else ""))
-        if g.nodes[e.dst_node].op in _LANE_MERGES and depth >= LANE_BUFFER_BRAM_DEPTH:
+        if g.nodes[e.dst_node].primitive.merges_lanes and depth >= LANE_BUFFER_BRAM_DEPTH:
             lines.append(f"#pragma HLS bind_storage variable=s{i} type=fifo impl=bram"
                          "  // lane buffer")
     lines += ["", *body, "}", ""]
@@ -378,7 +400,7 @@ def _recording_tb_slots(design: HlsDesign) -> dict[str, str]:
             n = "2" if a.endswith("_counts") else "cap"
             allocs.append(f"        {a}.assign({n}, 0);")
             call_args.append(f"{a}.data()")
-        if w.op == "level_writer":
+        if CATALOGUE[w.op].writes_level:
             crd, pos, lvl, cnt = w.arrays
             dumps.append(f"    need = std::max(need, std::max({cnt}[0].to_uint(), "
                          f"{cnt}[1].to_uint()));")

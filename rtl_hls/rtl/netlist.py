@@ -22,11 +22,12 @@ ports in port-number order, and a free-running ``mem_now`` gives every port the 
 number. Without memory (``hw`` None or ``ideal``) the netlist is exactly the one without
 ``hw``.
 
-Block values (docs/blocks.md): a ``val`` edge of ``E`` > 1 elements (``ir.value_elems``)
-is a ``2 + 32*E``-bit word; the FIFOs and value primitives get its width, the block ALUs
-and reducers their block op's loop nest (``ir.BlockOp.loops``) for ``samfuse_block_op``,
-and compute nodes of ``ir.block_cycles(graph, hw)`` their ``CYCLES``. Scalar graphs get
-exactly the netlist they had before blocks.
+Every node's derived parameters come from ``ir.elaborate(graph, hw)``. Block values
+(docs/blocks.md): a ``val`` edge of ``E`` > 1 elements is a ``2 + 32*E``-bit word; the
+FIFOs and value primitives get its width, the block ALUs and reducers their block op's
+loop nest (``ir.BlockOp.loops``) for ``samfuse_block_op``, and compute nodes whose firings
+take more than one cycle their ``CYCLES``. Scalar graphs get exactly the netlist they had
+before blocks.
 """
 
 from __future__ import annotations
@@ -39,22 +40,23 @@ from pathlib import Path
 
 from ir import (
     BINARY_OPS,
-    CATALOGUE,
+    ENTRY_BYTES,
     UNARY_OPS,
+    WRITER_PRIMITIVES,
     BlockOp,
     Edge,
+    Elaboration,
     FiberTree,
-    Format,
     Graph,
     Hardware,
     MemPortSpec,
     Node,
-    block_cycles,
-    block_elems,
-    memory_ports,
+    NodeElab,
+    crd_bound,
+    elaborate,
+    level_sizes,
     unary_constant_bits,
     value_bits,
-    value_elems,
 )
 
 __all__ = ["generate", "crd_bound", "Netlist", "write_memories", "rtl_sources", "module_name",
@@ -82,19 +84,6 @@ def edge_signal(graph: Graph, edge: Edge) -> str:
     return f"e{idx}_" + _SEP.sub("_", edge.name.replace("->", "__"))
 
 
-def _level_sizes(spec_shape: tuple[int, ...], fmt: Format) -> list[int]:
-    return [spec_shape[m] for m in fmt.mode_order]
-
-
-def _mem_bounds(graph: Graph, tensor: str) -> tuple[Format, list[int]]:
-    """The tensor's format and level sizes: over the block grid for a blocked tensor."""
-    spec = graph.tensors[tensor]
-    fmt = Format.parse(spec.format, len(spec.shape))
-    grid = tuple(spec.shape) if spec.block is None else \
-        tuple(n // b for n, b in zip(spec.shape, spec.block, strict=True))
-    return fmt, _level_sizes(grid, fmt)
-
-
 def _word_width(elems: int) -> int:
     """Bits of a token word carrying ``elems``-element values (34 for scalars)."""
     return 2 + 32 * elems
@@ -106,10 +95,9 @@ _MAX_LOOPS = 16
 _ELEMENTWISE, _CONTRACT, _GATHER, _FOLD = range(4)
 
 
-def _block_params(node: Node) -> dict[str, str]:
+def _block_params(node: Node, bop: BlockOp) -> dict[str, str]:
     """``samfuse_block_op`` parameters of a block ALU or reducer (its loop nest)."""
-    alu = node.op == "alu"
-    bop = BlockOp.parse(node.params["block"], 2 if alu else 1, f"node {node.id!r}: block")
+    alu = len(bop.operands) == 2
     extents, strides, _ = bop.loops()  # the output index is o = flat // CI
     if len(extents) > _MAX_LOOPS:
         raise ValueError(f"node {node.id!r}: block {node.params['block']!r} has "
@@ -137,27 +125,12 @@ def _block_params(node: Node) -> dict[str, str]:
     return out
 
 
-def _elems(graph: Graph, widths: Mapping[str, int], node: Node) -> tuple[int, int]:
-    """Elements per value on ``node``'s value inputs (the widest) and output."""
-    ins = [widths.get(e.name, 1) for e in graph.in_edges[node.id].values()
-           if e.kind == "val"]
-    outs = [widths.get(e.name, 1) for es in graph.out_edges[node.id].values() for e in es
-            if e.kind == "val"]
-    e_in = max(ins, default=1)
-    if outs:
-        return e_in, outs[0]
-    if node.params.get("block"):
-        return e_in, BlockOp.parse(node.params["block"], 2 if node.op == "alu" else 1).out_elems
-    if node.op == "array":
-        return e_in, block_elems(graph.tensors[node.params["tensor"]].block)
-    return e_in, e_in
-
-
-#: memory-capable module of each primitive with memory ports (and its extra parameters)
-_MEM_MODULE = {"scan_compressed": ("samfuse_scan_core", {"COMPRESSED": "1'b1"}),
-               "array": ("samfuse_array_core", {}),
-               "level_writer": ("samfuse_level_writer_core", {}),
-               "value_writer": ("samfuse_value_writer_core", {})}
+def _mem_module(op: str) -> tuple[str, dict[str, str]]:
+    """The memory-capable module of a primitive with memory ports (and its extra
+    parameters): ``samfuse_<op>_core``; the compressed scanner shares the scanners' core."""
+    if op == "scan_compressed":
+        return "samfuse_scan_core", {"COMPRESSED": "1'b1"}
+    return f"{module_name(op)}_core", {}
 
 
 def _mem_params(hw: Hardware, ports: list[MemPortSpec]) -> dict[str, str]:
@@ -174,100 +147,97 @@ def _mem_params(hw: Hardware, ports: list[MemPortSpec]) -> dict[str, str]:
     return out
 
 
-def _params(graph: Graph, node: Node, widths: Mapping[str, int] | None = None,
-            cycles: Mapping[str, int] | None = None) -> dict[str, str]:
+#: primitives whose value width is a parameter: ``E`` elements, or a ``W``-bit word
+_ELEMS_PARAM = ("unary", "spacc", "spacc2", "spacc3", "array", "value_writer")
+_WIDTH_PARAM = ("broadcast", "intersect_val", "union_val", "lane_merge", "lane_merge2")
+
+
+def _params(graph: Graph, node: Node, ne: NodeElab) -> dict[str, str]:
     """SystemVerilog parameter overrides of ``node``'s instance: its own, then those of
     block values (element counts, block op, cycles), which scalar nodes never get."""
-    out = _scalar_params(graph, node)
-    e_in, e_out = _elems(graph, widths or {}, node)
-    op = node.op
-    if node.params.get("block"):
-        out |= _block_params(node)
-    elif op in ("unary", "spacc", "spacc2", "spacc3", "array", "value_writer") \
-            and max(e_in, e_out) > 1:
-        out["E"] = str(max(e_in, e_out))
-    elif op in ("broadcast", "intersect_val", "union_val", "lane_merge", "lane_merge2") \
-            and e_out > 1:
-        out["W"] = str(_word_width(e_out))
-    if (cycles or {}).get(node.id, 1) > 1:
-        out["CYCLES"] = str(cycles[node.id])  # type: ignore[index]
+    make = _SCALAR_PARAMS.get(node.op)
+    out = make(graph, node, ne) if make is not None else {}
+    if ne.block_op is not None:
+        out |= _block_params(node, ne.block_op)
+    elif node.op in _ELEMS_PARAM and ne.elems > 1:
+        out["E"] = str(ne.elems)
+    elif node.op in _WIDTH_PARAM and ne.elems_out > 1:
+        out["W"] = str(_word_width(ne.elems_out))
+    if ne.cycles > 1:
+        out["CYCLES"] = str(ne.cycles)
     return out
 
 
-def _scalar_params(graph: Graph, node: Node) -> dict[str, str]:
-    fp = "1'b1" if graph.dtype == "float32" else "1'b0"
-    op, p = node.op, node.params
-    if op in ("scan_compressed", "scan_dense", "locate"):
-        fmt, sizes = _mem_bounds(graph, p["tensor"])
-        lvl = p["level"]
-        if op in ("scan_dense", "locate"):
-            return {"SIZE": str(sizes[lvl])}
-        parents = math.prod(sizes[:lvl])
-        return {"SEG_N": str(parents + 1), "CRD_N": str(max(1, parents * sizes[lvl])),
-                "SEG_FILE": f'"{mem_file(p["tensor"], lvl, "seg")}"',
-                "CRD_FILE": f'"{mem_file(p["tensor"], lvl, "crd")}"'}
-    if op == "array":
-        _, sizes = _mem_bounds(graph, p["tensor"])
-        return {"VAL_N": str(max(1, math.prod(sizes))),
-                "VAL_FILE": f'"{mem_file(p["tensor"], None, "vals")}"'}
-    if op == "alu":
-        return {"FP": fp, "OP": str(BINARY_OPS.index(p["op"]))}
-    if op == "unary":
-        c = p["const"]
-        bits = unary_constant_bits(c, graph.dtype, f"node {node.id!r}: constant")
-        return {"FP": fp, "OP": str(UNARY_OPS.index(p["op"])), "CONST": f"32'h{bits:08x}"}
-    if op == "reduce":
-        return {"FP": fp, "OP": str(BINARY_OPS.index("add" if p["op"] == "sum" else "max"))}
-    if op == "spacc":
-        bound = max(max(t.shape) for t in graph.tensors.values())
-        return {"FP": fp, "N": str(bound)}
-    if op in ("spacc2", "spacc3"):  # one bound per kept level, outermost first
-        levels = 2 if op == "spacc2" else 3
-        return {"FP": fp} | {f"N{m}": str(crd_bound(graph, node.id, f"crd{m}"))
-                             for m in reversed(range(levels))}
-    if op == "lane_split":
-        # the module would silently keep nothing; the Python model stops with this error
-        if not 0 <= p["lane"] < p["lanes"]:
-            raise ValueError(f"node {node.id!r}: lane {p['lane']} is not below lanes "
-                             f"{p['lanes']}")
-        return {k.upper(): str(p[k]) for k in ("lanes", "lane", "lo", "hi")}
-    if op in ("level_writer", "value_writer"):
-        _, sizes = _mem_bounds(graph, p["tensor"])
-        total = max(1, math.prod(sizes))
-        dump = f'"{node.id}.dump"'
-        if op == "value_writer":
-            return {"VAL_N": str(total), "DUMP_FILE": dump}
-        lvl = p["level"]
-        return {"CRD_N": str(max(1, math.prod(sizes[:lvl + 1]))),
-                "STOP_N": str(2 * math.prod(sizes[:lvl]) + 2), "DUMP_FILE": dump}
-    return {}
+def _fp(graph: Graph) -> str:
+    return "1'b1" if graph.dtype == "float32" else "1'b0"
 
 
-#: crd-forwarding primitives: input port -> the output port its crds go out on
-_CRD_THROUGH = {"crddrop": {"outer_in": "outer", "inner_in": "inner"},
-                "crdhold": {"outer_in": "outer", "inner_in": "inner"}}
+def _scan_params(graph: Graph, node: Node, ne: NodeElab) -> dict[str, str]:
+    p = node.params
+    sizes, lvl = level_sizes(graph, p["tensor"]), p["level"]
+    if not node.primitive.mem_reads:  # a dense level: its size only
+        return {"SIZE": str(sizes[lvl])}
+    parents = math.prod(sizes[:lvl])
+    return {"SEG_N": str(parents + 1), "CRD_N": str(max(1, parents * sizes[lvl])),
+            "SEG_FILE": f'"{mem_file(p["tensor"], lvl, "seg")}"',
+            "CRD_FILE": f'"{mem_file(p["tensor"], lvl, "crd")}"'}
 
 
-def crd_bound(graph: Graph, node_id: str, port: str) -> int:
-    """Bound on the crds of output ``port``: the size of the output level it is written to.
+def _array_params(graph: Graph, node: Node, ne: NodeElab) -> dict[str, str]:
+    t = node.params["tensor"]
+    return {"VAL_N": str(max(1, math.prod(level_sizes(graph, t)))),
+            "VAL_FILE": f'"{mem_file(t, None, "vals")}"'}
 
-    A matrix (order-3) accumulator's storage is the product of two (three) such bounds,
-    so the largest tensor dimension (what ``spacc`` uses) squared (cubed) would waste most
-    of it. Followed through crd-forwarding nodes; the largest tensor dimension if no
-    writer is reached.
-    """
-    todo = [(node_id, port)]
-    while todo:
-        nid, out = todo.pop()
-        for e in graph.out_edges[nid].get(out, []):
-            dst = graph.nodes[e.dst_node]
-            if dst.op == "level_writer":
-                _, sizes = _mem_bounds(graph, dst.params["tensor"])
-                return max(1, sizes[dst.params["level"]])
-            nxt = _CRD_THROUGH.get(dst.op, {}).get(e.dst.rsplit(".", 1)[1])
-            if nxt is not None:
-                todo.append((dst.id, nxt))
-    return max(max(t.shape) for t in graph.tensors.values())
+
+def _unary_params(graph: Graph, node: Node, ne: NodeElab) -> dict[str, str]:
+    p = node.params
+    bits = unary_constant_bits(p["const"], graph.dtype, f"node {node.id!r}: constant")
+    return {"FP": _fp(graph), "OP": str(UNARY_OPS.index(p["op"])), "CONST": f"32'h{bits:08x}"}
+
+
+def _reduce_params(graph: Graph, node: Node, ne: NodeElab) -> dict[str, str]:
+    op = "add" if node.params["op"] == "sum" else "max"
+    return {"FP": _fp(graph), "OP": str(BINARY_OPS.index(op))}
+
+
+def _acc_params(graph: Graph, node: Node, ne: NodeElab) -> dict[str, str]:
+    """A sparse accumulator's capacity (``ir.elaborate``): ``N`` for spacc, one bound per
+    kept level, outermost first, for spacc2 (``N1, N0``) and spacc3 (``N2, N1, N0``)."""
+    if len(ne.acc_bounds) == 1:
+        return {"FP": _fp(graph), "N": str(ne.acc_bounds[0])}
+    levels = len(ne.acc_bounds)
+    return {"FP": _fp(graph)} | {f"N{levels - 1 - k}": str(b)
+                                 for k, b in enumerate(ne.acc_bounds)}
+
+
+def _lane_split_params(graph: Graph, node: Node, ne: NodeElab) -> dict[str, str]:
+    p = node.params
+    # the module would silently keep nothing; the Python model stops with this error
+    if not 0 <= p["lane"] < p["lanes"]:
+        raise ValueError(f"node {node.id!r}: lane {p['lane']} is not below lanes "
+                         f"{p['lanes']}")
+    return {k.upper(): str(p[k]) for k in ("lanes", "lane", "lo", "hi")}
+
+
+def _writer_params(graph: Graph, node: Node, ne: NodeElab) -> dict[str, str]:
+    p = node.params
+    sizes = level_sizes(graph, p["tensor"])
+    dump = f'"{node.id}.dump"'
+    if not node.primitive.writes_level:
+        return {"VAL_N": str(max(1, math.prod(sizes))), "DUMP_FILE": dump}
+    lvl = p["level"]
+    return {"CRD_N": str(max(1, math.prod(sizes[:lvl + 1]))),
+            "STOP_N": str(2 * math.prod(sizes[:lvl]) + 2), "DUMP_FILE": dump}
+
+
+#: each primitive's own parameters (the rest have none but those of block values)
+_SCALAR_PARAMS = {
+    "scan_compressed": _scan_params, "scan_dense": _scan_params, "locate": _scan_params,
+    "array": _array_params, "unary": _unary_params, "reduce": _reduce_params,
+    "alu": lambda graph, node, ne: {"FP": _fp(graph),
+                                    "OP": str(BINARY_OPS.index(node.params["op"]))},
+    "lane_split": _lane_split_params,
+    **dict.fromkeys(ENTRY_BYTES, _acc_params), **dict.fromkeys(WRITER_PRIMITIVES, _writer_params)}
 
 
 def mem_file(tensor: str, level: int | None, what: str) -> str:
@@ -304,13 +274,9 @@ def generate(graph: Graph, top: str | None = None, open_edges: bool = False,
     adds its memory system."""
     top = top or "samfuse_top_" + _SEP.sub("_", graph.name)
     sig = {e.name: edge_signal(graph, e) for e in graph.edges}
-    widths = value_elems(graph)
-    cycles = block_cycles(graph, hw)
-    bits = {e.name: _word_width(widths.get(e.name, 1)) for e in graph.edges}
-    mports = memory_ports(graph, hw) if hw is not None else []
-    by_node: dict[str, list[MemPortSpec]] = {}
-    for mp in mports:
-        by_node.setdefault(mp.node, []).append(mp)
+    elab = elaborate(graph, hw)
+    bits = {e.name: _word_width(elab.edge_elems(e.name)) for e in graph.edges}
+    mports = list(elab.mem_ports)
     writers = [n.id for n in graph.nodes.values() if n.primitive.writes_tensor]
     ports = ["input  logic ap_clk", "input  logic ap_rst"]
     body: list[str] = []
@@ -336,8 +302,7 @@ def generate(graph: Graph, top: str | None = None, open_edges: bool = False,
     if mports:
         body += _memory(hw, mports)
     for nid in graph.topological_order():
-        body += _instance(graph, graph.nodes[nid], sig, hw, by_node.get(nid, []), widths,
-                          cycles)
+        body += _instance(graph, graph.nodes[nid], sig, elab)
     if graph.edges and not open_edges:
         body += _moves_counter([sig[e.name] for e in graph.edges])
     if writers:
@@ -352,10 +317,11 @@ def generate(graph: Graph, top: str | None = None, open_edges: bool = False,
     header = [f"// Generated by rtl_hls.rtl.netlist from graph {graph.name!r}; do not edit.",
               f"module {top} (", ",\n".join(f"    {p}" for p in ports), ");"]
     text = "\n".join(header + body + ["endmodule", ""])
+    # spacc2 and spacc3 (more than one kept level) wrap one samfuse_spacc_core, u_core
     return Netlist(top, text, writers, sig, mports,
-                   {nid: f"u_{_ident(nid)}" for nid in by_node},
-                   {n.id: f"u_{_ident(n.id)}" + ("" if n.op == "spacc" else ".u_core")
-                    for n in graph.nodes.values() if n.op in ("spacc", "spacc2", "spacc3")})
+                   {nid: f"u_{_ident(nid)}" for nid, ne in elab.nodes.items() if ne.mem_ports},
+                   {n.id: f"u_{_ident(n.id)}" + (".u_core" if n.primitive.acc_levels > 1 else "")
+                    for n in graph.nodes.values() if n.primitive.acc_levels})
 
 
 def _moves_counter(signals: list[str]) -> list[str]:
@@ -398,12 +364,11 @@ def _memory(hw: Hardware | None, mports: list[MemPortSpec]) -> list[str]:
     return lines
 
 
-def _instance(graph: Graph, node: Node, sig: dict[str, str], hw: Hardware | None = None,
-              mports: list[MemPortSpec] | None = None,
-              widths: Mapping[str, int] | None = None,
-              cycles: Mapping[str, int] | None = None) -> list[str]:
-    prim = CATALOGUE[node.op]
-    e_out = _elems(graph, widths or {}, node)[1]
+def _instance(graph: Graph, node: Node, sig: dict[str, str], elab: Elaboration
+              ) -> list[str]:
+    prim = node.primitive
+    ne = elab.nodes[node.id]
+    e_out = ne.elems_out
     lines: list[str] = []
     conns = [".ap_clk(ap_clk)", ".ap_rst(ap_rst)"]
     for port in prim.inputs:
@@ -434,14 +399,14 @@ def _instance(graph: Graph, node: Node, sig: dict[str, str], hw: Hardware | None
     if prim.writes_tensor:
         lines.append(f"  logic {_ident(node.id)}_done;")
         conns.append(f".done({_ident(node.id)}_done)")
-    params = _params(graph, node, widths, cycles)
+    params = _params(graph, node, ne)
     module = module_name(node.op)
-    if mports:
-        assert hw is not None
-        module, extra = _MEM_MODULE[node.op]
-        params = {**extra, **params, **_mem_params(hw, mports)}
+    if ne.mem_ports:
+        assert elab.hw is not None
+        module, extra = _mem_module(node.op)
+        params = {**extra, **params, **_mem_params(elab.hw, list(ne.mem_ports))}
         conns.append(".mem_now(mem_now)")
-        for mp in mports:
+        for mp in ne.mem_ports:
             conns += [f".{mp.array}_nlines(mp{mp.no}_nlines)", f".{mp.array}_base(mp{mp.no}_base)"]
     ptxt = (" #(" + ", ".join(f".{k}({v})" for k, v in params.items()) + ")") if params else ""
     lines.append(f"  // node {node.id} ({node.op})")
@@ -461,11 +426,11 @@ def write_memories(graph: Graph, tensors: Mapping[str, FiberTree], out_dir: str 
         if name is None or not node.primitive.reads_tensor:
             continue
         tree = tensors[name]
-        if node.op == "scan_compressed":
+        if node.primitive.reads_compressed:  # a compressed level: seg and crd arrays
             lvl = tree.levels[node.params["level"]]
             _write_image(out, name, node.params["level"], "seg", [int(x) for x in lvl.seg])
             _write_image(out, name, node.params["level"], "crd", [int(x) for x in lvl.crd])
-        elif node.op == "array":  # a blocked tree's rows are its blocks: E words each
+        elif node.primitive.reads_values:  # a blocked tree's rows are its blocks: E words each
             vals = tree.vals.reshape(-1)
             words = [value_bits(v, graph.dtype) for v in vals.tolist()]
             _write_image(out, name, None, "vals", words)

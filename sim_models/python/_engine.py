@@ -14,18 +14,20 @@ from typing import Any
 
 from ir import (
     CATALOGUE,
+    ENTRY_BYTES,
+    LANE_MERGES,
     Block,
     EdgeTrace,
+    Elaboration,
     FiberTree,
     Format,
     Graph,
     Hardware,
     Trace,
-    at_run_depth,
-    block_cycles,
     counted_edges,
+    elaborate,
+    run_cycles,
     to_blocks,
-    value_elems,
 )
 
 from ._actor import Actor, StreamError
@@ -60,16 +62,17 @@ class _Context:
     """What actors may ask about the bound input tensors."""
 
     def __init__(self, graph: Graph, tensors: Mapping[str, FiberTree],
-                 hw: Hardware | None = None, ports: Mapping[str, int] | None = None) -> None:
+                 elab: Elaboration | None = None, ports: Mapping[str, int] | None = None
+                 ) -> None:
         self.dtype = graph.dtype
         self.tensors = tensors
         self.memory: MemorySystem | None = None
         self.graph = graph
-        #: elements per token of every val edge, and each compute node's firing cycles;
-        #: a one-primitive harness gives its ports' elements instead (``ports``)
+        #: elements per token of every val edge, and each compute node's firing cycles
+        #: (``ir.elaborate``); a one-primitive harness gives its ports' elements instead
         self.ports = ports
-        self.widths = value_elems(graph) if ports is None else {}
-        self.cycles = block_cycles(graph, hw, self.widths) if ports is None else {}
+        self.widths = elab.widths if elab is not None else {}
+        self.cycles = elab.cycles if elab is not None else {}
 
     def elems_in(self, node, port: str) -> int:
         """Elements per value token on ``node``'s input ``port`` (1 = scalar)."""
@@ -177,9 +180,10 @@ def simulate(graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
     ``hw`` adds the memory system (``None`` = ideal); ``mem_trace`` logs every burst.
     """
     start = time.perf_counter()
-    graph = at_run_depth(graph, depth, hw)
+    elab = elaborate(graph, hw, depth)
+    graph = elab.graph
     tensors = bind_inputs(graph, inputs)
-    ctx = _Context(graph, tensors, hw)
+    ctx = _Context(graph, tensors, elab)
     work: deque[Actor] = deque()
 
     def wake(actor: Actor) -> None:
@@ -225,9 +229,8 @@ def simulate(graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
     if hw is not None:
         check_onchip(graph, actors.values(), hw)
     writers = [a for a in actors.values() if a.node.primitive.writes_tensor]
-    cycles = None if functional else max((a.done_cycle for a in writers), default=-1) + 1
-    if memory is not None:
-        cycles = max(cycles, memory.finish())
+    cycles = None if functional else run_cycles(
+        [a.done_cycle for a in writers], memory.finish() if memory is not None else 0)
     result = SimResult(graph.name, _collect_outputs(graph, actors), cycles)
     result.data_tokens = {name: channels[name].data for name in counted}
     if hw is not None:
@@ -281,10 +284,6 @@ def drain(work: deque[Actor], wake) -> None:
                 wake(actor)
 
 
-#: on-chip bytes per accumulator entry (its crds + value)
-ENTRY_BYTES = {"spacc": 8, "spacc2": 12, "spacc3": 16}
-
-
 #: bytes of a buffered stream token (a 32-bit crd, ref or value)
 TOKEN_BYTES = 4
 
@@ -294,9 +293,6 @@ def lane_buffers(graph: Graph) -> list[tuple[str, int]]:
     (docs/parallel.md, "Lane buffers")."""
     return [(e.name, e.depth * TOKEN_BYTES) for e in graph.edges
             if e.depth is not None and graph.nodes[e.dst_node].op in LANE_MERGES]
-
-
-LANE_MERGES = frozenset({"lane_merge", "lane_merge2"})
 
 
 def check_onchip(graph: Graph, actors, hw: Hardware) -> None:

@@ -1,0 +1,95 @@
+"""The parts of a SAMML graph: nodes, edges, tensor declarations, names and the error.
+
+Plain frozen data; :class:`~ir.Graph` (``ir/_graph.py``) validates how they fit together.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._catalogue import CATALOGUE, Primitive
+
+__all__ = ["GraphError", "Node", "Edge", "TensorSpec", "SCHEMA", "DEFAULT_DEPTH", "MAX_DEPTH",
+           "NAME_PATTERN", "check_name", "DTYPES", "ROLES", "LEVEL_READERS"]
+
+SCHEMA = "samfuse-graph/1"
+DEFAULT_DEPTH = 2
+#: the deepest bounded FIFO (tokens): the RTL backend declares every FIFO's slots as an
+#: array, which Icarus allocates; deeper than this, use null (unbounded)
+MAX_DEPTH = 1 << 20
+DTYPES = ("float32", "int32")
+ROLES = ("input", "output")
+#: the storage level type each level reader walks (a scanner of the wrong kind would
+#: read the other level's arrays: compressed seg/crd, or a dense level's size)
+LEVEL_READERS = {p.name: "compressed" if p.reads_compressed else "dense"
+                 for p in CATALOGUE.values() if p.reads_tensor and p.param("level")}
+
+
+#: primitives whose ``ref`` output carries (a subset of) their ``ref_in`` stream
+_REF_PASSERS = frozenset({"repeat", "lane_split"})
+
+
+class GraphError(ValueError):
+    """A malformed graph: the message names the node, port or edge at fault."""
+
+
+#: graph, tensor, node and region names become parts of file names (traces, outputs,
+#: kernel JSON), so they are restricted to one portable set (docs/graph-json.md): a
+#: letter or ``_``, then letters, digits and ``_ . - # +``; never ``..``; at most 200
+NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_.#+-]{0,199}")
+
+
+def check_name(kind: str, name: object, error: type[Exception] = GraphError) -> str:
+    """``name`` if it is in :data:`NAME_PATTERN`, else ``error`` naming ``kind``."""
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name) or ".." in name:
+        raise error(f"{kind} name {name!r} is not allowed: a name starts with a letter or "
+                    "'_' and has at most 200 letters, digits, '_', '.', '-', '#', '+' "
+                    "(never '..')")
+    return name
+
+
+@dataclass(frozen=True)
+class Node:
+    id: str
+    op: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def primitive(self) -> Primitive:
+        return CATALOGUE[self.op]
+
+
+@dataclass(frozen=True)
+class Edge:
+    """A FIFO from ``src`` (``node.port``) to ``dst``; ``depth=None`` means unbounded."""
+
+    src: str
+    dst: str
+    depth: int | None = DEFAULT_DEPTH
+    kind: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.src}->{self.dst}"
+
+    @property
+    def src_node(self) -> str:
+        return self.src.rsplit(".", 1)[0]
+
+    @property
+    def dst_node(self) -> str:
+        return self.dst.rsplit(".", 1)[0]
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A tensor a graph reads (``role="input"``) or writes (``"output"``)."""
+
+    name: str
+    shape: tuple[int, ...]
+    format: str
+    role: str = "input"
+    #: block extents per mode (values are dense blocks, docs/blocks.md); None = scalars
+    block: tuple[int, ...] | None = None
