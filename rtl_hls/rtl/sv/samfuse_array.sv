@@ -4,14 +4,9 @@ module samfuse_array #(
     parameter VAL_FILE = "",
     parameter int E = 1
 ) (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    input  logic [33:0] ref_dout,
-    input  logic        ref_empty_n,
-    output logic        ref_read,
-    output logic [32*E+1:0] val_din,
-    input  logic        val_full_n,
-    output logic        val_write
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_IN(ref),
+    `SAMFUSE_OUT(val, 32*E+2)
 );
   /* verilator lint_off UNUSEDSIGNAL */  // no memory system: no requests
   logic [15:0] vals_nlines;

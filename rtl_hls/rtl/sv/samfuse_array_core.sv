@@ -17,14 +17,9 @@ module samfuse_array_core #(
     parameter int VAL_PORT = 0,
     parameter VAL_LEN_FILE = ""
 ) (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    input  logic [33:0] ref_dout,
-    input  logic        ref_empty_n,
-    output logic        ref_read,
-    output logic [32*E+1:0] val_din,
-    input  logic        val_full_n,
-    output logic        val_write,
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_IN(ref),
+    `SAMFUSE_OUT(val, 32*E+2),
     // memory system (MEM); unused without it
     /* verilator lint_off UNUSEDSIGNAL */
     input  logic [31:0] mem_now,

@@ -4,11 +4,8 @@ module samfuse_level_writer #(
     parameter int STOP_N = 16,
     parameter DUMP_FILE = "level_writer.dump"
 ) (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    input  logic [33:0] crd_dout,
-    input  logic        crd_empty_n,
-    output logic        crd_read,
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_IN(crd),
     output logic        done
 );
   /* verilator lint_off UNUSEDSIGNAL */  // no memory system: no requests

@@ -18,11 +18,8 @@ module samfuse_level_writer_core #(
     parameter int CRD_PORT = 0,
     parameter int SEG_PORT = 0
 ) (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    input  logic [33:0] crd_dout,
-    input  logic        crd_empty_n,
-    output logic        crd_read,
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_IN(crd),
     output logic        done,
     // memory system (MEM); unused without it
     /* verilator lint_off UNUSEDSIGNAL */

@@ -7,6 +7,27 @@
 // SIMULATION-ONLY: it converts to `real` (binary64), computes, and rounds once to binary32
 // with an exact integer round-to-nearest-even (Icarus 11 lacks $bitstoshortreal and the
 // shortreal of the other simulator is a binary64). Replace f_* with FP cores to synthesize.
+// Port macros: the Vitis HLS ap_fifo stream ports (docs/rtl.md) written once. This file is
+// compiled first (netlist.rtl_sources), so every primitive's port list uses them:
+// SAMFUSE_IN(x, W) declares x_dout[W-1:0], x_empty_n, x_read; SAMFUSE_OUT(y, W) declares
+// y_din[W-1:0], y_full_n, y_write (W defaults to the 34-bit token word).
+// SAMFUSE_BIND_IN/OUT(port, sig) connect a core's stream `port` to a wrapper's `sig`
+// (beside `.*` for the ports whose names agree).
+`define SAMFUSE_CLOCK input logic ap_clk, input logic ap_rst
+`define SAMFUSE_IN(n, w = 34) \
+    input logic [(w)-1:0] n``_dout, input logic n``_empty_n, output logic n``_read
+`define SAMFUSE_OUT(n, w = 34) \
+    output logic [(w)-1:0] n``_din, input logic n``_full_n, output logic n``_write
+`define SAMFUSE_BIND_IN(port, sig) \
+    .port``_dout(sig``_dout), .port``_empty_n(sig``_empty_n), .port``_read(sig``_read)
+`define SAMFUSE_BIND_OUT(port, sig) \
+    .port``_din(sig``_din), .port``_full_n(sig``_full_n), .port``_write(sig``_write)
+// The coordinate joiners' ports (intersect, union, their _val forms and their core):
+// crd_a, a2 (ref_a or val_a, W bits), crd_b, ref_b -> crd, a2, ref_b.
+`define SAMFUSE_JOIN_PORTS(a2, w) \
+    `SAMFUSE_CLOCK, `SAMFUSE_IN(crd_a), `SAMFUSE_IN(a2, w), `SAMFUSE_IN(crd_b), \
+    `SAMFUSE_IN(ref_b), `SAMFUSE_OUT(crd), `SAMFUSE_OUT(a2, w), `SAMFUSE_OUT(ref_b)
+
 package samfuse_pkg;
   // each module uses only some of the constants below
   /* verilator lint_off UNUSEDPARAM */

@@ -5,17 +5,10 @@ module samfuse_scan_compressed #(
     parameter SEG_FILE = "",
     parameter CRD_FILE = ""
 ) (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    input  logic [33:0] ref_in_dout,
-    input  logic        ref_in_empty_n,
-    output logic        ref_in_read,
-    output logic [33:0] crd_din,
-    input  logic        crd_full_n,
-    output logic        crd_write,
-    output logic [33:0] ref_din,
-    input  logic        ref_full_n,
-    output logic        ref_write
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_IN(ref_in),
+    `SAMFUSE_OUT(crd),
+    `SAMFUSE_OUT(ref)
 );
   /* verilator lint_off UNUSEDSIGNAL */  // no memory system: no requests
   logic [15:0] seg_nlines, crd_nlines;

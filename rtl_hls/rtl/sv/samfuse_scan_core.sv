@@ -26,17 +26,10 @@ module samfuse_scan_core #(
     parameter SEG_LEN_FILE = "",
     parameter CRD_LEN_FILE = ""
 ) (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    input  logic [33:0] ref_in_dout,
-    input  logic        ref_in_empty_n,
-    output logic        ref_in_read,
-    output logic [33:0] crd_din,
-    input  logic        crd_full_n,
-    output logic        crd_write,
-    output logic [33:0] ref_din,
-    input  logic        ref_full_n,
-    output logic        ref_write,
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_IN(ref_in),
+    `SAMFUSE_OUT(crd),
+    `SAMFUSE_OUT(ref),
     // memory system (MEM): the cycle number, and each port's request to / grant from its
     // channel (samfuse_mem_channel); unused without MEM
     /* verilator lint_off UNUSEDSIGNAL */

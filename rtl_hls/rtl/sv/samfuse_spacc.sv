@@ -9,20 +9,11 @@ module samfuse_spacc #(
     parameter int E = 1,
     parameter int CYCLES = 1
 ) (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    input  logic [33:0] crd_in_dout,
-    input  logic        crd_in_empty_n,
-    output logic        crd_in_read,
-    input  logic [32*E+1:0] val_in_dout,
-    input  logic        val_in_empty_n,
-    output logic        val_in_read,
-    output logic [33:0] crd_din,
-    input  logic        crd_full_n,
-    output logic        crd_write,
-    output logic [32*E+1:0] val_din,
-    input  logic        val_full_n,
-    output logic        val_write
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_IN(crd_in),
+    `SAMFUSE_IN(val_in, 32*E+2),
+    `SAMFUSE_OUT(crd),
+    `SAMFUSE_OUT(val, 32*E+2)
 );
   import samfuse_pkg::*;
   // a control token on the value output's width

@@ -26,20 +26,15 @@ module samfuse_spacc_core #(
     parameter int E = 1,
     parameter int CYCLES = 1
 ) (
-    input  logic               ap_clk,
-    input  logic               ap_rst,
+    `SAMFUSE_CLOCK,
     input  logic [34*L-1:0]    crd_in_dout,
     input  logic [L-1:0]       crd_in_empty_n,
     output logic [L-1:0]       crd_in_read,
-    input  logic [32*E+1:0]    val_in_dout,
-    input  logic               val_in_empty_n,
-    output logic               val_in_read,
+    `SAMFUSE_IN(val_in, 32*E+2),
     output logic [34*L-1:0]    crd_din,
     input  logic [L-1:0]       crd_full_n,
     output logic [L-1:0]       crd_write,
-    output logic [32*E+1:0]    val_din,
-    input  logic               val_full_n,
-    output logic               val_write
+    `SAMFUSE_OUT(val, 32*E+2)
 );
   import samfuse_pkg::*;
   // a control token on the value output's width

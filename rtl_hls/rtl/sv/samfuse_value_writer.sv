@@ -4,11 +4,8 @@ module samfuse_value_writer #(
     parameter DUMP_FILE = "value_writer.dump",
     parameter int E = 1
 ) (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    input  logic [32*E+1:0] val_dout,
-    input  logic        val_empty_n,
-    output logic        val_read,
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_IN(val, 32*E+2),
     output logic        done
 );
   /* verilator lint_off UNUSEDSIGNAL */  // no memory system: no requests

@@ -17,11 +17,8 @@ module samfuse_value_writer_core #(
     parameter int MEM_LAT = 1,
     parameter int VAL_PORT = 0
 ) (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    input  logic [32*E+1:0] val_dout,
-    input  logic        val_empty_n,
-    output logic        val_read,
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_IN(val, 32*E+2),
     output logic        done,
     // memory system (MEM); unused without it
     /* verilator lint_off UNUSEDSIGNAL */
