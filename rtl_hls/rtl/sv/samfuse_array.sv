@@ -13,17 +13,5 @@ module samfuse_array #(
   /* verilator lint_on UNUSEDSIGNAL */
   samfuse_array_core #(
       .VAL_N(VAL_N), .VAL_FILE(VAL_FILE), .E(E)
-  ) u_core (
-      .ap_clk(ap_clk),
-      .ap_rst(ap_rst),
-      .ref_dout(ref_dout),
-      .ref_empty_n(ref_empty_n),
-      .ref_read(ref_read),
-      .val_din(val_din),
-      .val_full_n(val_full_n),
-      .val_write(val_write),
-      .mem_now('0),
-      .vals_base('0),
-      .vals_nlines(vals_nlines)
-  );
+  ) u_core (.*, .mem_now('0), .vals_base('0));
 endmodule

@@ -13,17 +13,5 @@ module samfuse_level_writer #(
   /* verilator lint_on UNUSEDSIGNAL */
   samfuse_level_writer_core #(
       .CRD_N(CRD_N), .STOP_N(STOP_N), .DUMP_FILE(DUMP_FILE)
-  ) u_core (
-      .ap_clk(ap_clk),
-      .ap_rst(ap_rst),
-      .crd_dout(crd_dout),
-      .crd_empty_n(crd_empty_n),
-      .crd_read(crd_read),
-      .done(done),
-      .mem_now('0),
-      .crd_base('0),
-      .seg_base('0),
-      .crd_nlines(crd_nlines),
-      .seg_nlines(seg_nlines)
-  );
+  ) u_core (.*, .mem_now('0), .crd_base('0), .seg_base('0));
 endmodule

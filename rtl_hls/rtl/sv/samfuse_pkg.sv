@@ -27,6 +27,8 @@
 `define SAMFUSE_JOIN_PORTS(a2, w) \
     `SAMFUSE_CLOCK, `SAMFUSE_IN(crd_a), `SAMFUSE_IN(a2, w), `SAMFUSE_IN(crd_b), \
     `SAMFUSE_IN(ref_b), `SAMFUSE_OUT(crd), `SAMFUSE_OUT(a2, w), `SAMFUSE_OUT(ref_b)
+// The level scanners' ports (scan_compressed, scan_dense, their core): ref_in -> crd, ref.
+`define SAMFUSE_SCAN_PORTS `SAMFUSE_CLOCK, `SAMFUSE_IN(ref_in), `SAMFUSE_OUT(crd), `SAMFUSE_OUT(ref)
 
 package samfuse_pkg;
   // each module uses only some of the constants below

@@ -26,10 +26,7 @@ module samfuse_scan_core #(
     parameter SEG_LEN_FILE = "",
     parameter CRD_LEN_FILE = ""
 ) (
-    `SAMFUSE_CLOCK,
-    `SAMFUSE_IN(ref_in),
-    `SAMFUSE_OUT(crd),
-    `SAMFUSE_OUT(ref),
+    `SAMFUSE_SCAN_PORTS,
     // memory system (MEM): the cycle number, and each port's request to / grant from its
     // channel (samfuse_mem_channel); unused without MEM
     /* verilator lint_off UNUSEDSIGNAL */
