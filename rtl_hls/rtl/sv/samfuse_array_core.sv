@@ -97,11 +97,5 @@ module samfuse_array_core #(
     end
   endgenerate
 
-`ifndef SYNTHESIS
-  // simulation-only statistic read by the whole-graph bench: NodeStats.stall_mem
-  int unsigned mem_stall;
-  always @(posedge ap_clk)
-    if (ap_rst) mem_stall <= 0;
-    else if (want && !mok) mem_stall <= mem_stall + 1;
-`endif
+  `SAMFUSE_MEM_STALL(want && !mok)
 endmodule

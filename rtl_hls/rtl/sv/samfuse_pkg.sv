@@ -29,6 +29,16 @@
     `SAMFUSE_IN(ref_b), `SAMFUSE_OUT(crd), `SAMFUSE_OUT(a2, w), `SAMFUSE_OUT(ref_b)
 // The level scanners' ports (scan_compressed, scan_dense, their core): ref_in -> crd, ref.
 `define SAMFUSE_SCAN_PORTS `SAMFUSE_CLOCK, `SAMFUSE_IN(ref_in), `SAMFUSE_OUT(crd), `SAMFUSE_OUT(ref)
+// SAMFUSE_MEM_STALL(cond): a memory node's simulation-only count of the cycles `cond`
+// holds (a firing waiting for memory), read by the whole-graph bench from the instance's
+// `mem_stall` as NodeStats.stall_mem.
+`ifndef SYNTHESIS
+`define SAMFUSE_MEM_STALL(cond) \
+  int unsigned mem_stall; \
+  always @(posedge ap_clk) if (ap_rst) mem_stall <= 0; else if (cond) mem_stall <= mem_stall + 1;
+`else
+`define SAMFUSE_MEM_STALL(cond)
+`endif
 
 package samfuse_pkg;
   // each module uses only some of the constants below

@@ -132,13 +132,7 @@ module samfuse_scan_core #(
     end
   endgenerate
 
-`ifndef SYNTHESIS
-  // simulation-only statistic read by the whole-graph bench: NodeStats.stall_mem
-  int unsigned mem_stall;
-  always @(posedge ap_clk)
-    if (ap_rst) mem_stall <= 0;
-    else if (!mok && !fin) mem_stall <= mem_stall + 1;
-`endif
+  `SAMFUSE_MEM_STALL(!mok && !fin)
 
   always @* begin
     if (COMPRESSED) begin

@@ -56,22 +56,9 @@ module samfuse_value_writer_core #(
     end
   endgenerate
 
-`ifndef SYNTHESIS
-  // simulation-only statistic read by the whole-graph bench: NodeStats.stall_mem
-  int unsigned mem_stall;
-  always @(posedge ap_clk)
-    if (ap_rst) mem_stall <= 0;
-    else if (!fin && val_empty_n && !mok) mem_stall <= mem_stall + 1;
-`endif
+  `SAMFUSE_MEM_STALL(!fin && val_empty_n && !mok)
 
-  // `done` is one register, set the cycle after D is consumed and every write is
-  // acknowledged, and never cleared: `fin && (now >= last ack)` from several registers
-  // that change at the same edge can glitch high for a delta cycle in simulation, which
-  // an edge-triggered bench then takes for the end of the run (the top's ap_done, an AND
-  // of these monotone registers, cannot glitch).
-  always_ff @(posedge ap_clk)
-    if (ap_rst) done <= 1'b0;
-    else done <= (fin || (val_read && tag == TAG_DONE)) && acked_n;
+  samfuse_writer_done u_done (.*, .fire(val_read));
 
   always_ff @(posedge ap_clk) begin
     if (ap_rst) begin
