@@ -8,12 +8,7 @@ module samfuse_array_core #(
     parameter int VAL_N = 1,
     parameter VAL_FILE = "",
     parameter int E = 1,
-    parameter bit MEM = 1'b0,
-    parameter int MEM_K = 8,
-    parameter int MEM_WPL = 16,
-    parameter int MEM_LB = 64,
-    parameter int MEM_B = 64,
-    parameter int MEM_LAT = 1,
+    `SAMFUSE_MEM_PARAMS,
     parameter int VAL_PORT = 0,
     parameter VAL_LEN_FILE = ""
 ) (
@@ -76,7 +71,7 @@ module samfuse_array_core #(
           words[i*32+:32] = i == 0 ? first : (first / 32'(MEM_WPL) + 32'(i)) * 32'(MEM_WPL);
         end
       samfuse_mem_rdport #(
-          .K(MEM_K), .WPL(MEM_WPL), .LB(MEM_LB), .B(MEM_B), .LAT(MEM_LAT), .NACC(NACC),
+          `SAMFUSE_MEM_PORT_PARAMS, .NACC(NACC),
           .PORT(VAL_PORT), .LEN_FILE(VAL_LEN_FILE)
       ) u_vals (
           .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .acc(acc),

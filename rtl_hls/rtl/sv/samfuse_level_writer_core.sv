@@ -9,12 +9,7 @@ module samfuse_level_writer_core #(
     parameter int CRD_N = 16,
     parameter int STOP_N = 16,
     parameter DUMP_FILE = "level_writer.dump",
-    parameter bit MEM = 1'b0,
-    parameter int MEM_K = 8,
-    parameter int MEM_WPL = 16,
-    parameter int MEM_LB = 64,
-    parameter int MEM_B = 64,
-    parameter int MEM_LAT = 1,
+    `SAMFUSE_MEM_PARAMS,
     parameter int CRD_PORT = 0,
     parameter int SEG_PORT = 0
 ) (
@@ -51,14 +46,14 @@ module samfuse_level_writer_core #(
       assign is_stop = tag == TAG_STOP;
       assign is_done = tag == TAG_DONE;
       samfuse_mem_wrport #(
-          .K(MEM_K), .WPL(MEM_WPL), .LB(MEM_LB), .B(MEM_B), .LAT(MEM_LAT), .PORT(CRD_PORT)
+          `SAMFUSE_MEM_PORT_PARAMS, .PORT(CRD_PORT)
       ) u_crd (
           .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .add(is_crd),
           .flush(is_done), .ok(cok), .fire(crd_read), .nlines(crd_nlines),
           .base(crd_base), .acked_n(cacked)
       );
       samfuse_mem_wrport #(
-          .K(MEM_K), .WPL(MEM_WPL), .LB(MEM_LB), .B(MEM_B), .LAT(MEM_LAT), .PORT(SEG_PORT)
+          `SAMFUSE_MEM_PORT_PARAMS, .PORT(SEG_PORT)
       ) u_seg (
           .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .add(is_stop),
           .flush(is_done), .ok(sok), .fire(crd_read), .nlines(seg_nlines),

@@ -39,6 +39,14 @@
 `else
 `define SAMFUSE_MEM_STALL(cond)
 `endif
+// A memory node core's memory-system parameters (MEM: off-chip behind ports; the netlist
+// sets them by these names), and their binding to a samfuse_mem_rdport/wrport.
+`define SAMFUSE_MEM_PARAMS \
+    parameter bit MEM = 1'b0, parameter int MEM_K = 8, parameter int MEM_WPL = 16, \
+    parameter int MEM_LB = 64, parameter int MEM_B = 64, parameter int MEM_LAT = 1
+`define SAMFUSE_MEM_PORT_PARAMS .K(MEM_K), .WPL(MEM_WPL), .LB(MEM_LB), .B(MEM_B), .LAT(MEM_LAT)
+// The join _val forms' core binding: the core's ref_a is their val_a.
+`define SAMFUSE_JOIN_VAL_BIND .*, `SAMFUSE_BIND_IN(ref_a, val_a), `SAMFUSE_BIND_OUT(ref_a, val_a)
 
 package samfuse_pkg;
   // each module uses only some of the constants below

@@ -15,12 +15,7 @@ module samfuse_scan_core #(
     parameter int CRD_N = 1,
     parameter SEG_FILE = "",
     parameter CRD_FILE = "",
-    parameter bit MEM = 1'b0,
-    parameter int MEM_K = 8,
-    parameter int MEM_WPL = 16,
-    parameter int MEM_LB = 64,
-    parameter int MEM_B = 64,
-    parameter int MEM_LAT = 1,
+    `SAMFUSE_MEM_PARAMS,
     parameter int SEG_PORT = 0,
     parameter int CRD_PORT = 0,
     parameter SEG_LEN_FILE = "",
@@ -89,7 +84,7 @@ module samfuse_scan_core #(
                                                : !fin && state == IN_FIBER);
       assign crd_ok = crd_iss ? mem_now >= crd_rdy : crd_okv;
       samfuse_mem_rdport #(
-          .K(MEM_K), .WPL(MEM_WPL), .LB(MEM_LB), .B(MEM_B), .LAT(MEM_LAT), .NACC(2),
+          `SAMFUSE_MEM_PORT_PARAMS, .NACC(2),
           .PORT(SEG_PORT), .LEN_FILE(SEG_LEN_FILE)
       ) u_seg (
           .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .acc({seg_acc, seg_acc}),
@@ -97,7 +92,7 @@ module samfuse_scan_core #(
           .base(seg_base)
       );
       samfuse_mem_rdport #(
-          .K(MEM_K), .WPL(MEM_WPL), .LB(MEM_LB), .B(MEM_B), .LAT(MEM_LAT), .NACC(1),
+          `SAMFUSE_MEM_PORT_PARAMS, .NACC(1),
           .PORT(CRD_PORT), .LEN_FILE(CRD_LEN_FILE)
       ) u_crd (
           .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .acc(crd_acc),

@@ -6,6 +6,5 @@
 module samfuse_union_val #(
     parameter int W = 34  // val_a's token width: 2 + 32*E for blocks of E elements
 ) (`SAMFUSE_JOIN_PORTS(val_a, W));
-  samfuse_join_core #(.UNION(1'b1), .W(W)) u_core (
-      .*, `SAMFUSE_BIND_IN(ref_a, val_a), `SAMFUSE_BIND_OUT(ref_a, val_a));
+  samfuse_join_core #(.UNION(1'b1), .W(W)) u_core (`SAMFUSE_JOIN_VAL_BIND);
 endmodule

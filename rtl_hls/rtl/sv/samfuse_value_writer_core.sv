@@ -9,12 +9,7 @@ module samfuse_value_writer_core #(
     parameter int VAL_N = 16,
     parameter DUMP_FILE = "value_writer.dump",
     parameter int E = 1,
-    parameter bit MEM = 1'b0,
-    parameter int MEM_K = 8,
-    parameter int MEM_WPL = 16,
-    parameter int MEM_LB = 64,
-    parameter int MEM_B = 64,
-    parameter int MEM_LAT = 1,
+    `SAMFUSE_MEM_PARAMS,
     parameter int VAL_PORT = 0
 ) (
     `SAMFUSE_CLOCK,
@@ -43,7 +38,7 @@ module samfuse_value_writer_core #(
       assign is_val = tag == TAG_DATA;
       assign is_done = tag == TAG_DONE;
       samfuse_mem_wrport #(
-          .K(MEM_K), .WPL(MEM_WPL), .LB(MEM_LB), .B(MEM_B), .LAT(MEM_LAT), .PORT(VAL_PORT),
+          `SAMFUSE_MEM_PORT_PARAMS, .PORT(VAL_PORT),
           .E(E)
       ) u_vals (
           .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .add(is_val),
