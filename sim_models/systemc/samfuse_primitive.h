@@ -29,6 +29,12 @@
 #include "samfuse_memory.h"
 #include "samfuse_token.h"
 
+// A primitive class's port names, comma-separated in catalogue order: the static
+// inputs()/outputs() the driver's port table (samfuse_driver.cpp) reads.
+#define SAMFUSE_PORTS(ins, outs)                  \
+  static const char* inputs() { return ins; }   \
+  static const char* outputs() { return outs; }
+
 namespace samfuse {
 
 // The part of a graph instance that its primitives see while running.
