@@ -88,8 +88,7 @@ class Alu : public Primitive {
     fire(now, cycles);
     a_in.pop();
     b_in.pop();
-    out_[0].push(res, now);
-    if (is_done(res)) finish(now);
+    pass(0, res, now);
     return true;
   }
 
@@ -135,8 +134,7 @@ class Unary : public Primitive {
     } else if (value) {
       out_[0].push(data_tok(unary_op(op_, fp_, c_, payload(tok))), now);
     } else {
-      out_[0].push(tok, now);
-      if (is_done(tok)) finish(now);
+      pass(0, tok, now);
     }
     return true;
   }

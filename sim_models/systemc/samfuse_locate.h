@@ -42,8 +42,7 @@ class Locate : public Primitive {
     fire(now);
     c_in.pop();
     r_in.pop();
-    out_[0].push(res, now);
-    if (is_done(res)) finish(now);
+    pass(0, res, now);
     return true;
   }
 

@@ -164,6 +164,11 @@ class Primitive : private ScopedModuleName, public sc_core::sc_module {
     done_cycle = now;
     net_->unfinished -= 1;
   }
+  // Writes `tok` on output `i`; writing D ends the primitive (it passes the D it consumed).
+  void pass(int i, tok_t tok, cycle_t now) {
+    out_[std::size_t(i)].push(tok, now);
+    if (is_done(tok)) finish(now);
+  }
   // A stream-rule violation; the cycle is the module's next own cycle, as in Python.
   [[noreturn]] void fail(const std::string& format, tok_t a = 0, char ka = 0, tok_t b = 0,
                          char kb = 0, tok_t c = 0, char kc = 0, tok_t d = 0,

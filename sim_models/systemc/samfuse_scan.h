@@ -212,8 +212,7 @@ class RepSig : public Primitive {
     if (is_data(tok) || is_empty(tok)) {
       out_[0].push(REPEAT_TOK, now);
     } else {
-      out_[0].push(tok, now);
-      if (is_done(tok)) finish(now);
+      pass(0, tok, now);
     }
     return true;
   }
@@ -341,8 +340,7 @@ class Array : public Primitive {
     } else if (is_empty(tok)) {
       out_[0].push(zero_, now);  // 0.0f and 0 share the all-zero word
     } else {
-      out_[0].push(tok, now);
-      if (is_done(tok)) finish(now);
+      pass(0, tok, now);
     }
     return true;
   }
