@@ -7,6 +7,7 @@
 // SIMULATION-ONLY: it converts to `real` (binary64), computes, and rounds once to binary32
 // with an exact integer round-to-nearest-even (Icarus 11 lacks $bitstoshortreal and the
 // shortreal of the other simulator is a binary64). Replace f_* with FP cores to synthesize.
+//
 // Port macros: the Vitis HLS ap_fifo stream ports (docs/rtl.md) written once. This file is
 // compiled first (netlist.rtl_sources), so every primitive's port list uses them:
 // SAMFUSE_IN(x, W) declares x_dout[W-1:0], x_empty_n, x_read; SAMFUSE_OUT(y, W) declares
