@@ -56,8 +56,7 @@ class EntryAdder {
 // val = a op b on aligned streams; N counts as 0; stops must match.
 class Alu : public Primitive {
  public:
-  static const char* inputs() { return "a,b"; }
-  static const char* outputs() { return "val"; }
+  SAMFUSE_PORTS("a,b", "val")
   Alu(const std::string& id, int op, bool fp) : Primitive(id, "alu", 2, 1), op_(op), fp_(fp) {}
 
   // The block operator (spec: see BlockOp); without it the ALU is scalar.
@@ -89,8 +88,7 @@ class Alu : public Primitive {
     fire(now, cycles);
     a_in.pop();
     b_in.pop();
-    out_[0].push(res, now);
-    if (is_done(res)) finish(now);
+    pass(0, res, now);
     return true;
   }
 
@@ -103,8 +101,7 @@ class Alu : public Primitive {
 
 class Unary : public Primitive {
  public:
-  static const char* inputs() { return "a"; }
-  static const char* outputs() { return "val"; }
+  SAMFUSE_PORTS("a", "val")
   Unary(const std::string& id, int op, bool fp, std::uint32_t c_f32, std::uint32_t c_imod,
         std::int64_t c_idiv)
       : Primitive(id, "unary", 1, 1), op_(op), fp_(fp) {
@@ -137,8 +134,7 @@ class Unary : public Primitive {
     } else if (value) {
       out_[0].push(data_tok(unary_op(op_, fp_, c_, payload(tok))), now);
     } else {
-      out_[0].push(tok, now);
-      if (is_done(tok)) finish(now);
+      pass(0, tok, now);
     }
     return true;
   }
@@ -156,8 +152,7 @@ class Unary : public Primitive {
 // closes (emit the accumulator, pop the ref); S_{k-1} means the parent is done.
 class Reduce : public Primitive {
  public:
-  static const char* inputs() { return "val_in,outer"; }
-  static const char* outputs() { return "val"; }
+  SAMFUSE_PORTS("val_in,outer", "val")
   Reduce(const std::string& id, bool is_max, bool fp)
       : Primitive(id, "reduce", 2, 1), op_(is_max ? OP_MAX : OP_ADD), fp_(fp),
         identity_(!is_max ? 0u : fp ? 0xFF800000u : 0x80000000u), acc_(identity_) {}
@@ -234,8 +229,7 @@ class Reduce : public Primitive {
 // one entry per cycle, then S_{k-1}.
 class SpAcc : public Primitive {
  public:
-  static const char* inputs() { return "crd_in,val_in"; }
-  static const char* outputs() { return "crd,val"; }
+  SAMFUSE_PORTS("crd_in,val_in", "crd,val")
   SpAcc(const std::string& id, bool fp) : Primitive(id, "spacc", 2, 2), add_(fp) {}
 
   std::int64_t peak_entries() const override { return max_entries_; }
@@ -350,10 +344,8 @@ class SpAccN : public Primitive {
   static_assert(L == 2 || L == 3, "spacc2 and spacc3");
 
  public:
-  static const char* inputs() {
-    return L == 2 ? "crd1_in,crd0_in,val_in" : "crd2_in,crd1_in,crd0_in,val_in";
-  }
-  static const char* outputs() { return L == 2 ? "crd1,crd0,val" : "crd2,crd1,crd0,val"; }
+  SAMFUSE_PORTS(L == 2 ? "crd1_in,crd0_in,val_in" : "crd2_in,crd1_in,crd0_in,val_in",
+                L == 2 ? "crd1,crd0,val" : "crd2,crd1,crd0,val")
   SpAccN(const std::string& id, bool fp)
       : Primitive(id, L == 2 ? "spacc2" : "spacc3", L + 1, L + 1), add_(fp) {}
 

@@ -13,8 +13,7 @@ namespace samfuse {
 
 class OuterInner : public Primitive {
  public:
-  static const char* inputs() { return "outer_in,inner_in"; }
-  static const char* outputs() { return "outer,inner"; }
+  SAMFUSE_PORTS("outer_in,inner_in", "outer,inner")
   OuterInner(const std::string& id, const char* op, bool outer_stops_lowered)
       : Primitive(id, op, 2, 2), lowered_(outer_stops_lowered) {}
 

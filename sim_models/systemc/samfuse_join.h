@@ -19,14 +19,12 @@ namespace samfuse {
 
 // Side a's second stream: references (intersect, union) ...
 struct RefSideA {
-  static const char* inputs() { return "crd_a,ref_a,crd_b,ref_b"; }
-  static const char* outputs() { return "crd,ref_a,ref_b"; }
+  SAMFUSE_PORTS("crd_a,ref_a,crd_b,ref_b", "crd,ref_a,ref_b")
 };
 
 // ... or values (intersect_val, union_val).
 struct ValSideA {
-  static const char* inputs() { return "crd_a,val_a,crd_b,ref_b"; }
-  static const char* outputs() { return "crd,val_a,ref_b"; }
+  SAMFUSE_PORTS("crd_a,val_a,crd_b,ref_b", "crd,val_a,ref_b")
 };
 
 class Joiner : public Primitive {
@@ -88,8 +86,7 @@ class Joiner : public Primitive {
 template <class SideA>
 class IntersectOf : public Joiner {
  public:
-  static const char* inputs() { return SideA::inputs(); }
-  static const char* outputs() { return SideA::outputs(); }
+  SAMFUSE_PORTS(SideA::inputs(), SideA::outputs())
   IntersectOf(const std::string& id, const char* op) : Joiner(id, op, 4, 3) {}
 
   bool eval(cycle_t now) override {
@@ -116,8 +113,7 @@ class IntersectOf : public Joiner {
 template <class SideA>
 class UnionOf : public Joiner {
  public:
-  static const char* inputs() { return SideA::inputs(); }
-  static const char* outputs() { return SideA::outputs(); }
+  SAMFUSE_PORTS(SideA::inputs(), SideA::outputs())
   UnionOf(const std::string& id, const char* op) : Joiner(id, op, 4, 3) {}
 
   bool eval(cycle_t now) override {

@@ -65,8 +65,7 @@ class LanePrimitive : public Primitive {
 // needs no output space. (lane < lanes and lo <= hi are checked when the graph loads.)
 class LaneSplit : public Primitive {
  public:
-  static const char* inputs() { return "crd_in,ref_in"; }
-  static const char* outputs() { return "crd,ref"; }
+  SAMFUSE_PORTS("crd_in,ref_in", "crd,ref")
   LaneSplit(const std::string& id, long long lanes, long long lane, long long lo, long long hi)
       : Primitive(id, "lane_split", 2, 2), lanes_(lanes), lane_(lane), lo_(lo), hi_(hi) {}
 
@@ -113,8 +112,7 @@ class LaneSplit : public Primitive {
 // Ordered merge of two lanes' (crd, val) streams of one level.
 class LaneMerge : public LanePrimitive {
  public:
-  static const char* inputs() { return "crd_a,val_a,crd_b,val_b"; }
-  static const char* outputs() { return "crd,val"; }
+  SAMFUSE_PORTS("crd_a,val_a,crd_b,val_b", "crd,val")
   explicit LaneMerge(const std::string& id) : LanePrimitive(id, "lane_merge", 4, 2) {}
 
   bool eval(cycle_t now) override {
@@ -163,8 +161,7 @@ class LaneMerge : public LanePrimitive {
 // when the outer fiber ends with S_k).
 class LaneMerge2 : public LanePrimitive {
  public:
-  static const char* inputs() { return "crd1_a,crd0_a,val_a,crd1_b,crd0_b,val_b"; }
-  static const char* outputs() { return "crd1,crd0,val"; }
+  SAMFUSE_PORTS("crd1_a,crd0_a,val_a,crd1_b,crd0_b,val_b", "crd1,crd0,val")
   explicit LaneMerge2(const std::string& id) : LanePrimitive(id, "lane_merge2", 6, 3) {}
 
   bool eval(cycle_t now) override { return copying_ >= 0 ? copy(now) : pick_step(now); }

@@ -13,8 +13,7 @@ namespace samfuse {
 // ref = ref_in * size + crd_in on aligned streams; N on either side gives N; stops pass.
 class Locate : public Primitive {
  public:
-  static const char* inputs() { return "crd_in,ref_in"; }
-  static const char* outputs() { return "ref"; }
+  SAMFUSE_PORTS("crd_in,ref_in", "ref")
   Locate(const std::string& id, std::uint64_t size, std::uint64_t nfib)
       : Primitive(id, "locate", 2, 1), size_(size), nfib_(nfib) {}
 
@@ -43,8 +42,7 @@ class Locate : public Primitive {
     fire(now);
     c_in.pop();
     r_in.pop();
-    out_[0].push(res, now);
-    if (is_done(res)) finish(now);
+    pass(0, res, now);
     return true;
   }
 

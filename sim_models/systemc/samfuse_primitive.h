@@ -29,6 +29,12 @@
 #include "samfuse_memory.h"
 #include "samfuse_token.h"
 
+// A primitive class's port names, comma-separated in catalogue order: the static
+// inputs()/outputs() the driver's port table (samfuse_driver.cpp) reads.
+#define SAMFUSE_PORTS(ins, outs)                  \
+  static const char* inputs() { return ins; }   \
+  static const char* outputs() { return outs; }
+
 namespace samfuse {
 
 // The part of a graph instance that its primitives see while running.
@@ -157,6 +163,11 @@ class Primitive : private ScopedModuleName, public sc_core::sc_module {
     finished_ = true;
     done_cycle = now;
     net_->unfinished -= 1;
+  }
+  // Writes `tok` on output `i`; writing D ends the primitive (it passes the D it consumed).
+  void pass(int i, tok_t tok, cycle_t now) {
+    out_[std::size_t(i)].push(tok, now);
+    if (is_done(tok)) finish(now);
   }
   // A stream-rule violation; the cycle is the module's next own cycle, as in Python.
   [[noreturn]] void fail(const std::string& format, tok_t a = 0, char ka = 0, tok_t b = 0,

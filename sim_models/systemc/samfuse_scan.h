@@ -15,8 +15,7 @@ namespace samfuse {
 
 class Root : public Primitive {
  public:
-  static const char* inputs() { return ""; }
-  static const char* outputs() { return "ref"; }
+  SAMFUSE_PORTS("", "ref")
   explicit Root(const std::string& id) : Primitive(id, "root", 0, 1) {}
 
   bool eval(cycle_t now) override {
@@ -41,8 +40,7 @@ class Root : public Primitive {
 template <class Level>
 class Scanner : public Primitive {
  public:
-  static const char* inputs() { return "ref_in"; }
-  static const char* outputs() { return "crd,ref"; }
+  SAMFUSE_PORTS("ref_in", "crd,ref")
   using Primitive::Primitive;
 
   bool eval(cycle_t now) override {
@@ -202,8 +200,7 @@ class ScanDense : public Scanner<ScanDense> {
 
 class RepSig : public Primitive {
  public:
-  static const char* inputs() { return "crd"; }
-  static const char* outputs() { return "repsig"; }
+  SAMFUSE_PORTS("crd", "repsig")
   explicit RepSig(const std::string& id) : Primitive(id, "repsig", 1, 1) {}
 
   bool eval(cycle_t now) override {
@@ -215,8 +212,7 @@ class RepSig : public Primitive {
     if (is_data(tok) || is_empty(tok)) {
       out_[0].push(REPEAT_TOK, now);
     } else {
-      out_[0].push(tok, now);
-      if (is_done(tok)) finish(now);
+      pass(0, tok, now);
     }
     return true;
   }
@@ -228,8 +224,7 @@ class RepSig : public Primitive {
 // value stream: the op name, the repeated port's name and its token kind are arguments.
 class Repeat : public Primitive {
  public:
-  static const char* inputs() { return "ref_in,repsig"; }
-  static const char* outputs() { return "ref"; }
+  SAMFUSE_PORTS("ref_in,repsig", "ref")
   explicit Repeat(const std::string& id) : Repeat(id, "repeat", "ref_in", KIND_CRD) {}
 
   bool eval(cycle_t now) override {
@@ -290,8 +285,7 @@ class Repeat : public Primitive {
 // It feeds a value computed once per outer coordinate into a deeper loop.
 class Broadcast : public Repeat {
  public:
-  static const char* inputs() { return "val_in,repsig"; }
-  static const char* outputs() { return "val"; }
+  SAMFUSE_PORTS("val_in,repsig", "val")
   explicit Broadcast(const std::string& id) : Repeat(id, "broadcast", "val_in", KIND_VAL) {}
 };
 
@@ -300,8 +294,7 @@ class Broadcast : public Repeat {
 // blocks so that a load pushes a handle; its memory accesses span the block's lines.
 class Array : public Primitive {
  public:
-  static const char* inputs() { return "ref"; }
-  static const char* outputs() { return "val"; }
+  SAMFUSE_PORTS("ref", "val")
   Array(const std::string& id, const std::uint32_t* vals, std::size_t n)
       : Primitive(id, "array", 1, 1), vals_(vals, vals + n), n_(n) {}
 
@@ -347,8 +340,7 @@ class Array : public Primitive {
     } else if (is_empty(tok)) {
       out_[0].push(zero_, now);  // 0.0f and 0 share the all-zero word
     } else {
-      out_[0].push(tok, now);
-      if (is_done(tok)) finish(now);
+      pass(0, tok, now);
     }
     return true;
   }

@@ -17,8 +17,7 @@ namespace samfuse {
 
 class LevelWriter : public Primitive {
  public:
-  static const char* inputs() { return "crd"; }
-  static const char* outputs() { return ""; }
+  SAMFUSE_PORTS("crd", "")
   explicit LevelWriter(const std::string& id) : Primitive(id, "level_writer", 1, 0) {}
 
   bool eval(cycle_t now) override {
@@ -58,8 +57,7 @@ class LevelWriter : public Primitive {
 
 class ValueWriter : public Primitive {
  public:
-  static const char* inputs() { return "val"; }
-  static const char* outputs() { return ""; }
+  SAMFUSE_PORTS("val", "")
   explicit ValueWriter(const std::string& id) : Primitive(id, "value_writer", 1, 0) {}
 
   bool eval(cycle_t now) override {

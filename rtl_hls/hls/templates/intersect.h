@@ -6,20 +6,12 @@
 #include "join_core.h"
 
 namespace samfuse {
-// The intersecter loop shared by intersect and intersect_val: `side_a` is side a's second
-// stream (ref_a or val_a), passed to `out_a` word for word.
-template <class RA, class CrdOut, class AOut, class BOut>
-void intersect_streams(hls::stream<tok_t>& crd_a, hls::stream<RA>& side_a,
-                       hls::stream<tok_t>& crd_b, hls::stream<tok_t>& ref_b, CrdOut& crd,
-                       AOut& out_a, BOut& out_b) {
-    JoinSide<RA> sa;
-    JoinSide<> sb;
-intersect_loop:
-    while (true) {
-#pragma HLS pipeline II = 1
-        tok_t a = sa.crd.peek(crd_a);
-        RA ra = sa.ref.peek(side_a);
-        tok_t b = sb.crd.peek(crd_b), rb = sb.ref.peek(ref_b);
+// One intersecter firing on heads that are not both control tokens (join_streams).
+struct IntersectRule {
+    static constexpr const char* where = "intersect";
+    template <class RA, class CrdOut, class AOut, class BOut>
+    static void step(tok_t a, RA ra, tok_t b, tok_t rb, JoinSide<RA>& sa, JoinSide<>& sb,
+                     CrdOut& crd, AOut& out_a, BOut& out_b) {
         bool ad = is_data(a), bd = is_data(b);
         if (ad && bd) {
             if (payload(a) == payload(b)) {
@@ -34,16 +26,22 @@ intersect_loop:
                 sb.pop();
             }
         } else if (ad || is_empty(a)) {
-            SAMFUSE_CHECK(!is_done(b), "crd_b ended (D) while crd_a holds a crd");
+            SAMFUSE_CHECK_AT(where, !is_done(b), "crd_b ended (D) while crd_a holds a crd");
             sa.pop();
             if (is_empty(b)) sb.pop();
-        } else if (bd || is_empty(b)) {
-            SAMFUSE_CHECK(!is_done(a), "crd_a ended (D) while crd_b holds a crd");
+        } else {  // b is a crd or N (join_streams: not both heads control tokens)
+            SAMFUSE_CHECK_AT(where, !is_done(a), "crd_a ended (D) while crd_b holds a crd");
             sb.pop();
-        } else if (join_control(a, b, sa, sb, crd, out_a, out_b)) {
-            break;
         }
     }
+};
+
+// The intersecter loop shared by intersect and intersect_val.
+template <class RA, class CrdOut, class AOut, class BOut>
+void intersect_streams(hls::stream<tok_t>& crd_a, hls::stream<RA>& side_a,
+                       hls::stream<tok_t>& crd_b, hls::stream<tok_t>& ref_b, CrdOut& crd,
+                       AOut& out_a, BOut& out_b) {
+    join_streams<IntersectRule>(crd_a, side_a, crd_b, ref_b, crd, out_a, out_b);
 }
 }  // namespace samfuse
 

@@ -4,6 +4,7 @@
 #ifndef SAMFUSE_INTERSECT_VAL_H
 #define SAMFUSE_INTERSECT_VAL_H
 #include "intersect.h"
+#include "join_core.h"  // the joiner loop (join_streams)
 
 template <class TV, class CrdOut, class AOut, class BOut>
 void samfuse_intersect_val(hls::stream<samfuse::tok_t>& crd_a,

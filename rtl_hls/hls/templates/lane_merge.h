@@ -7,18 +7,6 @@
 #define SAMFUSE_LANE_MERGE_H
 #include "samfuse_hls.h"
 
-// A check inside a helper that names the primitive calling it (``where``: its __func__).
-#ifndef __SYNTHESIS__
-#define SAMFUSE_LANE_CHECK(where, cond, what) \
-    do {                                         \
-        if (!(cond)) ::samfuse::fail(where, what); \
-    } while (0)
-#else
-#define SAMFUSE_LANE_CHECK(where, cond, what) \
-    do {                                         \
-    } while (0)
-#endif
-
 namespace samfuse {
 
 // The lane whose head crd comes next: 0 (a), 1 (b), or -1 when both hold the same stop or
@@ -26,14 +14,27 @@ namespace samfuse {
 inline int lane_pick(const tok_t& a, const tok_t& b, const char* where) {
     bool ad = is_data(a), bd = is_data(b);
     if (ad && bd) {
-        SAMFUSE_LANE_CHECK(where, payload(a) != payload(b),
+        SAMFUSE_CHECK_AT(where, payload(a) != payload(b),
                            "both lanes hold the same coordinate: lanes must partition the coordinates");
         return payload(a) < payload(b) ? 0 : 1;
     }
     if (ad && is_stop(b)) return 0;
     if (bd && is_stop(a)) return 1;
-    SAMFUSE_LANE_CHECK(where, is_stop_or_done(a) && same_tok(a, b), "misaligned lanes");
+    SAMFUSE_CHECK_AT(where, is_stop_or_done(a) && same_tok(a, b), "misaligned lanes");
     return -1;
+}
+
+// The taken lane's crd `c` and its value pass to the outputs; `where` names the caller in
+// an error (the value head must be data where the crd head is).
+template <class TV, class CrdOut, class ValOut>
+void lane_take(tok_t c, Head& hc, HeadOf<TV>& hv, hls::stream<TV>& val_in, CrdOut& crd,
+               ValOut& val, const char* where, const char* what) {
+    TV v = hv.peek(val_in);
+    SAMFUSE_CHECK_AT(where, !is_stop_or_done(v), what);
+    crd.write(c);
+    val.write(v);
+    hc.pop();
+    hv.pop();
 }
 
 }  // namespace samfuse
@@ -51,19 +52,11 @@ lane_merge_loop:
         tok_t a = ha.peek(crd_a), b = hb.peek(crd_b);
         int side = lane_pick(a, b, __func__);
         if (side == 0) {
-            TV v = hva.peek(val_a);
-            SAMFUSE_CHECK(!is_stop_or_done(v), "val_a holds a control token where crd_a holds a crd");
-            crd.write(a);
-            val.write(v);
-            ha.pop();
-            hva.pop();
+            lane_take(a, ha, hva, val_a, crd, val, __func__,
+                      "val_a holds a control token where crd_a holds a crd");
         } else if (side == 1) {
-            TV v = hvb.peek(val_b);
-            SAMFUSE_CHECK(!is_stop_or_done(v), "val_b holds a control token where crd_b holds a crd");
-            crd.write(b);
-            val.write(v);
-            hb.pop();
-            hvb.pop();
+            lane_take(b, hb, hvb, val_b, crd, val, __func__,
+                      "val_b holds a control token where crd_b holds a crd");
         } else {
             TV va = hva.peek(val_a), vb = hvb.peek(val_b);
             SAMFUSE_CHECK(same_tok(va, a) && same_tok(vb, a),

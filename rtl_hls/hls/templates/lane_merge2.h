@@ -24,12 +24,12 @@ bool lane_copy(Head& hc, HeadOf<TV>& hv, hls::stream<tok_t>& crd0_in, hls::strea
     hc.pop();
     hv.pop();
     if (is_stop(c)) {
-        SAMFUSE_LANE_CHECK(where, same_tok(v, c), "a val stream's stop does not match its crd0 stream's");
+        SAMFUSE_CHECK_AT(where, same_tok(v, c), "a val stream's stop does not match its crd0 stream's");
         if (payload(c) > 0) closed = payload(c);
         return true;
     }
-    SAMFUSE_LANE_CHECK(where, is_data(c), "a crd0 stream holds D or N inside a fiber");
-    SAMFUSE_LANE_CHECK(where, !is_stop_or_done(v), "a val stream holds a control token where crd0 holds a crd");
+    SAMFUSE_CHECK_AT(where, is_data(c), "a crd0 stream holds D or N inside a fiber");
+    SAMFUSE_CHECK_AT(where, !is_stop_or_done(v), "a val stream holds a control token where crd0 holds a crd");
     crd0.write(c);
     val.write(v);
     return false;
@@ -42,7 +42,7 @@ void lane_close(Head& hc, HeadOf<TV>& hv, hls::stream<tok_t>& crd0_in, hls::stre
                 const tok_t& want, const char* where) {
     tok_t c = hc.peek(crd0_in);
     TV v = hv.peek(val_in);
-    SAMFUSE_LANE_CHECK(where, same_tok(c, want) && same_tok(v, want),
+    SAMFUSE_CHECK_AT(where, same_tok(c, want) && same_tok(v, want),
                   "a lane's inner stream does not close its outer fiber with the stop below it");
     hc.pop();
     hv.pop();

@@ -162,15 +162,35 @@ inline void fail(const char* where, const char* what) {
     std::fprintf(stderr, "samfuse csim: %s: %s\n", where, what);
     std::exit(3);
 }
-#define SAMFUSE_CHECK(cond, what) \
-    do {                            \
-        if (!(cond)) ::samfuse::fail(__func__, what); \
+// A csim check naming `where` (a primitive's __func__, or the primitive a helper runs for).
+#define SAMFUSE_CHECK_AT(where, cond, what) \
+    do {                                     \
+        if (!(cond)) ::samfuse::fail(where, what); \
     } while (0)
 #else
-#define SAMFUSE_CHECK(cond, what) \
-    do {                            \
+#define SAMFUSE_CHECK_AT(where, cond, what) \
+    do {                                     \
     } while (0)
 #endif
+#define SAMFUSE_CHECK(cond, what) SAMFUSE_CHECK_AT(__func__, cond, what)
+
+// One sparse accumulator's entry count for acc_peaks() (csim only): entries held (a slot
+// filled), the most held when a group ends (the drain empties the accumulator), pushed at D.
+struct AccEntries {
+#ifndef __SYNTHESIS__
+    uint32_t held = 0, peak = 0;
+    void fill() { held++; }
+    void group_end() {
+        if (held > peak) peak = held;
+        held = 0;
+    }
+    void done() const { acc_peaks().push_back(peak); }
+#else
+    void fill() {}
+    void group_end() {}
+    void done() const {}
+#endif
+};
 
 // A token for a stream of T: the token itself, or a control token of another stream kind
 // (a crd stream's stop passed to a block value stream, the N a joiner writes). Data

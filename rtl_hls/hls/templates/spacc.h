@@ -17,9 +17,7 @@ void samfuse_spacc(hls::stream<samfuse::tok_t>& crd_in, hls::stream<TV>& val_in,
     static bool valid[CAP];
     bool draining = false;
     uint32_t k = 0, out_level = 0;
-#ifndef __SYNTHESIS__
-    uint32_t held = 0, peak = 0;  // entries held; the most held when a group ends
-#endif
+    AccEntries entries;  // for the on-chip buffer rule (csim)
 spacc_loop:
     while (true) {
 #pragma HLS pipeline II = II
@@ -44,9 +42,7 @@ spacc_loop:
             SAMFUSE_CHECK(!is_stop_or_done(v), "crd_in holds a crd while val_in holds a control token");
             uint32_t i = payload(c);
             SAMFUSE_CHECK(i < CAP, "coordinate beyond the accumulator capacity");
-#ifndef __SYNTHESIS__
-            if (!valid[i]) held++;
-#endif
+            if (!valid[i]) entries.fill();
             accumulate<FLOAT, E>(acc[i], valid[i], v);
             valid[i] = true;
         } else if (is_empty(c)) {
@@ -56,16 +52,11 @@ spacc_loop:
             if (is_done(c)) {
                 crd.write(done_tok());
                 val.write(done_tok());
-#ifndef __SYNTHESIS__
-                acc_peaks().push_back(peak);
-#endif
+                entries.done();
                 break;
             }
             if (payload(c) == 0) continue;
-#ifndef __SYNTHESIS__
-            if (held > peak) peak = held;
-            held = 0;  // the drain empties the accumulator
-#endif
+            entries.group_end();  // the drain empties the accumulator
             out_level = payload(c) - 1;
             draining = true;
             k = 0;

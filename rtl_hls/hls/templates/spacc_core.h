@@ -79,9 +79,7 @@ void spacc_levels(CrdIn& crd_in, hls::stream<TV>& val_in, CrdOut& crd, ValOut& v
     uint32_t slot = 0, k = 0, at[N], last[N];
 #pragma HLS array_partition variable = at complete
 #pragma HLS array_partition variable = last complete
-#ifndef __SYNTHESIS__
-    uint32_t held = 0, peak = 0;  // entries held; the most held when a group ends
-#endif
+    AccEntries entries;  // for the on-chip buffer rule (csim)
 spacc_levels_loop:
     while (true) {
 #pragma HLS pipeline II = II
@@ -167,9 +165,7 @@ spacc_levels_loop:
                 SAMFUSE_CHECK(payload(t[0]) < static_cast<uint32_t>(CAPS::get(N - 1)),
                               "coordinate beyond the accumulator capacity");
                 s += payload(t[0]);
-#ifndef __SYNTHESIS__
-                if (!valid[s]) held++;
-#endif
+                if (!valid[s]) entries.fill();
                 accumulate<FLOAT, E>(acc[s], valid[s], v);
                 valid[s] = true;
             }
@@ -183,9 +179,7 @@ spacc_levels_loop:
                 }
                 for (int m = N - 1; m >= 0; m--) crd.write(m, done_tok());
                 val.write(done_tok());
-#ifndef __SYNTHESIS__
-                acc_peaks().push_back(peak);
-#endif
+                entries.done();
                 break;
             }
             // S_k on crd0_in: levels 1..q-1 hold the stops that go with it (S_{k-m} on
@@ -209,10 +203,7 @@ spacc_levels_loop:
                 }
                 pop_val = true;
                 if (q == N && kin >= static_cast<uint32_t>(N)) {  // the group ends
-#ifndef __SYNTHESIS__
-                    if (held > peak) peak = held;
-                    held = 0;  // the drain empties the accumulator
-#endif
+                    entries.group_end();  // the drain empties the accumulator
                     draining = true;
                     k = kin;
                     slot = 0;

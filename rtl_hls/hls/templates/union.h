@@ -6,46 +6,44 @@
 #include "join_core.h"
 
 namespace samfuse {
-// The unioner loop shared by union and union_val: `side_a` is side a's second stream (ref_a
-// or val_a), passed to `out_a` word for word.
-template <class RA, class CrdOut, class AOut, class BOut>
-void union_streams(hls::stream<tok_t>& crd_a, hls::stream<RA>& side_a,
-                   hls::stream<tok_t>& crd_b, hls::stream<tok_t>& ref_b, CrdOut& crd,
-                   AOut& out_a, BOut& out_b) {
-    JoinSide<RA> sa;
-    JoinSide<> sb;
-union_loop:
-    while (true) {
-#pragma HLS pipeline II = 1
-        tok_t a = sa.crd.peek(crd_a);
-        RA ra = sa.ref.peek(side_a);
-        tok_t b = sb.crd.peek(crd_b), rb = sb.ref.peek(ref_b);
+// One unioner firing on heads that are not both control tokens (join_streams).
+struct UnionRule {
+    static constexpr const char* where = "union";
+    template <class RA, class CrdOut, class AOut, class BOut>
+    static void step(tok_t a, RA ra, tok_t b, tok_t rb, JoinSide<RA>& sa, JoinSide<>& sb,
+                     CrdOut& crd, AOut& out_a, BOut& out_b) {
         bool ad = is_data(a), bd = is_data(b);
         if (is_empty(a) || is_empty(b)) {
             if (is_empty(a)) sa.pop();
             if (is_empty(b)) sb.pop();
         } else if (ad && (!bd || payload(a) < payload(b))) {
-            SAMFUSE_CHECK(!is_done(b), "crd_b ended (D) while crd_a holds a crd");
+            SAMFUSE_CHECK_AT(where, !is_done(b), "crd_b ended (D) while crd_a holds a crd");
             crd.write(a);
             out_a.write(ra);
             out_b.write(empty_tok());
             sa.pop();
         } else if (bd && (!ad || payload(b) < payload(a))) {
-            SAMFUSE_CHECK(!is_done(a), "crd_a ended (D) while crd_b holds a crd");
+            SAMFUSE_CHECK_AT(where, !is_done(a), "crd_a ended (D) while crd_b holds a crd");
             crd.write(b);
             out_a.write(empty_tok());
             out_b.write(rb);
             sb.pop();
-        } else if (ad) {  // equal coordinates
+        } else {  // equal coordinates (join_streams: not both heads control tokens)
             crd.write(a);
             out_a.write(ra);
             out_b.write(rb);
             sa.pop();
             sb.pop();
-        } else if (join_control(a, b, sa, sb, crd, out_a, out_b)) {
-            break;
         }
     }
+};
+
+// The unioner loop shared by union and union_val.
+template <class RA, class CrdOut, class AOut, class BOut>
+void union_streams(hls::stream<tok_t>& crd_a, hls::stream<RA>& side_a,
+                   hls::stream<tok_t>& crd_b, hls::stream<tok_t>& ref_b, CrdOut& crd,
+                   AOut& out_a, BOut& out_b) {
+    join_streams<UnionRule>(crd_a, side_a, crd_b, ref_b, crd, out_a, out_b);
 }
 }  // namespace samfuse
 

@@ -4,6 +4,7 @@
 #ifndef SAMFUSE_UNION_VAL_H
 #define SAMFUSE_UNION_VAL_H
 #include "union.h"
+#include "join_core.h"  // the joiner loop (join_streams)
 
 template <class TV, class CrdOut, class AOut, class BOut>
 void samfuse_union_val(hls::stream<samfuse::tok_t>& crd_a, hls::stream<TV>& val_a,

@@ -19,17 +19,10 @@ module samfuse_alu #(
     parameter logic [511:0] SB = 512'd1,
     parameter int CYCLES = 1
 ) (
-    input  logic                ap_clk,
-    input  logic                ap_rst,
-    input  logic [32*EA+1:0]    a_dout,
-    input  logic                a_empty_n,
-    output logic                a_read,
-    input  logic [32*EB+1:0]    b_dout,
-    input  logic                b_empty_n,
-    output logic                b_read,
-    output logic [32*EO+1:0]    val_din,
-    input  logic                val_full_n,
-    output logic                val_write
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_IN(a, 32*EA+2),
+    `SAMFUSE_IN(b, 32*EB+2),
+    `SAMFUSE_OUT(val, 32*EO+2)
 );
   import samfuse_pkg::*;
   logic fin, ctrl, rdy;

@@ -4,31 +4,14 @@ module samfuse_array #(
     parameter VAL_FILE = "",
     parameter int E = 1
 ) (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    input  logic [33:0] ref_dout,
-    input  logic        ref_empty_n,
-    output logic        ref_read,
-    output logic [32*E+1:0] val_din,
-    input  logic        val_full_n,
-    output logic        val_write
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_IN(ref),
+    `SAMFUSE_OUT(val, 32*E+2)
 );
   /* verilator lint_off UNUSEDSIGNAL */  // no memory system: no requests
   logic [15:0] vals_nlines;
   /* verilator lint_on UNUSEDSIGNAL */
   samfuse_array_core #(
       .VAL_N(VAL_N), .VAL_FILE(VAL_FILE), .E(E)
-  ) u_core (
-      .ap_clk(ap_clk),
-      .ap_rst(ap_rst),
-      .ref_dout(ref_dout),
-      .ref_empty_n(ref_empty_n),
-      .ref_read(ref_read),
-      .val_din(val_din),
-      .val_full_n(val_full_n),
-      .val_write(val_write),
-      .mem_now('0),
-      .vals_base('0),
-      .vals_nlines(vals_nlines)
-  );
+  ) u_core (.*, .mem_now('0), .vals_base('0));
 endmodule

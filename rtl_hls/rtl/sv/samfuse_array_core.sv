@@ -8,23 +8,13 @@ module samfuse_array_core #(
     parameter int VAL_N = 1,
     parameter VAL_FILE = "",
     parameter int E = 1,
-    parameter bit MEM = 1'b0,
-    parameter int MEM_K = 8,
-    parameter int MEM_WPL = 16,
-    parameter int MEM_LB = 64,
-    parameter int MEM_B = 64,
-    parameter int MEM_LAT = 1,
+    `SAMFUSE_MEM_PARAMS,
     parameter int VAL_PORT = 0,
     parameter VAL_LEN_FILE = ""
 ) (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    input  logic [33:0] ref_dout,
-    input  logic        ref_empty_n,
-    output logic        ref_read,
-    output logic [32*E+1:0] val_din,
-    input  logic        val_full_n,
-    output logic        val_write,
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_IN(ref),
+    `SAMFUSE_OUT(val, 32*E+2),
     // memory system (MEM); unused without it
     /* verilator lint_off UNUSEDSIGNAL */
     input  logic [31:0] mem_now,
@@ -81,7 +71,7 @@ module samfuse_array_core #(
           words[i*32+:32] = i == 0 ? first : (first / 32'(MEM_WPL) + 32'(i)) * 32'(MEM_WPL);
         end
       samfuse_mem_rdport #(
-          .K(MEM_K), .WPL(MEM_WPL), .LB(MEM_LB), .B(MEM_B), .LAT(MEM_LAT), .NACC(NACC),
+          `SAMFUSE_MEM_PORT_PARAMS, .NACC(NACC),
           .PORT(VAL_PORT), .LEN_FILE(VAL_LEN_FILE)
       ) u_vals (
           .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .acc(acc),
@@ -102,11 +92,5 @@ module samfuse_array_core #(
     end
   endgenerate
 
-`ifndef SYNTHESIS
-  // simulation-only statistic read by the whole-graph bench: NodeStats.stall_mem
-  int unsigned mem_stall;
-  always @(posedge ap_clk)
-    if (ap_rst) mem_stall <= 0;
-    else if (want && !mok) mem_stall <= mem_stall + 1;
-`endif
+  `SAMFUSE_MEM_STALL(want && !mok)
 endmodule

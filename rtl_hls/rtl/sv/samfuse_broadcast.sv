@@ -4,17 +4,10 @@
 module samfuse_broadcast #(
     parameter int W = 34  // value token width: 2 + 32*E for blocks of E elements
 ) (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    input  logic [W-1:0] val_in_dout,
-    input  logic        val_in_empty_n,
-    output logic        val_in_read,
-    input  logic [33:0] repsig_dout,
-    input  logic        repsig_empty_n,
-    output logic        repsig_read,
-    output logic [W-1:0] val_din,
-    input  logic        val_full_n,
-    output logic        val_write
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_IN(val_in, W),
+    `SAMFUSE_IN(repsig),
+    `SAMFUSE_OUT(val, W)
 );
   samfuse_repeat #(.W(W)) u_repeat (
       .ap_clk(ap_clk),

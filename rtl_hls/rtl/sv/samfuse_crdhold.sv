@@ -1,20 +1,11 @@
 // crdhold: repeats each outer crd once per inner crd; S0 passes on both; an inner S_k
 // (k>0) first pops the outer crd whose fiber it closes, then passes with the outer stop.
 module samfuse_crdhold (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    input  logic [33:0] outer_in_dout,
-    input  logic        outer_in_empty_n,
-    output logic        outer_in_read,
-    input  logic [33:0] inner_in_dout,
-    input  logic        inner_in_empty_n,
-    output logic        inner_in_read,
-    output logic [33:0] outer_din,
-    input  logic        outer_full_n,
-    output logic        outer_write,
-    output logic [33:0] inner_din,
-    input  logic        inner_full_n,
-    output logic        inner_write
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_IN(outer_in),
+    `SAMFUSE_IN(inner_in),
+    `SAMFUSE_OUT(outer),
+    `SAMFUSE_OUT(inner)
 );
   import samfuse_pkg::*;
   logic fin, fin_n, sp, wr, ocrd;

@@ -12,8 +12,7 @@ module samfuse_fifo #(
     parameter int W = 34,
     parameter NAME = "fifo"
 ) (
-    input  logic         ap_clk,
-    input  logic         ap_rst,
+    `SAMFUSE_CLOCK,
     input  logic [W-1:0] if_din,
     output logic         if_full_n,
     input  logic         if_write,

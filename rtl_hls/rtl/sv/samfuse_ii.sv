@@ -5,8 +5,7 @@ module samfuse_ii #(
     parameter int CYCLES = 1
 ) (
     /* verilator lint_off UNUSEDSIGNAL */  // CYCLES = 1 needs no state
-    input  logic ap_clk,
-    input  logic ap_rst,
+    `SAMFUSE_CLOCK,
     input  logic fire,
     /* verilator lint_on UNUSEDSIGNAL */
     output logic ready

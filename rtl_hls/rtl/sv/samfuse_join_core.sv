@@ -4,31 +4,7 @@
 module samfuse_join_core #(
     parameter bit UNION = 1'b0,
     parameter int W = 34  // ref_a's token width (a value stream's: 2 + 32*E for blocks)
-) (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    input  logic [33:0] crd_a_dout,
-    input  logic        crd_a_empty_n,
-    output logic        crd_a_read,
-    input  logic [W-1:0] ref_a_dout,
-    input  logic        ref_a_empty_n,
-    output logic        ref_a_read,
-    input  logic [33:0] crd_b_dout,
-    input  logic        crd_b_empty_n,
-    output logic        crd_b_read,
-    input  logic [33:0] ref_b_dout,
-    input  logic        ref_b_empty_n,
-    output logic        ref_b_read,
-    output logic [33:0] crd_din,
-    input  logic        crd_full_n,
-    output logic        crd_write,
-    output logic [W-1:0] ref_a_din,
-    input  logic        ref_a_full_n,
-    output logic        ref_a_write,
-    output logic [33:0] ref_b_din,
-    input  logic        ref_b_full_n,
-    output logic        ref_b_write
-);
+) (`SAMFUSE_JOIN_PORTS(ref_a, W));
   import samfuse_pkg::*;
   logic fin, fin_n, heads, sp, pop_a, pop_b, wr;
   logic ad, bd, an, bn;

@@ -6,26 +6,13 @@
 module samfuse_lane_merge #(
     parameter int W = 34  // value token width: 2 + 32*E for blocks of E elements
 ) (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    input  logic [33:0] crd_a_dout,
-    input  logic        crd_a_empty_n,
-    output logic        crd_a_read,
-    input  logic [W-1:0] val_a_dout,
-    input  logic        val_a_empty_n,
-    output logic        val_a_read,
-    input  logic [33:0] crd_b_dout,
-    input  logic        crd_b_empty_n,
-    output logic        crd_b_read,
-    input  logic [W-1:0] val_b_dout,
-    input  logic        val_b_empty_n,
-    output logic        val_b_read,
-    output logic [33:0] crd_din,
-    input  logic        crd_full_n,
-    output logic        crd_write,
-    output logic [W-1:0] val_din,
-    input  logic        val_full_n,
-    output logic        val_write
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_IN(crd_a),
+    `SAMFUSE_IN(val_a, W),
+    `SAMFUSE_IN(crd_b),
+    `SAMFUSE_IN(val_b, W),
+    `SAMFUSE_OUT(crd),
+    `SAMFUSE_OUT(val, W)
 );
   import samfuse_pkg::*;
   logic fin, ad, bd, take_a, take_b, fire;

@@ -8,35 +8,16 @@
 module samfuse_lane_merge2 #(
     parameter int W = 34  // value token width: 2 + 32*E for blocks of E elements
 ) (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    input  logic [33:0] crd1_a_dout,
-    input  logic        crd1_a_empty_n,
-    output logic        crd1_a_read,
-    input  logic [33:0] crd0_a_dout,
-    input  logic        crd0_a_empty_n,
-    output logic        crd0_a_read,
-    input  logic [W-1:0] val_a_dout,
-    input  logic        val_a_empty_n,
-    output logic        val_a_read,
-    input  logic [33:0] crd1_b_dout,
-    input  logic        crd1_b_empty_n,
-    output logic        crd1_b_read,
-    input  logic [33:0] crd0_b_dout,
-    input  logic        crd0_b_empty_n,
-    output logic        crd0_b_read,
-    input  logic [W-1:0] val_b_dout,
-    input  logic        val_b_empty_n,
-    output logic        val_b_read,
-    output logic [33:0] crd1_din,
-    input  logic        crd1_full_n,
-    output logic        crd1_write,
-    output logic [33:0] crd0_din,
-    input  logic        crd0_full_n,
-    output logic        crd0_write,
-    output logic [W-1:0] val_din,
-    input  logic        val_full_n,
-    output logic        val_write
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_IN(crd1_a),
+    `SAMFUSE_IN(crd0_a),
+    `SAMFUSE_IN(val_a, W),
+    `SAMFUSE_IN(crd1_b),
+    `SAMFUSE_IN(crd0_b),
+    `SAMFUSE_IN(val_b, W),
+    `SAMFUSE_OUT(crd1),
+    `SAMFUSE_OUT(crd0),
+    `SAMFUSE_OUT(val, W)
 );
   import samfuse_pkg::*;
   // a control token (34-bit word) on this stream's width W (docs/blocks.md)

@@ -4,11 +4,8 @@ module samfuse_level_writer #(
     parameter int STOP_N = 16,
     parameter DUMP_FILE = "level_writer.dump"
 ) (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    input  logic [33:0] crd_dout,
-    input  logic        crd_empty_n,
-    output logic        crd_read,
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_IN(crd),
     output logic        done
 );
   /* verilator lint_off UNUSEDSIGNAL */  // no memory system: no requests
@@ -16,17 +13,5 @@ module samfuse_level_writer #(
   /* verilator lint_on UNUSEDSIGNAL */
   samfuse_level_writer_core #(
       .CRD_N(CRD_N), .STOP_N(STOP_N), .DUMP_FILE(DUMP_FILE)
-  ) u_core (
-      .ap_clk(ap_clk),
-      .ap_rst(ap_rst),
-      .crd_dout(crd_dout),
-      .crd_empty_n(crd_empty_n),
-      .crd_read(crd_read),
-      .done(done),
-      .mem_now('0),
-      .crd_base('0),
-      .seg_base('0),
-      .crd_nlines(crd_nlines),
-      .seg_nlines(seg_nlines)
-  );
+  ) u_core (.*, .mem_now('0), .crd_base('0), .seg_base('0));
 endmodule

@@ -9,20 +9,12 @@ module samfuse_level_writer_core #(
     parameter int CRD_N = 16,
     parameter int STOP_N = 16,
     parameter DUMP_FILE = "level_writer.dump",
-    parameter bit MEM = 1'b0,
-    parameter int MEM_K = 8,
-    parameter int MEM_WPL = 16,
-    parameter int MEM_LB = 64,
-    parameter int MEM_B = 64,
-    parameter int MEM_LAT = 1,
+    `SAMFUSE_MEM_PARAMS,
     parameter int CRD_PORT = 0,
     parameter int SEG_PORT = 0
 ) (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    input  logic [33:0] crd_dout,
-    input  logic        crd_empty_n,
-    output logic        crd_read,
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_IN(crd),
     output logic        done,
     // memory system (MEM); unused without it
     /* verilator lint_off UNUSEDSIGNAL */
@@ -54,14 +46,14 @@ module samfuse_level_writer_core #(
       assign is_stop = tag == TAG_STOP;
       assign is_done = tag == TAG_DONE;
       samfuse_mem_wrport #(
-          .K(MEM_K), .WPL(MEM_WPL), .LB(MEM_LB), .B(MEM_B), .LAT(MEM_LAT), .PORT(CRD_PORT)
+          `SAMFUSE_MEM_PORT_PARAMS, .PORT(CRD_PORT)
       ) u_crd (
           .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .add(is_crd),
           .flush(is_done), .ok(cok), .fire(crd_read), .nlines(crd_nlines),
           .base(crd_base), .acked_n(cacked)
       );
       samfuse_mem_wrport #(
-          .K(MEM_K), .WPL(MEM_WPL), .LB(MEM_LB), .B(MEM_B), .LAT(MEM_LAT), .PORT(SEG_PORT)
+          `SAMFUSE_MEM_PORT_PARAMS, .PORT(SEG_PORT)
       ) u_seg (
           .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .add(is_stop),
           .flush(is_done), .ok(sok), .fire(crd_read), .nlines(seg_nlines),
@@ -75,22 +67,9 @@ module samfuse_level_writer_core #(
     end
   endgenerate
 
-`ifndef SYNTHESIS
-  // simulation-only statistic read by the whole-graph bench: NodeStats.stall_mem
-  int unsigned mem_stall;
-  always @(posedge ap_clk)
-    if (ap_rst) mem_stall <= 0;
-    else if (!fin && crd_empty_n && !mok) mem_stall <= mem_stall + 1;
-`endif
+  `SAMFUSE_MEM_STALL(!fin && crd_empty_n && !mok)
 
-  // `done` is one register, set the cycle after D is consumed and every write is
-  // acknowledged, and never cleared: `fin && (now >= last ack)` from several registers
-  // that change at the same edge can glitch high for a delta cycle in simulation, which
-  // an edge-triggered bench then takes for the end of the run (the top's ap_done, an AND
-  // of these monotone registers, cannot glitch).
-  always_ff @(posedge ap_clk)
-    if (ap_rst) done <= 1'b0;
-    else done <= (fin || (crd_read && tag == TAG_DONE)) && acked_n;
+  samfuse_writer_done u_done (.*, .fire(crd_read));
 
   always_ff @(posedge ap_clk) begin
     if (ap_rst) begin

@@ -4,17 +4,10 @@
 module samfuse_locate #(
     parameter int SIZE = 1
 ) (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    input  logic [33:0] crd_in_dout,
-    input  logic        crd_in_empty_n,
-    output logic        crd_in_read,
-    input  logic [33:0] ref_in_dout,
-    input  logic        ref_in_empty_n,
-    output logic        ref_in_read,
-    output logic [33:0] ref_din,
-    input  logic        ref_full_n,
-    output logic        ref_write
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_IN(crd_in),
+    `SAMFUSE_IN(ref_in),
+    `SAMFUSE_OUT(ref)
 );
   import samfuse_pkg::*;
   logic fin;

@@ -9,8 +9,7 @@ module samfuse_mem_channel #(
     parameter int B = 64,    // bytes per cycle
     parameter int LB = 64    // line bytes
 ) (
-    input  logic                ap_clk,
-    input  logic                ap_rst,
+    `SAMFUSE_CLOCK,
     input  logic [31:0]         now,
     input  logic [NP*16-1:0]    nlines,
     output logic [NP*64-1:0]    base

@@ -17,8 +17,7 @@ module samfuse_mem_rdport #(
     parameter int PORT = 0,   // ir.memory_ports number (burst log)
     parameter LEN_FILE = ""
 ) (
-    input  logic                 ap_clk,
-    input  logic                 ap_rst,
+    `SAMFUSE_CLOCK,
     input  logic [31:0]          now,
     input  logic [NACC-1:0]      acc,
     input  logic [NACC*32-1:0]   word,

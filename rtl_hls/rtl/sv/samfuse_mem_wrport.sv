@@ -15,8 +15,7 @@ module samfuse_mem_wrport #(
     parameter int PORT = 0,   // ir.memory_ports number (burst log)
     parameter int E = 1       // words per add
 ) (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
+    `SAMFUSE_CLOCK,
     input  logic [31:0] now,
     input  logic        add,      // the head's firing appends E words
     input  logic        flush,    // the head's firing is D: write a partial line

@@ -7,6 +7,48 @@
 // SIMULATION-ONLY: it converts to `real` (binary64), computes, and rounds once to binary32
 // with an exact integer round-to-nearest-even (Icarus 11 lacks $bitstoshortreal and the
 // shortreal of the other simulator is a binary64). Replace f_* with FP cores to synthesize.
+//
+// Port macros: the Vitis HLS ap_fifo stream ports (docs/rtl.md) written once. This file is
+// compiled first (netlist.rtl_sources), so every primitive's port list uses them:
+// SAMFUSE_IN(x, W) declares x_dout[W-1:0], x_empty_n, x_read; SAMFUSE_OUT(y, W) declares
+// y_din[W-1:0], y_full_n, y_write (W defaults to the 34-bit token word).
+// SAMFUSE_BIND_IN/OUT(port, sig) connect a core's stream `port` to a wrapper's `sig`
+// (beside `.*` for the ports whose names agree).
+`define SAMFUSE_CLOCK input logic ap_clk, input logic ap_rst
+`define SAMFUSE_IN(n, w = 34) \
+    input logic [(w)-1:0] n``_dout, input logic n``_empty_n, output logic n``_read
+`define SAMFUSE_OUT(n, w = 34) \
+    output logic [(w)-1:0] n``_din, input logic n``_full_n, output logic n``_write
+`define SAMFUSE_BIND_IN(port, sig) \
+    .port``_dout(sig``_dout), .port``_empty_n(sig``_empty_n), .port``_read(sig``_read)
+`define SAMFUSE_BIND_OUT(port, sig) \
+    .port``_din(sig``_din), .port``_full_n(sig``_full_n), .port``_write(sig``_write)
+// The coordinate joiners' ports (intersect, union, their _val forms and their core):
+// crd_a, a2 (ref_a or val_a, W bits), crd_b, ref_b -> crd, a2, ref_b.
+`define SAMFUSE_JOIN_PORTS(a2, w) \
+    `SAMFUSE_CLOCK, `SAMFUSE_IN(crd_a), `SAMFUSE_IN(a2, w), `SAMFUSE_IN(crd_b), \
+    `SAMFUSE_IN(ref_b), `SAMFUSE_OUT(crd), `SAMFUSE_OUT(a2, w), `SAMFUSE_OUT(ref_b)
+// The level scanners' ports (scan_compressed, scan_dense, their core): ref_in -> crd, ref.
+`define SAMFUSE_SCAN_PORTS `SAMFUSE_CLOCK, `SAMFUSE_IN(ref_in), `SAMFUSE_OUT(crd), `SAMFUSE_OUT(ref)
+// SAMFUSE_MEM_STALL(cond): a memory node's simulation-only count of the cycles `cond`
+// holds (a firing waiting for memory), read by the whole-graph bench from the instance's
+// `mem_stall` as NodeStats.stall_mem.
+`ifndef SYNTHESIS
+`define SAMFUSE_MEM_STALL(cond) \
+  int unsigned mem_stall; \
+  always @(posedge ap_clk) if (ap_rst) mem_stall <= 0; else if (cond) mem_stall <= mem_stall + 1;
+`else
+`define SAMFUSE_MEM_STALL(cond)
+`endif
+// A memory node core's memory-system parameters (MEM: off-chip behind ports; the netlist
+// sets them by these names), and their binding to a samfuse_mem_rdport/wrport.
+`define SAMFUSE_MEM_PARAMS \
+    parameter bit MEM = 1'b0, parameter int MEM_K = 8, parameter int MEM_WPL = 16, \
+    parameter int MEM_LB = 64, parameter int MEM_B = 64, parameter int MEM_LAT = 1
+`define SAMFUSE_MEM_PORT_PARAMS .K(MEM_K), .WPL(MEM_WPL), .LB(MEM_LB), .B(MEM_B), .LAT(MEM_LAT)
+// The join _val forms' core binding: the core's ref_a is their val_a.
+`define SAMFUSE_JOIN_VAL_BIND .*, `SAMFUSE_BIND_IN(ref_a, val_a), `SAMFUSE_BIND_OUT(ref_a, val_a)
+
 package samfuse_pkg;
   // each module uses only some of the constants below
   /* verilator lint_off UNUSEDPARAM */

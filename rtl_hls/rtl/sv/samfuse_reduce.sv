@@ -18,17 +18,10 @@ module samfuse_reduce #(
     parameter logic [511:0] SA = 512'd1,
     parameter int CYCLES = 1
 ) (
-    input  logic              ap_clk,
-    input  logic              ap_rst,
-    input  logic [32*EI+1:0]  val_in_dout,
-    input  logic              val_in_empty_n,
-    output logic              val_in_read,
-    input  logic [33:0]       outer_dout,
-    input  logic              outer_empty_n,
-    output logic              outer_read,
-    output logic [32*EO+1:0]  val_din,
-    input  logic              val_full_n,
-    output logic              val_write
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_IN(val_in, 32*EI+2),
+    `SAMFUSE_IN(outer),
+    `SAMFUSE_OUT(val, 32*EO+2)
 );
   import samfuse_pkg::*;
   localparam logic [31:0] IDENT = OP == OP_ADD ? 32'd0 : (FP ? F32_NEG_INF : 32'h80000000);

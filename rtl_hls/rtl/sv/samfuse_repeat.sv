@@ -5,17 +5,10 @@
 module samfuse_repeat #(
     parameter int W = 34
 ) (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    input  logic [W-1:0] ref_in_dout,
-    input  logic        ref_in_empty_n,
-    output logic        ref_in_read,
-    input  logic [33:0] repsig_dout,
-    input  logic        repsig_empty_n,
-    output logic        repsig_read,
-    output logic [W-1:0] ref_din,
-    input  logic        ref_full_n,
-    output logic        ref_write
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_IN(ref_in, W),
+    `SAMFUSE_IN(repsig),
+    `SAMFUSE_OUT(ref, W)
 );
   import samfuse_pkg::*;
   // a control token (34-bit word) on this stream's width W (docs/blocks.md)

@@ -1,13 +1,8 @@
 // repsig: one firing per input token: crd or N -> R (tag 0), S_k -> S_k, D -> D.
 module samfuse_repsig (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    input  logic [33:0] crd_dout,
-    input  logic        crd_empty_n,
-    output logic        crd_read,
-    output logic [33:0] repsig_din,
-    input  logic        repsig_full_n,
-    output logic        repsig_write
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_IN(crd),
+    `SAMFUSE_OUT(repsig)
 );
   import samfuse_pkg::*;
   logic fin;

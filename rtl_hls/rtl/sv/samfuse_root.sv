@@ -1,10 +1,7 @@
 // root: emits the root reference stream 0, D (two firings).
 module samfuse_root (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    output logic [33:0] ref_din,
-    input  logic        ref_full_n,
-    output logic        ref_write
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_OUT(ref)
 );
   import samfuse_pkg::*;
   logic [1:0] sent;

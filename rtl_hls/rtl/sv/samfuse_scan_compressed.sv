@@ -4,40 +4,11 @@ module samfuse_scan_compressed #(
     parameter int CRD_N = 1,
     parameter SEG_FILE = "",
     parameter CRD_FILE = ""
-) (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    input  logic [33:0] ref_in_dout,
-    input  logic        ref_in_empty_n,
-    output logic        ref_in_read,
-    output logic [33:0] crd_din,
-    input  logic        crd_full_n,
-    output logic        crd_write,
-    output logic [33:0] ref_din,
-    input  logic        ref_full_n,
-    output logic        ref_write
-);
+) (`SAMFUSE_SCAN_PORTS);
   /* verilator lint_off UNUSEDSIGNAL */  // no memory system: no requests
   logic [15:0] seg_nlines, crd_nlines;
   /* verilator lint_on UNUSEDSIGNAL */
   samfuse_scan_core #(
       .COMPRESSED(1'b1), .SEG_N(SEG_N), .CRD_N(CRD_N), .SEG_FILE(SEG_FILE), .CRD_FILE(CRD_FILE)
-  ) u_core (
-      .ap_clk(ap_clk),
-      .ap_rst(ap_rst),
-      .ref_in_dout(ref_in_dout),
-      .ref_in_empty_n(ref_in_empty_n),
-      .ref_in_read(ref_in_read),
-      .crd_din(crd_din),
-      .crd_full_n(crd_full_n),
-      .crd_write(crd_write),
-      .ref_din(ref_din),
-      .ref_full_n(ref_full_n),
-      .ref_write(ref_write),
-      .mem_now('0),
-      .seg_base('0),
-      .crd_base('0),
-      .seg_nlines(seg_nlines),
-      .crd_nlines(crd_nlines)
-  );
+  ) u_core (.*, .mem_now('0), .seg_base('0), .crd_base('0));
 endmodule

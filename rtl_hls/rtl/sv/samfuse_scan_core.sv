@@ -15,28 +15,13 @@ module samfuse_scan_core #(
     parameter int CRD_N = 1,
     parameter SEG_FILE = "",
     parameter CRD_FILE = "",
-    parameter bit MEM = 1'b0,
-    parameter int MEM_K = 8,
-    parameter int MEM_WPL = 16,
-    parameter int MEM_LB = 64,
-    parameter int MEM_B = 64,
-    parameter int MEM_LAT = 1,
+    `SAMFUSE_MEM_PARAMS,
     parameter int SEG_PORT = 0,
     parameter int CRD_PORT = 0,
     parameter SEG_LEN_FILE = "",
     parameter CRD_LEN_FILE = ""
 ) (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    input  logic [33:0] ref_in_dout,
-    input  logic        ref_in_empty_n,
-    output logic        ref_in_read,
-    output logic [33:0] crd_din,
-    input  logic        crd_full_n,
-    output logic        crd_write,
-    output logic [33:0] ref_din,
-    input  logic        ref_full_n,
-    output logic        ref_write,
+    `SAMFUSE_SCAN_PORTS,
     // memory system (MEM): the cycle number, and each port's request to / grant from its
     // channel (samfuse_mem_channel); unused without MEM
     /* verilator lint_off UNUSEDSIGNAL */
@@ -99,7 +84,7 @@ module samfuse_scan_core #(
                                                : !fin && state == IN_FIBER);
       assign crd_ok = crd_iss ? mem_now >= crd_rdy : crd_okv;
       samfuse_mem_rdport #(
-          .K(MEM_K), .WPL(MEM_WPL), .LB(MEM_LB), .B(MEM_B), .LAT(MEM_LAT), .NACC(2),
+          `SAMFUSE_MEM_PORT_PARAMS, .NACC(2),
           .PORT(SEG_PORT), .LEN_FILE(SEG_LEN_FILE)
       ) u_seg (
           .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .acc({seg_acc, seg_acc}),
@@ -107,7 +92,7 @@ module samfuse_scan_core #(
           .base(seg_base)
       );
       samfuse_mem_rdport #(
-          .K(MEM_K), .WPL(MEM_WPL), .LB(MEM_LB), .B(MEM_B), .LAT(MEM_LAT), .NACC(1),
+          `SAMFUSE_MEM_PORT_PARAMS, .NACC(1),
           .PORT(CRD_PORT), .LEN_FILE(CRD_LEN_FILE)
       ) u_crd (
           .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .acc(crd_acc),
@@ -142,13 +127,7 @@ module samfuse_scan_core #(
     end
   endgenerate
 
-`ifndef SYNTHESIS
-  // simulation-only statistic read by the whole-graph bench: NodeStats.stall_mem
-  int unsigned mem_stall;
-  always @(posedge ap_clk)
-    if (ap_rst) mem_stall <= 0;
-    else if (!mok && !fin) mem_stall <= mem_stall + 1;
-`endif
+  `SAMFUSE_MEM_STALL(!mok && !fin)
 
   always @* begin
     if (COMPRESSED) begin

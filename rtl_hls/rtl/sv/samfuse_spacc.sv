@@ -9,20 +9,11 @@ module samfuse_spacc #(
     parameter int E = 1,
     parameter int CYCLES = 1
 ) (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    input  logic [33:0] crd_in_dout,
-    input  logic        crd_in_empty_n,
-    output logic        crd_in_read,
-    input  logic [32*E+1:0] val_in_dout,
-    input  logic        val_in_empty_n,
-    output logic        val_in_read,
-    output logic [33:0] crd_din,
-    input  logic        crd_full_n,
-    output logic        crd_write,
-    output logic [32*E+1:0] val_din,
-    input  logic        val_full_n,
-    output logic        val_write
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_IN(crd_in),
+    `SAMFUSE_IN(val_in, 32*E+2),
+    `SAMFUSE_OUT(crd),
+    `SAMFUSE_OUT(val, 32*E+2)
 );
   import samfuse_pkg::*;
   // a control token on the value output's width
@@ -37,11 +28,10 @@ module samfuse_spacc #(
   logic fin, fin_n, drain, drain_n, found, sp, pop, wr, acc_we, clr, rdy;
   logic [31:0] dlevel, dlevel_n;
   logic [IA-1:0] low, acc_waddr;
-  logic [1:0] ct, vt;
+  logic [1:0] ct;
   logic [31:0] c;
 
   assign ct = crd_in_dout[33:32];
-  assign vt = val_in_dout[32*E+1-:2];
   assign c = crd_in_dout[31:0];
   assign sp = crd_full_n & val_full_n;
   assign crd_in_read = pop;
@@ -111,18 +101,14 @@ module samfuse_spacc #(
     end
   end
 
-  // the entry's sum, element by element: prev (0 if none) + the value (N as 0)
+  // the entry's sum (prev 0 if none) and the firing's initiation interval
   assign prev = valid[acc_waddr] ? acc[acc_waddr] : '0;
-  always @*
-    for (int k = 0; k < E; k++)
-      acc_wdata[32*k+:32] = binop(FP, OP_ADD, prev[32*k+:32],
-                                  vt == TAG_DATA ? val_in_dout[32*k+:32] : 32'd0);
-
   // (Icarus 11 misses package constants in port expressions: the value firing is a wire)
   logic vfire;
   assign vfire = pop && ct == TAG_DATA;
-  samfuse_ii #(.CYCLES(CYCLES)) u_ii (
-      .ap_clk(ap_clk), .ap_rst(ap_rst), .fire(vfire), .ready(rdy)
+  samfuse_acc_step #(.FP(FP), .E(E), .CYCLES(CYCLES)) u_step (
+      .ap_clk(ap_clk), .ap_rst(ap_rst), .prev(prev), .val(val_in_dout), .fire(vfire),
+      .sum(acc_wdata), .ready(rdy)
   );
 
   always_ff @(posedge ap_clk) begin

@@ -12,26 +12,13 @@ module samfuse_spacc2 #(
     parameter int E = 1,
     parameter int CYCLES = 1
 ) (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    input  logic [33:0] crd1_in_dout,
-    input  logic        crd1_in_empty_n,
-    output logic        crd1_in_read,
-    input  logic [33:0] crd0_in_dout,
-    input  logic        crd0_in_empty_n,
-    output logic        crd0_in_read,
-    input  logic [32*E+1:0] val_in_dout,
-    input  logic        val_in_empty_n,
-    output logic        val_in_read,
-    output logic [33:0] crd1_din,
-    input  logic        crd1_full_n,
-    output logic        crd1_write,
-    output logic [33:0] crd0_din,
-    input  logic        crd0_full_n,
-    output logic        crd0_write,
-    output logic [32*E+1:0] val_din,
-    input  logic        val_full_n,
-    output logic        val_write
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_IN(crd1_in),
+    `SAMFUSE_IN(crd0_in),
+    `SAMFUSE_IN(val_in, 32*E+2),
+    `SAMFUSE_OUT(crd1),
+    `SAMFUSE_OUT(crd0),
+    `SAMFUSE_OUT(val, 32*E+2)
 );
 
   samfuse_spacc_core #(

@@ -26,20 +26,15 @@ module samfuse_spacc_core #(
     parameter int E = 1,
     parameter int CYCLES = 1
 ) (
-    input  logic               ap_clk,
-    input  logic               ap_rst,
+    `SAMFUSE_CLOCK,
     input  logic [34*L-1:0]    crd_in_dout,
     input  logic [L-1:0]       crd_in_empty_n,
     output logic [L-1:0]       crd_in_read,
-    input  logic [32*E+1:0]    val_in_dout,
-    input  logic               val_in_empty_n,
-    output logic               val_in_read,
+    `SAMFUSE_IN(val_in, 32*E+2),
     output logic [34*L-1:0]    crd_din,
     input  logic [L-1:0]       crd_full_n,
     output logic [L-1:0]       crd_write,
-    output logic [32*E+1:0]    val_din,
-    input  logic               val_full_n,
-    output logic               val_write
+    `SAMFUSE_OUT(val, 32*E+2)
 );
   import samfuse_pkg::*;
   // a control token on the value output's width
@@ -65,7 +60,7 @@ module samfuse_spacc_core #(
   logic [L-1:0] pop, w;
   logic w_val;
   int top, open_m;  // the highest level where the lowest key differs from cur; see below
-  logic [1:0] t0, tv;
+  logic [1:0] t0;
   logic [31:0] p0;
   // of the outer crd inputs only a crd's index bits matter: their stops follow crd0_in's
   /* verilator lint_off UNUSEDSIGNAL */
@@ -73,7 +68,6 @@ module samfuse_spacc_core #(
   /* verilator lint_on UNUSEDSIGNAL */
 
   assign t0 = crd_in_dout[33:32];
-  assign tv = val_in_dout[32*E+1-:2];
   assign p0 = crd_in_dout[31:0];
   assign heads = (&crd_in_empty_n) & val_in_empty_n;
   assign crd_in_read = pop;
@@ -198,18 +192,14 @@ module samfuse_spacc_core #(
     end
   end
 
-  // the entry's sum, element by element: prev (0 if none) + the value (N as 0)
+  // the entry's sum (prev 0 if none) and the firing's initiation interval
   assign prev = valid[acc_r][acc_c] ? acc[acc_r][acc_c] : '0;
-  always @*
-    for (int k = 0; k < E; k++)
-      acc_wdata[32*k+:32] = binop(FP, OP_ADD, prev[32*k+:32],
-                                  tv == TAG_DATA ? val_in_dout[32*k+:32] : 32'd0);
-
   // (Icarus 11 misses package constants in port expressions: the value firing is a wire)
   logic vfire;
   assign vfire = pop0 && t0 == TAG_DATA;
-  samfuse_ii #(.CYCLES(CYCLES)) u_ii (
-      .ap_clk(ap_clk), .ap_rst(ap_rst), .fire(vfire), .ready(rdy)
+  samfuse_acc_step #(.FP(FP), .E(E), .CYCLES(CYCLES)) u_step (
+      .ap_clk(ap_clk), .ap_rst(ap_rst), .prev(prev), .val(val_in_dout), .fire(vfire),
+      .sum(acc_wdata), .ready(rdy)
   );
 
   always_ff @(posedge ap_clk) begin

@@ -9,14 +9,9 @@ module samfuse_unary #(
     parameter int E = 1,
     parameter int CYCLES = 1
 ) (
-    input  logic              ap_clk,
-    input  logic              ap_rst,
-    input  logic [32*E+1:0]   a_dout,
-    input  logic              a_empty_n,
-    output logic              a_read,
-    output logic [32*E+1:0]   val_din,
-    input  logic              val_full_n,
-    output logic              val_write
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_IN(a, 32*E+2),
+    `SAMFUSE_OUT(val, 32*E+2)
 );
   import samfuse_pkg::*;
   logic fin, rdy;

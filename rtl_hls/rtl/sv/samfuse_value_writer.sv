@@ -4,11 +4,8 @@ module samfuse_value_writer #(
     parameter DUMP_FILE = "value_writer.dump",
     parameter int E = 1
 ) (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    input  logic [32*E+1:0] val_dout,
-    input  logic        val_empty_n,
-    output logic        val_read,
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_IN(val, 32*E+2),
     output logic        done
 );
   /* verilator lint_off UNUSEDSIGNAL */  // no memory system: no requests
@@ -16,15 +13,5 @@ module samfuse_value_writer #(
   /* verilator lint_on UNUSEDSIGNAL */
   samfuse_value_writer_core #(
       .VAL_N(VAL_N), .DUMP_FILE(DUMP_FILE), .E(E)
-  ) u_core (
-      .ap_clk(ap_clk),
-      .ap_rst(ap_rst),
-      .val_dout(val_dout),
-      .val_empty_n(val_empty_n),
-      .val_read(val_read),
-      .done(done),
-      .mem_now('0),
-      .vals_base('0),
-      .vals_nlines(vals_nlines)
-  );
+  ) u_core (.*, .mem_now('0), .vals_base('0));
 endmodule

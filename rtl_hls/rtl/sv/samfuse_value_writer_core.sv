@@ -9,19 +9,11 @@ module samfuse_value_writer_core #(
     parameter int VAL_N = 16,
     parameter DUMP_FILE = "value_writer.dump",
     parameter int E = 1,
-    parameter bit MEM = 1'b0,
-    parameter int MEM_K = 8,
-    parameter int MEM_WPL = 16,
-    parameter int MEM_LB = 64,
-    parameter int MEM_B = 64,
-    parameter int MEM_LAT = 1,
+    `SAMFUSE_MEM_PARAMS,
     parameter int VAL_PORT = 0
 ) (
-    input  logic        ap_clk,
-    input  logic        ap_rst,
-    input  logic [32*E+1:0] val_dout,
-    input  logic        val_empty_n,
-    output logic        val_read,
+    `SAMFUSE_CLOCK,
+    `SAMFUSE_IN(val, 32*E+2),
     output logic        done,
     // memory system (MEM); unused without it
     /* verilator lint_off UNUSEDSIGNAL */
@@ -46,7 +38,7 @@ module samfuse_value_writer_core #(
       assign is_val = tag == TAG_DATA;
       assign is_done = tag == TAG_DONE;
       samfuse_mem_wrport #(
-          .K(MEM_K), .WPL(MEM_WPL), .LB(MEM_LB), .B(MEM_B), .LAT(MEM_LAT), .PORT(VAL_PORT),
+          `SAMFUSE_MEM_PORT_PARAMS, .PORT(VAL_PORT),
           .E(E)
       ) u_vals (
           .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .add(is_val),
@@ -59,22 +51,9 @@ module samfuse_value_writer_core #(
     end
   endgenerate
 
-`ifndef SYNTHESIS
-  // simulation-only statistic read by the whole-graph bench: NodeStats.stall_mem
-  int unsigned mem_stall;
-  always @(posedge ap_clk)
-    if (ap_rst) mem_stall <= 0;
-    else if (!fin && val_empty_n && !mok) mem_stall <= mem_stall + 1;
-`endif
+  `SAMFUSE_MEM_STALL(!fin && val_empty_n && !mok)
 
-  // `done` is one register, set the cycle after D is consumed and every write is
-  // acknowledged, and never cleared: `fin && (now >= last ack)` from several registers
-  // that change at the same edge can glitch high for a delta cycle in simulation, which
-  // an edge-triggered bench then takes for the end of the run (the top's ap_done, an AND
-  // of these monotone registers, cannot glitch).
-  always_ff @(posedge ap_clk)
-    if (ap_rst) done <= 1'b0;
-    else done <= (fin || (val_read && tag == TAG_DONE)) && acked_n;
+  samfuse_writer_done u_done (.*, .fire(val_read));
 
   always_ff @(posedge ap_clk) begin
     if (ap_rst) begin
