@@ -67,7 +67,7 @@ def model_times(names: list[str], schedules: list[str], repeat: int, target_ms: 
     """Print compile time per model and schedule; return the slowest (ms)."""
     import warnings
 
-    import bench_models as bm
+    import _bench_workloads as bm
 
     from compiler import compile_model
 

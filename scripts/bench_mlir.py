@@ -32,7 +32,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # bench_models
 sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-import bench_models as bm  # noqa: E402
+import _bench_workloads as bm  # noqa: E402
 
 from compiler import (  # noqa: E402
     compile_model,
