@@ -249,8 +249,12 @@ def simulate(graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
 
 
 def drain(work: WorkList) -> None:
-    """Run actors from the work list until none can make progress."""
-    popleft, wake = work.popleft, work.wake
+    """Run actors from the work list until none can make progress.
+
+    An actor returns the channel whose check failed just before, and only it ran since,
+    so that channel cannot have changed: the flag set here is all the waking needs.
+    """
+    popleft = work.popleft
     while work:
         actor = popleft()
         actor.queued = False
@@ -265,14 +269,8 @@ def drain(work: WorkList) -> None:
             ch.waiting = True
         elif ch.reader is actor:
             ch.reader_waiting = True
-            if ch.ready() >= 0:  # written meanwhile
-                ch.reader_waiting = False
-                wake(actor)
         else:
             ch.writer_waiting = True
-            if ch.space() >= 0:
-                ch.writer_waiting = False
-                wake(actor)
 
 
 #: on-chip bytes per accumulator entry (its crds + value)
