@@ -14,6 +14,7 @@ two appends. A traced channel keeps its whole history, which is then its trace.
 
 from __future__ import annotations
 
+import sys
 from collections import deque
 from typing import Any
 
@@ -60,7 +61,7 @@ class Channel:
         self.max_occ = 0
         self._keep = depth or 0
         # a traced channel keeps its history (its trace); others cut it every _COMPACT pops
-        self._compact_at = float("inf") if trace else _COMPACT + self._keep
+        self._compact_at = sys.maxsize if trace else _COMPACT + self._keep
         self._occ_done = 0         # tokens whose occupancy at write is in max_occ
 
     # -- reader side ---------------------------------------------------------------------

@@ -39,9 +39,15 @@ def core_modules() -> list[Path]:
     return sorted(p for p in _HERE.glob("*.py") if p.name not in _PURE)
 
 
+def _declarations() -> list[Path]:
+    """Cython's augmenting declarations (``_x.pxd`` beside ``_x.py``): the classes that
+    become extension types with typed fields."""
+    return sorted(_HERE.glob("*.pxd"))
+
+
 def _key() -> str:
     h = hashlib.sha256(f"{sys.version}|{_EXT}".encode())
-    for p in core_modules():
+    for p in core_modules() + _declarations():
         h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()[:16]
 
@@ -105,7 +111,7 @@ def build(verbose: bool = False) -> Path:
         pkg.mkdir(parents=True)
         Path(tmp, "sim_models", "__init__.py").write_text("")
         (pkg / "__init__.py").write_text("")
-        for p in core_modules():
+        for p in core_modules() + _declarations():
             shutil.copy2(p, pkg / p.name)
         cmd = [sys.executable, "-m", "Cython.Build.Cythonize", "-i", "-3", "-q", "-j", "2",
                *(str(pkg / p.name) for p in core_modules())]
