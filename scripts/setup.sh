@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 need_apt=""
-for pkg in libsystemc-dev iverilog graphviz; do
+for pkg in libsystemc-dev iverilog graphviz ccache; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt="$need_apt $pkg"
 done
 if [ -n "$need_apt" ]; then
