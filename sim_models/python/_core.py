@@ -14,11 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
-import subprocess
 import sys
 import sysconfig
-import tempfile
 from pathlib import Path
 
 __all__ = ["CORE_ENV", "activate", "build", "core_dir", "core_modules", "mode"]
@@ -93,6 +90,10 @@ def activate(package_path: list[str]) -> str:
 
 def build(verbose: bool = False) -> Path:
     """Compile the core for the current sources (a no-op when it exists)."""
+    import shutil
+    import subprocess
+    import tempfile
+
     d = core_dir()
     if _built(d):
         return d
