@@ -85,6 +85,9 @@ def _sim_env(sim: str) -> Iterator[None]:
     # the wheel's verilated.mk names its build host's compiler and leaves the PCH include
     # flag empty; command-line variables in MAKEFLAGS override both for the model's make
     flags = "CXX=g++ CFG_CXXFLAGS_PCH_I=-include"
+    opt = verilator_opt()
+    if opt:  # the C++ optimisation of the model's own files (verilated.mk's OPT_FAST/SLOW)
+        flags += f" OPT_FAST={opt} OPT_SLOW={opt}"
     if shutil.which("ccache"):
         # every design compiles the same Verilator and cocotb runtime: through ccache
         # (beside the build cache unless the user points CCACHE_DIR elsewhere) a cold run
@@ -101,6 +104,13 @@ def _sim_env(sim: str) -> Iterator[None]:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+def verilator_opt() -> str:
+    """``$SAMFUSE_VERILATOR_OPT``: the g++ optimisation of Verilator models (e.g. ``-O0``,
+    which compiles a third faster; the test suite sets it, its designs simulate for
+    milliseconds); empty keeps Verilator's own (``-Os``)."""
+    return os.environ.get("SAMFUSE_VERILATOR_OPT", "").strip()
 
 
 def _waves() -> bool:
@@ -121,7 +131,8 @@ def _build(netlist: Netlist, sim: str, waves: bool) -> tuple[Any, Path]:
     for p in srcs:
         h.update(p.read_bytes())
     h.update(netlist.text.encode())
-    h.update(f"{sim}:{waves}".encode())
+    opt = verilator_opt() if sim == "verilator" else ""
+    h.update(f"{sim}:{waves}{':' + opt if opt else ''}".encode())  # no opt: the old keys
     build_dir = cache_root() / sim / f"{netlist.top}-{h.hexdigest()[:16]}"
     build_dir.mkdir(parents=True, exist_ok=True)
     top_file = build_dir / f"{netlist.top}.sv"
