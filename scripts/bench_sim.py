@@ -1,8 +1,9 @@
 #!/usr/bin/env python
 """Reference-model throughput on SpMM: a 2,000 x 2,000 matrix at 1 % density times a dense
 2,000 x 16 matrix (Gustavson order, sparse accumulator). Prints simulated cycles,
-primitive firings, wall time, firings/s and cycles/s with and without traces, and the
-untimed functional mode.
+primitive firings, wall and CPU time, firings/s and cycles/s (of wall time) with and
+without traces, and the untimed functional mode, on the core this process runs
+(``SAMFUSE_SIM_CORE``: the compiled core when built, else pure Python).
 
     .venv/bin/python scripts/bench_sim.py [--n 2000] [--density 0.01] [--cols 16]
 """
@@ -17,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ir import Graph, examples, load_hw
-from sim_models.python import simulate
+from sim_models.python import CORE, simulate
 
 
 def add_workload_args(ap: argparse.ArgumentParser) -> None:
@@ -52,19 +53,20 @@ def main() -> None:
     hw = load_hw(args.hw)
     graph, inputs = spmm_workload(args)
     gold = inputs["B"] @ inputs["C"]
-    print(f"{'mode':<22}{'cycles':>12}{'firings':>12}{'wall s':>9}{'firings/s':>13}"
-          f"{'cycles/s':>12}")
+    print(f"Python model, {CORE} core")
+    print(f"{'mode':<22}{'cycles':>12}{'firings':>12}{'wall s':>9}{'cpu s':>8}"
+          f"{'firings/s':>13}{'cycles/s':>12}")
     for label, kw in [("timed", {}), ("timed + trace", {"trace": True}),
                       ("functional (untimed)", {"functional": True}),
                       (f"timed, {hw.name}"[:21], {"hw": hw}),
                       ("timed, memory + log", {"hw": hw, "mem_trace": True})]:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         res = simulate(graph, inputs, **kw)
-        wall = time.perf_counter() - t0
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         np.testing.assert_allclose(res.dense("X"), gold, rtol=1e-4, atol=1e-4)
         cyc = res.cycles
         print(f"{label:<22}{cyc if cyc is not None else '-':>12}{res.firings:>12,}"
-              f"{wall:>9.2f}{res.firings / wall:>13,.0f}"
+              f"{wall:>9.2f}{cpu:>8.2f}{res.firings / wall:>13,.0f}"
               f"{(f'{cyc / wall:,.0f}' if cyc else '-'):>12}")
 
 

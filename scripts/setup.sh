@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 need_apt=""
-for pkg in libsystemc-dev iverilog graphviz; do
+for pkg in libsystemc-dev iverilog graphviz ccache; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt="$need_apt $pkg"
 done
 if [ -n "$need_apt" ]; then
@@ -28,4 +28,6 @@ VPY=.venv/bin/python
 "$VPY" -m pip install -q -e ".[all]"
 # the SystemC models, compiled once into the user cache (docs/systemc.md)
 "$VPY" -c "from cosim import SystemCBackend as B; B.unavailable() or B.build_library()"
+# the Python model's compiled core, once per change of its sources (README)
+"$VPY" -c "from sim_models.python import _core; _core.build(verbose=True)"
 echo "samfuse: environment ready in .venv"

@@ -7,12 +7,20 @@ It also holds the one result path of every backend (``_results``): SystemC, RTL 
 C-simulation build their :class:`SimResult` with :func:`outputs_from_writers` (writer
 recordings -> ``ir.FiberTree``) and report a stuck run with :func:`deadlock_error`, so a
 backend differs from this model only in how it runs, never in how it reports.
+
+The same modules also run compiled (``_core``: Cython, built once per change of the
+sources); ``CORE`` says which one this process runs.
 """
 
-from ._actor import StreamError
-from ._engine import ACTORS, ENTRY_BYTES, bind_inputs, check_onchip, simulate
-from ._harness import PrimitiveRun, run_primitive
-from ._results import (
+from ._core import activate as _activate
+
+#: ``"compiled"`` or ``"pure"``: the core this process runs (``SAMFUSE_SIM_CORE``)
+CORE = _activate(__path__)
+
+from ._actor import StreamError  # noqa: E402 (after the core is chosen)
+from ._engine import ACTORS, ENTRY_BYTES, bind_inputs, check_onchip, simulate  # noqa: E402
+from ._harness import PrimitiveRun, run_primitive  # noqa: E402
+from ._results import (  # noqa: E402
                        DeadlockError,
                        InputError,
                        MemRequest,
@@ -33,4 +41,6 @@ __all__ = [
     "SimulationError", "DeadlockError", "InputError", "StreamError",
     # registry
     "ACTORS", "run_primitive", "PrimitiveRun",
+    # which core runs
+    "CORE",
 ]

@@ -73,6 +73,29 @@ class Actor:
         self.t = ft + cycles
         return ft
 
+    def ready_all(self, *chans: Channel) -> tuple[int, Channel | None]:
+        """(cycle every head is visible, None) or (-1, the input to block on)."""
+        rt = -1
+        for ch in chans:
+            h = ch.h
+            if h >= len(ch.toks):
+                return -1, ch
+            w = ch.wts[h]
+            if w > rt:
+                rt = w
+        return rt + 1, None
+
+    def space_all(self, *chans: Any) -> tuple[int, Any]:
+        """(cycle every output has space, None) or (-1, the output to block on)."""
+        st = 0
+        for ch in chans:
+            s = ch.space()
+            if s < 0:
+                return -1, ch
+            if s > st:
+                st = s
+        return st, None
+
     def finish(self, cycle: int) -> None:
         self.finished = True
         self.done_cycle = cycle

@@ -176,20 +176,11 @@ class SpAcc(Actor):
         self.drain_pos = 0
         self.peak = 0  # most entries held at once (the on-chip buffer rule)
 
-    def _space(self):
-        st = self.oc.space()
-        if st < 0:
-            return -1, self.oc
-        s2 = self.ov.space()
-        if s2 < 0:
-            return -1, self.ov
-        return (st if st > s2 else s2), None
-
     def run(self):
         ci, vi, oc, ov = self.ci, self.vi, self.oc, self.ov
         while True:
             if self.drain_pos < len(self.drain):
-                st, blk = self._space()
+                st, blk = self.space_all(oc, ov)
                 if blk is not None:
                     return blk
                 ft = self.fire_at(0, st)
@@ -228,7 +219,7 @@ class SpAcc(Actor):
                 ci.pop(ft)
                 vi.pop(ft)
                 continue
-            st, blk = self._space()
+            st, blk = self.space_all(oc, ov)
             if blk is not None:
                 return blk
             ft = self.fire_at(rt, st)
@@ -281,16 +272,9 @@ class _SpAccN(Actor):
         self.peak = 0  # most entries held at once (the on-chip buffer rule)
 
     def _space(self, step):
-        st = 0
-        for ch, tok in zip(self.outs, step, strict=True):
-            if tok is None:
-                continue
-            s = ch.space()
-            if s < 0:
-                return -1, ch
-            if s > st:
-                st = s
-        return st, None
+        """Space on the outputs ``step`` writes (a ``None`` leaves its output alone)."""
+        return self.space_all(*(ch for ch, tok in zip(self.outs, step, strict=True)
+                                if tok is not None))
 
     def _steps(self, k: int) -> list[tuple]:
         """The output firings for the accumulated tensor, closed by input stop ``S_k``."""
@@ -333,13 +317,9 @@ class _SpAccN(Actor):
                     self.finish(ft)
                     return None
                 continue
-            rt = -1
-            for ch in self.heads:
-                r = ch.ready()
-                if r < 0:
-                    return ch
-                if r > rt:
-                    rt = r
+            rt, blk = self.ready_all(*self.heads)
+            if blk is not None:
+                return blk
             j, v = c0.peek(), vi.peek()
             if j.__class__ is int or j is EMPTY:
                 up = [c.peek() for c in crds[1:]]

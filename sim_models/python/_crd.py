@@ -20,22 +20,13 @@ class _OuterInner(Actor):
         self.oi, self.ii = inputs["outer_in"], inputs["inner_in"]
         self.oo, self.io = outputs["outer"], outputs["inner"]
 
-    def _both_space(self):
-        st = self.oo.space()
-        if st < 0:
-            return -1, self.oo
-        s2 = self.io.space()
-        if s2 < 0:
-            return -1, self.io
-        return (st if st > s2 else s2), None
-
     def _end(self, rt, o, h):
         """Inner ``S_k`` (k>0) meets outer ``S_{k-1}``, or both hold ``D``."""
         ok = (o is DONE and h is DONE) or (
             o.__class__ is Stop and h.__class__ is Stop and o.level == h.level - 1)
         if not ok:
             raise self.error(f"misaligned streams: outer_in holds {o!r}, inner_in holds {h!r}")
-        st, blk = self._both_space()
+        st, blk = self.space_all(self.oo, self.io)
         if blk is not None:
             return blk
         ft = self.fire_at(rt, st)
@@ -85,7 +76,7 @@ class CrdDrop(_OuterInner):
                     r2 = oi.ready()
                     if r2 < 0:
                         return oi
-                    st, blk = self._both_space()
+                    st, blk = self.space_all(self.oo, self.io)
                     if blk is not None:
                         return blk
                     ft = self.fire_at(max(rt, r2), st)
@@ -145,7 +136,7 @@ class CrdHold(_OuterInner):
             if h.__class__ is not Stop and h is not DONE:
                 if not o_crd:
                     raise self.error(f"inner_in holds {h!r} but outer_in holds {o!r}")
-                st, blk = self._both_space()
+                st, blk = self.space_all(self.oo, self.io)
                 if blk is not None:
                     return blk
                 ft = self.fire_at(rt, st)
@@ -154,7 +145,7 @@ class CrdHold(_OuterInner):
             elif h.__class__ is Stop and h.level == 0:
                 if not o_crd:
                     raise self.error(f"inner S0 closes a fiber but outer_in holds {o!r}")
-                st, blk = self._both_space()
+                st, blk = self.space_all(self.oo, self.io)
                 if blk is not None:
                     return blk
                 ft = self.fire_at(rt, st)

@@ -8,7 +8,6 @@ missing read happens. Idle actors cost nothing, and each actor advances in batch
 from __future__ import annotations
 
 import time
-from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
@@ -31,7 +30,7 @@ from ir import (
 )
 
 from ._actor import Actor, StreamError
-from ._channel import Channel, CountingChannel, Fanout, NullChannel
+from ._channel import Channel, CountingChannel, Fanout, NullChannel, WorkList
 from ._compute import Alu, Reduce, SpAcc, SpAcc2, SpAcc3, Unary
 from ._crd import CrdDrop, CrdHold
 from ._join import Intersect, IntersectVal, Union, UnionVal
@@ -184,13 +183,8 @@ def simulate(graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
     graph = elab.graph
     tensors = bind_inputs(graph, inputs)
     ctx = _Context(graph, tensors, elab)
-    work: deque[Actor] = deque()
-
-    def wake(actor: Actor) -> None:
-        if not actor.queued:
-            actor.queued = True
-            work.append(actor)
-
+    work = WorkList()
+    wake = work.wake
     memory = None
     if hw is not None and hw.memory and not functional:
         memory = ctx.memory = MemorySystem(graph, hw, tensors, wake, log=mem_trace)
@@ -201,7 +195,7 @@ def simulate(graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
         d = None if functional else e.depth
         numeric = "float" if e.kind == "val" and graph.dtype == "float32" else "int"
         kind = CountingChannel if e.name in counted else Channel
-        channels[e.name] = kind(e.name, e.kind, d, wake, trace=trace and not functional,
+        channels[e.name] = kind(e.name, e.kind, d, work, trace=trace and not functional,
                                 stats=stats and not functional, numeric=numeric)
     actors: dict[str, Actor] = {}
     for nid in graph.topological_order():
@@ -216,10 +210,10 @@ def simulate(graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
         wake(actors[nid])
 
     try:
-        drain(work, wake)
+        drain(work)
         while memory is not None and memory.pending():
             memory.advance()
-            drain(work, wake)
+            drain(work)
     except StreamError as exc:
         raise SimulationError(f"graph {graph.name!r}: {exc}") from None
 
@@ -257,10 +251,15 @@ def simulate(graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
     return result
 
 
-def drain(work: deque[Actor], wake) -> None:
-    """Run actors from the work list until none can make progress."""
+def drain(work: WorkList) -> None:
+    """Run actors from the work list until none can make progress.
+
+    An actor returns the channel whose check failed just before, and only it ran since,
+    so that channel cannot have changed: the flag set here is all the waking needs.
+    """
+    popleft = work.popleft
     while work:
-        actor = work.popleft()
+        actor = popleft()
         actor.queued = False
         ch = actor.run()
         if ch is None:
@@ -271,17 +270,10 @@ def drain(work: deque[Actor], wake) -> None:
         actor.blocked = ch
         if cls is ReadPort or cls is WritePort:  # woken when its burst is granted
             ch.waiting = True
-            continue
-        if ch.reader is actor:
+        elif ch.reader is actor:
             ch.reader_waiting = True
-            if ch.ready() >= 0:  # written meanwhile
-                ch.reader_waiting = False
-                wake(actor)
         else:
             ch.writer_waiting = True
-            if ch.space() >= 0:
-                ch.writer_waiting = False
-                wake(actor)
 
 
 #: bytes of a buffered stream token (a 32-bit crd, ref or value)

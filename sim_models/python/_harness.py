@@ -7,14 +7,13 @@ cycles, to model a slow consumer). The same firing rules run as in a whole graph
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ir import DONE, Graph, Node, TensorSpec
 
 from ._actor import Actor
-from ._channel import Channel
+from ._channel import Channel, WorkList
 from ._engine import ACTORS, _Context, bind_inputs, drain
 
 __all__ = ["run_primitive", "PrimitiveRun"]
@@ -79,28 +78,23 @@ def run_primitive(op: str, inputs: Mapping[str, Sequence[Any]], *, params: dict 
                    ports=dict(elems or {}))
     ctx.dtype = dtype
     ctx.cycles = {"dut": cycles} if cycles > 1 else {}
-    work: deque[Actor] = deque()
-
-    def wake(a: Actor) -> None:
-        if not a.queued:
-            a.queued = True
-            work.append(a)
+    work = WorkList()
 
     ins: dict[str, Channel] = {}
     for port in prim.inputs:
         toks = list(inputs[port.name])
-        ch = Channel(f"in.{port.name}", port.kind, None, wake)
+        ch = Channel(f"in.{port.name}", port.kind, None, work)
         cyc = (input_cycles or {}).get(port.name, range(-1, len(toks) - 1))
         for t, c in zip(toks, cyc, strict=True):
             ch.push(t, c)
         ins[port.name] = ch
-    outs = {p.name: Channel(f"out.{p.name}", p.kind, depth, wake, trace=True)
+    outs = {p.name: Channel(f"out.{p.name}", p.kind, depth, work, trace=True)
             for p in prim.outputs}
     actor = ACTORS[op](node, ins, outs, ctx)
     sinks = [_Sink(Node(f"sink_{n}", "root"), ch, sink_period) for n, ch in outs.items()]
     for a in [actor, *sinks]:
-        wake(a)
-    drain(work, wake)
+        work.wake(a)
+    drain(work)
     if not actor.finished:
         raise RuntimeError(f"{op} did not finish: blocked on {actor.blocked!r}")
     return PrimitiveRun({n: ch.trace_toks for n, ch in outs.items()},

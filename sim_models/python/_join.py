@@ -24,32 +24,18 @@ class _Joiner(Actor):
         self.cb, self.rb = inputs["crd_b"], inputs["ref_b"]
         self.oc, self.oa, self.ob = outputs["crd"], outputs[self.side_a], outputs["ref_b"]
 
-    def _heads_ready(self):
-        """(cycle all four heads are visible, None) or (-1, channel to block on)."""
-        rt = -1
-        for ch in (self.ca, self.ra, self.cb, self.rb):
-            h = ch.h
-            if h >= len(ch.toks):
-                return -1, ch
-            r = ch.wts[h]
-            if r > rt:
-                rt = r
-        return rt + 1, None
-
-    def _space(self):
-        st = -1
-        for ch in (self.oc, self.oa, self.ob):
-            s = ch.space()
-            if s < 0:
-                return -1, ch
-            if s > st:
-                st = s
-        return st, None
-
     def _emit(self, rt, crd, ra, rb, pop_a, pop_b):
-        st, blk = self._space()
+        st, blk = self.space_all(self.oc, self.oa, self.ob)
         if blk is not None:
             return blk
+        ft = self._skip(rt, pop_a, pop_b, st)
+        self.oc.push(crd, ft)
+        self.oa.push(ra, ft)
+        self.ob.push(rb, ft)
+        return None
+
+    def _skip(self, rt, pop_a, pop_b, st=0):
+        """Fire, popping side a and/or side b; returns the firing cycle."""
         ft = self.fire_at(rt, st)
         if pop_a:
             self.ca.pop(ft)
@@ -57,19 +43,7 @@ class _Joiner(Actor):
         if pop_b:
             self.cb.pop(ft)
             self.rb.pop(ft)
-        self.oc.push(crd, ft)
-        self.oa.push(ra, ft)
-        self.ob.push(rb, ft)
-        return None
-
-    def _skip(self, rt, pop_a, pop_b):
-        ft = self.fire_at(rt, 0)
-        if pop_a:
-            self.ca.pop(ft)
-            self.ra.pop(ft)
-        if pop_b:
-            self.cb.pop(ft)
-            self.rb.pop(ft)
+        return ft
 
     def _control(self, rt, a, b):
         """Both heads are control tokens: aligned stops or D pass through."""
@@ -89,7 +63,7 @@ class Intersect(_Joiner):
     def run(self):
         ca, ra, cb, rb = self.ca, self.ra, self.cb, self.rb
         while True:
-            rt, blk = self._heads_ready()
+            rt, blk = self.ready_all(self.ca, self.ra, self.cb, self.rb)
             if blk is not None:
                 return blk
             a, b = ca.toks[ca.h], cb.toks[cb.h]
@@ -138,7 +112,7 @@ class Union(_Joiner):
 
     def run(self):
         while True:
-            rt, blk = self._heads_ready()
+            rt, blk = self.ready_all(self.ca, self.ra, self.cb, self.rb)
             if blk is not None:
                 return blk
             a, b = self.ca.peek(), self.cb.peek()

@@ -19,33 +19,7 @@ def _control(tok) -> bool:
     return tok.__class__ is Stop or tok is DONE
 
 
-class _LaneActor(Actor):
-    """Head and space bookkeeping shared by the lane primitives."""
-
-    def heads(self, *chans):
-        """(cycle every head is visible, None) or (-1, the channel to block on)."""
-        rt = 0
-        for ch in chans:
-            r = ch.ready()
-            if r < 0:
-                return -1, ch
-            if r > rt:
-                rt = r
-        return rt, None
-
-    def spaces(self, *chans):
-        """(cycle every output has space, None) or (-1, the channel to block on)."""
-        st = 0
-        for ch in chans:
-            s = ch.space()
-            if s < 0:
-                return -1, ch
-            if s > st:
-                st = s
-        return st, None
-
-
-class LaneSplit(_LaneActor):
+class LaneSplit(Actor):
     """Keeps a coordinate ``c`` when ``c mod lanes == lane`` and ``lo <= c < hi``; stops
     and ``D`` pass. Dealing by coordinate, not by position in the fiber: below a
     reduction several fibers feed one output fiber, and a coordinate must reach the same
@@ -69,7 +43,7 @@ class LaneSplit(_LaneActor):
     def run(self):
         ci, ri, oc, orf = self.ci, self.ri, self.oc, self.orf
         while True:
-            rt, blk = self.heads(ci, ri)
+            rt, blk = self.ready_all(ci, ri)
             if blk is not None:
                 return blk
             c, r = ci.peek(), ri.peek()
@@ -81,7 +55,7 @@ class LaneSplit(_LaneActor):
             else:
                 keep = self.keeps(c)
             if keep:
-                st, blk = self.spaces(oc, orf)
+                st, blk = self.space_all(oc, orf)
                 if blk is not None:
                     return blk
             else:
@@ -100,7 +74,7 @@ class LaneSplit(_LaneActor):
         return f"lane {self.lane}/{self.lanes} [{self.lo}, {self.hi})"
 
 
-class LaneMerge(_LaneActor):
+class LaneMerge(Actor):
     """Merges two lanes' (crd, val) streams of one level by coordinate."""
 
     op = "lane_merge"
@@ -114,13 +88,13 @@ class LaneMerge(_LaneActor):
     def run(self):
         ca, va, cb, vb, oc, ov = self.ca, self.va, self.cb, self.vb, self.oc, self.ov
         while True:
-            rt, blk = self.heads(ca, cb)
+            rt, blk = self.ready_all(ca, cb)
             if blk is not None:
                 return blk
             a, b = ca.peek(), cb.peek()
             side = _pick(self, a, b, "crd_a", "crd_b")
             if side is None:  # aligned stops or D: pass them with both values' stops
-                r2, blk = self.heads(va, vb)
+                r2, blk = self.ready_all(va, vb)
                 if blk is not None:
                     return blk
                 _check_stop(self, va.peek(), a, "val_a")
@@ -128,12 +102,12 @@ class LaneMerge(_LaneActor):
                 pops, tok = (ca, va, cb, vb), a
             else:
                 c_in, v_in = (ca, va) if side == "a" else (cb, vb)
-                r2, blk = self.heads(v_in)
+                r2, blk = self.ready_all(v_in)
                 if blk is not None:
                     return blk
                 _check_value(self, v_in.peek(), c_in.peek(), "val_" + side)
                 pops, tok = (c_in, v_in), c_in.peek()
-            st, blk = self.spaces(oc, ov)
+            st, blk = self.space_all(oc, ov)
             if blk is not None:
                 return blk
             ft = self.fire_at(max(rt, r2), st)
@@ -147,7 +121,7 @@ class LaneMerge(_LaneActor):
                 return None
 
 
-class LaneMerge2(_LaneActor):
+class LaneMerge2(Actor):
     """Merges two lanes' (outer crd, inner crd, val) streams: the smaller outer crd is
     written, then its inner fiber and values are copied from that lane; the stop that
     closes a copied fiber is written once the next outer step shows which one it is."""
@@ -175,7 +149,7 @@ class LaneMerge2(_LaneActor):
     def copy_step(self):
         side = self.copying
         _, c0, v = self.lane_in[side]
-        rt, blk = self.heads(c0, v)
+        rt, blk = self.ready_all(c0, v)
         if blk is not None:
             return blk
         c, val = c0.peek(), v.peek()
@@ -191,7 +165,7 @@ class LaneMerge2(_LaneActor):
         if c is DONE or c is EMPTY:
             raise self.error(f"crd0_{side} holds {c!r} inside a fiber")
         _check_value(self, val, c, f"val_{side}")
-        st, blk = self.spaces(self.o0, self.ov)
+        st, blk = self.space_all(self.o0, self.ov)
         if blk is not None:
             return blk
         ft = self.fire_at(rt, st)
@@ -203,14 +177,14 @@ class LaneMerge2(_LaneActor):
 
     def pick_step(self):
         (a1, _, _), (b1, _, _) = self.lane_in["a"], self.lane_in["b"]
-        rt, blk = self.heads(a1, b1)
+        rt, blk = self.ready_all(a1, b1)
         if blk is not None:
             return blk
         a, b = a1.peek(), b1.peek()
         side = _pick(self, a, b, "crd1_a", "crd1_b")
         if side is not None:
             outs = (self.o1, self.o0, self.ov) if self.pending else (self.o1,)
-            st, blk = self.spaces(*outs)
+            st, blk = self.space_all(*outs)
             if blk is not None:
                 return blk
             ft = self.fire_at(rt, st)
@@ -233,12 +207,12 @@ class LaneMerge2(_LaneActor):
             elif closed != inner.level:
                 raise self.error(f"lane {s}'s inner stream closed its fiber with "
                                  f"S{closed} but the outer stream ends it with {a!r}")
-        r2, blk = self.heads(*need)
+        r2, blk = self.ready_all(*need)
         if blk is not None:
             return blk
         for ch, name in zip(need, names, strict=True):
             _check_stop(self, ch.peek(), inner, name)
-        st, blk = self.spaces(self.o1, self.o0, self.ov)
+        st, blk = self.space_all(self.o1, self.o0, self.ov)
         if blk is not None:
             return blk
         ft = self.fire_at(max(rt, r2), st)

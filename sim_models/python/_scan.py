@@ -85,9 +85,35 @@ class _Scanner(Actor):
     def crd_at(self, p: int) -> int:
         raise NotImplementedError
 
+    def _emit_fiber(self):
+        """In a fiber on ideal memory: emit its crds while both outputs have space; the
+        channel to block on, or None once the fiber has ended."""
+        oc, orf, crd_at, fire_at = self.oc, self.orf, self.crd_at, self.fire_at
+        p, e = self.p, self.e
+        while p < e:
+            st = oc.space()
+            if st < 0:
+                self.p = p
+                return oc
+            s2 = orf.space()
+            if s2 < 0:
+                self.p = p
+                return orf
+            ft = fire_at(0, st if st > s2 else s2)
+            oc.push(crd_at(p), ft)
+            orf.push(p, ft)
+            p += 1
+        self.p = p
+        self.state = _END
+        return None
+
     def run(self):
         inp, oc, orf, cport = self.inp, self.oc, self.orf, self.cport
         while True:
+            if self.state == _IN_FIBER and cport is None:
+                blk = self._emit_fiber()
+                if blk is not None:
+                    return blk
             # every firing except consuming a ref to an empty fiber writes both outputs
             st = oc.space()
             if st < 0:
