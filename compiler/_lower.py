@@ -589,13 +589,16 @@ class _Lowerer:
         self.b.edge(sparse.crd, f"{loc}.crd_in")
         self.b.edge(f"{rep}.ref", f"{loc}.ref_in")
         self.refer(v, op.id, sparse.crd)
+        op.maybe_empty = op.maybe_empty or \
+            any(self.op_by_id(oid).maybe_empty for oid in sparse.refs)
         return _Bundle(sparse.crd, {**sparse.refs, op.id: f"{loc}.ref"}, False)
 
     def locatable(self, b: _Bundle) -> bool:
-        """A sparser stream that can address a dense level: not full, and its crds carry
-        no ``N`` (an operand scanned from a reference that can be ``N``)."""
-        return b.dense is None and not b.full and \
-            not any(self.op_by_id(oid).maybe_empty for oid in b.refs)
+        """A sparser stream that can address a dense level: scanned and not full. Its crds
+        may carry ``N`` (an operand scanned from a reference that can be ``N``, after a
+        union): ``locate`` turns an ``N`` crd into an ``N`` reference, as an intersecter
+        does, so the located operand becomes maybe-empty too (:meth:`locate`)."""
+        return b.dense is None and not b.full
 
     def merge(self, a: _Bundle, b: _Bundle, kind: str, v: str,
               present: _Bundle | None = None) -> _Bundle:
