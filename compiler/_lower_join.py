@@ -165,18 +165,22 @@ class Joins(LowerState):
         self.b.edge(sparse.crd, f"{loc}.crd_in")
         self.b.edge(f"{rep}.ref", f"{loc}.ref_in")
         self.refer(v, op.id, sparse.crd)
+        op.maybe_empty = op.maybe_empty or \
+            any(self.op_by_id(oid).maybe_empty for oid in sparse.refs)
         return Bundle(sparse.crd, {**sparse.refs, op.id: f"{loc}.ref"}, False)
 
     def locates(self, join: str, pending: Bundle, by: Bundle) -> bool:
         """Whether ``pending``'s dense level is *located* by ``by``'s coordinates instead
         of being scanned and joined (the one place this is decided): only in an
         intersection (a union needs every dense coordinate), and only by a sparser stream
-        — not full, not itself pending, and whose crds carry no ``N`` (an operand
-        scanned from a reference that can be ``N``). The sparse crds then address the
-        level directly: one cycle per sparse coordinate instead of a scan and an
-        intersection over every dense one."""
+        — not full and not itself pending. Its crds may carry ``N`` (an operand scanned
+        from a reference that can be ``N``, after a union): ``locate`` turns an ``N`` crd
+        into an ``N`` reference, as an intersecter does, so the located operand becomes
+        maybe-empty too (:meth:`locate`). The sparse crds then address the level
+        directly: one cycle per sparse coordinate instead of a scan and an intersection
+        over every dense one."""
         return join == "intersect" and pending.dense is not None and by.dense is None \
-            and not by.full and not any(self.op_by_id(oid).maybe_empty for oid in by.refs)
+            and not by.full
 
     def merge(self, a: Bundle, b: Bundle, kind: str, v: str,
               present: Bundle | None = None) -> Bundle:

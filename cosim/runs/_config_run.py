@@ -288,6 +288,7 @@ def _work_columns(compiled: Any, run: Any, backend: str) -> dict[str, Any]:
         return {}
     summary = model_json(compiled, run)
     return {"flops": summary["flops"], "mem_accesses": summary["mem_accesses"],
+            "fuseflow_mem_accesses": summary["fuseflow_mem_accesses"],
             "est_cycles": sum(r["est_cycles"] for r in summary["regions"]),
             "regions_json": json.dumps(summary["regions"])}
 

@@ -2,7 +2,9 @@
 
 Per region and in total: the simulated cycles, the DRAM bytes the backend moved, and the
 work the simulator counted (``flops``: values the reducers and ALUs consumed;
-``mem_accesses``: words the scanners, arrays and writers read and wrote; ``ir._work``),
+``mem_accesses``: words the scanners, arrays and writers read and wrote;
+``fuseflow_mem_accesses``: the same without the compressed scanners' reads, as FuseFlow's
+artifact sums Comal's counters; ``ir._work``),
 as FuseFlow's Figure 14 counts them. Each region also carries the cost heuristic's
 prediction (``compiler.estimate`` and ``compiler.cycle_estimate`` on its kernels, given
 the tensors they actually read, at the FIFO depths the run used), the numbers FuseFlow's
@@ -21,7 +23,8 @@ from ._model_run import ModelRun
 __all__ = ["model_json", "MEASURED_FIELDS"]
 
 #: the measured fields of the run and of every region
-MEASURED_FIELDS = ("cycles", "dram_read_bytes", "dram_write_bytes", "flops", "mem_accesses")
+MEASURED_FIELDS = ("cycles", "dram_read_bytes", "dram_write_bytes", "flops", "mem_accesses",
+                   "fuseflow_mem_accesses")
 
 
 def _as_stats(tree: Any) -> Any:
@@ -40,12 +43,13 @@ def model_json(compiled: CompiledModel, run: ModelRun,
         row: dict[str, Any] = {"name": reg.name, "cycles": rr.cycles,
                                "dram_read_bytes": rr.dram_read_bytes,
                                "dram_write_bytes": rr.dram_write_bytes,
-                               "flops": 0, "mem_accesses": 0,
+                               "flops": 0, "mem_accesses": 0, "fuseflow_mem_accesses": 0,
                                "est_cycles": 0.0, "est_dram_bytes": 0.0, "est_flops": 0.0}
         for k in reg.kernels:
             work = rr.results[k.target].work(k.graph)
             row["flops"] += work.flops
             row["mem_accesses"] += work.mem_accesses
+            row["fuseflow_mem_accesses"] += work.fuseflow_mem_accesses
             graph = k.graph if used == "graph" else k.graph.with_depth(used)
             est = estimate(graph, {t: _as_stats(run.memory[k.source(t)]) for t in k.inputs},
                            hw=run.hw)

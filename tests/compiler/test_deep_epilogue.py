@@ -92,6 +92,36 @@ def test_graphsage_layer_lowers_in_fuseflows_order():
     assert g.meta["reductions"] == ["sum(k3): spacc", "sum(k2): spacc", "sum(k): reduce"]
 
 
+@pytest.mark.parametrize("s_format", ["csr", "dcsr"])
+@pytest.mark.parametrize("empty_rows", [(), (1,), (0, 3)])
+def test_graphsage_self_term_locates_the_dense_features(s_format, empty_rows):
+    """After the union of the two terms at j, S(j,:) may be absent (its crds can carry
+    N), yet the dense X(i,:) is located by S's crds instead of scanned and intersected:
+    the self term costs a firing per stored S(j,k) and row i, not one per feature (as
+    the unfused X·Sᵀ does; FuseFlow's GraphSAGE runs its self term at that cost). Rows
+    of S left empty make N flow through the locate."""
+    rng = np.random.default_rng(11)
+    a = {"A": _rand(rng, (7, 7), 0.4), "X": _rand(rng, (7, 9), 1.0),
+         "S": _rand(rng, (4, 9), 0.3), "N": _rand(rng, (4, 9), 0.5), "b": _rand(rng, (4,), 1.0)}
+    a["S"][list(empty_rows)] = 0.0
+    expr = SAGE.format(open="relu(", close=")", z="X", bias=" + b(j)")
+    g = compile_expression(expr, {"A": "csr", "S": s_format, "N": "csr"},
+                           {t: x.shape for t, x in a.items()})
+    assert g.meta["order"] == ["i", "k3", "k2", "j", "k"]
+    (x_k,) = [nid for nid, n in g.nodes.items() if n.params.get("tensor") == "X"
+              and n.params.get("level") == 1 and n.op in ("locate", "scan_dense")
+              and nid.startswith("X_")]
+    assert g.nodes[x_k].op == "locate"
+    res = simulate(g, a)
+    want = np.maximum(a["X"] @ a["S"].T + (a["A"] @ a["X"]) @ a["N"].T + a["b"], 0)
+    np.testing.assert_allclose(res.dense("Y"), want, rtol=1e-4, atol=1e-5)
+    rows, feats = a["X"].shape
+    hidden = a["S"].shape[0]
+    # per row i: one firing per stored S(j,k) plus one control token per j (a stop, or N)
+    assert res.nodes[x_k].fires <= rows * (np.count_nonzero(a["S"]) + 2 * hidden) + 1
+    assert res.nodes[x_k].fires < rows * hidden * feats
+
+
 def test_deep_epilogues_are_searched_only_when_nothing_else_lowers(monkeypatch):
     """A GCN layer in (Â·X)·W form keeps the order it had (no second pass); the
     GraphSAGE layer, which lowers only with a deep epilogue, takes the second pass."""
