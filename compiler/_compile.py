@@ -120,6 +120,10 @@ def compile_expression(expr: str | Assignment,
         if not splits:
             return best
         if partition == "position":  # its windows depend on the order's outer levels
+            if job.blocks:
+                raise LoweringError("partition position adds the lanes' partial values, "
+                                    "which the lane reductions do for scalar values only: "
+                                    "drop block, or use balanced")
             lanes = plan_positions(norm, par or {}, parse_order(norm, best.meta["order"]),
                                    idx_sizes, fmts, stats or {})
             splits = lanes.splits

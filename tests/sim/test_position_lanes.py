@@ -142,3 +142,13 @@ def test_position_lanes_refuse_what_they_cannot_split(expr, order, par, what):
         compile_expression(expr, {"A": "csr", "B": "csr", "X": "csr"},
                            {"A": A.shape, "B": B.shape}, order=order, par=par,
                            partition="position", stats={"A": A, "B": B})
+
+
+def test_position_lanes_refuse_block_values():
+    A = sp.random(8, 8, 0.5, format="csr", dtype=np.float32, random_state=1)
+    B = np.ones((8, 8), dtype=np.float32)
+    with pytest.raises(LoweringError, match="scalar values only"):
+        compile_expression("X(i,j) = A(i,k) * B(k,j)", {"A": "csr", "X": "csr"},
+                           {"A": A.shape, "B": B.shape}, order="i,k,j", par={"i": 2},
+                           partition="position", stats={"A": A, "B": B},
+                           block={"i": 2, "k": 2})
