@@ -364,6 +364,17 @@ class _Walker:
         lv = crd.levels[:-1] + ((size, dens * share / p["lanes"]),)
         return {"crd": _Stream(lv), "ref": _Stream(lv, ref.real)}
 
+    def _op_position_split(self, node: Node) -> dict[str, _Stream]:
+        """A lane keeps its window of the key's positions: ``(hi - lo)`` of the positions
+        the key stream is expected to hold (positions assumed spread evenly)."""
+        p = node.params
+        crd, ref = self._in(node, "crd_in"), self._in(node, "ref_in")
+        total = self._in(node, "pos_in").count
+        share = min(1.0, (p["hi"] - p["lo"]) / total) if total else 0.0
+        size, dens = crd.inner()[0]
+        lv = crd.levels[:-1] + ((size, dens * share),)
+        return {"crd": _Stream(lv), "ref": _Stream(lv, ref.real)}
+
     def _merged(self, node: Node, outer: str) -> tuple[_Stream, int]:
         """Two lanes' disjoint coordinates at the merged level: their densities add."""
         a, b = self._in(node, f"{outer}_a"), self._in(node, f"{outer}_b")
@@ -378,6 +389,10 @@ class _Walker:
         outer, k = self._merged(node, "crd1")
         inner = _Stream(outer.levels + self._in(node, "crd0_a").levels[k:])
         return {"crd1": outer, "crd0": inner, "val": inner}
+
+    #: a lane reduction's coordinates: as a merge's (shared coordinates counted twice)
+    _op_lane_combine = _op_lane_merge
+    _op_lane_combine2 = _op_lane_merge2
 
     def _op_level_writer(self, node: Node) -> dict[str, _Stream]:
         self.writers[(node.params["tensor"], node.params["level"])] = self._in(node, "crd")

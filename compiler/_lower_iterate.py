@@ -73,6 +73,14 @@ class Iteration(LowerState):
         bundle = self.scan(bundle, v)
         if v in self.par:
             self.cuts.setdefault(v, []).append((bundle.crd, list(bundle.refs.values())))
+        if v in self.windowed:
+            key = bundle.refs.get(self.windowed[v])
+            if key is None:
+                raise self.fail(f"position lanes split {self.user(v)!r} by the positions of "
+                                f"{self.windowed[v]!r}, which the join there does not hold",
+                                self.rhs)
+            self.window_cuts.setdefault(v, []).append(
+                (bundle.crd, list(bundle.refs.values()), key))
         for op in parts:
             if op.id in bundle.refs:
                 op.ref = bundle.refs[op.id]

@@ -111,6 +111,10 @@ class LowerState:
         #: per parallel index, each join's crd port and its ref ports (what a lane
         #: splits): the index's step, and an epilogue union there
         self.cuts: dict[str, list[tuple[str, list[str]]]] = {}
+        #: position partition: the level a parallel index's lanes cut by position -> its
+        #: key operand, and that level's joins (crd, refs, the key's ref)
+        self.windowed = {s[0].at: s[0].key for s in par.values() if s and s[0].window}
+        self.window_cuts: dict[str, list[tuple[str, list[str], str]]] = {}
         self.lane_of: dict[str, str] = {}
         self.src = norm.assignment.source or None
         self.pos = {v: n for n, v in enumerate(order)}

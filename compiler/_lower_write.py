@@ -74,9 +74,13 @@ class Writing(LowerState):
                     "parallelise an index nearer the innermost output level")
             cuts = [(c, [current[r][t] for r in refs]) for crd, refs in self.cuts[v]
                     for t, c in enumerate(current[crd])]
+            at_w = self.par[v][0].at
+            windows = [(c, [current[r][t] for r in refs], current[key][t])
+                       for crd, refs, key in self.window_cuts.get(at_w, ())
+                       for t, c in enumerate(current[crd])]
             rep = replicate(self.b, f"l{self.user(v)}", cuts,
                             [current[p][0] for p in outputs[at:]], self.par[v],
-                            self.lane_buffer * inner)
+                            self.lane_buffer * inner, windows)
             inner *= len(self.par[v])
             current = {p: [q for c in cs for q in rep.aliases[c]] for p, cs in current.items()}
             for p, m in zip(outputs[at:], rep.merged, strict=True):

@@ -8,7 +8,11 @@ itself (a private copy: no lane waits for another's stream), and the lanes' outp
 ``v`` and below are merged back in coordinate order by a binary tree of ``lane_merge``
 (one output level) or ``lane_merge2`` (two) nodes. Nested parallelism applies this
 innermost index first: the outer copies then hold the inner lanes and their merge tree.
-``docs/parallel.md`` states the rules.
+A position partition (``LaneSplit.window``) also cuts the level below ``v`` by position:
+a ``position_split`` on every stream of that level's join keeps the lane's window of the
+key operand's positions, so one heavy fiber spans lanes; lanes then share boundary
+coordinates of ``v`` and are combined by ``lane_combine``/``lane_combine2``, which add
+the partials. ``docs/parallel.md`` states the rules.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ _MERGES = {
     2: ("lane_merge2", (("crd1_a", "crd0_a", "val_a"), ("crd1_b", "crd0_b", "val_b")),
         ("crd1", "crd0", "val")),
 }
+#: the lane reductions that replace them when lanes share coordinates (same ports)
+_COMBINES = {1: "lane_combine", 2: "lane_combine2"}
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,12 @@ class LaneSplit:
     lane: int
     lo: int
     hi: int
+    #: position partition: the lane's window [lo, hi) of the key operand's positions at
+    #: the level below the parallel index (None: coordinate splits only)
+    window: tuple[int, int] | None = None
+    #: internal index of that level and the key operand (its access id)
+    at: str = ""
+    key: str = ""
 
 
 @dataclass
@@ -58,13 +70,16 @@ class Replicated:
 
 def replicate(b: GraphBuilder, tag: str, cuts: Sequence[tuple[str, Sequence[str]]],
               outputs: Sequence[str], splits: Sequence[LaneSplit],
-              buffer: int) -> Replicated:
+              buffer: int, windows: Sequence[tuple[str, Sequence[str], str]] = ()
+              ) -> Replicated:
     """Copy every node and edge of ``b`` once per lane (``splits``), split the ``cuts``
     (each a joined crd port with its ref ports) per lane and merge ``outputs``.
 
     Copy ``ℓ`` renames node ``n`` to ``n_<tag><ℓ>``; the returned aliases map every old
     port to its copies, so a later (outer) replication can find the streams it splits.
     Every merge input is a lane buffer of ``buffer`` tokens per lane it collects.
+    ``windows`` (position partition): the cuts of the level below, each a joined crd, its
+    ref ports and the key operand's ref, split by each lane's ``window``.
     """
     n_out = len(outputs) - 1  # output crd levels; the last output is the values
     if n_out not in _MERGES:
@@ -99,6 +114,18 @@ def replicate(b: GraphBuilder, tag: str, cuts: Sequence[tuple[str, Sequence[str]
                 redirect[port(ref)] = f"{s}.ref"
                 if k == 0:
                     redirect[port(crd)] = f"{s}.crd"
+        for crd, refs, key in windows if split.window else ():
+            readers = {e.dst.rpartition(".")[0] for e in edges if e.src == crd}
+            refs = [r for r in refs if r.rpartition(".")[0] not in readers]
+            for k, ref in enumerate(refs):
+                s = b.node(f"window_{tag}{lane}", "position_split", lo=split.window[0],
+                           hi=split.window[1])
+                ids.append(s)
+                for src, dst in ((crd, "crd_in"), (ref, "ref_in"), (key, "pos_in")):
+                    b.edge(port(src), f"{s}.{dst}")
+                redirect[port(ref)] = f"{s}.ref"
+                if k == 0:
+                    redirect[port(crd)] = f"{s}.crd"
         for e in edges:
             src = port(e.src)
             b.edges.append(Edge(redirect.get(src, src), port(e.dst), e.depth))
@@ -107,7 +134,8 @@ def replicate(b: GraphBuilder, tag: str, cuts: Sequence[tuple[str, Sequence[str]
                 result.aliases.setdefault(p, []).append(redirect.get(port(p), port(p)))
         lane_outputs.append([redirect.get(port(p), port(p)) for p in outputs])
         result.lanes.append(ids)
-    result.merged = _merge_tree(b, tag, lane_outputs, n_out, buffer)
+    combine = any(s.window for s in splits)
+    result.merged = _merge_tree(b, tag, lane_outputs, n_out, buffer, combine)
     return result
 
 
@@ -116,13 +144,16 @@ def _out_ports(n: Node) -> list[str]:
 
 
 def _merge_tree(b: GraphBuilder, tag: str, lanes: list[list[str]], n_out: int,
-                buffer: int) -> list[str]:
+                buffer: int, combine: bool = False) -> list[str]:
     """A balanced binary tree of merges over the lanes' output ports; the root's ports.
 
     A merge reads its lanes in coordinate order, so a lane whose coordinates come later
     waits with its output in the merge's input FIFO: that FIFO is the lane's output
-    buffer, ``buffer`` tokens per lane below it (priced on chip, docs/parallel.md)."""
+    buffer, ``buffer`` tokens per lane below it (priced on chip, docs/parallel.md).
+    ``combine``: the lanes share coordinates, whose partial values lane reductions add."""
     prim, ins, outs = _MERGES[n_out]
+    if combine:
+        prim = _COMBINES[n_out]
     level = [(ports, 1) for ports in lanes]
     while len(level) > 1:
         nxt = []

@@ -223,6 +223,22 @@ _ENTRIES = [
               _ports("crd1_a:crd", "crd0_a:crd", "val_a:val", "crd1_b:crd", "crd0_b:crd",
                      "val_b:val"),
               _ports("crd1:crd", "crd0:crd", "val:val"), merges_lanes=True),
+    Primitive("position_split", "one lane's window of a level's position space: keeps a "
+              "crd (and its ref) when the key operand's position pos_in lies in [lo, hi); "
+              "stops pass",
+              _ports("crd_in:crd", "ref_in:ref", "pos_in:ref"), _ports("crd:crd", "ref:ref"),
+              (Param("lo", int, doc="first position of the key level this lane keeps"),
+               Param("hi", int, doc="position bound (exclusive) of this lane's window"))),
+    Primitive("lane_combine", "lane reduction of one level: ordered merge of two lanes' "
+              "(crd, val) streams that adds the values of equal crds",
+              _ports("crd_a:crd", "val_a:val", "crd_b:crd", "val_b:val"),
+              _ports("crd:crd", "val:val"), merges_lanes=True),
+    Primitive("lane_combine2", "lane reduction of two levels: ordered merge of two lanes' "
+              "(outer crd, inner crd, val) streams; equal outer crds merge their inner "
+              "fibers, adding the values of equal inner crds",
+              _ports("crd1_a:crd", "crd0_a:crd", "val_a:val", "crd1_b:crd", "crd0_b:crd",
+                     "val_b:val"),
+              _ports("crd1:crd", "crd0:crd", "val:val"), merges_lanes=True),
     Primitive("level_writer", "coordinate level writer: appends crds, one seg entry per fiber",
               _ports("crd:crd"), (), (_TENSOR, _LEVEL), writes_tensor=True,
               mem_writes=("crd", "seg")),

@@ -28,7 +28,7 @@ LEVEL_READERS = {p.name: "compressed" if p.reads_compressed else "dense"
 
 
 #: primitives whose ``ref`` output carries (a subset of) their ``ref_in`` stream
-_REF_PASSERS = frozenset({"repeat", "lane_split"})
+_REF_PASSERS = frozenset({"repeat", "lane_split", "position_split"})
 
 
 class GraphError(ValueError):

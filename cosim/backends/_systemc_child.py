@@ -214,6 +214,8 @@ _NODE_ARGS = {
     "array": _array_args, "unary": _unary_args, "lane_split": _lane_args,
     "alu": lambda node, tensors, fp: _args((_BINARY[node.params["op"]], fp)),
     "reduce": lambda node, tensors, fp: _args((node.params["op"] == "max", fp)),
+    "position_split": lambda node, tensors, fp: _args((node.params["lo"], node.params["hi"])),
+    "lane_combine": _fp_args, "lane_combine2": _fp_args,
     **dict.fromkeys(ENTRY_BYTES, _fp_args)}
 
 

@@ -7,7 +7,7 @@ import argparse
 from typing import Any
 
 from compiler import compile_expression, explain_orders, fusion_table, parse, tensor_ranks
-from ir import check_assoc
+from ir import PARTITIONS, check_assoc
 
 from ..runs._files import path_arg
 from ._args import CliError, input_densities, name_value_pairs, parse_shape, read_tensor, say
@@ -130,10 +130,11 @@ def add_compile_parser(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--par", action="append", metavar="INDEX=LANES",
                    help="run an output index on LANES parallel lanes (repeat to nest, e.g. "
                    "--par i=4 --par j=4); see docs/parallel.md")
-    c.add_argument("--partition", default="round-robin", choices=("round-robin", "balanced"),
+    c.add_argument("--partition", default="round-robin", choices=PARTITIONS,
                    help="how lanes share an index: dealt in turn (crd mod lanes), or "
-                   "contiguous ranges of equal work measured on --input data (default "
-                   "round-robin)")
+                   "contiguous ranges of equal work measured on --input data, or (position) "
+                   "windows of the level below's positions so a heavy row spans lanes "
+                   "(default round-robin)")
     c.add_argument("--block", action="append", metavar="INDEX=EXTENT",
                    help="block an index: the graph iterates blocks of EXTENT and its values "
                    "are dense blocks (repeat per index, e.g. --block i=16 --block j=16); "

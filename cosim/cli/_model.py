@@ -19,7 +19,7 @@ import numpy as np
 
 from compiler import NAMED_SCHEDULES, compile_model, fusion_table
 from compiler._blocks import seed_blocks
-from ir import DEFAULT_HW, Schedule, check_assoc
+from ir import DEFAULT_HW, PARTITIONS, Schedule, check_assoc
 
 from ..backends._backend import get_backend
 from ..runs._config import MAX_SEED
@@ -68,7 +68,7 @@ def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) ->
     m.add_argument("--par", action="append", metavar="INDEX=LANES",
                    help="parallel lanes for every region whose kernels output INDEX "
                    "(repeat to nest; docs/parallel.md)")
-    m.add_argument("--partition", default="round-robin", choices=("round-robin", "balanced"),
+    m.add_argument("--partition", default="round-robin", choices=PARTITIONS,
                    help="how lanes share an index (default round-robin)")
     m.add_argument("--block", action="append", metavar="[TENSOR=]EXTENT",
                    help="block sparsity: values are dense blocks of EXTENT along every index "

@@ -43,8 +43,8 @@ def add_tune_parser(sub: argparse._SubParsersAction, error: type[Exception]) -> 
                    help="parallel lane counts to search, on every kernel's outermost output "
                    "index (default 1; docs/parallel.md)")
     t.add_argument("--partitions", metavar="P,P,…", default="round-robin",
-                   help="lane partitions to search: round-robin, balanced (default "
-                   "round-robin)")
+                   help="lane partitions to search: round-robin, balanced, position "
+                   "(default round-robin)")
     t.add_argument("--blocks", metavar="B,B,…", default="1",
                    help="block extents of the model's sparse tensors to search (default 1: "
                    "scalar values; docs/blocks.md)")

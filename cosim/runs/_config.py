@@ -171,7 +171,7 @@ def hw_set_label(pairs: tuple[tuple[str, str], ...] | list) -> str | None:
 
 #: data sets an expression's tensor can hold (its adjacency matrix); ``rmat`` is a
 #: generated power-law graph, ``rmat:SCALE:EDGE_FACTOR[:SEED]`` at another size
-GRAPH_DATASETS = ("karate", "cora", "rmat")
+GRAPH_DATASETS = ("karate", "cora", "rmat", "hubs")
 #: ``rmat`` alone: 2**10 nodes, 8 edges per node (before duplicates), seed 0
 RMAT_DEFAULT = (10, 8, 0)
 #: the largest R-MAT a study builds: the numpy reference holds the adjacency dense
@@ -207,5 +207,7 @@ def graph_dataset(name: str) -> Any:
     if rmat is not None:
         scale, factor, seed = rmat
         return datasets.rmat_graph(scale, factor, seed=seed)
+    if name == "hubs":  # issue 28: power law, the heaviest row a tenth of the entries
+        return datasets.chung_lu_graph(2000, 10_000, 1.6, seed=1, directed=True)
     return datasets.karate_club().adj if name == "karate" else datasets.cora_like().adj
 

@@ -9,6 +9,9 @@ from sim_models.python import SimResult
 
 __all__ = ["LaneReport", "lane_report"]
 
+#: a lane's splits drop what it does not keep: their firings are not its work
+_SPLITS = ("lane_split", "position_split")
+
 
 @dataclass(frozen=True)
 class LaneReport:
@@ -53,7 +56,7 @@ def lane_report(graph: Graph, res: SimResult) -> LaneReport:
                     todo.append(e.dst_node)
     for nid in seen:
         lab = lane_of.get(nid)
-        if lab in work and graph.nodes[nid].op != "lane_split" and nid in res.nodes:
+        if lab in work and graph.nodes[nid].op not in _SPLITS and nid in res.nodes:
             work[lab] += res.nodes[nid].fires
     return LaneReport(work)
 

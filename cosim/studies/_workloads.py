@@ -92,7 +92,7 @@ def parse_workload(w: Any, n: int, base: Path = Path(".")) -> Workload:
 #: entries of one tensor of an expression workload: its random inputs and the numpy
 #: reference hold it dense (2^24: the largest R-MAT's adjacency)
 MAX_TENSOR_ELEMS = 1 << 24
-_FIXED_NODES = {"karate": 34, "cora": None}
+_FIXED_NODES = {"karate": 34, "cora": None, "hubs": 2000}
 
 
 

@@ -303,6 +303,10 @@ def _lane_split_tparams(design: HlsDesign, node: Node) -> list[str]:
     return [f"{node.params[k]}u" for k in ("lanes", "lane", "lo", "hi")]
 
 
+def _position_split_tparams(design: HlsDesign, node: Node) -> list[str]:
+    return [f"{node.params[k]}u" for k in ("lo", "hi")]
+
+
 def _elab(design: HlsDesign, node: Node) -> NodeElab:
     assert design.elab is not None
     return design.elab.nodes[node.id]
@@ -312,7 +316,10 @@ def _elab(design: HlsDesign, node: Node) -> NodeElab:
 _TEMPLATE_PARAMS = {
     "scan_dense": _dense_tparams, "locate": _dense_tparams, "alu": _compute_tparams,
     "reduce": _compute_tparams, "array": _array_tparams, "unary": _unary_tparams,
-    "lane_split": _lane_split_tparams, **dict.fromkeys(ENTRY_BYTES, _acc_tparams)}
+    "lane_split": _lane_split_tparams, "position_split": _position_split_tparams,
+    "lane_combine": lambda design, node: [_flt(design)],
+    "lane_combine2": lambda design, node: [_flt(design)],
+    **dict.fromkeys(ENTRY_BYTES, _acc_tparams)}
 
 
 def _signature(design: HlsDesign) -> str:

@@ -237,6 +237,10 @@ _SCALAR_PARAMS = {
     "alu": lambda graph, node, ne: {"FP": _fp(graph),
                                     "OP": str(BINARY_OPS.index(node.params["op"]))},
     "lane_split": _lane_split_params,
+    "position_split": lambda graph, node, ne: {"LO": str(node.params["lo"]),
+                                               "HI": str(node.params["hi"])},
+    "lane_combine": lambda graph, node, ne: {"FP": _fp(graph)},
+    "lane_combine2": lambda graph, node, ne: {"FP": _fp(graph)},
     **dict.fromkeys(ENTRY_BYTES, _acc_params), **dict.fromkeys(WRITER_PRIMITIVES, _writer_params)}
 
 

@@ -34,7 +34,7 @@ from ._channel import Channel, CountingChannel, Fanout, NullChannel, WorkList
 from ._compute import Alu, Reduce, SpAcc, SpAcc2, SpAcc3, Unary
 from ._crd import CrdDrop, CrdHold
 from ._join import Intersect, IntersectVal, Union, UnionVal
-from ._lanes import LaneMerge, LaneMerge2, LaneSplit
+from ._lanes import LaneCombine, LaneCombine2, LaneMerge, LaneMerge2, LaneSplit, PositionSplit
 from ._locate import Locate
 from ._memory import MemorySystem, ReadPort, WritePort
 from ._results import (
@@ -54,7 +54,8 @@ __all__ = ["ACTORS", "simulate", "bind_inputs"]  # results and errors: see _resu
 ACTORS: dict[str, type[Actor]] = {cls.op: cls for cls in (
     Root, ScanCompressed, ScanDense, RepSig, Repeat, Broadcast, Array, Locate, Intersect, Union,
     Alu, Unary, Reduce, SpAcc, SpAcc2, SpAcc3, CrdDrop, CrdHold, LevelWriter, ValueWriter,
-    LaneSplit, LaneMerge, LaneMerge2, IntersectVal, UnionVal)}
+    LaneSplit, LaneMerge, LaneMerge2, IntersectVal, UnionVal, PositionSplit, LaneCombine,
+    LaneCombine2)}
 
 
 class _Context:

@@ -1,5 +1,7 @@
-"""Parallel lanes: a lane's share of a level (``lane_split``) and the ordered merge of
-two lanes' outputs (``lane_merge`` for one level, ``lane_merge2`` for two).
+"""Parallel lanes: a lane's share of a level (``lane_split``, by coordinate;
+``position_split``, by position) and the ordered merge of two lanes' outputs
+(``lane_merge`` for one level, ``lane_merge2`` for two; ``lane_combine`` and
+``lane_combine2`` when lanes share coordinates and their values add).
 
 Every lane iterates the levels above the split itself and keeps every stop, so all lanes'
 streams have the same fibers; within a fiber the lanes' coordinates are disjoint, which
@@ -11,8 +13,10 @@ from __future__ import annotations
 from ir import DONE, EMPTY, Stop, stop
 
 from ._actor import Actor
+from ._values import binary_op, zero
 
-__all__ = ["LaneSplit", "LaneMerge", "LaneMerge2"]
+__all__ = ["LaneSplit", "PositionSplit", "LaneMerge", "LaneMerge2", "LaneCombine",
+           "LaneCombine2"]
 
 
 def _control(tok) -> bool:
@@ -72,6 +76,55 @@ class LaneSplit(Actor):
 
     def describe_state(self) -> str:
         return f"lane {self.lane}/{self.lanes} [{self.lo}, {self.hi})"
+
+
+class PositionSplit(Actor):
+    """Keeps a (crd, ref) pair when the key position ``pos_in`` beside it lies in
+    ``[lo, hi)``; stops and ``D`` pass. Lanes holding disjoint windows of one level's
+    positions hold disjoint entries, even inside one fiber."""
+
+    op = "position_split"
+
+    def __init__(self, node, inputs, outputs, ctx):
+        super().__init__(node, inputs, outputs, ctx)
+        self.ins = (inputs["crd_in"], inputs["ref_in"], inputs["pos_in"])
+        self.oc, self.orf = outputs["crd"], outputs["ref"]
+        self.lo, self.hi = node.params["lo"], node.params["hi"]
+
+    def run(self):
+        ins, oc, orf = self.ins, self.oc, self.orf
+        while True:
+            rt, blk = self.ready_all(*ins)
+            if blk is not None:
+                return blk
+            c, r, p = (ch.peek() for ch in ins)
+            if _control(c) or _control(r) or _control(p):
+                if not c == r == p or not _control(c):
+                    raise self.error(f"misaligned streams: crd_in holds {c!r}, ref_in {r!r} "
+                                     f"and pos_in {p!r}")
+                keep = True
+            elif p.__class__ is not int:
+                raise self.error(f"pos_in holds {p!r}: a position split needs the key "
+                                 "operand's position in every entry")
+            else:
+                keep = self.lo <= p < self.hi
+            st = 0
+            if keep:
+                st, blk = self.space_all(oc, orf)
+                if blk is not None:
+                    return blk
+            ft = self.fire_at(rt, st)
+            for ch in ins:
+                ch.pop(ft)
+            if keep:
+                oc.push(c, ft)
+                orf.push(r, ft)
+            if c is DONE:
+                self.finish(ft)
+                return None
+
+    def describe_state(self) -> str:
+        return f"window [{self.lo}, {self.hi})"
 
 
 class LaneMerge(Actor):
@@ -229,6 +282,156 @@ class LaneMerge2(Actor):
 
     def describe_state(self) -> str:
         return f"copying lane {self.copying}" if self.copying else "picking"
+
+
+def _adder(actor: Actor):
+    """The combine's sum of two partial values (``N`` counts as zero)."""
+    add, z = binary_op("add", actor.dtype), zero(actor.dtype)
+    return lambda x, y: add(z if x is EMPTY else x, z if y is EMPTY else y)
+
+
+class LaneCombine(Actor):
+    """Lane reduction of one level: merges two lanes' (crd, val) streams by coordinate
+    and adds the values of a coordinate both lanes hold (their partials)."""
+
+    op = "lane_combine"
+
+    def __init__(self, node, inputs, outputs, ctx):
+        super().__init__(node, inputs, outputs, ctx)
+        self.ca, self.va = inputs["crd_a"], inputs["val_a"]
+        self.cb, self.vb = inputs["crd_b"], inputs["val_b"]
+        self.oc, self.ov = outputs["crd"], outputs["val"]
+        self.add = _adder(self)
+
+    def run(self):
+        ca, va, cb, vb, oc, ov = self.ca, self.va, self.cb, self.vb, self.oc, self.ov
+        while True:
+            rt, blk = self.ready_all(ca, cb)
+            if blk is not None:
+                return blk
+            a, b = ca.peek(), cb.peek()
+            side = _order(self, a, b, "crd_a", "crd_b")
+            vals = (va, vb) if side in (None, "ab") else (va,) if side == "a" else (vb,)
+            r2, blk = self.ready_all(*vals)
+            if blk is not None:
+                return blk
+            if side is None:
+                _check_stop(self, va.peek(), a, "val_a")
+                _check_stop(self, vb.peek(), a, "val_b")
+                tok, val = a, a
+            else:
+                for ch, name in zip(vals, ["val_" + x for x in side], strict=True):
+                    _check_value(self, ch.peek(), a, name)
+                tok = a if side != "b" else b
+                val = self.add(va.peek(), vb.peek()) if side == "ab" else vals[0].peek()
+            st, blk = self.space_all(oc, ov)
+            if blk is not None:
+                return blk
+            ft = self.fire_at(max(rt, r2), st)
+            crds = (ca, cb) if side in (None, "ab") else (ca,) if side == "a" else (cb,)
+            for ch in (*crds, *vals):
+                ch.pop(ft)
+            oc.push(tok, ft)
+            ov.push(val, ft)
+            if tok is DONE:
+                self.finish(ft)
+                return None
+
+
+class LaneCombine2(LaneMerge2):
+    """Lane reduction of two levels: ``lane_merge2``, except that an outer crd both lanes
+    hold is written once and its two inner fibers are merged, adding equal inner crds."""
+
+    op = "lane_combine2"
+
+    def __init__(self, node, inputs, outputs, ctx):
+        super().__init__(node, inputs, outputs, ctx)
+        self.merging = False
+        self.add = _adder(self)
+
+    def run(self):
+        while True:
+            blk = self.merge_step() if self.merging else \
+                self.copy_step() if self.copying else self.pick_step()
+            if blk is not None:
+                return blk
+            if self.finished:
+                return None
+
+    def pick_step(self):
+        (a1, _, _), (b1, _, _) = self.lane_in["a"], self.lane_in["b"]
+        rt, blk = self.ready_all(a1, b1)
+        if blk is not None:
+            return blk
+        if a1.peek().__class__ is not int or a1.peek() != b1.peek():
+            return super().pick_step()
+        outs = (self.o1, self.o0, self.ov) if self.pending else (self.o1,)
+        st, blk = self.space_all(*outs)
+        if blk is not None:
+            return blk
+        ft = self.fire_at(rt, st)
+        b1.pop(ft)
+        self.o1.push(a1.pop(ft), ft)
+        if self.pending:
+            self.o0.push(stop(0), ft)
+            self.ov.push(stop(0), ft)
+        self.pending, self.merging = False, True
+        return None
+
+    def merge_step(self):
+        (_, a0, av), (_, b0, bv) = self.lane_in["a"], self.lane_in["b"]
+        rt, blk = self.ready_all(a0, b0)
+        if blk is not None:
+            return blk
+        a, b = a0.peek(), b0.peek()
+        if a.__class__ is Stop and b.__class__ is Stop:  # both fibers closed
+            r2, blk = self.ready_all(av, bv)
+            if blk is not None:
+                return blk
+            _check_stop(self, av.peek(), a, "val_a")
+            _check_stop(self, bv.peek(), b, "val_b")
+            ft = self.fire_at(max(rt, r2), 0)
+            for ch in (a0, av, b0, bv):
+                ch.pop(ft)
+            for side, tok in (("a", a), ("b", b)):
+                if tok.level > 0:
+                    self.closed[side] = tok.level
+            self.pending, self.merging = True, False
+            return None
+        side = "a" if b.__class__ is Stop else "b" if a.__class__ is Stop else \
+            _order(self, a, b, "crd0_a", "crd0_b")
+        if side is None:
+            raise self.error(f"crd0_a and crd0_b hold {a!r} inside a fiber")
+        vals = (av, bv) if side == "ab" else (av,) if side == "a" else (bv,)
+        r2, blk = self.ready_all(*vals)
+        if blk is not None:
+            return blk
+        tok = b if side == "b" else a
+        for ch, name in zip(vals, ["val_" + x for x in side], strict=True):
+            _check_value(self, ch.peek(), tok, name)
+        st, blk = self.space_all(self.o0, self.ov)
+        if blk is not None:
+            return blk
+        ft = self.fire_at(max(rt, r2), st)
+        val = self.add(av.peek(), bv.peek()) if side == "ab" else vals[0].peek()
+        for ch in ((a0, b0) if side == "ab" else (a0,) if side == "a" else (b0,)):
+            ch.pop(ft)
+        for ch in vals:
+            ch.pop(ft)
+        self.o0.push(tok, ft)
+        self.ov.push(val, ft)
+        return None
+
+    def describe_state(self) -> str:
+        return "merging both lanes' fibers" if self.merging else super().describe_state()
+
+
+def _order(actor: Actor, a, b, name_a: str, name_b: str) -> str | None:
+    """Which head comes next: "a", "b", "ab" (the same coordinate on both lanes), or None
+    when both hold the same stop or ``D``."""
+    if a.__class__ is int and a == b:
+        return "ab"
+    return _pick(actor, a, b, name_a, name_b)
 
 
 def _pick(actor: Actor, a, b, name_a: str, name_b: str) -> str | None:

@@ -88,6 +88,11 @@ const std::map<std::string, Model>& models() {
        })},
       {"lane_merge", plain<LaneMerge>()},
       {"lane_merge2", plain<LaneMerge2>()},
+      {"position_split", model<PositionSplit>([](const Args& x) -> Primitive* {
+         return new PositionSplit(x.id, x.ints[0], x.ints[1]);
+       })},
+      {"lane_combine", with_fp<LaneCombine>()},
+      {"lane_combine2", with_fp<LaneCombine2>()},
   };
   return table;
 }

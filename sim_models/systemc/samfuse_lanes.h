@@ -1,6 +1,7 @@
 // samfuse SystemC models: parallel lanes (docs/parallel.md) — one lane's share of a level
-// (lane_split) and the ordered merge of two lanes' outputs at one level (lane_merge) or two
-// (lane_merge2). Behaviour and timing: docs/primitives.md; sim_models/python/_lanes.py.
+// (lane_split by coordinate, position_split by position) and the ordered merge of two lanes'
+// outputs at one level (lane_merge) or two (lane_merge2), or their lane reductions that add
+// a coordinate both lanes hold (lane_combine, lane_combine2). Behaviour and timing: docs/primitives.md; sim_models/python/_lanes.py.
 // Every lane keeps every stop, so the lanes' streams have the same fibers; within a fiber
 // their coordinates are disjoint, so a merge restores coordinate order by comparing heads.
 // Heads and output space are checked in the Python actor's order, so a stall is charged
@@ -170,7 +171,8 @@ class LaneMerge2 : public LanePrimitive {
     return copying_ >= 0 ? std::string("copying lane ") + kSide[copying_] : "picking";
   }
 
- private:
+ protected:
+  LaneMerge2(const std::string& id, const char* op) : LanePrimitive(id, op, 6, 3) {}
   enum { C1, C0, V, PER_LANE };  // input port = lane * PER_LANE + one of these
   enum { O1, O0, OV };
   static constexpr const char* kSide[2] = {"a", "b"};
@@ -275,6 +277,185 @@ class LaneMerge2 : public LanePrimitive {
   int copying_ = -1;      // the lane whose inner fiber is being copied (-1: PICK)
   bool pending_ = false;  // a copied inner fiber's closing stop is not written yet
   int closed_[2] = {-1, -1};  // per lane, the level of the inner stop that closed it, or -1
+};
+
+// Keeps a (crd, ref) pair when the key position beside it (pos_in) lies in [lo, hi); stops
+// and D pass. One firing per input triple, kept or not; a dropped triple needs no space.
+class PositionSplit : public LanePrimitive {
+ public:
+  SAMFUSE_PORTS("crd_in,ref_in,pos_in", "crd,ref")
+  PositionSplit(const std::string& id, long long lo, long long hi)
+      : LanePrimitive(id, "position_split", 3, 2), lo_(lo), hi_(hi) {}
+
+  bool eval(cycle_t now) override {
+    Fifo &ci = *in_[0], &ri = *in_[1], &pi = *in_[2];
+    if (Fifo* f = missing({&ci, &ri, &pi})) return wait_in(f);
+    tok_t c = ci.peek(), r = ri.peek(), p = pi.peek();
+    bool control = is_stop_or_done(c) || is_stop_or_done(r) || is_stop_or_done(p);
+    if (control && (c != r || r != p || !is_stop_or_done(c)))
+      fail("misaligned streams: crd_in holds {0}, ref_in {1} and pos_in {2}", c, KIND_CRD, r,
+           KIND_CRD, p, KIND_CRD);
+    if (!control && !is_data(p))
+      fail("pos_in holds {0}: a position split needs the key operand's position in every "
+           "entry", p, KIND_CRD);
+    bool keep = control || (lo_ <= (long long)payload(p) && (long long)payload(p) < hi_);
+    if (keep) {
+      if (Fifo* b = out_[0].blocked()) return wait_out(b);
+      if (Fifo* b = out_[1].blocked()) return wait_out(b);
+    }
+    fire(now);
+    ci.pop();
+    ri.pop();
+    pi.pop();
+    if (keep) {
+      out_[0].push(c, now);
+      out_[1].push(r, now);
+    }
+    if (is_done(c)) finish(now);
+    return true;
+  }
+
+  std::string describe_state() const override {
+    return "window [" + std::to_string(lo_) + ", " + std::to_string(hi_) + ")";
+  }
+
+ private:
+  long long lo_, hi_;
+};
+
+// The sum of two lanes' partial values (N counts as zero), in the graph's dtype.
+inline tok_t combine_values(bool fp, tok_t a, tok_t b) {
+  return data_tok(binary_op(OP_ADD, fp, is_empty(a) ? 0u : payload(a), is_empty(b) ? 0u : payload(b)));
+}
+
+// Lane reduction of one level: lane_merge, adding the values of a crd both lanes hold.
+class LaneCombine : public LanePrimitive {
+ public:
+  SAMFUSE_PORTS("crd_a,val_a,crd_b,val_b", "crd,val")
+  LaneCombine(const std::string& id, bool fp) : LanePrimitive(id, "lane_combine", 4, 2), fp_(fp) {}
+
+  bool eval(cycle_t now) override {
+    Fifo &ca = *in_[0], &va = *in_[1], &cb = *in_[2], &vb = *in_[3];
+    if (Fifo* f = missing({&ca, &cb})) return wait_in(f);
+    tok_t a = ca.peek(), b = cb.peek();
+    const bool both = is_data(a) && a == b;
+    Pick side = both ? PICK_CONTROL : pick(a, b, "crd_a", "crd_b");
+    const bool take_a = both || side != PICK_B, take_b = both || side != PICK_A;
+    if (take_a && !va.visible()) return wait_in(&va);
+    if (take_b && !vb.visible()) return wait_in(&vb);
+    tok_t tok = side == PICK_B ? b : a, val;
+    if (!both && side == PICK_CONTROL) {
+      check_stop(va.peek(), KIND_VAL, a, "val_a");
+      check_stop(vb.peek(), KIND_VAL, a, "val_b");
+      val = a;
+    } else {
+      if (take_a) check_value(va.peek(), tok, "val_a");
+      if (take_b) check_value(vb.peek(), tok, "val_b");
+      val = both ? combine_values(fp_, va.peek(), vb.peek()) : (take_a ? va : vb).peek();
+    }
+    if (Fifo* f = out_[0].blocked()) return wait_out(f);
+    if (Fifo* f = out_[1].blocked()) return wait_out(f);
+    fire(now);
+    if (take_a) {
+      ca.pop();
+      va.pop();
+    }
+    if (take_b) {
+      cb.pop();
+      vb.pop();
+    }
+    out_[0].push(tok, now);
+    out_[1].push(val, now);
+    if (is_done(tok)) finish(now);
+    return true;
+  }
+
+ private:
+  bool fp_;
+};
+
+// Lane reduction of two levels: lane_merge2, except that an outer crd both lanes hold is
+// written once and its two inner fibers are merged (MERGE), adding equal inner crds.
+class LaneCombine2 : public LaneMerge2 {
+ public:
+  LaneCombine2(const std::string& id, bool fp) : LaneMerge2(id, "lane_combine2"), fp_(fp) {}
+
+  bool eval(cycle_t now) override {
+    if (merging_) return merge(now);
+    if (copying_ >= 0) return copy(now);
+    Fifo &a1 = in(0, C1), &b1 = in(1, C1);
+    if (Fifo* f = missing({&a1, &b1})) return wait_in(f);
+    if (!is_data(a1.peek()) || a1.peek() != b1.peek()) return pick_step(now);
+    if (Fifo* f = out_[O1].blocked()) return wait_out(f);
+    if (pending_) {
+      if (Fifo* f = out_[O0].blocked()) return wait_out(f);
+      if (Fifo* f = out_[OV].blocked()) return wait_out(f);
+    }
+    fire(now);
+    b1.pop();
+    out_[O1].push(a1.pop(), now);
+    if (pending_) {
+      out_[O0].push(stop_tok(0), now);
+      out_[OV].push(stop_tok(0), now);
+    }
+    pending_ = false;
+    merging_ = true;
+    return true;
+  }
+
+  std::string describe_state() const override {
+    return merging_ ? "merging both lanes' fibers" : LaneMerge2::describe_state();
+  }
+
+ private:
+  bool merge(cycle_t now) {
+    Fifo &a0 = in(0, C0), &av = in(0, V), &b0 = in(1, C0), &bv = in(1, V);
+    if (Fifo* f = missing({&a0, &b0})) return wait_in(f);
+    tok_t a = a0.peek(), b = b0.peek();
+    if (is_stop(a) && is_stop(b)) {  // both fibers closed
+      if (Fifo* f = missing({&av, &bv})) return wait_in(f);
+      check_stop(av.peek(), KIND_VAL, a, "val_a");
+      check_stop(bv.peek(), KIND_VAL, b, "val_b");
+      fire(now);
+      a0.pop();
+      av.pop();
+      b0.pop();
+      bv.pop();
+      if (payload(a) > 0) closed_[0] = int(payload(a));
+      if (payload(b) > 0) closed_[1] = int(payload(b));
+      pending_ = true;
+      merging_ = false;
+      return true;
+    }
+    const bool both = is_data(a) && a == b;
+    Pick side = both ? PICK_CONTROL : is_stop(b) ? PICK_A : is_stop(a) ? PICK_B
+                                                 : pick(a, b, "crd0_a", "crd0_b");
+    if (!both && side == PICK_CONTROL) fail("crd0_a and crd0_b hold {0} inside a fiber", a, KIND_CRD);
+    const bool take_a = both || side == PICK_A, take_b = both || side == PICK_B;
+    if (take_a && !av.visible()) return wait_in(&av);
+    if (take_b && !bv.visible()) return wait_in(&bv);
+    tok_t tok = take_a ? a : b;
+    if (take_a) check_value(av.peek(), tok, "val_a");
+    if (take_b) check_value(bv.peek(), tok, "val_b");
+    if (Fifo* f = out_[O0].blocked()) return wait_out(f);
+    if (Fifo* f = out_[OV].blocked()) return wait_out(f);
+    fire(now);
+    tok_t val = both ? combine_values(fp_, av.peek(), bv.peek()) : (take_a ? av : bv).peek();
+    if (take_a) {
+      a0.pop();
+      av.pop();
+    }
+    if (take_b) {
+      b0.pop();
+      bv.pop();
+    }
+    out_[O0].push(tok, now);
+    out_[OV].push(val, now);
+    return true;
+  }
+
+  bool fp_;
+  bool merging_ = false;
 };
 
 }  // namespace samfuse

@@ -17,7 +17,7 @@ from tests._spacc3_graphs import spacc3_block_case
 def test_name_sets_are_derived_from_the_catalogue():
     assert ir.COMPUTE_PRIMITIVES == {"alu", "unary", "reduce", "spacc", "spacc2", "spacc3"}
     assert dict(ir.ENTRY_BYTES) == {"spacc": 8, "spacc2": 12, "spacc3": 16}
-    assert ir.LANE_MERGES == {"lane_merge", "lane_merge2"}
+    assert ir.LANE_MERGES == {"lane_merge", "lane_merge2", "lane_combine", "lane_combine2"}
     assert ir.MEMORY_PRIMITIVES == {"scan_compressed", "array", "level_writer",
                                     "value_writer"}
     assert ir.WRITER_PRIMITIVES == {"level_writer", "value_writer"}

@@ -12,7 +12,7 @@
 
 namespace samfuse {
 
-enum { LM2_PICK = 0, LM2_COPY_A = 1, LM2_COPY_B = 2 };
+enum { LM2_PICK = 0, LM2_COPY_A = 1, LM2_COPY_B = 2, LM2_MERGE = 3 };
 
 // One COPY firing on one lane: an inner crd and its value pass; the inner stop that ends
 // the fiber is consumed (needs no space) and leaves pending set. Returns true at the stop.
@@ -48,14 +48,22 @@ void lane_close(Head& hc, HeadOf<TV>& hv, hls::stream<tok_t>& crd0_in, hls::stre
     hv.pop();
 }
 
-}  // namespace samfuse
+// lane_merge2's policy: outer crds are disjoint, so it never MERGEs (lane_combine2.h has
+// the policy that does).
+struct LaneNoMerge {
+    static const bool enabled = false;
+    template <class... T>
+    static bool step(T&...) { return true; }
+};
 
-template <class TV, class Crd1Out, class Crd0Out, class ValOut>
-void samfuse_lane_merge2(hls::stream<samfuse::tok_t>& crd1_a, hls::stream<samfuse::tok_t>& crd0_a,
-                         hls::stream<TV>& val_a, hls::stream<samfuse::tok_t>& crd1_b,
-                         hls::stream<samfuse::tok_t>& crd0_b, hls::stream<TV>& val_b,
-                         Crd1Out crd1, Crd0Out crd0, ValOut val) {
-    using namespace samfuse;
+// The PICK / COPY_a / COPY_b machine of both two-level lane merges; with Merge::enabled, an
+// outer crd both lanes hold passes once and Merge::step merges its two inner fibers, one
+// firing at a time, until it returns true (both closed: the closing stop is owed).
+template <class Merge, class TV, class Crd1Out, class Crd0Out, class ValOut>
+void lane_merge2_machine(hls::stream<tok_t>& crd1_a, hls::stream<tok_t>& crd0_a,
+                         hls::stream<TV>& val_a, hls::stream<tok_t>& crd1_b,
+                         hls::stream<tok_t>& crd0_b, hls::stream<TV>& val_b, Crd1Out& crd1,
+                         Crd0Out& crd0, ValOut& val, const char* where) {
     Head h1a, h0a, h1b, h0b;
     HeadOf<TV> hva, hvb;
     ap_uint<2> mode = LM2_PICK;
@@ -65,46 +73,51 @@ lane_merge2_loop:
     while (true) {
 #pragma HLS pipeline II = 1
         if (mode == LM2_COPY_A) {
-            if (lane_copy(h0a, hva, crd0_a, val_a, crd0, val, closed_a, __func__)) {
+            if (lane_copy(h0a, hva, crd0_a, val_a, crd0, val, closed_a, where)) {
                 mode = LM2_PICK;
                 pending = true;
             }
             continue;
         }
         if (mode == LM2_COPY_B) {
-            if (lane_copy(h0b, hvb, crd0_b, val_b, crd0, val, closed_b, __func__)) {
+            if (lane_copy(h0b, hvb, crd0_b, val_b, crd0, val, closed_b, where)) {
+                mode = LM2_PICK;
+                pending = true;
+            }
+            continue;
+        }
+        if (mode == LM2_MERGE) {
+            if (Merge::step(h0a, hva, h0b, hvb, crd0_a, val_a, crd0_b, val_b, crd0, val,
+                            closed_a, closed_b, where)) {
                 mode = LM2_PICK;
                 pending = true;
             }
             continue;
         }
         tok_t a = h1a.peek(crd1_a), b = h1b.peek(crd1_b);
-        int side = lane_pick(a, b, __func__);
+        bool same = Merge::enabled && is_data(a) && is_data(b) && payload(a) == payload(b);
+        int side = same ? 2 : lane_pick(a, b, where);
         if (side >= 0) {
-            crd1.write(side == 0 ? a : b);
+            crd1.write(side == 1 ? b : a);
             if (pending) {
                 crd0.write(stop_tok(0));
                 val.write(stop_tok(0));
             }
-            if (side == 0) {
-                h1a.pop();
-                mode = LM2_COPY_A;
-            } else {
-                h1b.pop();
-                mode = LM2_COPY_B;
-            }
+            if (side != 1) h1a.pop();
+            if (side != 0) h1b.pop();
+            mode = side == 0 ? LM2_COPY_A : side == 1 ? LM2_COPY_B : LM2_MERGE;
             pending = false;
             continue;
         }
         // both lanes end the outer fiber (S_k) or the stream (D)
         bool done = is_done(a);
         tok_t inner = done ? done_tok() : stop_tok(payload(a) + 1);
-        SAMFUSE_CHECK(done || closed_a == 0 || closed_a == payload(a) + 1,
+        SAMFUSE_CHECK_AT(where, done || closed_a == 0 || closed_a == payload(a) + 1,
                       "lane a's inner stream closed its fiber at another level than the outer stop");
-        SAMFUSE_CHECK(done || closed_b == 0 || closed_b == payload(a) + 1,
+        SAMFUSE_CHECK_AT(where, done || closed_b == 0 || closed_b == payload(a) + 1,
                       "lane b's inner stream closed its fiber at another level than the outer stop");
-        if (done || closed_a == 0) lane_close(h0a, hva, crd0_a, val_a, inner, __func__);
-        if (done || closed_b == 0) lane_close(h0b, hvb, crd0_b, val_b, inner, __func__);
+        if (done || closed_a == 0) lane_close(h0a, hva, crd0_a, val_a, inner, where);
+        if (done || closed_b == 0) lane_close(h0b, hvb, crd0_b, val_b, inner, where);
         h1a.pop();
         h1b.pop();
         crd1.write(a);
@@ -114,5 +127,16 @@ lane_merge2_loop:
         closed_a = closed_b = 0;
         if (done) break;
     }
+}
+
+}  // namespace samfuse
+
+template <class TV, class Crd1Out, class Crd0Out, class ValOut>
+void samfuse_lane_merge2(hls::stream<samfuse::tok_t>& crd1_a, hls::stream<samfuse::tok_t>& crd0_a,
+                         hls::stream<TV>& val_a, hls::stream<samfuse::tok_t>& crd1_b,
+                         hls::stream<samfuse::tok_t>& crd0_b, hls::stream<TV>& val_b,
+                         Crd1Out crd1, Crd0Out crd0, ValOut val) {
+    samfuse::lane_merge2_machine<samfuse::LaneNoMerge>(crd1_a, crd0_a, val_a, crd1_b, crd0_b,
+                                                       val_b, crd1, crd0, val, __func__);
 }
 #endif

@@ -1,0 +1,147 @@
+"""Position-space partitioning: one heavy fiber spans lanes (Chougule et al., 2026).
+
+``--partition position`` parallelises the outermost loop ``v`` like ``balanced``, but
+cuts the *position space* of the level below it, ``w``: the stored entries of a key
+operand ``K(v, w)`` in storage order (for SpMM and SpMV, the nonzeros of ``A`` in CSR
+order, the co-iteration at the reduction level). The positions are dealt into contiguous
+windows of equal *work* measured on the data, the merge-path idea: the work of a position
+is the entries every operand contributes under its ``(v, w)`` coordinate. A window may
+start and end inside a fiber, so lane ``ℓ`` iterates the rows that hold its window (a
+coordinate range of ``v``, shared with a neighbour at a split row) and keeps, at ``w``,
+the positions of its window (``position_split``); the lanes' partial rows are added back
+in coordinate order by the lane reductions (``lane_combine``, ``lane_combine2``).
+
+Correct when every value of the expression is computed under a position of ``K``: ``K``
+multiplies the whole right-hand side (an intersection with every other operand, however
+nested unions sit under it) and the only reduction is a sum, whose partials add.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ir import FiberTree, Format
+
+from ._ast import Access, BinOp, Expr, Reduction, accesses
+from ._errors import LoweringError
+from ._normalize import Normalized
+from ._parallel import LaneSplit
+from ._partition import LanePlan, _given, balanced_ranges
+
+__all__ = ["plan_positions"]
+
+
+def plan_positions(norm: Normalized, par: Mapping[str, int], order: Sequence[str],
+                   sizes: Mapping[str, int], fmts: Mapping[str, Format],
+                   tensors: Mapping[str, Any]) -> LanePlan:
+    """The lanes' row ranges and position windows for ``par`` (checked already by
+    ``plan_lanes``), and the imbalance they predict; ``order`` is the internal order."""
+    wide = {name: n for name, n in par.items() if n > 1}
+    if not wide:
+        return LanePlan()
+    internal = {norm.user[v]: v for v in norm.indices}
+    if len(wide) > 1:
+        raise LoweringError(f"partition position parallelises one index, got "
+                            f"{', '.join(wide)}: nest it with round-robin or balanced lanes "
+                            "in another region, or parallelise one index")
+    (name, lanes), = wide.items()
+    v = internal[name]
+    if len(order) < 2 or order[0] != v:
+        shown = ",".join(norm.user[u] for u in order)
+        raise LoweringError(f"partition position splits the level below the outermost loop, "
+                            f"but {name!r} is not outermost in the order {shown}: put "
+                            f"{name!r} first")
+    w = order[1]
+    _check_sums(norm.assignment.rhs)
+    key = _key(norm, v, w, fmts)
+    if not _given(tensors.get(key.tensor)):
+        raise LoweringError(f"partition position measures the positions of {key.tensor!r} "
+                            "on the data, which was not given: pass every input's data "
+                            "(samfuse compile --input NAME=FILE; compile_expression(stats="
+                            "{name: tensor}))")
+    fmt = fmts.get(key.tensor) or Format.dense(len(key.indices))
+    rows, cols = _positions(FiberTree.from_any(tensors[key.tensor], fmt), fmt)
+    work = np.ones(len(rows), dtype=np.float64)
+    for a in accesses(norm.assignment.rhs):
+        if a is not key:
+            work += _contribution(a, v, w, rows, cols, sizes, fmts, tensors)
+    windows = balanced_ranges(work, lanes)
+    n_rows = sizes[v]
+    starts = [0] + [int(rows[lo]) if lo < len(rows) else n_rows for lo, _ in windows[1:]]
+    splits = []
+    for k, (lo, hi) in enumerate(windows):
+        end = n_rows if k == lanes - 1 else starts[k + 1] + int(
+            hi > lo and rows[hi - 1] == starts[k + 1])
+        splits.append(LaneSplit(1, 0, starts[k], max(end, starts[k]), window=(lo, hi),
+                                at=w, key=key.tensor))
+    shares = [float(work[lo:hi].sum()) for lo, hi in windows]
+    mean = sum(shares) / len(shares)
+    imbalance = {name: max(shares) / mean} if mean > 0 else {}
+    return LanePlan({v: splits}, imbalance)
+
+
+def _check_sums(e: Expr) -> None:
+    """Lanes' partials are added: any other reduction would be combined wrongly."""
+    for node in _walk(e):
+        if isinstance(node, Reduction) and node.op != "sum":
+            raise LoweringError(f"partition position adds the lanes' partial results, but "
+                                f"the expression reduces with {node.op!r}: use balanced")
+
+
+def _key(norm: Normalized, v: str, w: str, fmts: Mapping[str, Format]) -> Access:
+    """The operand whose positions at ``w`` are dealt: it stores ``v`` then ``w`` and
+    multiplies the whole right-hand side, so every value is computed under one of them."""
+    for a in _factors(norm.assignment.rhs):
+        fmt = fmts.get(a.tensor) or Format.dense(len(a.indices))
+        stored = [a.indices[m] for m in fmt.mode_order]
+        if stored[:2] == [v, w] and len(stored) == 2:
+            return a
+    raise LoweringError(
+        f"partition position deals the positions of a matrix K({norm.user[v]},{norm.user[w]}) "
+        f"stored {norm.user[v]}-major that multiplies the whole expression (as A in "
+        f"A(i,k) * B(k,j)); {norm.assignment.rhs} has none: use balanced")
+
+
+def _factors(e: Expr) -> list[Access]:
+    """The accesses that multiply all of ``e``."""
+    if isinstance(e, Reduction):
+        return _factors(e.body)
+    if isinstance(e, BinOp) and e.op == "*":
+        return _factors(e.left) + _factors(e.right)
+    return [e] if isinstance(e, Access) else []
+
+
+def _walk(e: Expr):
+    yield e
+    for child in ("operand", "left", "right", "body", "arg"):
+        sub = getattr(e, child, None)
+        if sub is not None and not isinstance(sub, str | int | float):
+            yield from _walk(sub)
+
+
+def _positions(tree: FiberTree, fmt: Format) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column of every position of the key's level 1, in position order (every
+    stored entry, zeros and a dense level's fill included)."""
+    coo = tree.to_coo(keep_zeros=True)[0]
+    return (np.asarray(coo[fmt.mode_order[0]], dtype=np.int64),
+            np.asarray(coo[fmt.mode_order[1]], dtype=np.int64))
+
+
+def _contribution(a: Access, v: str, w: str, rows: np.ndarray, cols: np.ndarray,
+                  sizes: Mapping[str, int], fmts: Mapping[str, Format],
+                  tensors: Mapping[str, Any]) -> np.ndarray | float:
+    """Entries operand ``a`` brings under each position (1 each when its data is not
+    given): its own entry, its fiber at the position's ``w`` or ``v``, or all of it."""
+    if not _given(tensors.get(a.tensor)):
+        return 1.0
+    fmt = fmts.get(a.tensor) or Format.dense(len(a.indices))
+    coords = FiberTree.from_any(tensors[a.tensor], fmt).to_coo(keep_zeros=True)[0]
+    if v in a.indices and w in a.indices:
+        return 1.0
+    for u, at in ((w, cols), (v, rows)):
+        if u in a.indices:
+            return np.bincount(coords[a.indices.index(u)], minlength=sizes[u])[at]
+    return float(coords.shape[1])
