@@ -6,6 +6,7 @@ from __future__ import annotations
 from ir import DONE, EMPTY, REPEAT, Block, Stop, stop
 
 from ._actor import Actor
+from ._loadq import LoadQueue
 
 __all__ = ["Root", "ScanCompressed", "ScanDense", "RepSig", "Repeat", "Broadcast", "Array"]
 
@@ -348,8 +349,12 @@ class Array(Actor):
         self.words = elems  # memory words per value (a block reads all its lines)
         self.port = ctx.mem_port(self, "vals")
         self.h = None  # the pending firing's memory access
+        q = ctx.load_queues.get(node.id, 1) if self.port is not None else 1
+        self.queue = LoadQueue(self, q) if q > 1 else None
 
     def run(self):
+        if self.queue is not None:
+            return self.queue.run()
         inp, out, vals, port = self.inp, self.out, self.vals, self.port
         n = len(vals)
         while True:
