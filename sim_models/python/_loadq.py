@@ -15,6 +15,7 @@ from typing import Any
 
 from ir import DONE, EMPTY, Stop
 
+from ._actor import StreamError
 from ._channel import Channel
 
 __all__ = ["LoadQueue"]
@@ -45,7 +46,8 @@ class LoadQueue:
             tok = inp.peek()
             if tok.__class__ is int:
                 if tok >= n:
-                    raise a.error(f"reference {tok} is outside the {n} values")
+                    raise StreamError(a.id, self.t_out,
+                                      f"reference {tok} is outside the {n} values")
                 if self.head is None:
                     self.head = port.read_span(tok * words, words, c)
             j = self.n_in - self.room   # the firing that frees this ref's register
@@ -103,7 +105,7 @@ class LoadQueue:
                 a.finish(f)
                 return None
             else:
-                raise a.error(f"unexpected token {tok!r} on ref")
+                raise StreamError(a.id, self.t_out, f"unexpected token {tok!r} on ref")
         return None
 
     def run(self) -> Channel | Any | None:
