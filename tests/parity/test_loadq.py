@@ -1,6 +1,6 @@
 """Loads in flight (docs/timing.md, "Loads in flight"): a value array with ``dram.load_queue``
-= 1, 4, 16 on the Python model and SystemC, cycle for cycle (timed traces, statistics,
-bursts), with contention (one channel shared by every port), against scipy; a larger
+= 1, 4, 16 on the Python model, SystemC and the RTL, cycle for cycle (timed traces,
+statistics, bursts; ``_backends.py`` says what each is held to), with contention (one channel shared by every port), against scipy; a larger
 queue never makes a gather-bound SpMV slower, and Q = 1 is the memory system without it.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _backends import over
+from _backends import RTL, over
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -32,8 +32,11 @@ def _hw(q: int, regime: str):
 
 
 def _configs(regime: str, depths=(1, 2, None)):
+    """Python and SystemC at every queue and depth; RTL (a build each) at depth 2."""
     configs = [(d, _hw(q, regime)) for q in QUEUES for d in depths]
-    return {"python": configs, "systemc": configs}
+    rtl = [(2, _hw(q, regime)) for q in QUEUES]
+    return {"python": configs, "systemc": configs, "rtl-icarus": rtl, "rtl-verilator": rtl,
+            "hls": [(2, _hw(16, regime))]}
 
 
 def _csr(m: int, n: int, density: float, seed: int) -> sp.csr_matrix:
@@ -51,9 +54,9 @@ def _spmm(m: int, k: int, n: int):
                               shapes={"B": (m, k), "C": (k, n)}, order="ikj")
 
 
-@pytest.mark.parametrize(("backend", "regime"), over([(r,) for r in REGIMES], list(REGIMES),
-                                                     backends=("python", "systemc")),
-                         indirect=["backend"])
+@pytest.mark.parametrize(("backend", "regime"), over(
+    [(r,) for r in REGIMES], list(REGIMES), backends=("python", "systemc", *RTL),
+    only={sim: ["contention", "latency"] for sim in RTL}), indirect=["backend"])
 def test_spmv_gathers(backend, regime):
     a = _csr(40, 300, 0.05, 3)
     x = np.random.default_rng(3).standard_normal(300).astype(np.float32)
@@ -70,10 +73,11 @@ def test_spmm_gustavson(backend, regime):
                   configs=_configs(regime, depths=(2,)))
 
 
-@pytest.mark.parametrize("backend", over([()], ["blocked"], backends=("python", "systemc")),
+@pytest.mark.parametrize("backend", over([()], ["empty_rows"],
+                                        backends=("python", "systemc", "hls", *RTL)),
                          indirect=True)
-def test_empty_rows_and_blocked_values(backend):
-    """Rows without entries (stops and N through the queue) and a value spanning lines."""
+def test_empty_rows_pass_the_queue(backend):
+    """Rows without entries: stops pass through the queue between the gathers."""
     a = sp.csr_matrix(np.array([[0, 2, 0, 0], [0, 0, 0, 0], [1, 0, 0, 3], [0, 0, 0, 0]],
                                np.float32))
     x = np.arange(1, 5, dtype=np.float32)
