@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from ir import DONE, EMPTY, Stop
+from ir import DONE
 
 from ._actor import StreamError
 from ._channel import Channel
@@ -79,33 +79,18 @@ class LoadQueue:
                 mt = port.wait(h)
                 if mt < 0:
                     return port
-            f = self.t_out
-            if vis > f:
-                a.stall_in += vis - f
-                f = vis
-            if mt > f:
-                a.stall_mem += mt - f
-                f = mt
-            if st > f:
-                a.stall_out += st - f
-                f = st
-            a.fires += 1
-            self.t_out = f + 1
+            t_in = a.t  # the output fires on its own clock, charging the actor's stalls
+            a.t = self.t_out
+            f = a.fire_at(vis, st, mt)
+            self.t_out = a.t
             self.taken.popleft()
             self.n_out += 1
             self.fired.append(f)
             if tok.__class__ is int:
                 out.push(a.vals[tok], f)
-            elif tok is EMPTY:
-                out.push(a.zero, f)
-            elif tok.__class__ is Stop:
-                out.push(tok, f)
-            elif tok is DONE:
-                out.push(DONE, f)
-                a.finish(f)
+            elif a.emit_control(tok, f):  # its errors name the output's next cycle
                 return None
-            else:
-                raise StreamError(a.id, self.t_out, f"unexpected token {tok!r} on ref")
+            a.t = t_in
         return None
 
     def run(self) -> Channel | Any | None:

@@ -389,13 +389,20 @@ class Array(Actor):
                 if tok >= n:
                     raise self.error(f"reference {tok} is outside the {n} values")
                 out.push(vals[tok], ft)
-            elif tok is EMPTY:
-                out.push(self.zero, ft)
-            elif tok.__class__ is Stop:
-                out.push(tok, ft)
-            elif tok is DONE:
-                out.push(DONE, ft)
-                self.finish(ft)
+            elif self.emit_control(tok, ft):
                 return None
-            else:
-                raise self.error(f"unexpected token {tok!r} on ref")
+
+    def emit_control(self, tok, ft: int) -> bool:
+        """Write the value of a non-data ref token at ``ft`` (``N``: zero; a stop or ``D``
+        passes); whether it was ``D``, which ends the array."""
+        if tok is EMPTY:
+            self.out.push(self.zero, ft)
+        elif tok.__class__ is Stop:
+            self.out.push(tok, ft)
+        elif tok is DONE:
+            self.out.push(DONE, ft)
+            self.finish(ft)
+            return True
+        else:
+            raise self.error(f"unexpected token {tok!r} on ref")
+        return False

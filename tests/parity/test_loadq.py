@@ -1,7 +1,8 @@
 """Loads in flight (docs/timing.md, "Loads in flight"): a value array with ``dram.load_queue``
 = 1, 4, 16 on the Python model, SystemC and the RTL, cycle for cycle (timed traces,
-statistics, bursts; ``_backends.py`` says what each is held to), with contention (one channel shared by every port), against scipy; a larger
-queue never makes a gather-bound SpMV slower, and Q = 1 is the memory system without it.
+statistics, bursts; ``_backends.py`` says what each is held to), with contention (one
+channel shared by every port), against scipy; a deeper queue makes a gather-bound SpMV
+faster; only arrays with a memory port get a queue.
 """
 
 from __future__ import annotations
