@@ -3,9 +3,11 @@
 With ``dram.load_queue`` = Q > 1 an array with a memory port is two stages joined by a
 queue of Q - 1 registers: the *intake* takes the ref at its input's head into the queue
 (its read was issued when the ref became visible, room or not), the *output* emits the
-oldest queued ref's value once its data is usable. Q reads are in flight: the queued
-refs' and the head's. Each stage runs on its own clock here; the actor's ``t`` is the
-intake's, the earliest cycle it can still issue a read (the memory system's horizon).
+oldest queued ref's value once its data is usable, from the cycle it was taken on (the
+queue falls through, so a token costs no more latency than without it). Q reads are in
+flight: the queued refs' and the head's. Each stage runs on its own clock here; the
+actor's ``t`` is the intake's, the earliest cycle it can still issue a read (the memory
+system's horizon).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ class LoadQueue:
     def __init__(self, array: Any, q: int) -> None:
         self.a = array
         self.room = q - 1               # queue registers
-        self.taken: deque[tuple[Any, Any, int]] = deque()  # (token, handle, visible from)
+        self.taken: deque[tuple[Any, Any, int]] = deque()  # (token, handle, taken at)
         self.fired: deque[int] = deque(maxlen=self.room)  # the last firings' cycles
         self.n_in = self.n_out = 0      # refs taken, values emitted
         self.t_out = 0                  # the output's next cycle
@@ -58,7 +60,7 @@ class LoadQueue:
                 if free > c:
                     c = free
             inp.pop(c)
-            self.taken.append((tok, self.head if tok.__class__ is int else None, c + 1))
+            self.taken.append((tok, self.head if tok.__class__ is int else None, c))
             self.head = None
             self.n_in += 1
             a.t = c + 1

@@ -356,50 +356,52 @@ class Array : public Primitive {
     }
   }
 
-  // Two stages joined by q - 1 registers (sim_models/python/_loadq.py): the output emits
-  // the oldest taken ref's value once usable; the intake takes the input's head when a
-  // register was free at the start of the cycle, its read issued as soon as it is visible.
+  // Two stages joined by q - 1 registers (sim_models/python/_loadq.py): the intake takes
+  // the input's head when a register was free at the start of the cycle, its read issued
+  // as soon as it is visible; the output emits the oldest taken ref's value once usable,
+  // from the cycle it was taken on (the queue falls through).
   // The ring has q slots: the queued refs' and, after them, the head's (its read's need).
   bool eval_queued(cycle_t now, Fifo& inp, MemReadPort* vals) {
-    const bool room = count_ < q_ - 1;  // start of cycle
     const std::size_t q = std::size_t(q_);
     bool moved = false;
-    if (count_ == 0) {
-      wait_in(&inp);
-    } else {
-      Load& e = ring_[first_];
-      if (is_data(e.tok) && e.need > now) {
-        wait_mem();
-      } else if (Fifo* b = out_[0].blocked()) {
-        wait_out(b);
-      } else {
-        fire(now);
-        first_ = (first_ + 1) % q;
-        --count_;
-        emit(e.tok, now);
-        if (finished_) return true;
+    if (!taken_done_ && inp.visible()) {
+      Load& head = ring_[(first_ + std::size_t(count_)) % q];
+      tok_t tok = inp.peek();
+      if (is_data(tok)) {
+        if (payload(tok) >= n_)
+          fail("reference " + std::to_string(payload(tok)) + " is outside the " +
+               std::to_string(n_) + " values");
+        if (!issued_) {
+          head.need = 0;
+          vals->read_span(std::int64_t(payload(tok)) * elems_, elems_, now, &head.need);
+          issued_ = true;
+        }
+      }
+      if (count_ < q_ - 1) {  // a register free at the start of the cycle
+        head.tok = inp.pop();
+        ++count_;
+        issued_ = false;
+        taken_done_ = is_done(tok);
         moved = true;
       }
     }
-    if (taken_done_ || !inp.visible()) return moved;
-    Load& head = ring_[(first_ + std::size_t(count_)) % q];
-    tok_t tok = inp.peek();
-    if (is_data(tok)) {
-      if (payload(tok) >= n_)
-        fail("reference " + std::to_string(payload(tok)) + " is outside the " +
-             std::to_string(n_) + " values");
-      if (!issued_) {
-        head.need = 0;
-        vals->read_span(std::int64_t(payload(tok)) * elems_, elems_, now, &head.need);
-        issued_ = true;
-      }
+    if (count_ == 0) {
+      wait_in(&inp);
+      return moved;
     }
-    if (!room) return moved;
-    head.tok = inp.pop();
-    ++count_;
-    issued_ = false;
-    taken_done_ = is_done(tok);
-    return true;
+    Load& e = ring_[first_];
+    if (is_data(e.tok) && e.need > now) {
+      wait_mem();
+    } else if (Fifo* b = out_[0].blocked()) {
+      wait_out(b);
+    } else {
+      fire(now);
+      first_ = (first_ + 1) % q;
+      --count_;
+      emit(e.tok, now);
+      return true;
+    }
+    return moved;
   }
 
   struct Load {

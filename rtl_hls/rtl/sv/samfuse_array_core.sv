@@ -7,7 +7,7 @@
 // LQ > 1 (with MEM; dram.load_queue, docs/timing.md "Loads in flight"): two stages joined
 // by LQ - 1 registers: a ref is taken from `ref` into the queue (its read issued when it
 // became visible) while a register is free at the start of the cycle, and the oldest
-// queued ref's value is written once usable.
+// taken ref's value is written once usable, from the cycle it is taken (fall-through).
 module samfuse_array_core #(
     parameter int VAL_N = 1,
     parameter VAL_FILE = "",
@@ -35,7 +35,9 @@ module samfuse_array_core #(
   logic [31:0] first;  // the value's first word
   logic [33:0] otok;   // the token `val` writes: the input's head, or the oldest queued ref
   logic [31:0] ofirst;
-  logic [31:0] hrdy;   // the head's read: ready cycle (queued: stored with the ref)
+  /* verilator lint_off UNUSEDSIGNAL */  // read by the load queue only (LQ > 1)
+  logic [31:0] hrdy;   // the head's read: ready cycle, stored with a queued ref
+  /* verilator lint_on UNUSEDSIGNAL */
   logic mstall;        // the value to write waits for memory
   initial $readmemh(VAL_FILE, vals);
   logic fin;
@@ -66,24 +68,28 @@ module samfuse_array_core #(
       logic [33:0] q_tok[R];
       logic [31:0] q_rdy[R];
       logic [31:0] qf, qn;        // first queued ref, queued refs
-      assign otok = q_tok[qf];
-      assign val_write = qn != 0 && val_full_n &&
-                         (otok[33:32] != TAG_DATA || mem_now >= q_rdy[qf]);
+      logic ovalid, ook, push;
+      // the oldest taken token: the first queued one, or (queue empty) the one taken now
       assign ref_read = !fin && ref_empty_n && qn < 32'(R);
+      assign otok = qn != 0 ? q_tok[qf] : ref_dout;
+      assign ovalid = qn != 0 || ref_read;
+      assign ook = qn != 0 ? mem_now >= q_rdy[qf] : mok;  // its value is usable
+      assign val_write = ovalid && val_full_n && (otok[33:32] != TAG_DATA || ook);
+      assign push = ref_read && !(qn == 0 && val_write);
       always_ff @(posedge ap_clk) begin
         if (ap_rst) begin
           qf <= '0;
           qn <= '0;
         end else begin
-          if (ref_read) begin
+          if (push) begin
             q_tok[(qf+qn)%32'(R)] <= ref_dout;
             q_rdy[(qf+qn)%32'(R)] <= hrdy;
           end
-          if (val_write) qf <= (qf + 32'd1) % 32'(R);
-          qn <= qn + 32'(ref_read) - 32'(val_write);
+          if (val_write && qn != 0) qf <= (qf + 32'd1) % 32'(R);
+          qn <= qn + 32'(push) - 32'(val_write && qn != 0);
         end
       end
-      assign mstall = qn != 0 && otok[33:32] == TAG_DATA && mem_now < q_rdy[qf];
+      assign mstall = ovalid && otok[33:32] == TAG_DATA && !ook;
     end else begin : g_direct
       assign otok = ref_dout;
       assign ref_read = !fin && ref_empty_n && val_full_n && (!want || mok);
