@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from _backends import RTL, over
+from _backends import RTL, assert_lint_clean, over
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -120,3 +120,13 @@ def test_bad_queue_is_one_line(value):
     with pytest.raises(HwError, match="dram.load_queue") as err:
         load_hw("hbm2-u280", [f"dram.load_queue={value}"])
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.cosim
+@pytest.mark.parametrize("q", [2, 16])
+def test_queued_netlist_is_lint_clean(q, tmp_path):
+    from rtl_hls.rtl.netlist import generate
+
+    net = generate(_spmv(4, 8), hw=_hw(q, "contention"))
+    assert f".LQ({q})" in net.text
+    assert_lint_clean(net, tmp_path)
