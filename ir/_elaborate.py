@@ -44,6 +44,9 @@ class NodeElab:
     acc_bounds: tuple[int, ...]
     #: its memory ports (empty without a memory system)
     mem_ports: tuple[MemPortSpec, ...]
+    #: loads it keeps in flight (``dram.load_queue`` for a value array with a memory
+    #: port, else 1: docs/timing.md, "Loads in flight")
+    load_queue: int = 1
 
     @property
     def elems(self) -> int:
@@ -111,7 +114,15 @@ def _node(graph: Graph, node: Node, widths: Mapping[str, int], hw: Hardware | No
     elif prim.acc_levels:
         bounds = tuple(crd_bound(graph, node.id, f"crd{m}")
                        for m in reversed(range(prim.acc_levels)))
-    return NodeElab(e_in, e_out, cycles, bop, bounds, ports)
+    return NodeElab(e_in, e_out, cycles, bop, bounds, ports, load_queue(node, hw, ports))
+
+
+def load_queue(node: Node, hw: Hardware | None, ports: tuple[MemPortSpec, ...]) -> int:
+    """Loads ``node`` keeps in flight: ``dram.load_queue`` for a value array that reads
+    memory, 1 for every other node (and on ideal memory, where a read costs nothing)."""
+    if hw is None or node.op != "array" or not ports:
+        return 1
+    return hw.dram.load_queue
 
 
 def level_sizes(graph: Graph, tensor: str) -> list[int]:

@@ -41,6 +41,8 @@ class DramSpec:
     latency_cycles: int = 1
     line_bytes: int = 64
     outstanding: int = 8
+    #: loads in flight per value array (docs/timing.md, "Loads in flight"); 1 = none ahead
+    load_queue: int = 1
 
 
 @dataclass(frozen=True)
@@ -142,6 +144,10 @@ HW_KEYS: dict[str, tuple[type, str, str]] = {
     "dram.outstanding": (int, "lines", "lines a memory port may have requested and not yet "
                          "consumed (reads: its prefetch window) or not yet acknowledged "
                          "(writes)"),
+    "dram.load_queue": (int, "loads", "reads a value array keeps in flight: it takes up to "
+                        "this minus 1 refs ahead of the value it emits into a load queue, "
+                        "each with its read issued, and emits their values in order (1 = "
+                        "no queue: one read in flight, the ref at its input's head)"),
     "onchip.bytes": (int, "B", "on-chip buffer for the sparse accumulators' entries "
                      "(8 bytes per spacc entry, 12 per spacc2 entry, 16 per spacc3 "
                      "entry)"),
@@ -168,6 +174,7 @@ HW_MAX: dict[str, float] = {
     "dram.latency_cycles": 1 << 20,
     "dram.line_bytes": 1 << 16,
     "dram.outstanding": 4096,
+    "dram.load_queue": 4096,
     "onchip.bytes": 1 << 48,
     "compute.macs_per_cycle": 1 << 20,
 }

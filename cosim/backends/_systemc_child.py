@@ -269,6 +269,8 @@ def _setup(elab: Elaboration) -> list[tuple[str, str, np.ndarray]]:
         elif prim.reads_values and ne.elems_out > 1:
             calls.append((nid, "set_block", np.array([ne.elems_out], np.int64)))
     calls += [(nid, "set_cycles", np.array([c], np.int64)) for nid, c in elab.cycles.items()]
+    calls += [(nid, "set_load_queue", np.array([ne.load_queue], np.int64))
+              for nid, ne in elab.nodes.items() if ne.load_queue > 1]
     return calls
 
 

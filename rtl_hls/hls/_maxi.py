@@ -4,7 +4,8 @@ writes a kernel (docs/hls.md, "Off-chip tensors: m_axi ports").
 One pointer per ``ir.memory_ports`` port (the single source of which node reads or writes
 which array on which channel); its bundle is ``gmem<channel>``, so ports sharing a channel
 share one AXI master. Burst length, outstanding requests and latency come from the
-hardware (``dram.line_bytes``, ``dram.outstanding``, ``dram.latency_cycles``). Writers
+hardware (``dram.line_bytes``, ``dram.outstanding`` and ``dram.load_queue``,
+``dram.latency_cycles``). Writers
 report their counts through ``s_axilite`` scalar outputs; a writer of a dense level stores
 nothing off-chip and only counts (and checks that its fibers are full).
 """
@@ -62,8 +63,10 @@ def _axi_options(hw: Hardware, depth: int) -> str:
     burst = min(hw.words_per_line(), MAX_AXI_BURST)
     bits = d.line_bytes * 8
     widen = f" max_widen_bitwidth={bits}" if bits <= 1024 and bits & (bits - 1) == 0 else ""
+    # reads in flight: a port's prefetch window, or the gathers of an array's load queue
+    reads = max(d.outstanding, d.load_queue)
     return (f"depth={depth} latency={d.latency_cycles}{widen} "
-            f"max_read_burst_length={burst} num_read_outstanding={d.outstanding} "
+            f"max_read_burst_length={burst} num_read_outstanding={reads} "
             f"max_write_burst_length={burst} num_write_outstanding={d.outstanding}")
 
 

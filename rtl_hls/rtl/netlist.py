@@ -185,8 +185,11 @@ def _scan_params(graph: Graph, node: Node, ne: NodeElab) -> dict[str, str]:
 
 def _array_params(graph: Graph, node: Node, ne: NodeElab) -> dict[str, str]:
     t = node.params["tensor"]
-    return {"VAL_N": str(max(1, math.prod(level_sizes(graph, t)))),
-            "VAL_FILE": f'"{mem_file(t, None, "vals")}"'}
+    out = {"VAL_N": str(max(1, math.prod(level_sizes(graph, t)))),
+           "VAL_FILE": f'"{mem_file(t, None, "vals")}"'}
+    if ne.load_queue > 1:  # loads in flight (docs/timing.md)
+        out["LQ"] = str(ne.load_queue)
+    return out
 
 
 def _unary_params(graph: Graph, node: Node, ne: NodeElab) -> dict[str, str]:

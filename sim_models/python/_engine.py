@@ -73,6 +73,9 @@ class _Context:
         self.ports = ports
         self.widths = elab.widths if elab is not None else {}
         self.cycles = elab.cycles if elab is not None else {}
+        #: value arrays that keep more than one load in flight (docs/timing.md)
+        self.load_queues = {nid: n.load_queue for nid, n in elab.nodes.items()
+                            if n.load_queue > 1} if elab is not None else {}
 
     def elems_in(self, node, port: str) -> int:
         """Elements per value token on ``node``'s input ``port`` (1 = scalar)."""

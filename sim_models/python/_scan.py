@@ -6,6 +6,7 @@ from __future__ import annotations
 from ir import DONE, EMPTY, REPEAT, Block, Stop, stop
 
 from ._actor import Actor
+from ._loadq import LoadQueue
 
 __all__ = ["Root", "ScanCompressed", "ScanDense", "RepSig", "Repeat", "Broadcast", "Array"]
 
@@ -374,8 +375,12 @@ class Array(Actor):
         self.words = elems  # memory words per value (a block reads all its lines)
         self.port = ctx.mem_port(self, "vals")
         self.h = None  # the pending firing's memory access
+        q = ctx.load_queues.get(node.id, 1) if self.port is not None else 1
+        self.queue = LoadQueue(self, q) if q > 1 else None
 
     def run(self):
+        if self.queue is not None:
+            return self.queue.run()
         inp, out, vals, port = self.inp, self.out, self.vals, self.port
         n = len(vals)
         while True:
@@ -410,13 +415,20 @@ class Array(Actor):
                 if tok >= n:
                     raise self.error(f"reference {tok} is outside the {n} values")
                 out.push(vals[tok], ft)
-            elif tok is EMPTY:
-                out.push(self.zero, ft)
-            elif tok.__class__ is Stop:
-                out.push(tok, ft)
-            elif tok is DONE:
-                out.push(DONE, ft)
-                self.finish(ft)
+            elif self.emit_control(tok, ft):
                 return None
-            else:
-                raise self.error(f"unexpected token {tok!r} on ref")
+
+    def emit_control(self, tok, ft: int) -> bool:
+        """Write the value of a non-data ref token at ``ft`` (``N``: zero; a stop or ``D``
+        passes); whether it was ``D``, which ends the array."""
+        if tok is EMPTY:
+            self.out.push(self.zero, ft)
+        elif tok.__class__ is Stop:
+            self.out.push(tok, ft)
+        elif tok is DONE:
+            self.out.push(DONE, ft)
+            self.finish(ft)
+            return True
+        else:
+            raise self.error(f"unexpected token {tok!r} on ref")
+        return False

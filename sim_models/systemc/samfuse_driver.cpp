@@ -171,6 +171,8 @@ void setup(int net, int node, const std::string& method, const std::int64_t* arg
   const std::string op = p->op();
   if (method == "set_cycles") {
     p->set_cycles(int(args[0]));
+  } else if (method == "set_load_queue" && op == "array") {
+    dynamic_cast<Array&>(*p).set_load_queue(int(args[0]));
   } else if (method == "set_block" && op == "array") {
     dynamic_cast<Array&>(*p).set_block(int(args[0]));
   } else if (method == "set_block" && op == "alu") {

@@ -310,10 +310,17 @@ class Array : public Primitive {
     zero_ = block_tok(pool().pinned(zeros.data(), elems));
   }
 
+  // Loads in flight (docs/timing.md): q > 1 queues up to q - 1 taken refs (with a port).
+  void set_load_queue(int q) {
+    q_ = q;
+    ring_.assign(std::size_t(q), Load{});
+  }
+
   bool eval(cycle_t now) override {
     Fifo& inp = *in_[0];
-    if (!inp.visible()) return wait_in(&inp);
     MemReadPort* vals = read_port(0);
+    if (q_ > 1 && vals) return eval_queued(now, inp, vals);
+    if (!inp.visible()) return wait_in(&inp);
     if (vals && is_data(inp.peek())) {
       if (payload(inp.peek()) >= n_) {  // no word to read: fail before firing
         if (Fifo* b = out_[0].blocked()) return wait_out(b);
@@ -330,7 +337,12 @@ class Array : public Primitive {
     if (Fifo* b = out_[0].blocked()) return wait_out(b);
     fire(now);
     issued_ = false;
-    tok_t tok = inp.pop();
+    emit(inp.pop(), now);
+    return true;
+  }
+
+ private:
+  void emit(tok_t tok, cycle_t now) {
     if (is_data(tok)) {
       if (payload(tok) >= n_)
         fail("reference " + std::to_string(payload(tok)) + " is outside the " +
@@ -342,10 +354,65 @@ class Array : public Primitive {
     } else {
       pass(0, tok, now);
     }
-    return true;
   }
 
- private:
+  // Two stages joined by q - 1 registers (sim_models/python/_loadq.py): the intake takes
+  // the input's head when a register was free at the start of the cycle, its read issued
+  // as soon as it is visible; the output emits the oldest taken ref's value once usable,
+  // from the cycle it was taken on (the queue falls through).
+  // The ring has q slots: the queued refs' and, after them, the head's (its read's need).
+  bool eval_queued(cycle_t now, Fifo& inp, MemReadPort* vals) {
+    const std::size_t q = std::size_t(q_);
+    bool moved = false;
+    if (!taken_done_ && inp.visible()) {
+      Load& head = ring_[(first_ + std::size_t(count_)) % q];
+      tok_t tok = inp.peek();
+      if (is_data(tok)) {
+        if (payload(tok) >= n_)
+          fail("reference " + std::to_string(payload(tok)) + " is outside the " +
+               std::to_string(n_) + " values");
+        if (!issued_) {
+          head.need = 0;
+          vals->read_span(std::int64_t(payload(tok)) * elems_, elems_, now, &head.need);
+          issued_ = true;
+        }
+      }
+      if (count_ < q_ - 1) {  // a register free at the start of the cycle
+        head.tok = inp.pop();
+        ++count_;
+        issued_ = false;
+        taken_done_ = is_done(tok);
+        moved = true;
+      }
+    }
+    if (count_ == 0) {
+      wait_in(&inp);
+      return moved;
+    }
+    Load& e = ring_[first_];
+    if (is_data(e.tok) && e.need > now) {
+      wait_mem();
+    } else if (Fifo* b = out_[0].blocked()) {
+      wait_out(b);
+    } else {
+      fire(now);
+      first_ = (first_ + 1) % q;
+      --count_;
+      emit(e.tok, now);
+      return true;
+    }
+    return moved;
+  }
+
+  struct Load {
+    tok_t tok = 0;
+    cycle_t need = 0;
+  };
+  int q_ = 1;
+  std::vector<Load> ring_;     // q slots from first_: count_ taken refs, then the head's
+  std::size_t first_ = 0;
+  int count_ = 0;
+  bool taken_done_ = false;
   std::vector<std::uint32_t> vals_;
   std::size_t n_;                       // stored values
   int elems_ = 1;                       // words per value
