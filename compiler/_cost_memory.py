@@ -71,11 +71,12 @@ class PortAccess:
 
 @dataclass(frozen=True)
 class PortCost:
-    """Expected ``lines`` fetched or written, of which ``jumps`` were window misses
-    that fetched one line (each a round trip its node waits for)."""
+    """Expected ``lines`` fetched or written and ``misses``: accesses outside the window
+    (a jump, or the stream restarted at the window's end), each a round trip its node
+    waits for."""
 
     lines: float
-    jumps: float
+    misses: float
 
     def bytes(self, hw: Hardware) -> float:
         return self.lines * hw.dram.line_bytes
@@ -98,7 +99,7 @@ def port_cost(acc: PortAccess, hw: Hardware) -> PortCost:
             hit = port_cost(acc.again, hw)
             miss = port_cost(replace(acc, again=None), hw) if one < 1 else hit
             return PortCost(one * hit.lines + (1 - one) * miss.lines,
-                            one * hit.jumps + (1 - one) * miss.jumps)
+                            one * hit.misses + (1 - one) * miss.misses)
     k = max(1, hw.dram.outstanding)
     # a part of the array starts anywhere in a line
     span_lines = n if span >= acc.array_words else (span + wpl - 1) / wpl
@@ -113,10 +114,10 @@ def port_cost(acc: PortAccess, hw: Hardware) -> PortCost:
     first_streams = sweeps == 1.0 and tau >= 0.5
     # a window after a jump is cut short by the array's end
     k_jump = k - k * (k - 1) / (2 * n) if n > k else (n + 1) / 2
-    lines, jumps = _sweep(touched, q1, tau, k, first_streams, k_jump)
+    lines, misses = _sweep(touched, q1, tau, k, first_streams, k_jump)
     waste = 0.0 if span >= acc.array_words else k - 1.0
     lines = max(touched, min(lines, span_lines + waste))
-    return PortCost(sweeps * lines, sweeps * jumps)
+    return PortCost(sweeps * lines, sweeps * misses)
 
 
 def _lines_spanned(run: float, wpl: int, aligned: bool) -> float:
@@ -137,7 +138,7 @@ def _in_one_line(span: float, wpl: int, aligned: bool) -> float:
 
 def _sweep(touched: float, q1: float, tau: float, k: int, first_streams: bool,
            k_jump: float) -> tuple[float, float]:
-    """Expected (lines, jumps) of a sweep over ``touched`` lines: the first access
+    """Expected (lines, misses) of a sweep over ``touched`` lines: the first access
     streams (a full window) or jumps, then each next touched line lies ``g`` lines on,
     ``P(g = 1) = q1`` and geometric (``tau``) beyond."""
     far = 1.0 - q1  # P(g >= 2)
@@ -147,13 +148,13 @@ def _sweep(touched: float, q1: float, tau: float, k: int, first_streams: bool,
     mid = sum(g * far * tau * (1.0 - tau) ** (g - 2) for g in range(2, k))
     lines_s = q1 * 1 + mid + p_k * k + beyond_k * 1  # streaming: top up g lines
     lines_j = q1 * k_jump + far * 1                   # jumping: a window, or one line
-    jump_s, jump_j = beyond_k, far
+    jump_s, jump_j = beyond_k + p_k, 1.0  # after a jump every next line misses
     to_s, to_j = q1, beyond_k
     if k == 1:  # a one-line window: every step fetches its line
         lines_s = lines_j = 1.0
     p_s = 1.0 if first_streams else 0.0
     lines = float(k) if first_streams else 1.0
-    jumps = 0.0 if first_streams else 1.0
+    jumps = 1.0
     steps = max(0.0, touched - 1.0)
     exact = min(steps, float(_CHAIN_STEPS))
     done = 0.0
@@ -177,8 +178,8 @@ def memory_cycles(graph: Graph, node_busy: Mapping[str, float],
                   costs: Mapping[tuple[str, str], PortCost], hw: Hardware) -> float:
     """Expected cycles of a pipelined graph on memory: the slowest of
 
-    - each node: its busy count plus a round trip per jump of its ports (``loads in
-      flight`` of them overlap), or its streams' lines at ``outstanding`` lines per
+    - each node: its busy count plus a round trip per window miss of its ports
+      (``loads in flight`` of them overlap), or its streams' lines at ``outstanding`` lines per
       round trip, whichever is longer;
     - each channel: its ports' bytes at ``bytes_per_cycle``;
 
@@ -189,7 +190,7 @@ def memory_cycles(graph: Graph, node_busy: Mapping[str, float],
     stream: dict[str, float] = {}
     for key, cost in costs.items():
         nid = key[0]
-        wait[nid] = wait.get(nid, 0.0) + cost.jumps * rt / q
+        wait[nid] = wait.get(nid, 0.0) + cost.misses * rt / q
         stream[nid] = max(stream.get(nid, 0.0), cost.lines * rt / k)
     node = {n: max(b + wait.get(n, 0.0), stream.get(n, 0.0)) for n, b in node_busy.items()}
     for n in wait:

@@ -90,7 +90,7 @@ def _err(est: float, got: float) -> float:
 
 
 def error_table(models: list[str], hw_name: str, cache: Path, verbose: bool,
-                before: bool = False) -> None:
+                before: bool = False, schedules: tuple[str, ...] = SCHEDULES) -> None:
     """``before``: price as the heuristic did before it took the hardware (words, the
     busiest node)."""
     hw = load_hw(hw_name)
@@ -98,7 +98,7 @@ def error_table(models: list[str], hw_name: str, cache: Path, verbose: bool,
     print("| model | schedule | region | bytes meas. | bytes est. | err % | cycles meas. "
           "| cycles est. | err % |\n|---|---|---|---:|---:|---:|---:|---:|---:|")
     for name in models:
-        for schedule in SCHEDULES:
+        for schedule in schedules:
             rows = measure(name, schedule, hw_name, cache)
             if rows is None:
                 continue
@@ -142,6 +142,7 @@ def main() -> None:
     ap.add_argument("--models", default="gcn,graphsage,bigbird,autoencoder,gpt")
     ap.add_argument("--hw", default="hbm2-u280")
     ap.add_argument("--cache", default="/tmp/samfuse-bench-cost")
+    ap.add_argument("--schedules", default=",".join(SCHEDULES))
     ap.add_argument("--verbose", action="store_true", help="per memory node")
     ap.add_argument("--orders", action="store_true", help="the order-search table")
     ap.add_argument("--before", action="store_true",
@@ -153,7 +154,8 @@ def main() -> None:
 
         order_table(models, args.hw)
         return
-    error_table(models, args.hw, Path(args.cache), args.verbose, args.before)
+    error_table(models, args.hw, Path(args.cache), args.verbose, args.before,
+                tuple(args.schedules.split(",")))
 
 
 if __name__ == "__main__":
