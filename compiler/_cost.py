@@ -703,12 +703,13 @@ class OrderCost:
         return self.cycles + sum(self.transposes.values())
 
 
-def order_cost(graph: Graph, stats: Mapping[str, TensorStats | float | Any] | None = None
-               ) -> OrderCost:
+def order_cost(graph: Graph, stats: Mapping[str, TensorStats | float | Any] | None = None,
+               hw: Hardware | None = None) -> OrderCost:
     """The :class:`OrderCost` of a compiled graph. Inputs without statistics are dense
     (density 1) when the user stored them dense and :data:`DEFAULT_DENSITY` otherwise;
     a transposed input is priced in the format the user asked for
-    (``graph.meta["transposed"]``)."""
+    (``graph.meta["transposed"]``). ``hw``: the machine the cycles are priced on (its
+    memory and datapath; None: ideal memory, unbounded block datapath)."""
     stats = stats or {}
     moved = graph.meta.get("transposed", {})
     full: dict[str, TensorStats] = {}
@@ -718,7 +719,7 @@ def order_cost(graph: Graph, stats: Mapping[str, TensorStats | float | Any] | No
         asked = moved.get(name, {}).get("requested", spec.format)
         full[name] = input_stats(_grid(stats.get(name), spec), grid_shape(spec), asked,
                                  f"graph {graph.name!r}", name)
-    est = estimate(graph, full)
-    return OrderCost(cycle_estimate(graph, est), sum(est.tokens.values()),
+    est = estimate(graph, full, hw)
+    return OrderCost(cycle_estimate(graph, est, hw), sum(est.tokens.values()),
                      {t: transpose_tokens(full[t], v["requested"]) for t, v in moved.items()
                       if t in full})
