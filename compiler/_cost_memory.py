@@ -93,13 +93,16 @@ def port_cost(acc: PortAccess, hw: Hardware) -> PortCost:
     if acc.buffered or n == 1:  # loaded once; a one-line array stays in the window
         return PortCost(n, 0.0)
     span = min(acc.array_words, acc.span_words or acc.array_words)
-    if acc.again is not None:  # a re-read part within one line is still in the window
-        one = _in_one_line(span, wpl, acc.aligned)
-        if one > 0:
-            hit = port_cost(acc.again, hw)
-            miss = port_cost(replace(acc, again=None), hw) if one < 1 else hit
-            return PortCost(one * hit.lines + (1 - one) * miss.lines,
-                            one * hit.misses + (1 - one) * miss.misses)
+    if acc.again is not None:
+        # the first sweep over each part continues the stream of the parts before it;
+        # each re-read restarts it, unless the part lies in one line (still in the window)
+        first = port_cost(acc.again, hw)
+        again = (1.0 - _in_one_line(span, wpl, acc.aligned)) * \
+            (1.0 - acc.again.words / acc.words)
+        if again <= 0:
+            return first
+        each = port_cost(replace(acc, again=None), hw)
+        return PortCost(first.lines + again * each.lines, first.misses + again * each.misses)
     k = max(1, hw.dram.outstanding)
     # a part of the array starts anywhere in a line
     span_lines = n if span >= acc.array_words else (span + wpl - 1) / wpl
@@ -114,8 +117,11 @@ def port_cost(acc: PortAccess, hw: Hardware) -> PortCost:
     first_streams = sweeps == 1.0 and tau >= 0.5
     # a window after a jump is cut short by the array's end
     k_jump = k - k * (k - 1) / (2 * n) if n > k else (n + 1) / 2
-    lines, misses = _sweep(touched, q1, tau, k, first_streams, k_jump)
-    waste = 0.0 if span >= acc.array_words else k - 1.0
+    lines, misses, streaming = _sweep(touched, q1, tau, k, first_streams, k_jump)
+    waste = k - 1.0
+    if span >= acc.array_words:  # a window's lead past the array's end is not fetched
+        lines -= streaming * (k - 1.0)
+        waste = 0.0
     lines = max(touched, min(lines, span_lines + waste))
     return PortCost(sweeps * lines, sweeps * misses)
 
@@ -137,8 +143,9 @@ def _in_one_line(span: float, wpl: int, aligned: bool) -> float:
 
 
 def _sweep(touched: float, q1: float, tau: float, k: int, first_streams: bool,
-           k_jump: float) -> tuple[float, float]:
-    """Expected (lines, misses) of a sweep over ``touched`` lines: the first access
+           k_jump: float) -> tuple[float, float, float]:
+    """Expected (lines, misses, P(streaming at the end)) of a sweep over ``touched``
+    lines: the first access
     streams (a full window) or jumps, then each next touched line lies ``g`` lines on,
     ``P(g = 1) = q1`` and geometric (``tau``) beyond."""
     far = 1.0 - q1  # P(g >= 2)
@@ -170,7 +177,8 @@ def _sweep(touched: float, q1: float, tau: float, k: int, first_streams: bool,
         pi_s = to_s / total if total > 0 else p_s
         lines += rest * (pi_s * lines_s + (1 - pi_s) * lines_j)
         jumps += rest * (pi_s * jump_s + (1 - pi_s) * jump_j)
-    return lines, jumps
+        p_s = pi_s
+    return lines, jumps, p_s
 
 
 def memory_cycles(graph: Graph, node_busy: Mapping[str, float],
@@ -178,9 +186,10 @@ def memory_cycles(graph: Graph, node_busy: Mapping[str, float],
                   costs: Mapping[tuple[str, str], PortCost], hw: Hardware) -> float:
     """Expected cycles of a pipelined graph on memory: the slowest of
 
-    - each node: its busy count plus a round trip per window miss of its ports
-      (``loads in flight`` of them overlap), or its streams' lines at ``outstanding`` lines per
-      round trip, whichever is longer;
+    - the busiest node plus the longest memory wait of any node: a round trip per
+      window miss of its ports (``loads in flight`` of them overlapping), and the time
+      its ports' lines take at ``outstanding`` lines per round trip beyond its own busy
+      count (a node that waits starves the nodes downstream of it);
     - each channel: its ports' bytes at ``bytes_per_cycle``;
 
     plus the pipeline's fill: a round trip per memory node on the longest chain of
@@ -191,10 +200,12 @@ def memory_cycles(graph: Graph, node_busy: Mapping[str, float],
     for key, cost in costs.items():
         nid = key[0]
         wait[nid] = wait.get(nid, 0.0) + cost.misses * rt / q
-        stream[nid] = max(stream.get(nid, 0.0), cost.lines * rt / k)
-    node = {n: max(b + wait.get(n, 0.0), stream.get(n, 0.0)) for n, b in node_busy.items()}
-    for n in wait:
-        node.setdefault(n, max(wait[n], stream[n]))
+        stream[nid] = stream.get(nid, 0.0) + cost.lines * rt / k
+    # a node waiting for memory starves every node downstream of it: its waits (misses,
+    # and the lines its window cannot bring as fast as it consumes them) add to the
+    # pipeline's busiest node, not only to its own count
+    extra = [w + max(0.0, stream[n] - node_busy.get(n, 0.0)) for n, w in wait.items()]
+    node = [max(node_busy.values(), default=0.0) + max(extra, default=0.0)]
     channel: dict[int, float] = {}
     for spec in memory_ports(graph, hw):
         cost = costs.get((spec.node, spec.array))
@@ -208,4 +219,4 @@ def memory_cycles(graph: Graph, node_busy: Mapping[str, float],
         depth[nid] = max(before, default=0) + (nid in readers)
     writes = any(a.write for a in accesses.values())
     fill = rt * (max(depth.values(), default=0) + writes)
-    return max([*node.values(), *channel.values(), 0.0]) + fill
+    return max([*node, *channel.values()]) + fill
