@@ -120,7 +120,8 @@ def port_cost(acc: PortAccess, hw: Hardware) -> PortCost:
     lines, misses, streaming = _sweep(touched, q1, tau, k, first_streams, k_jump)
     waste = k - 1.0
     if span >= acc.array_words:  # a window's lead past the array's end is not fetched
-        lines -= streaming * (k - 1.0)
+        after_last = (1.0 - tau) / tau if tau > 0 else float(k)  # lines after the last
+        lines -= streaming * max(0.0, k - 1.0 - after_last)
         waste = 0.0
     lines = max(touched, min(lines, span_lines + waste))
     return PortCost(sweeps * lines, sweeps * misses)
