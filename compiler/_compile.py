@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise, permutations
 from typing import Any
 
-from ir import MAX_DEPTH, Format, Graph, GraphError, check_name
+from ir import MAX_DEPTH, Format, Graph, GraphError, Hardware, check_name
 
 from ._assoc import expression_associations
 from ._ast import Assignment, accesses
@@ -60,7 +60,7 @@ def compile_expression(expr: str | Assignment,
                        partition: str = "round-robin",
                        lane_buffer: int | None = None,
                        block: Mapping[str, int] | None = None,
-                       assoc: str = "as-written") -> Graph:
+                       assoc: str = "as-written", hw: Hardware | None = None) -> Graph:
     """Compile one tensor index expression into a validated SAMML :class:`ir.Graph`.
 
     ``formats`` maps tensor names (inputs and the output) to format specs (``"csr"``,
@@ -77,7 +77,8 @@ def compile_expression(expr: str | Assignment,
     block grid and its values are dense blocks (``docs/blocks.md``); ``stats`` and
     ``par`` then speak of the grid. ``assoc`` re-associates a chain of three or more
     products (``left``, ``right``, or ``cost``: the association whose graph
-    :func:`order_cost` prices cheapest; docs/fusion.md, "Association").
+    :func:`order_cost` prices cheapest; docs/fusion.md, "Association"). ``hw`` is the
+    machine the orders are priced on (``docs/cost.md``; None: ideal memory).
     """
     if assoc != "as-written":
         if not isinstance(expr, str):
@@ -86,11 +87,11 @@ def compile_expression(expr: str | Assignment,
         kwargs = dict(formats=formats, shapes=shapes, sizes=sizes, order=order,
                       reduce=reduce, dtype=dtype, depth=depth, transpose=transpose,
                       name=name, stats=stats, par=par, partition=partition,
-                      lane_buffer=lane_buffer, block=block)
+                      lane_buffer=lane_buffer, block=block, hw=hw)
         if len(texts) == 1:
             return compile_expression(texts[0], **kwargs)
         graphs = [compile_expression(t, **kwargs) for t in texts]
-        costs = [order_cost(g, stats).total for g in graphs]
+        costs = [order_cost(g, stats, hw).total for g in graphs]
         best = graphs[costs.index(min(costs))]
         best.meta["assoc_search"] = [{"expression": t, "cost": c}
                                      for t, c in zip(texts, costs, strict=True)]
@@ -116,7 +117,7 @@ def compile_expression(expr: str | Assignment,
                                           tuple(idx_sizes[i] for i in a.indices), fmt,
                                           "the expression", a.tensor)
         best = job.build_given(parse_order(norm, order)) if order is not None else \
-            _search(job, known)
+            _search(job, known, hw)
         if not splits:
             return best
         if partition == "position":  # its windows depend on the order's outer levels
@@ -274,7 +275,8 @@ def parse_order(norm: Normalized, order: str | Sequence[str]) -> list[str]:
     return [v for p in parts for v in norm.indices if norm.user[v] == p]
 
 
-def _search(job: _Job, stats: Mapping[str, TensorStats]) -> Graph:
+def _search(job: _Job, stats: Mapping[str, TensorStats], hw: Hardware | None = None
+            ) -> Graph:
     """The cheapest candidate order by :func:`order_cost`.
 
     Candidates: every permutation of the indices (up to :data:`MAX_SEARCH` of them,
@@ -291,13 +293,14 @@ def _search(job: _Job, stats: Mapping[str, TensorStats]) -> Graph:
     epilogue join are searched only when no order lowers without one (so that adding
     them changed no graph that compiled before).
     """
-    search = _search_orders(job, stats, deep=False)
+    search = _search_orders(job, stats, deep=False, hw=hw)
     if search.best is None:
-        search = _search_orders(job, stats, deep=True)
+        search = _search_orders(job, stats, deep=True, hw=hw)
     return search.finish(search.space)
 
 
-def _search_orders(job: _Job, stats: Mapping[str, TensorStats], deep: bool) -> OrderSearch:
+def _search_orders(job: _Job, stats: Mapping[str, TensorStats], deep: bool,
+                   hw: Hardware | None = None) -> OrderSearch:
     """One pass of :func:`_search` (deep epilogues admitted or not)."""
     norm, fmts = job.norm, job.fmts
     target = norm.assignment.target
@@ -342,7 +345,7 @@ def _search_orders(job: _Job, stats: Mapping[str, TensorStats], deep: bool) -> O
         except LoweringError as exc:
             search.reject(order, exc, n)
             continue
-        search.add(order, graph, order_cost(graph, stats), out_moved)
+        search.add(order, graph, order_cost(graph, stats, hw), out_moved)
     search.space = f"{len(candidates)} permutation(s) of {len(preferred)} indices"
     return search
 

@@ -28,8 +28,11 @@ from ir import (
     Hardware,
     Node,
     block_grid,
+    memory_ports,
     value_elems,
 )
+
+from ._cost_memory import PortAccess, PortCost, memory_cycles, port_cost
 
 __all__ = ["TensorStats", "Estimate", "estimate", "WORD_BYTES", "OrderCost", "order_cost",
            "transpose_tokens", "cycle_estimate", "input_stats", "DEFAULT_DENSITY",
@@ -113,6 +116,18 @@ class _Stream:
 
     levels: tuple[tuple[float, float], ...] = ()
     real: float = 1.0
+    #: reference streams, per level: whether its coordinate addresses the referenced
+    #: tensor (a scanned or located level; not a repeat's) and which fraction of the
+    #: stored positions of that fiber it visits (an intersection skips some); only the
+    #: memory pricing reads them (``_address``)
+    owned: tuple[bool, ...] = ()
+    fill: tuple[float, ...] = ()
+
+    def annotated(self, owned: tuple[bool, ...], fill: tuple[float, ...]) -> _Stream:
+        """This shape with the address annotation of a reference stream, padded with
+        unowned levels (a repeat's) up to its depth."""
+        pad = len(self.levels) - len(owned)
+        return _Stream(self.levels, self.real, owned + (False,) * pad, fill + (1.0,) * pad)
 
     @property
     def count(self) -> float:
@@ -142,10 +157,21 @@ class Estimate:
     #: expected tokens at each node's busiest port (an accumulator: input + drained
     #: output, which it cannot overlap); :func:`cycle_estimate` reads it
     busy: dict[str, float] = field(default_factory=dict)
+    #: DRAM traffic priced on the hardware (``estimate(..., hw=)`` with memory): lines
+    #: moved, not words; without memory the word bytes above
+    dram_read_bytes: float = 0.0
+    dram_write_bytes: float = 0.0
+    #: each memory port's expected accesses and (on hardware with memory) cost
+    ports: dict[tuple[str, str], PortAccess] = field(default_factory=dict)
+    port_costs: dict[tuple[str, str], PortCost] = field(default_factory=dict)
 
     @property
     def bytes(self) -> float:
         return self.bytes_read + self.bytes_written
+
+    @property
+    def dram_bytes(self) -> float:
+        return self.dram_read_bytes + self.dram_write_bytes
 
 
 def _union_of(n: float, p: float) -> float:
@@ -165,6 +191,7 @@ class _Walker:
         self.out: dict[tuple[str, str], _Stream] = {}
         self.est = Estimate()
         self.writers: dict[tuple[str, int], _Stream] = {}
+        self.writer_nodes: dict[tuple[str, int], str] = {}
         self.levels: dict[str, list[tuple[int, float]]] = {}
         self.drained: dict[str, float] = {}  # accumulator -> expected input values
 
@@ -196,7 +223,24 @@ class _Walker:
         est.flops = sum(est.flops_by_node.values())
         est.bytes_read = WORD_BYTES * sum(est.words_read.values())
         est.bytes_written = WORD_BYTES * sum(est.words_written.values())
+        est.dram_read_bytes, est.dram_write_bytes = est.bytes_read, est.bytes_written
+        if self.hw is not None and self.hw.memory:
+            self._price_ports()
         return est
+
+    def _price_ports(self) -> None:
+        """Lines per memory port on the hardware (``_cost_memory``)."""
+        est, hw = self.est, self.hw
+        assert hw is not None
+        for spec in memory_ports(self.graph, hw):
+            acc = est.ports.get((spec.node, spec.array))
+            if acc is not None:
+                est.port_costs[(spec.node, spec.array)] = port_cost(acc, hw)
+        lb = hw.dram.line_bytes
+        est.dram_read_bytes = lb * sum(c.lines for (_, a), c in est.port_costs.items()
+                                       if not est.ports[(_, a)].write)
+        est.dram_write_bytes = lb * sum(c.lines for k, c in est.port_costs.items()
+                                        if est.ports[k].write)
 
     # -- helpers --------------------------------------------------------------------
     def _in(self, node: Node, port: str) -> _Stream:
@@ -206,6 +250,40 @@ class _Walker:
 
     def _read(self, tensor: str, words: float) -> None:
         self.est.words_read[tensor] = self.est.words_read.get(tensor, 0.0) + words
+
+    def _positions(self, name: str) -> list[float]:
+        """Expected stored positions of each storage level of input ``name``."""
+        out, acc = [], 1.0
+        for size, dens in self.levels[name]:
+            acc *= size * dens
+            out.append(acc)
+        return out
+
+    def _port(self, node: Node, array: str, ref: _Stream, accesses: float,
+              array_words: float, elems: int = 1) -> None:
+        """Record the accesses of ``node``'s port on ``array`` (addressed by the
+        reference stream ``ref``) for the memory pricing."""
+        if self.hw is None or not self.hw.memory:
+            return
+        name = node.params["tensor"]
+        buffered = bool(getattr(self.graph.tensors[name], "buffer", False))
+
+        def access(s: _Stream, words: float, again: PortAccess | None = None
+                   ) -> PortAccess:
+            sweeps, above, run, repeats, aligned = _address(s)
+            return PortAccess(node.id, array, words / repeats * elems,
+                              array_words * elems, sweeps, array_words * elems / above,
+                              min(run * elems, array_words * elems), aligned=aligned,
+                              buffered=buffered, again=again)
+
+        again = _without_restarts(ref)
+        self.est.ports[(node.id, array)] = access(
+            ref, accesses, None if again is None else access(again[0], accesses / again[1]))
+
+    def _written(self, node_id: str, array: str, words: float) -> None:
+        if self.hw is not None and self.hw.memory:
+            self.est.ports[(node_id, array)] = PortAccess(node_id, array, words, words,
+                                                          write=True)
 
     def _elems(self, node: Node, port: str) -> int:
         """Elements per value token on ``node``'s input ``port`` (1 for scalars)."""
@@ -235,9 +313,14 @@ class _Walker:
         if name not in self.levels:  # once per tensor: scanners of a fused layer are many
             self.levels[name] = self.stats[name].levels(self.graph.tensors[name].format)
         size, dens = self.levels[name][level]
-        s = _Stream(ref.levels + ((size, (dens if compressed else 1.0) * ref.real),))
+        s = _Stream(ref.levels + ((size, (dens if compressed else 1.0) * ref.real),)
+                    ).annotated(_padded(ref) + (True,), _filled(ref) + (1.0,))
         if compressed:
             self._read(name, 2 * ref.count * ref.real + s.count)
+            pos = self._positions(name)
+            parents = pos[level - 1] if level else 1.0
+            self._port(node, "seg", ref, ref.count * ref.real, parents + 1)
+            self._port(node, "crd", s, s.count, pos[level])
         return {"crd": s, "ref": s}
 
     def _op_scan_compressed(self, node: Node) -> dict[str, _Stream]:
@@ -250,8 +333,18 @@ class _Walker:
         """One reference per located coordinate: ``crd_in``'s shape, ``ref_in``'s
         ``real``; nothing is loaded (the position is computed), unlike a scan + intersect
         whose dense side carries every coordinate of the level."""
-        return {"ref": _Stream(self._in(node, "crd_in").levels,
-                               self._in(node, "ref_in").real)}
+        crd, ref = self._in(node, "crd_in"), self._in(node, "ref_in")
+        name, level = node.params["tensor"], node.params["level"]
+        if name not in self.levels:
+            self.levels[name] = self.stats[name].levels(self.graph.tensors[name].format)
+        stored = self.levels[name][level][1]
+        visited = crd.levels[-1][1] / stored if crd.levels and stored else 1.0
+        depth = len(crd.levels) - 1
+        owned, fill = _padded(ref), _filled(ref)
+        pad = depth - len(owned)
+        return {"ref": _Stream(crd.levels, ref.real).annotated(
+            owned[:depth] + (False,) * pad + (True,),
+            fill[:depth] + (1.0,) * pad + (min(1.0, visited),))}
 
     def _op_repsig(self, node: Node) -> dict[str, _Stream]:
         return {"repsig": _Stream(self._in(node, "crd").levels)}
@@ -261,8 +354,9 @@ class _Walker:
         ``real`` (1 for values). Ports come from the catalogue: (ref_in | val_in, repsig)
         → (ref | val)."""
         (data, _), (out,) = node.primitive.inputs, node.primitive.outputs
-        return {out.name: _Stream(self._in(node, "repsig").levels,
-                                  self._in(node, data.name).real)}
+        given = self._in(node, data.name)
+        return {out.name: _Stream(self._in(node, "repsig").levels, given.real).annotated(
+            _padded(given), _filled(given))}
 
     _op_broadcast = _op_repeat
 
@@ -272,7 +366,17 @@ class _Walker:
         p = pa + pb - pa * pb if union else pa * pb
         lv = a.levels[:-1] + ((size, p),)
         ra, rb = (pa / p, pb / p) if union and p > 0 else (1.0, 1.0)
-        return {"crd": _Stream(lv), "ref_a": _Stream(lv, ra), "ref_b": _Stream(lv, rb)}
+        out = {"crd": _Stream(lv)}
+        for side, real, other in (("a", ra, pb), ("b", rb, pa)):
+            ref = self._in(node, f"ref_{side}") if f"ref_{side}" in \
+                self.graph.in_edges[node.id] else None
+            s = _Stream(lv, real)
+            if ref is not None:  # an intersection visits a fraction of each side's fiber
+                kept = 1.0 if union else other
+                fill = _filled(ref)
+                s = s.annotated(_padded(ref), fill[:-1] + (fill[-1] * kept,) if fill else ())
+            out[f"ref_{side}"] = s
+        return out
 
     def _op_intersect(self, node: Node) -> dict[str, _Stream]:
         return self._join(node, False)
@@ -296,7 +400,13 @@ class _Walker:
         ref = self._in(node, "ref")
         elems = self.elems.get(self.graph.out_edges[node.id]["val"][0].name, 1) \
             if self.elems and self.graph.out_edges[node.id].get("val") else 1
-        self._read(node.params["tensor"], ref.count * ref.real * elems)
+        name = node.params["tensor"]
+        self._read(name, ref.count * ref.real * elems)
+        if name in self.levels or name in self.stats:
+            if name not in self.levels:
+                self.levels[name] = self.stats[name].levels(self.graph.tensors[name].format)
+            self._port(node, "vals", ref, ref.count * ref.real, self._positions(name)[-1],
+                       elems)
         return {"val": _Stream(ref.levels)}
 
     def _op_alu(self, node: Node) -> dict[str, _Stream]:
@@ -362,7 +472,9 @@ class _Walker:
         size, dens = crd.inner()[0]
         share = (min(p["hi"], size) - min(p["lo"], size)) / size if size else 0.0
         lv = crd.levels[:-1] + ((size, dens * share / p["lanes"]),)
-        return {"crd": _Stream(lv), "ref": _Stream(lv, ref.real)}
+        fill = _filled(ref)
+        return {"crd": _Stream(lv), "ref": _Stream(lv, ref.real).annotated(
+            _padded(ref), fill[:-1] + (fill[-1] * share / p["lanes"],) if fill else ())}
 
     def _op_position_split(self, node: Node) -> dict[str, _Stream]:
         """A lane keeps its window of the key's positions: ``(hi - lo)`` of the positions
@@ -396,12 +508,14 @@ class _Walker:
 
     def _op_level_writer(self, node: Node) -> dict[str, _Stream]:
         self.writers[(node.params["tensor"], node.params["level"])] = self._in(node, "crd")
+        self.writer_nodes[(node.params["tensor"], node.params["level"])] = node.id
         return {}
 
     def _op_value_writer(self, node: Node) -> dict[str, _Stream]:
         name = node.params["tensor"]
-        self.est.words_written[name] = self.est.words_written.get(name, 0.0) + \
-            self._in(node, "val").count * self._elems(node, "val")
+        words = self._in(node, "val").count * self._elems(node, "val")
+        self.est.words_written[name] = self.est.words_written.get(name, 0.0) + words
+        self._written(node.id, "vals", words)
         return {}
 
     def _write_levels(self) -> None:
@@ -420,7 +534,63 @@ class _Walker:
                 crds = self.writers[(name, lv)].count
                 self.est.words_written[name] = self.est.words_written.get(name, 0.0) + \
                     crds + parent + 1
+                self._written(self.writer_nodes[(name, lv)], "crd", crds)
+                self._written(self.writer_nodes[(name, lv)], "seg", parent + 1)
                 parent = crds
+
+
+def _padded(s: _Stream) -> tuple[bool, ...]:
+    """``s``'s owned flags, one per level (an unannotated level counts as owned)."""
+    return s.owned + (True,) * (len(s.levels) - len(s.owned))
+
+
+def _filled(s: _Stream) -> tuple[float, ...]:
+    return s.fill + (1.0,) * (len(s.levels) - len(s.fill))
+
+
+def _address(s: _Stream) -> tuple[float, float, float, float, bool]:
+    """How a reference stream walks its tensor's array: ``(sweeps, positions above a
+    sweep, run, repeats, aligned)``. An unowned level with owned levels inside restarts
+    the address sequence once per coordinate (a sweep each); the owned levels above the
+    innermost such level pick the part of the array a sweep ranges over; fully visited
+    owned levels at the bottom are consecutive positions (a run, ``aligned`` when they
+    are dense: a run starts at a multiple of its length); unowned levels at the bottom
+    re-read the same address (repeats, free)."""
+    lv, owned, fill = s.levels, _padded(s), _filled(s)
+    last = max((i for i, o in enumerate(owned) if o), default=-1)
+    star = max((i for i in range(last) if not owned[i]), default=-1)
+    counts = [size * d for size, d in lv]
+    repeats = max(1.0, math.prod(counts[last + 1:]))
+    sweeps = max(1.0, math.prod(counts[:star + 1]))
+    above = max(1.0, math.prod(counts[i] / fill[i] for i in range(star) if owned[i]
+                               and fill[i] > 0))
+    run, aligned = 1.0, True
+    for i in range(last, star, -1):
+        if not owned[i] or fill[i] < 0.999:
+            break
+        run *= max(1.0, counts[i])
+        aligned = aligned and lv[i][1] >= 0.999
+    return sweeps, above, run, repeats, aligned
+
+
+def _without_restarts(s: _Stream) -> tuple[_Stream, float] | None:
+    """``s`` without the unowned levels that restart a sweep over the same part of the
+    array (the innermost block of them above an owned level, when an owned level is
+    above them too), and how many times each address those levels repeat it; None when
+    there are none. A restart is free when that part fits in the window's line."""
+    owned = _padded(s)
+    last = max((i for i, o in enumerate(owned) if o), default=-1)
+    star = max((i for i in range(last) if not owned[i]), default=-1)
+    top = star
+    while top > 0 and not owned[top - 1]:
+        top -= 1
+    if star < 0 or top == 0:
+        return None
+    keep = [i for i in range(len(s.levels)) if not top <= i <= star]
+    times = math.prod(size * d for size, d in s.levels[top:star + 1])
+    return _Stream(tuple(s.levels[i] for i in keep), s.real,
+                   tuple(owned[i] for i in keep),
+                   tuple(_filled(s)[i] for i in keep)), max(1.0, times)
 
 
 def _blocked(graph: Graph) -> bool:
@@ -513,20 +683,23 @@ def transpose_tokens(stats: TensorStats, fmt: str | Format) -> float:
 REPEAT_LOOP = 6.0
 
 
-def cycle_estimate(graph: Graph, est: Estimate) -> float:
+def cycle_estimate(graph: Graph, est: Estimate, hw: Hardware | None = None) -> float:
     """Expected cycles of a pipelined graph: its busiest node (:attr:`Estimate.busy`:
     the largest expected token count on any of its streams; an accumulator's input
     plus its drained output, since it accepts nothing while draining), a
     ``repeat``/``broadcast`` node's count multiplied by its reconvergent-loop slowdown
-    (:data:`REPEAT_LOOP`)."""
-    busiest = 0.0
+    (:data:`REPEAT_LOOP`). On a ``hw`` with memory (and ``est`` priced on it), the
+    memory bounds of :func:`compiler._cost_memory.memory_cycles` join in."""
+    node_busy: dict[str, float] = {}
     for nid, busy in est.busy.items():
         if graph.nodes[nid].op in ("repeat", "broadcast"):
             depths = [e.depth for es in graph.out_edges[nid].values() for e in es]
             if depths and None not in depths:
                 busy *= max(1.0, REPEAT_LOOP / max(1, min(depths)))
-        busiest = max(busiest, busy)
-    return busiest
+        node_busy[nid] = busy
+    if hw is None or not hw.memory or not est.port_costs:
+        return max(node_busy.values(), default=0.0)
+    return memory_cycles(graph, node_busy, est.ports, est.port_costs, hw)
 
 
 @dataclass(frozen=True)
@@ -545,12 +718,13 @@ class OrderCost:
         return self.cycles + sum(self.transposes.values())
 
 
-def order_cost(graph: Graph, stats: Mapping[str, TensorStats | float | Any] | None = None
-               ) -> OrderCost:
+def order_cost(graph: Graph, stats: Mapping[str, TensorStats | float | Any] | None = None,
+               hw: Hardware | None = None) -> OrderCost:
     """The :class:`OrderCost` of a compiled graph. Inputs without statistics are dense
     (density 1) when the user stored them dense and :data:`DEFAULT_DENSITY` otherwise;
     a transposed input is priced in the format the user asked for
-    (``graph.meta["transposed"]``)."""
+    (``graph.meta["transposed"]``). ``hw``: the machine the cycles are priced on (its
+    memory and datapath; None: ideal memory, unbounded block datapath)."""
     stats = stats or {}
     moved = graph.meta.get("transposed", {})
     full: dict[str, TensorStats] = {}
@@ -560,7 +734,7 @@ def order_cost(graph: Graph, stats: Mapping[str, TensorStats | float | Any] | No
         asked = moved.get(name, {}).get("requested", spec.format)
         full[name] = input_stats(_grid(stats.get(name), spec), grid_shape(spec), asked,
                                  f"graph {graph.name!r}", name)
-    est = estimate(graph, full)
-    return OrderCost(cycle_estimate(graph, est), sum(est.tokens.values()),
+    est = estimate(graph, full, hw)
+    return OrderCost(cycle_estimate(graph, est, hw), sum(est.tokens.values()),
                      {t: transpose_tokens(full[t], v["requested"]) for t, v in moved.items()
                       if t in full})

@@ -19,6 +19,7 @@ from typing import Any
 from ir import (
     Format,
     Graph,
+    Hardware,
     Program,
     ProgramError,
     Region,
@@ -145,19 +146,19 @@ class CompiledModel:
 
 
 def compile_model(program: Program, schedule: Schedule | None = None, *,
-                  depth: int | None = 2, stats: Mapping[str, Any] | None = None
-                  ) -> CompiledModel:
+                  depth: int | None = 2, stats: Mapping[str, Any] | None = None,
+                  hw: Hardware | None = None) -> CompiledModel:
     """Compile ``program`` region by region (default schedule: unfused).
 
     Each kernel's order is the cheapest candidate by :func:`compiler.order_cost`, given
     ``stats`` (per tensor: a density, a :class:`TensorStats` or the tensor itself, e.g.
     the bound inputs and weights; tensors without stats: dense if stored dense, else
-    :data:`compiler.DEFAULT_DENSITY`)."""
+    :data:`compiler.DEFAULT_DENSITY`), priced on ``hw`` (None: ideal memory)."""
     schedule = schedule if schedule is not None else Schedule.unfused(program)
     schedule.validate(program)
     if schedule.reassociates:  # before fusion: the regions fuse the rewritten chains
         def price(prog: Program, sched: Schedule, names: Sequence[str]) -> float:
-            return _price(prog, sched, names, depth, stats)
+            return _price(prog, sched, names, depth, stats, hw)
 
         with no_gc_pauses():
             program, schedule = associate(program, schedule, price)
@@ -168,25 +169,27 @@ def compile_model(program: Program, schedule: Schedule | None = None, *,
     with no_gc_pauses():
         for reg in schedule.execution_order(program):
             regions.append(_compile_region(program, schedule, reg, formats, depth, known,
-                                           stats or {}, blocks))
+                                           stats or {}, blocks, hw))
     return CompiledModel(program, schedule, regions, depth, formats)
 
 
 def _compile_region(program: Program, schedule: Schedule, reg: Region,
                     formats: dict[str, str], depth: int | None,
                     known: Mapping[str, TensorStats], data: Mapping[str, Any],
-                    blocks: Mapping[str, tuple[int, ...]]) -> CompiledRegion:
+                    blocks: Mapping[str, tuple[int, ...]], hw: Hardware | None = None
+                    ) -> CompiledRegion:
     fused = fuse_region(program, reg.statements)
     reg = schedule.lanes_of(reg, (n for f in fused for n in f.assignment.target.indices))
     _check_order_names(reg, fused)
     _check_par_names(reg, fused)
-    kernels = [_compile_kernel(program, formats, reg, f, depth, known, data, blocks)
+    kernels = [_compile_kernel(program, formats, reg, f, depth, known, data, blocks, hw)
                for f in fused]
     return CompiledRegion(reg.name, list(reg.statements), kernels)
 
 
 def _price(program: Program, schedule: Schedule, names: Sequence[str],
-           depth: int | None, stats: Mapping[str, Any] | None) -> float:
+           depth: int | None, stats: Mapping[str, Any] | None,
+           hw: Hardware | None = None) -> float:
     """What ``assoc: cost`` minimises: the expected cycles (:func:`order_cost`, the order
     search's objective) of the named regions' kernels, which run one after another."""
     formats = {n: schedule.formats.get(n, t.format) for n, t in program.tensors.items()}
@@ -197,10 +200,10 @@ def _price(program: Program, schedule: Schedule, names: Sequence[str],
         if reg.name in names:
             try:
                 compiled = _compile_region(program, schedule, reg, formats, depth, known,
-                                           stats or {}, blocks)
+                                           stats or {}, blocks, hw)
             except CompileError:  # an association the lowering rejects is never chosen
                 return math.inf
-            total += sum(order_cost(k.graph, known).total for k in compiled.kernels)
+            total += sum(order_cost(k.graph, known, hw).total for k in compiled.kernels)
     return total
 
 
@@ -240,7 +243,8 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
                     fused: FusedExpression, depth: int | None,
                     stats: Mapping[str, TensorStats],
                     data: Mapping[str, Any] | None = None,
-                    blocks: Mapping[str, tuple[int, ...]] | None = None) -> Kernel:
+                    blocks: Mapping[str, tuple[int, ...]] | None = None,
+                    hw: Hardware | None = None) -> Kernel:
     """The cheapest of the first candidate orders that lower (as many as the search
     budget affords for the expression's size: :func:`compiler._compile.cost_tries`)."""
     start = time.perf_counter()
@@ -288,7 +292,7 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
                 tried.append((order, exc.message))
                 search.reject(order, exc)
                 continue
-            search.add(order, graph, order_cost(graph, known))
+            search.add(order, graph, order_cost(graph, known, hw))
         return search
 
     search = search_orders(deep=False)

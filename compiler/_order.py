@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ir import Format, FormatError, Graph
+from ir import Format, FormatError, Graph, Hardware
 
 from ._ast import Access, Assignment, Expr, Reduction, accesses, walk
 from ._cost import OrderCost, order_cost
@@ -360,7 +360,8 @@ class OrderSearch:
         return graph
 
 
-def explain_orders(graph: Graph, stats: Mapping[str, object] | None = None) -> str:
+def explain_orders(graph: Graph, stats: Mapping[str, object] | None = None,
+                   hw: Hardware | None = None) -> str:
     """Every candidate order the compiler weighed for ``graph``, cheapest first, with its
     estimated cost (``docs/cost.md``) or why the lowering rejected it; the chosen one is
     marked ``*``. A graph compiled with an explicit order is costed here (``stats`` as
@@ -369,7 +370,7 @@ def explain_orders(graph: Graph, stats: Mapping[str, object] | None = None) -> s
     chosen = ",".join(graph.meta.get("order", []))
     head = f"{graph.name}: {graph.meta.get('expression', '')}"
     if search is None:
-        cost = order_cost(graph, stats)
+        cost = order_cost(graph, stats, hw)
         rows = [{"order": chosen, "cost": cost.total, "cycles": cost.cycles,
                  "tokens": cost.tokens, "transposes": cost.transposes}]
         search = {"space": "order given explicitly", "chosen": chosen, "candidates": rows,

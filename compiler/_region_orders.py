@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ir import Program, Region
+from ir import Hardware, Program, Region
 
 from ._blocks import tensor_blocks
 from ._fusion import fuse_region
@@ -47,19 +47,21 @@ def region_orders(program: Program, statements: Sequence[str], *,
                   formats: Mapping[str, str] | None = None,
                   stats: Mapping[str, Any] | None = None,
                   depth: int | None = 2,
-                  block: Mapping[str, int] | None = None) -> RegionOrders:
+                  block: Mapping[str, int] | None = None,
+                  hw: Hardware | None = None) -> RegionOrders:
     """Compile the region of ``statements`` (raises :class:`CompileError` if it does not
     lower) and list the orders its search lowered and costed, given ``stats`` (as for
     :func:`compile_model`: per tensor a density, a ``TensorStats`` or the tensor);
-    ``block`` seeds block sparsity as a schedule's ``block`` does."""
+    ``block`` seeds block sparsity as a schedule's ``block`` does; ``hw`` is the machine
+    the orders are priced on (None: ideal memory)."""
     fmts = {n: (formats or {}).get(n, t.format) for n, t in program.tensors.items()}
     name = "+".join(statements)
     region = Region(name if len(name) <= 120 else f"{statements[0]}+{len(statements) - 1}",
                     list(statements))
     blocks = tensor_blocks(program, block or {})
     known = program_stats(program, fmts, stats, blocks)
-    kernels = [_compile_kernel(program, fmts, region, f, depth, known, stats or {}, blocks)
-               for f in fuse_region(program, list(statements))]
+    kernels = [_compile_kernel(program, fmts, region, f, depth, known, stats or {}, blocks,
+                               hw) for f in fuse_region(program, list(statements))]
     searches = [k.graph.meta["order_search"] for k in kernels]
     chosen = [next(c["cost"] for c in s["candidates"] if c["order"] == s["chosen"]
                    and "cost" in c) for s in searches]

@@ -7,7 +7,8 @@ work the simulator counted (``flops``: values the reducers and ALUs consumed;
 artifact sums Comal's counters; ``ir._work``),
 as FuseFlow's Figure 14 counts them. Each region also carries the cost heuristic's
 prediction (``compiler.estimate`` and ``compiler.cycle_estimate`` on its kernels, given
-the tensors they actually read, at the FIFO depths the run used), the numbers FuseFlow's
+the tensors they actually read, at the FIFO depths the run used, priced on the run's
+hardware: DRAM lines and their round trips, docs/cost.md), the numbers FuseFlow's
 Table 3 checks. Totals are sums over regions, as the run's table adds them.
 """
 
@@ -53,8 +54,8 @@ def model_json(compiled: CompiledModel, run: ModelRun,
             graph = k.graph if used == "graph" else k.graph.with_depth(used)
             est = estimate(graph, {t: _as_stats(run.memory[k.source(t)]) for t in k.inputs},
                            hw=run.hw)
-            row["est_cycles"] += cycle_estimate(graph, est)
-            row["est_dram_bytes"] += est.bytes
+            row["est_cycles"] += cycle_estimate(graph, est, run.hw)
+            row["est_dram_bytes"] += est.dram_bytes
             row["est_flops"] += est.flops
         regions.append(row)
     totals = {f: sum(r[f] for r in regions) for f in MEASURED_FIELDS}

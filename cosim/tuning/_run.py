@@ -15,7 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ir import DEFAULT_HW, Hardware, load_hw
+
 from ..runs._files import write_atomic
+from ..runs._hw_spec import hw_from_json
 from ..studies._progress import Progress, clock
 from ._search import StudyEvaluator, Trial, best_trial, search
 from ._space import TuneError, TuneSpace
@@ -41,8 +44,10 @@ def model_space(workload: Any, *, seed: int = 0, units: str = "scope",
                 prune: float | None = 100.0, lanes: Sequence[int] = (1,),
                 partitions: Sequence[str] = ("round-robin",),
                 blocks: Sequence[int] = (1,), block_tensors: str = "sparse",
-                assocs: Sequence[str] = ("as-written",)) -> TuneSpace:
-    """The space of a model workload, priced on the tensors a run binds (seed ``seed``)."""
+                assocs: Sequence[str] = ("as-written",), hw: Hardware | None = None
+                ) -> TuneSpace:
+    """The space of a model workload, priced on the tensors a run binds (seed ``seed``)
+    and on the hardware its runs use (``hw``; None: ideal memory)."""
     from compiler import evaluate, from_torch, torch_inputs, torch_weights
     from compiler.models import MODELS
 
@@ -53,7 +58,7 @@ def model_space(workload: Any, *, seed: int = 0, units: str = "scope",
     return TuneSpace.build(program, units=units, stats={**binds, **evaluate(program, binds)},
                            depths=depths, hw_knobs=hw_knobs, max_orders=max_orders,
                            prune=prune, lanes=lanes, partitions=partitions, blocks=blocks,
-                           block_tensors=block_tensors, assocs=assocs)
+                           block_tensors=block_tensors, assocs=assocs, hw=hw)
 
 
 #: the file naming the tuning run whose results a folder holds
@@ -111,6 +116,13 @@ def _workload(target: str | Path, config: str) -> tuple[Any, dict[str, Any]]:
     return models[0], fixed
 
 
+def _machine(hw: str | None, hw_set: Sequence[tuple[str, str]]) -> Hardware:
+    """The hardware the tuner's runs use (``RunConfig.hardware``): the heuristic's prior
+    and pruning price plans on it."""
+    base = hw_from_json(hw) if hw and hw.startswith("{") else load_hw(hw or DEFAULT_HW)
+    return load_hw(base, [f"{k}={v}" for k, v in hw_set])
+
+
 def tune(target: str | Path, out: str | Path, *, budget: int = 30,
          objective: str = "cycles", config: str = "small", seed: int | None = None,
          tune_seed: int = 0, units: str = "scope", max_orders: int = 4,
@@ -148,7 +160,8 @@ def tune(target: str | Path, out: str | Path, *, budget: int = 30,
         space = model_space(workload, seed=seed, units=units, max_orders=max_orders,
                             depths=depths, hw_knobs=hw_knobs,
                             prune=prune, lanes=lanes, partitions=partitions, blocks=blocks,
-                            block_tensors=block_tensors, assocs=assocs)
+                            block_tensors=block_tensors, assocs=assocs,
+                            hw=_machine(hw, hw_set))
         size = space.size()
         watch.line.event(f"tune {workload.label}: search space of {space.n} statements, "
                          f"{'many' if size is None else f'{size:,}'} points, built in "

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ir import ASSOCIATIONS, PARTITIONS, Format, Program, Region, Schedule
+from ir import ASSOCIATIONS, PARTITIONS, Format, Hardware, Program, Region, Schedule
 
 __all__ = ["Point", "TuneSpace", "TuneError", "UNITS"]
 
@@ -83,6 +83,8 @@ class TuneSpace:
     prune: float | None = 100.0
     #: associations of the chains of products to search (docs/fusion.md)
     assocs: tuple[str, ...] = ("as-written",)
+    #: the machine the heuristic prices on (the runs' hardware; None: ideal memory)
+    hw: Hardware | None = None
     _spans: dict[tuple[int, int], Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -94,7 +96,8 @@ class TuneSpace:
               lanes: Sequence[int] = (1,),
               partitions: Sequence[str] = ("round-robin",),
               blocks: Sequence[int] = (1,), block_tensors: str = "sparse",
-              assocs: Sequence[str] = ("as-written",)) -> TuneSpace:
+              assocs: Sequence[str] = ("as-written",),
+              hw: Hardware | None = None) -> TuneSpace:
         """The space of ``program``; ``units`` is ``statement`` or ``scope`` (the runs
         of statements of one module, ``Schedule.by_scope(depth=None)``)."""
         if units not in UNITS:
@@ -127,7 +130,7 @@ class TuneSpace:
         return cls(program, spans, dict(stats or {}), tuple(depths),
                    _check_knobs(hw_knobs or {}), tuple(dict.fromkeys(lanes)),
                    tuple(dict.fromkeys(partitions)), tuple(dict.fromkeys(blocks)),
-                   block_tensors, max_orders, prune, tuple(dict.fromkeys(assocs)))
+                   block_tensors, max_orders, prune, tuple(dict.fromkeys(assocs)), hw)
 
     # -- structure ---------------------------------------------------------------------
     @property
@@ -154,8 +157,8 @@ class TuneSpace:
 
             program, stmts, stats = self.associated(a, b, assoc)
             try:
-                priced = region_orders(program, stmts, stats=stats)
-                plain = region_orders(program, stmts) if stats else priced
+                priced = region_orders(program, stmts, stats=stats, hw=self.hw)
+                plain = region_orders(program, stmts, hw=self.hw) if stats else priced
                 default = plain.chosen
                 self._spans[key] = (priced, default)
             except CompileError as exc:
@@ -172,7 +175,8 @@ class TuneSpace:
             program, stmts, stats = self.associated(a, b, assoc)
             try:
                 memo[(a, b, block, assoc)] = region_orders(program, stmts, stats=stats,
-                                                           block=self.block_seeds(block))
+                                                           block=self.block_seeds(block),
+                                                           hw=self.hw)
             except CompileError as exc:
                 memo[(a, b, block, assoc)] = exc
         return memo[(a, b, block, assoc)]

@@ -284,8 +284,9 @@ def test_model_json(argv, capsys, gcn):
             flops, accesses = flops + work.flops, accesses + work.mem_accesses
             g = k.graph if hw.fifo_depth == "graph" else k.graph.with_depth(hw.fifo_depth)
             est = estimate(g, {t: run.memory[t] for t in k.inputs}, hw=hw)
-            est_flops, est_bytes = est_flops + est.flops, est_bytes + est.bytes
-            est_cycles += cycle_estimate(g, est)
+            # priced on the run's hardware: DRAM lines and their round trips
+            est_flops, est_bytes = est_flops + est.flops, est_bytes + est.dram_bytes
+            est_cycles += cycle_estimate(g, est, hw)
         assert (r["name"], r["cycles"], r["flops"], r["mem_accesses"]) == \
             (reg.name, rr.cycles, flops, accesses)
         assert r["est_flops"] == pytest.approx(est_flops)

@@ -1,0 +1,224 @@
+#!/usr/bin/env python
+"""How well the cost model prices the machine it runs on (issue 27, docs/cost.md).
+
+Every region of every bundled model under every named schedule that compiles (unfused,
+partial, full) runs once on the Python model at the test size (``small``) on ``--hw``
+(default ``hbm2-u280``); each kernel is then priced by ``compiler.estimate`` and
+``compiler.cycle_estimate`` on the same hardware, given the tensors it actually read.
+Printed: per region the measured and estimated DRAM bytes and cycles, then the median
+and worst relative errors. Simulations are cached in ``--cache`` (a pickle per model ×
+schedule × hardware), so a change to the estimator re-prices without re-simulating.
+
+``--orders`` prints, per GCN/GraphSAGE/BigBird kernel, the order the search picks on the
+hardware, its simulated cycles, and the best simulated order among the candidates.
+
+    .venv/bin/python scripts/bench_cost.py                   # the error table
+    .venv/bin/python scripts/bench_cost.py --hw ideal        # the same on ideal memory
+    .venv/bin/python scripts/bench_cost.py --orders          # the order table
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pickle
+import statistics
+import sys
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from compiler import (  # noqa: E402
+    NAMED_SCHEDULES,
+    CompileError,
+    compile_model,
+    cycle_estimate,
+    estimate,
+    from_torch,
+    torch_inputs,
+    torch_weights,
+)
+from compiler.models import MODELS  # noqa: E402
+from cosim.runs._model_json import _as_stats  # noqa: E402
+from cosim.runs._model_run import run_model  # noqa: E402
+from ir import load_hw  # noqa: E402
+
+SCHEDULES = ("unfused", "partial", "full")
+
+
+def model_binds(name: str, config: str = "small", seed: int = 0) -> tuple[Any, dict]:
+    """A bundled model's program and bound tensors, as ``samfuse model`` makes them."""
+    cls = MODELS[name]
+    model = cls.from_config(config, seed=seed).eval()
+    example = model.example_inputs(seed=seed)
+    program = from_torch(model, example, formats=model.sparse_formats)
+    return program, {**torch_weights(model, program), **torch_inputs(program, example)}
+
+
+def measure(name: str, schedule: str, hw_name: str, cache: Path) -> list[dict] | None:
+    """Per kernel: its graph, the trees it read and its measured cycles and bytes (cached);
+    None when the schedule does not compile for the model."""
+    path = cache / f"{name}.{schedule}.{hw_name}.pkl"
+    if path.is_file():
+        return pickle.loads(path.read_bytes())
+    program, binds = model_binds(name)
+    try:
+        compiled = compile_model(program, NAMED_SCHEDULES[schedule](program))
+    except CompileError as exc:
+        print(f"# {name} {schedule}: does not compile ({str(exc).splitlines()[0]})")
+        return None
+    run = run_model(compiled, binds, backend="python", hw=load_hw(hw_name))
+    rows = []
+    for reg, rr in zip(compiled.regions, run.regions, strict=True):
+        for k in reg.kernels:
+            res = rr.results[k.target]
+            rows.append({"region": reg.name, "kernel": k.target, "graph": k.graph,
+                         "inputs": {t: _as_stats(run.memory[k.source(t)]) for t in k.inputs},
+                         "cycles": res.cycles,
+                         "read": sum(s.dram_read_bytes for s in res.nodes.values()),
+                         "written": sum(s.dram_write_bytes for s in res.nodes.values()),
+                         "nodes": {n: (s.dram_read_bytes, s.dram_write_bytes)
+                                   for n, s in res.nodes.items()}})
+    cache.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(pickle.dumps(rows))
+    return rows
+
+
+def _err(est: float, got: float) -> float:
+    return abs(est - got) / got if got else (0.0 if not est else float("inf"))
+
+
+def error_table(models: list[str], hw_name: str, cache: Path, verbose: bool,
+                before: bool = False, schedules: tuple[str, ...] = SCHEDULES,
+                cached: bool = False) -> None:
+    """``before``: price as the heuristic did before it took the hardware (words, the
+    busiest node)."""
+    hw = load_hw(hw_name)
+    byte_errs, cycle_errs = [], []
+    print("| model | schedule | region | bytes meas. | bytes est. | err % | cycles meas. "
+          "| cycles est. | err % |\n|---|---|---|---:|---:|---:|---:|---:|---:|")
+    for name in models:
+        for schedule in schedules:
+            if cached and not (cache / f"{name}.{schedule}.{hw_name}.pkl").is_file():
+                print(f"# {name} {schedule}: not in the cache, skipped (--cached)")
+                continue
+            rows = measure(name, schedule, hw_name, cache)
+            if rows is None:
+                continue
+            regions: dict[str, list[float]] = {}
+            for r in rows:
+                est = estimate(r["graph"], r["inputs"], hw=hw)
+                acc = regions.setdefault(r["region"], [0, 0.0, 0, 0.0])
+                acc[0] += r["read"] + r["written"]
+                acc[1] += est.bytes if before else est.dram_bytes
+                acc[2] += r["cycles"]
+                acc[3] += cycle_estimate(r["graph"], est, None if before else hw)
+                if verbose:
+                    _explain(r, est)
+            for region, (b, eb, c, ec) in regions.items():
+                be, ce = _err(eb, b), _err(ec, c)
+                byte_errs.append(be)
+                cycle_errs.append(ce)
+                print(f"| {name} | {schedule} | {region} | {b:,} | {eb:,.0f} | {100 * be:.1f} "
+                      f"| {c:,} | {ec:,.0f} | {100 * ce:.1f} |")
+    print(f"\n{len(byte_errs)} regions on {hw_name}: DRAM bytes error median "
+          f"{100 * statistics.median(byte_errs):.1f} %, worst {100 * max(byte_errs):.1f} %; "
+          f"cycles error median {100 * statistics.median(cycle_errs):.1f} %, worst "
+          f"{100 * max(cycle_errs):.1f} %")
+
+
+def _explain(row: dict, est: Any) -> None:
+    """Per memory node: measured against estimated bytes (``--verbose``)."""
+    lb = 64
+    by_node: dict[str, float] = {}
+    for (nid, _), c in est.port_costs.items():
+        by_node[nid] = by_node.get(nid, 0.0) + c.lines * lb
+    for nid, (rd, wr) in row["nodes"].items():
+        if rd or wr or by_node.get(nid):
+            accs = [a for (n, _), a in est.ports.items() if n == nid]
+            print(f"#   {row['region']}/{row['kernel']} {nid}: {rd + wr:,} vs "
+                  f"{by_node.get(nid, 0.0):,.0f}  {accs}")
+
+
+#: the models whose regions the order search must get right (issue 27)
+ORDER_MODELS = ("gcn", "graphsage", "bigbird")
+#: candidate orders simulated per kernel, in the search's order
+MAX_ORDERS = 12
+
+
+def order_table(models: list[str], hw_name: str, cache: Path,
+                schedules: tuple[str, ...]) -> None:
+    """Per kernel: the order the search picks priced on ``hw_name`` (and on ideal
+    memory), each simulated on ``hw_name`` with the kernel's real inputs, against the
+    best simulated candidate; each order's cycles include the re-sorting of the inputs
+    it transposes, as the search prices it (the simulators bind the permuted copy before
+    the run)."""
+    from compiler import compile_expression, order_cost
+    from sim_models.python import simulate
+
+    hw = load_hw(hw_name)
+    print("| model | schedule | kernel | chosen on hw | cycles | chosen on ideal | cycles "
+          "| best order | cycles | chosen/best |\n|---|---|---|---|---:|---|---:|---|---:|---:|")
+    ratios = []
+    for name in models:
+        for schedule in schedules:
+            for row in measure(name, schedule, hw_name, cache) or []:
+                g = row["graph"]
+                moved = g.meta.get("transposed", {})
+                formats = {n: moved.get(n, {}).get("requested", t.format)
+                           for n, t in g.tensors.items()}
+                shapes = {n: t.shape for n, t in g.tensors.items()}
+                compiled = partial(compile_expression, g.meta["expression"], formats, shapes)
+
+                try:
+                    on_hw = compiled(stats=row["inputs"], hw=hw)
+                    on_ideal = compiled(stats=row["inputs"])
+                except CompileError as exc:  # a fused kernel the model compiler split
+                    print(f"| {name} | {schedule} | {row['region']}/{row['kernel']} | "
+                          f"not compiled alone: {str(exc).splitlines()[0][:60]} |")
+                    continue
+                cands = [c["order"] for c in on_hw.meta["order_search"]["candidates"]
+                         if "cost" in c][:MAX_ORDERS]
+                cycles = {}
+                for order in dict.fromkeys([*cands, ",".join(on_hw.meta["order"]),
+                                            ",".join(on_ideal.meta["order"])]):
+                    graph = compiled(order=order)  # + the re-sort the search prices
+                    cycles[order] = simulate(graph, row["inputs"], hw=hw).cycles + \
+                        sum(order_cost(graph, row["inputs"], hw).transposes.values())
+                best = min(cycles, key=cycles.get)
+                mine, ideal = ",".join(on_hw.meta["order"]), ",".join(on_ideal.meta["order"])
+                ratios.append(cycles[mine] / cycles[best])
+                print(f"| {name} | {schedule} | {row['region']}/{row['kernel']} | {mine} | "
+                      f"{cycles[mine]:,} | {ideal} | {cycles[ideal]:,} | {best} | "
+                      f"{cycles[best]:,} | {ratios[-1]:.2f} |", flush=True)
+    within = sum(r <= 1.10 for r in ratios)
+    print(f"\n{within} of {len(ratios)} kernels within 10 % of the best simulated order; "
+          f"worst {max(ratios):.2f}x")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", default="gcn,graphsage,bigbird,autoencoder,gpt")
+    ap.add_argument("--hw", default="hbm2-u280")
+    ap.add_argument("--cache", default="/tmp/samfuse-bench-cost")
+    ap.add_argument("--schedules", default=",".join(SCHEDULES))
+    ap.add_argument("--verbose", action="store_true", help="per memory node")
+    ap.add_argument("--orders", action="store_true", help="the order-search table")
+    ap.add_argument("--cached", action="store_true",
+                    help="only the model x schedule runs already in the cache")
+    ap.add_argument("--before", action="store_true",
+                    help="price without the hardware (words, busiest node), as before")
+    args = ap.parse_args()
+    models = args.models.split(",")
+    if args.orders:
+        order_table([m for m in models if m in ORDER_MODELS], args.hw, Path(args.cache),
+                    tuple(s for s in args.schedules.split(",") if s != "full"))
+        return
+    error_table(models, args.hw, Path(args.cache), args.verbose, args.before,
+                tuple(args.schedules.split(",")), args.cached)
+
+
+if __name__ == "__main__":
+    main()
