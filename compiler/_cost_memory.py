@@ -30,9 +30,9 @@ _CHAIN_STEPS = 256
 
 def loads_in_flight(hw: Hardware) -> int:
     """Gathers (window jumps) one port may have in flight: the hardware's load queue
-    (``dram.loads_in_flight`` where the machine has one), else 1, the contract today:
-    a jump's firing waits for its line."""
-    return max(1, int(getattr(hw.dram, "loads_in_flight", 1) or 1))
+    (``dram.load_queue``, docs/timing.md "Loads in flight"); at 1 a jump's firing waits
+    for its line."""
+    return max(1, hw.dram.load_queue)
 
 
 def round_trip(hw: Hardware) -> int:
