@@ -9,6 +9,7 @@ from ._blocks import MAX_BLOCK_ELEMS, BlockError, block_grid, value_elems
 from ._catalogue import CATALOGUE, Primitive
 from ._codec import CodecError, int_constant
 from ._formats import Format, FormatError
+from ._timing import NODE_KNOBS, check_node_timing
 from ._graph_items import (
     _REF_PASSERS,
     DTYPES,
@@ -82,8 +83,9 @@ class GraphChecks:
                                  f"{', '.join(sorted(CATALOGUE))}")
             prim = CATALOGUE[node.op]
             params = dict(node.params)
+            params.update(check_node_timing(node.id, node.op, params, GraphError))
             for key in params:
-                if prim.param(key) is None:
+                if prim.param(key) is None and key not in NODE_KNOBS:
                     raise GraphError(f"node {node.id!r} ({node.op}): unknown parameter "
                                      f"{key!r}; expected {[p.name for p in prim.params]}")
             for p in prim.params:
