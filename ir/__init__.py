@@ -115,6 +115,16 @@ from ._storage import (
     check_fits,
     storage_bytes,
 )
+from ._timing import (
+    DEFAULT_NODE_TIMING,
+    FIFO_LATENCIES,
+    NODE_DEFAULTS,
+    NODE_KNOBS,
+    TIMING_KNOBS,
+    EdgeTiming,
+    NodeTiming,
+    TimingSpec,
+)
 from ._tokens import (
     DONE,
     EMPTY,
@@ -132,16 +142,6 @@ from ._tokens import (
     to_f32,
     to_i32,
     token_text,
-)
-from ._timing import (
-    DEFAULT_NODE_TIMING,
-    FIFO_LATENCIES,
-    NODE_DEFAULTS,
-    NODE_KNOBS,
-    TIMING_KNOBS,
-    EdgeTiming,
-    NodeTiming,
-    TimingSpec,
 )
 from ._trace import EdgeTrace, Trace, TraceFormatError, TraceMismatch, compare_traces
 from ._work import FLOP_PORTS, Work, counted_edges, work_from_tokens

@@ -9,7 +9,6 @@ from ._blocks import MAX_BLOCK_ELEMS, BlockError, block_grid, value_elems
 from ._catalogue import CATALOGUE, Primitive
 from ._codec import CodecError, int_constant
 from ._formats import Format, FormatError
-from ._timing import NODE_KNOBS, check_node_timing
 from ._graph_items import (
     _REF_PASSERS,
     DTYPES,
@@ -22,6 +21,7 @@ from ._graph_items import (
     TensorSpec,
     check_name,
 )
+from ._timing import NODE_KNOBS, check_node_timing
 
 __all__ = ["GraphChecks"]
 

@@ -14,6 +14,7 @@ from ._engine import ACTORS, ENTRY_BYTES, bind_inputs, check_onchip, simulate
 from ._harness import PrimitiveRun, run_primitive
 from ._results import (
                        DeadlockError,
+                       FifoStats,
                        InputError,
                        MemRequest,
                        NodeStats,
@@ -26,7 +27,7 @@ from ._results import (
 
 __all__ = [
     # running
-    "simulate", "SimResult", "NodeStats", "MemRequest", "bind_inputs",
+    "simulate", "SimResult", "NodeStats", "MemRequest", "FifoStats", "bind_inputs",
     # one result path for every backend: writer recordings -> tensors, deadlock reports
     "decode_levels", "outputs_from_writers", "deadlock_error", "check_onchip", "ENTRY_BYTES",
     # errors

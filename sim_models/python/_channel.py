@@ -1,8 +1,9 @@
 """Contract FIFOs for the event-driven engine.
 
 A channel remembers, per token, the cycle it was written and the cycle it was read. That
-is all the timing contract needs: the head is visible to the reader from ``write + 1``;
-the writer may push token ``n`` once token ``n - depth`` was read, from ``read + 1``.
+is all the timing contract needs: the head is visible to the reader from ``write + vis``
+(``write + 1`` at the default timing knobs); the writer may push token ``n`` once token
+``n - depth`` was read, from ``read + 1``.
 Reader and writer advance their own clocks independently; whichever one lacks a fact
 (a token not yet written, a read not yet simulated) blocks and is woken by the other.
 Consumed history is compacted away so memory stays bounded.
@@ -28,7 +29,7 @@ class Channel:
     __slots__ = ("name", "kind", "depth", "toks", "wts", "rts", "h", "reader", "writer",
                  "reader_waiting", "writer_waiting", "wake", "trace_toks", "trace_cycles",
                  "trace_reads", "stats", "occ_p", "max_occ", "_keep", "_compact_at",
-                 "numeric")
+                 "numeric", "vis", "acct", "prev_r", "full_cycles", "empty_cycles")
 
     def __new__(cls, *args: Any, trace: bool = False, **kwargs: Any) -> Channel:
         return object.__new__(_TRACED.get(cls, cls) if trace else cls)
@@ -53,13 +54,21 @@ class Channel:
         self.stats = stats
         self.occ_p = 0             # first token still unread when the last-read one arrived
         self.max_occ = 0
+        #: cycles from a push to the head being visible: the writer's latency - 1 + the
+        #: FIFO's read latency (docs/timing.md); 1 at the default knobs
+        self.vis = 1
+        # the FIFO report (docs/timing.md): tokens before ``acct`` are counted in the full
+        # and empty cycles; ``prev_r`` is the read cycle of token ``acct - 1`` once cut
+        self.acct = 0
+        self.prev_r = -1
+        self.full_cycles = self.empty_cycles = 0
 
     # -- reader side ---------------------------------------------------------------------
     def ready(self) -> int:
         """Cycle from which the head is visible, or -1 if it is not written yet."""
         h = self.h
         if h < len(self.toks):
-            return self.wts[h] + 1
+            return self.wts[h] + self.vis
         return -1
 
     def peek(self) -> Any:
@@ -82,6 +91,11 @@ class Channel:
                 self.max_occ = h - p + 1
         if h > self._compact_at:
             cut = h - self._keep
+            if self.stats:
+                self._account()
+                if 0 < self.acct <= cut:
+                    self.prev_r = rts[self.acct - 1]
+                self.acct -= cut
             del self.toks[:cut], self.wts[:cut], rts[:cut]
             self.h -= cut
             self.occ_p = max(0, self.occ_p - cut)
@@ -109,6 +123,48 @@ class Channel:
         if self.reader_waiting:
             self.reader_waiting = False
             self.wake(self.reader)
+
+    def retime(self, capacity: int | None, vis: int) -> None:
+        """Set the capacity and visibility delay the elaboration gives the edge (before
+        the run; the timing shell, ``_timing.py``)."""
+        self.depth, self.vis = capacity, vis
+        self._keep = capacity or 0
+        self._compact_at = _COMPACT + self._keep
+
+    # -- the FIFO report -----------------------------------------------------------------
+    def _account(self, end: int = -1) -> None:
+        """Add the full and empty cycles of the tokens whose intervals are known: token n
+        makes the FIFO start full in cycles ``(w[n], r[n - cap + 1]]`` and leaves it empty
+        in ``(r[n - 1], w[n]]``. With ``end`` (the report's end), an unread token is read
+        at ``end - 1`` (it stays to the end) and every token is counted."""
+        wts, rts, h, cap = self.wts, self.rts, self.h, self.depth
+        n, stop = self.acct, len(wts)
+        if end < 0:
+            stop = min(stop, h + 1, stop if cap is None else h + cap - 1)
+        full = empty = 0
+        while n < stop:
+            w = wts[n]
+            prev = (rts[n - 1] if n - 1 < h else end - 1) if n > 0 else self.prev_r
+            if w > prev:
+                empty += w - prev
+            j = n - (cap or 0) + 1
+            if cap is not None and j >= 0:
+                r = rts[j] if j < h else end - 1
+                if r > w:
+                    full += r - w
+            n += 1
+        self.acct = n
+        self.full_cycles += full
+        self.empty_cycles += empty
+
+    def fifo_report(self, cycles: int) -> tuple[int, int, int]:
+        """(peak, full cycles, empty cycles) over the cycles ``[0, E)``, E = the run's
+        cycle count or 1 + the edge's last read or write if later (docs/timing.md)."""
+        last_r = self.rts[self.h - 1] if self.h > 0 else self.prev_r
+        end = max(cycles, 1 + max(self.wts[-1] if self.wts else -1, last_r))
+        self._account(end)
+        tail = end - 1 - last_r if self.h == len(self.toks) else 0
+        return self.max_occ, self.full_cycles, self.empty_cycles + tail
 
     # -- end of run ----------------------------------------------------------------------
     def unread(self) -> int:
