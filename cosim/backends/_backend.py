@@ -213,6 +213,7 @@ class AutoBackend(Backend):
     the same outputs, cycles and statistics; ``SimResult.backend`` says which ran."""
 
     name = "auto"
+    timing_knobs = frozenset(TIMING_KNOBS)
 
     def __init__(self) -> None:
         self._systemc: Backend | None = None

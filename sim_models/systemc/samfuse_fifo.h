@@ -63,7 +63,7 @@ class Fifo {
     buf_[tail_ & mask_] = t;
     if (vis_ != 1) {
       wcyc_[tail_ & mask_] = now;
-      if (now + vis_ - 1 > *settle_) *settle_ = now + vis_ - 1;  // in flight: not a deadlock
+      if (now + vis_ > *settle_) *settle_ = now + vis_;  // in flight: not a deadlock
     }
     ++tail_;
     pushed_ = true;
@@ -83,7 +83,7 @@ class Fifo {
 
   // ---- end of cycle: the registers take their next values ----
   void commit() {
-    count_cycles(*clock_ + 1);
+    if (pushed_ || popped_) count_cycles(*clock_ + 1);
     std::uint64_t occ = tail_ - head_;
     if (occ > max_occ) max_occ = occ;
     vis_tail_ = tail_;
@@ -117,6 +117,9 @@ class Fifo {
     counted_to_ = end;
     occ_start_ = tail_ - head_;
   }
+
+  cycle_t counted_to() const { return counted_to_; }
+  std::uint64_t occ_start() const { return occ_start_; }
 
   const std::string& name() const { return name_; }
   long depth() const { return depth_; }
