@@ -36,7 +36,7 @@ class Actor:
         self.id = node.id
         self.node = node
         self.t = 0              # the next cycle this actor may fire in
-        self.ii = 1             # initiation interval (the timing shell sets it, _timing.py)
+        self.interval = 1       # initiation interval (the timing shell sets it, _timing.py)
         self.fires = 0
         self.stall_in = 0       # cycles waiting for an input token
         self.stall_out = 0      # cycles waiting for output space

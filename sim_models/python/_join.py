@@ -76,7 +76,7 @@ class _Joiner(Actor):
         if a.__class__ is Stop and a == b or a is DONE and b is DONE:
             blk = self._emit(rt, a, a, a, True, True)
             if blk is None and a is DONE:
-                self.finish(self.t - self.ii)
+                self.finish(self.t - self.interval)
             return blk
         raise self.error(f"misaligned streams: crd_a holds {a!r} while crd_b holds {b!r}")
 

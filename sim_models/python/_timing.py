@@ -24,13 +24,13 @@ __all__ = ["time_actor", "time_channel"]
 def _throttled_fire_at(self: Actor, rt: int, st: int, mt: int = 0, cycles: int = 1) -> int:
     """``Actor.fire_at`` at initiation interval ``ii``: a firing occupies its node at
     least ``ii`` cycles (a longer block firing is not slowed further)."""
-    return Actor.fire_at(self, rt, st, mt, cycles if cycles > self.ii else self.ii)
+    return Actor.fire_at(self, rt, st, mt, cycles if cycles > self.interval else self.interval)
 
 
 def time_actor(actor: Actor, timing: NodeTiming) -> None:
     """Give ``actor`` its start-up cycle and initiation interval."""
     actor.t = timing.startup
-    actor.ii = timing.ii
+    actor.interval = timing.ii
     if timing.ii > 1:
         actor.fire_at = MethodType(_throttled_fire_at, actor)
 

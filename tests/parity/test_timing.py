@@ -18,7 +18,7 @@ from cosim.backends._backend import BACKENDS, _load_optional
 from cosim.backends._systemc import SystemCRun
 from ir import TIMING_KNOBS, examples, load_hw
 
-SETTINGS = settings(max_examples=25, deadline=None,
+SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 DEPTHS = (2, 3, 5, None)
 #: backends rendered on another branch this round (timing-rtl: HLS and RTL): expected to
@@ -48,12 +48,18 @@ def _case(kernel: str, seed: int):
     if kernel == "elementwise":
         a, b = _rand(rng, (m, n), 0.5), _rand(rng, (m, n), 0.5)
         return examples.elementwise(m, n, "add"), {"A": a, "B": b}, {"X": a + b}
+    if kernel == "spmm_kij":
+        b, c = _rand(rng, (m, k), 0.5), _rand(rng, (k, n), 0.5)
+        return examples.spmm_kij(m, k, n), {"B": b, "C": c}, {"X": b @ c}
+    if kernel == "ttv":
+        b, c = _rand(rng, (m, n, k), 0.4), _rand(rng, (k,), 1.0)
+        return examples.ttv(m, n, k), {"B": b, "c": c}, {"X": b @ c}
     assert kernel == "spmv_blocks"
     b, c = _rand(rng, (2 * m, 2 * n), 0.5), _rand(rng, (2 * n,), 1.0)
     return examples.spmv(2 * m, 2 * n, block=2), {"B": b, "c": c}, {"x": b @ c}
 
 
-KERNELS = ("spmv", "spmm_ikj", "sddmm", "elementwise", "spmv_blocks")
+KERNELS = ("spmv", "spmm_ikj", "spmm_kij", "sddmm", "elementwise", "ttv", "spmv_blocks")
 
 
 @st.composite
