@@ -125,9 +125,17 @@ def check_fifo_latency(value: Any, where: str, error: type[Exception]) -> int | 
 
 def check_node_timing(node_id: str, op: str, params: Mapping[str, Any],
                       error: type[Exception]) -> dict[str, int]:
-    """The timing parameters a graph node sets (``latency``, ``ii``, ``startup``), checked."""
-    return {k: check_knob(k, params[k], f"node {node_id!r} ({op}): parameter {k}", error)
-            for k in NODE_KNOBS if k in params}
+    """The timing parameters a graph node sets (``latency``, ``ii``, ``startup``), checked
+    as every graph field is: a JSON integer, never coerced from a string or a float."""
+    out = {}
+    for k in NODE_KNOBS:
+        if k in params:
+            what = f"node {node_id!r} ({op}): parameter {k}"
+            v = params[k]
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise error(f"{what} = {v!r} must be a whole number (a JSON integer)")
+            out[k] = check_knob(k, v, what, error)
+    return out
 
 
 def node_timing(op: str, params: Mapping[str, Any], spec: TimingSpec | None) -> NodeTiming:

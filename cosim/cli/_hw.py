@@ -123,7 +123,8 @@ def _bandwidth(hw: Hardware) -> str:
 
 def _fifos(hw: Hardware) -> str:
     d = hw.fifo.depth
-    return {"graph": "FIFOs as compiled", "inf": "FIFOs unbounded"}.get(str(d), f"FIFOs {d} deep")
+    text = {"graph": "FIFOs as compiled", "inf": "FIFOs unbounded"}.get(str(d), f"FIFOs {d} deep")
+    return text if hw.fifo.latency == 1 else f"{text}, read latency {hw.fifo.latency}"
 
 
 def list_presets() -> list[str]:
