@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ir import is_control
 
 __all__ = ["Channel", "CountingChannel", "Fanout", "NullChannel"]
@@ -138,24 +140,24 @@ class Channel:
         in ``(r[n - 1], w[n]]``. With ``end`` (the report's end), an unread token is read
         at ``end - 1`` (it stays to the end) and every token is counted."""
         wts, rts, h, cap = self.wts, self.rts, self.h, self.depth
-        n, stop = self.acct, len(wts)
+        n0, stop = self.acct, len(wts)
         if end < 0:
             stop = min(stop, h + 1, stop if cap is None else h + cap - 1)
-        full = empty = 0
-        while n < stop:
-            w = wts[n]
-            prev = (rts[n - 1] if n - 1 < h else end - 1) if n > 0 else self.prev_r
-            if w > prev:
-                empty += w - prev
-            j = n - (cap or 0) + 1
-            if cap is not None and j >= 0:
-                r = rts[j] if j < h else end - 1
-                if r > w:
-                    full += r - w
-            n += 1
-        self.acct = n
-        self.full_cycles += full
-        self.empty_cycles += empty
+        if stop <= n0:
+            return
+        # reads[k] = read cycle of token k - 1 (reads[0]: the token before the list)
+        known = min(stop, h)
+        reads = np.empty(stop + 1, dtype=np.int64)
+        reads[0] = self.prev_r
+        reads[1:known + 1] = rts[:known]
+        reads[known + 1:] = end - 1  # unread at the end: stays to the end of the report
+        n = np.arange(n0, stop)
+        w = np.asarray(wts[n0:stop], dtype=np.int64)
+        self.empty_cycles += int(np.maximum(w - reads[n], 0).sum())
+        if cap is not None:
+            ok = n >= cap - 1
+            self.full_cycles += int(np.maximum(reads[n[ok] - cap + 2] - w[ok], 0).sum())
+        self.acct = stop
 
     def fifo_report(self, cycles: int) -> tuple[int, int, int]:
         """(peak, full cycles, empty cycles) over the cycles ``[0, E)``, E = the run's

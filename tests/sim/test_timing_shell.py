@@ -162,3 +162,24 @@ def test_a_backend_refuses_knobs_it_does_not_render():
     assert str(exc.value) == ("backend 'latency-only' does not render the timing knob(s) "
                               "fifo.latency, ii (hardware 'ideal' or the graph's node "
                               "parameters set them); it renders latency")
+
+
+@pytest.mark.parametrize("depth", [2, 3, None])
+@pytest.mark.parametrize("fifo", ["1", "vitis"])
+def test_fifo_report_across_history_compaction(depth, fifo):
+    """Long streams (over 4096 tokens per edge, so channels drop consumed history) with
+    back-pressure: the report still equals the cycle-by-cycle count."""
+    rng = np.random.default_rng(5)
+    b = rng.standard_normal((2, 5000)).astype(np.float32)
+    c = rng.standard_normal(5000).astype(np.float32)
+    g = examples.spmv(2, 5000, "dd")
+    hw = load_hw("ideal", [f"fifo.latency={fifo}", "timing.reduce.ii=2",
+                           "timing.alu.latency=2"])
+    g1 = g.with_depth(depth)
+    res = simulate(g1, {"B": b, "c": c}, trace=True, depth=depth, hw=hw)
+    np.testing.assert_allclose(res.dense("x"), b @ c, rtol=1e-3)
+    for e in g1.edges:
+        cap = None if depth is None else depth + 1 if fifo == "vitis" and depth > 2 else depth
+        got = res.fifos[e.name]
+        want = _occupancy_report(res.trace.edges[e.name], res.cycles, cap)
+        assert (got.full_cycles, got.empty_cycles) == want, e.name
