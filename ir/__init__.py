@@ -98,6 +98,7 @@ from ._hw import (
     HwError,
     OnchipSpec,
     at_run_depth,
+    hw_key_doc,
     load_hw,
     run_depth,
 )
@@ -113,6 +114,16 @@ from ._storage import (
     StorageError,
     check_fits,
     storage_bytes,
+)
+from ._timing import (
+    DEFAULT_NODE_TIMING,
+    FIFO_LATENCIES,
+    NODE_DEFAULTS,
+    NODE_KNOBS,
+    TIMING_KNOBS,
+    EdgeTiming,
+    NodeTiming,
+    TimingSpec,
 )
 from ._tokens import (
     DONE,
@@ -147,6 +158,9 @@ __all__ = [
     "Hardware", "DramSpec", "OnchipSpec", "ComputeSpec", "FifoSpec", "HwError", "HW_KEYS",
     "HW_MAX", "HW_PRESETS", "DEFAULT_HW", "WORD_BYTES", "load_hw", "run_depth", "at_run_depth",
     "load_yaml", "MemPortSpec",
+    # the timing knobs (latency, II, start-up per node; FIFO read latency per edge)
+    "TIMING_KNOBS", "NODE_KNOBS", "NODE_DEFAULTS", "DEFAULT_NODE_TIMING", "FIFO_LATENCIES",
+    "NodeTiming", "EdgeTiming", "TimingSpec", "hw_key_doc",
     "memory_ports",
     # the work a run did (FLOPs, memory accesses), counted from its streams
     "Work", "FLOP_PORTS", "counted_edges", "work_from_tokens",

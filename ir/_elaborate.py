@@ -19,6 +19,7 @@ from ._formats import Format
 from ._graph import Graph, Node
 from ._hw import Hardware, at_run_depth
 from ._memory import MemPortSpec, memory_ports
+from ._timing import DEFAULT_NODE_TIMING, EdgeTiming, NodeTiming, edge_timing, node_timing
 
 __all__ = ["Elaboration", "NodeElab", "elaborate", "crd_bound", "level_sizes", "max_dim",
            "run_cycles", "AS_GIVEN"]
@@ -47,6 +48,8 @@ class NodeElab:
     #: loads it keeps in flight (``dram.load_queue`` for a value array with a memory
     #: port, else 1: docs/timing.md, "Loads in flight")
     load_queue: int = 1
+    #: its latency, II and start-up (docs/timing.md, "Latency, II and start-up")
+    timing: NodeTiming = DEFAULT_NODE_TIMING
 
     @property
     def elems(self) -> int:
@@ -65,11 +68,26 @@ class Elaboration:
     nodes: Mapping[str, NodeElab]
     #: the memory ports in priority order (``ir.memory_ports``; empty without memory)
     mem_ports: tuple[MemPortSpec, ...]
+    #: every edge's FIFO read latency, capacity and visibility delay (docs/timing.md)
+    edges: Mapping[str, EdgeTiming]
 
     @property
     def cycles(self) -> dict[str, int]:
         """Compute nodes whose firings take more than one cycle (``ir.block_cycles``)."""
         return {nid: n.cycles for nid, n in self.nodes.items() if n.cycles > 1}
+
+    def knobs_used(self) -> set[str]:
+        """The knobs (``ir.TIMING_KNOBS``) this elaboration sets off their defaults."""
+        used = {k for n in self.nodes.values() for k in ("latency", "ii", "startup")
+                if getattr(n.timing, k) != getattr(DEFAULT_NODE_TIMING, k)}
+        if any(e.read_latency != 1 for e in self.edges.values()):
+            used.add("fifo.latency")
+        return used
+
+    def end_cycle(self, node_id: str, done_cycle: int) -> int:
+        """The cycle a writer's result is committed after consuming ``D`` at
+        ``done_cycle`` (docs/timing.md, end of run: its latency - 1 later)."""
+        return done_cycle + self.nodes[node_id].timing.latency - 1
 
     def edge_elems(self, edge_name: str) -> int:
         return self.widths.get(edge_name, 1)
@@ -84,14 +102,19 @@ def elaborate(graph: Graph, hw: Hardware | None = None, depth: int | None | str 
         graph = at_run_depth(graph, depth, hw)
     widths = value_elems(graph)
     ports = tuple(memory_ports(graph, hw)) if hw is not None else ()
+    timing = hw.timing if hw is not None else None
     nodes = {nid: _node(graph, graph.nodes[nid], widths, hw,
-                        tuple(p for p in ports if p.node == nid))
+                        tuple(p for p in ports if p.node == nid),
+                        node_timing(graph.nodes[nid].op, graph.nodes[nid].params, timing))
              for nid in graph.topological_order()}
-    return Elaboration(graph, hw, widths, nodes, ports)
+    fifo_latency = hw.fifo.latency if hw is not None else 1
+    edges = {e.name: edge_timing(e.depth, fifo_latency, nodes[e.src_node].timing.latency)
+             for e in graph.edges}
+    return Elaboration(graph, hw, widths, nodes, ports, edges)
 
 
 def _node(graph: Graph, node: Node, widths: Mapping[str, int], hw: Hardware | None,
-          ports: tuple[MemPortSpec, ...]) -> NodeElab:
+          ports: tuple[MemPortSpec, ...], timing: NodeTiming) -> NodeElab:
     prim = node.primitive
     e_in = max((widths.get(e.name, 1) for e in graph.in_edges[node.id].values()
                 if e.kind == "val"), default=1)
@@ -114,13 +137,14 @@ def _node(graph: Graph, node: Node, widths: Mapping[str, int], hw: Hardware | No
     elif prim.acc_levels:
         bounds = tuple(crd_bound(graph, node.id, f"crd{m}")
                        for m in reversed(range(prim.acc_levels)))
-    return NodeElab(e_in, e_out, cycles, bop, bounds, ports, load_queue(node, hw, ports))
+    return NodeElab(e_in, e_out, cycles, bop, bounds, ports, load_queue(node, hw, ports),
+                    timing)
 
 
 def load_queue(node: Node, hw: Hardware | None, ports: tuple[MemPortSpec, ...]) -> int:
     """Loads ``node`` keeps in flight: ``dram.load_queue`` for a value array that reads
     memory, 1 for every other node (and on ideal memory, where a read costs nothing)."""
-    if hw is None or node.op != "array" or not ports:
+    if hw is None or not node.primitive.reads_values or not ports:
         return 1
     return hw.dram.load_queue
 

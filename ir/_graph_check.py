@@ -21,6 +21,7 @@ from ._graph_items import (
     TensorSpec,
     check_name,
 )
+from ._timing import NODE_KNOBS, check_node_timing
 
 __all__ = ["GraphChecks"]
 
@@ -82,8 +83,9 @@ class GraphChecks:
                                  f"{', '.join(sorted(CATALOGUE))}")
             prim = CATALOGUE[node.op]
             params = dict(node.params)
+            params.update(check_node_timing(node.id, node.op, params, GraphError))
             for key in params:
-                if prim.param(key) is None:
+                if prim.param(key) is None and key not in NODE_KNOBS:
                     raise GraphError(f"node {node.id!r} ({node.op}): unknown parameter "
                                      f"{key!r}; expected {[p.name for p in prim.params]}")
             for p in prim.params:

@@ -15,12 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._timing import TimingSpec, check_fifo_latency, check_knob, timing_key
+
 if TYPE_CHECKING:
     from ._graph import Graph
 
 __all__ = ["Hardware", "DramSpec", "OnchipSpec", "ComputeSpec", "FifoSpec", "HwError", "HW_KEYS",
            "HW_MAX", "HW_PRESETS", "DEFAULT_HW", "load_hw", "run_depth", "at_run_depth",
-           "WORD_BYTES"]
+           "WORD_BYTES", "TimingSpec", "hw_key_doc"]
 
 #: every stored word (a seg or crd entry, a value) is 32 bits, as on the token payload
 WORD_BYTES = 4
@@ -72,6 +74,9 @@ class FifoSpec:
     output buffers included (docs/timing.md, "Which FIFO depth a run uses")."""
 
     depth: int | str = GRAPH_DEPTH
+    #: read latency of every edge: 1, 2 or ``vitis`` (docs/timing.md, "Latency, II and
+    #: start-up")
+    latency: int | str = 1
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,7 @@ class Hardware:
     compute: ComputeSpec = field(default_factory=ComputeSpec)
     fifo: FifoSpec = field(default_factory=FifoSpec)
     source: str = ""
+    timing: TimingSpec = field(default_factory=TimingSpec)
 
     @property
     def memory(self) -> bool:
@@ -121,7 +127,9 @@ class Hardware:
         data = self.to_dict()
         for key, value in pairs:
             head, _, tail = key.partition(".")
-            if tail:
+            if head == "timing":
+                data["timing"] = {"knobs": {**data["timing"]["knobs"], tail: value}}
+            elif tail:
                 data[head][tail] = value
             else:
                 data[key] = value
@@ -160,6 +168,17 @@ HW_KEYS: dict[str, tuple[type, str, str]] = {
                    "or inf = unbounded (Python and SystemC models; HLS C-simulation sizes "
                    "unbounded streams at 8192, RTL refuses them); a run's --depth wins over it"),
     "source": (str, "", "where the numbers come from"),
+    # the timing knobs (docs/timing.md, "Latency, II and start-up"); <primitive> is a
+    # catalogue name, and a node's own parameter of the same name wins
+    "fifo.latency": (str, "cycles", "FIFO read latency of every edge: 1 (a token written at "
+                     "t is readable at t+1), 2 (at t+2), or vitis (1 at depth <= 2; 2 at depth "
+                     "> 2 with capacity depth+1, Vitis HLS's RAM FIFO)"),
+    "timing.<primitive>.latency": (int, "cycles", "a firing at t makes its outputs visible "
+                                   "L-1 cycles later than at latency 1 (default 1); they hold "
+                                   "their FIFO slot from t"),
+    "timing.<primitive>.ii": (int, "cycles", "initiation interval: the node fires at most "
+                              "once every ii cycles (default 1)"),
+    "timing.<primitive>.startup": (int, "cycles", "no firing before this cycle (default 0)"),
 }
 
 #: the sections of a description: nested mappings in YAML, dotted keys in overrides
@@ -182,6 +201,23 @@ HW_MAX: dict[str, float] = {
 _PRESET_DIR = Path(__file__).with_name("hw")
 #: the preset models and studies run on unless told otherwise
 DEFAULT_HW = "hbm2-u280"
+
+
+def hw_key_doc(key: str) -> tuple[type, str, str]:
+    """``HW_KEYS``' entry for ``key``: a ``timing.<primitive>.<knob>`` key has its
+    pattern's."""
+    if key.startswith("timing."):
+        return HW_KEYS["timing.<primitive>." + key.rsplit(".", 1)[1]]
+    return HW_KEYS[key]
+
+
+def _known_key(key: str, where: str) -> bool:
+    """Whether ``key`` is a hardware key; a malformed ``timing.*`` key raises its own
+    error (which primitive or knob is unknown)."""
+    if key.startswith("timing."):
+        timing_key(key, where, HwError)
+        return True
+    return key in HW_KEYS and "<" not in key
 
 
 def _presets() -> dict[str, Path]:
@@ -239,13 +275,15 @@ def _build(data: dict[str, Any], where: str) -> Hardware:
     """Validate every key and value; unknown keys and bad values name the key."""
     flat: dict[str, Any] = {}
     for key, value in data.items():
-        if isinstance(value, dict) and key in _SECTIONS:
+        if key == "timing":
+            flat.update(_timing_items(value, where))
+        elif isinstance(value, dict) and key in _SECTIONS:
             for sub, v in value.items():
                 flat[f"{key}.{sub}"] = v
         else:
             flat[key] = value
     for key in flat:
-        if key not in HW_KEYS:
+        if not _known_key(key, where):
             raise HwError(f"{where}: unknown hardware key {key!r}; keys: "
                           f"{', '.join(HW_KEYS)}")
     checked = {key: _check(key, value, where) for key, value in flat.items()}
@@ -253,6 +291,8 @@ def _build(data: dict[str, Any], where: str) -> Hardware:
                              if k.startswith(f"{name}.")})
                 for name, cls in _SECTIONS.items()}
     top = {k: v for k, v in checked.items() if "." not in k}
+    top["timing"] = TimingSpec({k.split(".", 1)[1]: v for k, v in sorted(checked.items())
+                                if k.startswith("timing.")})
     dram = sections["dram"]
     if dram.line_bytes % 4:
         raise HwError(f"{where}: dram.line_bytes = {dram.line_bytes} must be a multiple of "
@@ -278,9 +318,30 @@ def run_depth(depth: int | None | str, hw: Hardware | str | None) -> int | None 
     return (hw if isinstance(hw, Hardware) else load_hw(hw)).fifo_depth
 
 
+def _timing_items(value: Any, where: str) -> dict[str, Any]:
+    """A description's ``timing`` section as ``timing.<primitive>.<knob>`` items: YAML's
+    nested ``{primitive: {knob: value}}``, or ``to_dict``'s ``{"knobs": {...}}``."""
+    if not isinstance(value, dict):
+        raise HwError(f"{where}: timing = {value!r} must be a mapping of primitives to "
+                      "their knobs, e.g. timing: {alu: {latency: 3}}")
+    if set(value) == {"knobs"}:
+        value = value["knobs"]
+    items = {}
+    for prim, knobs in value.items():
+        if isinstance(knobs, dict):
+            items.update({f"timing.{prim}.{k}": v for k, v in knobs.items()})
+        else:
+            items[f"timing.{prim}"] = knobs
+    return items
+
+
 def _check(key: str, value: Any, where: str) -> Any:
     if key == "fifo.depth":
         return _check_depth(value, where)
+    if key == "fifo.latency":
+        return check_fifo_latency(value, where, HwError)
+    if key.startswith("timing."):
+        return check_knob(key.rsplit(".", 1)[1], value, f"{where}: {key}", HwError)
     typ = HW_KEYS[key][0]
     if typ is bool:
         if isinstance(value, str) and value.lower() in ("true", "false"):
@@ -342,7 +403,7 @@ def _parse_overrides(overrides: list[str] | dict[str, Any]) -> list[tuple[str, A
         if not eq or not key:
             raise HwError(f"--hw-set {item!r}: expected KEY=VALUE, e.g. "
                           "dram.latency_cycles=100")
-        if key not in HW_KEYS:
+        if not _known_key(key, f"--hw-set {item!r}"):
             raise HwError(f"--hw-set {item!r}: unknown key {key!r}; keys: "
                           f"{', '.join(HW_KEYS)}")
         pairs.append((key, value.strip()))

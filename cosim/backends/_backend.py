@@ -21,10 +21,12 @@ from typing import Any, ClassVar
 
 from ir import (
     AS_GIVEN,
+    TIMING_KNOBS,
     Elaboration,
     FiberTree,
     Graph,
     Hardware,
+    HwError,
     block_elems,
     elaborate,
     load_hw,
@@ -82,6 +84,9 @@ class Backend(ABC):
     #: whether the backend can dump waveforms: constructed with ``vcd=PREFIX`` it writes
     #: ``PREFIX.vcd`` (or ``.fst``) per run (``samfuse sim/cosim/model --vcd DIR``)
     waveforms: ClassVar[bool] = False
+    #: the timing knobs (``ir.TIMING_KNOBS``) the backend renders; a run that sets
+    #: another off its default is refused (docs/timing.md, "Which backend renders what")
+    timing_knobs: ClassVar[frozenset[str]] = frozenset()
 
     @classmethod
     def unavailable(cls) -> str | None:
@@ -100,6 +105,7 @@ class Backend(ABC):
         machine = None if hw is None else load_hw(hw)
         self.check_depth(depth, machine)
         elab = elaborate(graph, machine, depth)
+        self.check_timing(elab)
         tensors = bind_inputs(elab.graph, inputs)
         done = self.execute(elab, tensors, trace=trace, mem_trace=mem_trace)
         res, graph = done.result, elab.graph
@@ -114,6 +120,15 @@ class Backend(ABC):
                 for nid, words in done.value_words.items()}
             res.outputs = outputs_from_writers(graph, done.levels or {}, values)
         return res
+
+    def check_timing(self, elab: Elaboration) -> None:
+        """Refuse timing knobs the backend does not render, rather than ignore them."""
+        missing = sorted(elab.knobs_used() - self.timing_knobs)
+        if missing:
+            raise HwError(f"backend {self.name!r} does not render the timing knob(s) "
+                          f"{', '.join(missing)} (hardware {elab.hw.name!r} or the graph's "
+                          f"node parameters set them); it renders "
+                          f"{', '.join(sorted(self.timing_knobs)) or 'none'}")
 
     def check_depth(self, depth: int | None | str, hw: Hardware | None) -> None:
         """Refuse a run depth the backend cannot build (before elaboration); every
@@ -178,6 +193,7 @@ class PythonBackend(Backend):
 
     name = "python"
     counts_work = True
+    timing_knobs = frozenset(TIMING_KNOBS)
 
     def execute(self, elab, tensors, *, trace, mem_trace):
         return Execution(simulate(elab.graph, tensors, trace=trace, depth=AS_GIVEN, hw=elab.hw,
@@ -197,6 +213,7 @@ class AutoBackend(Backend):
     the same outputs, cycles and statistics; ``SimResult.backend`` says which ran."""
 
     name = "auto"
+    timing_knobs = frozenset(TIMING_KNOBS)
 
     def __init__(self) -> None:
         self._systemc: Backend | None = None

@@ -24,9 +24,11 @@ import numpy as np
 
 from ir import (
     AS_GIVEN,
+    TIMING_KNOBS,
     WRITER_PRIMITIVES,
     Block,
     EdgeTrace,
+    Elaboration,
     FiberTree,
     Graph,
     Hardware,
@@ -45,6 +47,7 @@ from ir import (
 )
 from sim_models.python import (
     DeadlockError,
+    FifoStats,
     MemRequest,
     NodeStats,
     SimResult,
@@ -101,6 +104,7 @@ class SystemCBackend(Backend):
     name = "systemc"
     counts_work = True
     waveforms = True
+    timing_knobs = frozenset(TIMING_KNOBS)
 
     def __init__(self, *, per_module_processes: bool = False, vcd: str | Path | None = None,
                  timeout: float | None = None, max_cycles: int = 0) -> None:
@@ -145,8 +149,8 @@ class SystemCBackend(Backend):
         forked = time.perf_counter()
         raws, timings = self._fork(plans)
         received = time.perf_counter()
-        results = [_decode_or_error(g, raw, r.hw)
-                   for g, r, raw in zip(graphs, runs, raws, strict=True)]
+        results = [_decode_or_error(e, raw, r.hw)
+                   for e, r, raw in zip(elabs, runs, raws, strict=True)]
         done = time.perf_counter()
         self.last_timings = {
             "load": load_seconds(), "warm_up": warm_seconds(), "plan": forked - start,
@@ -213,14 +217,28 @@ def _exit_text(code: int | None) -> str:
 
 # -- decoding the child's data -------------------------------------------------------------
 
-def _decode_or_error(graph: Graph, raw: RawNet, hw: Hardware | None) -> SimResult | Exception:
+def _fifo_report(edge: RawEdge, cycles: int) -> FifoStats:
+    """The FIFO report over ``[0, E)``, E = the run's cycles or the cycle after the edge's
+    last event (docs/timing.md): the child counted up to ``counted_to``; the cycles after
+    it start with the occupancy it left."""
+    end = max(cycles, edge.counted_to)
+    rest = end - edge.counted_to
+    full = rest if edge.depth is not None and edge.occ_start == edge.depth else 0
+    empty = rest if edge.occ_start == 0 else 0
+    return FifoStats(edge.max_occ, edge.full_cycles + full, edge.empty_cycles + empty)
+
+
+def _decode_or_error(elab: Elaboration, raw: RawNet, hw: Hardware | None
+                     ) -> SimResult | Exception:
     try:
-        return _decode(graph, raw, hw)
+        return _decode(elab, raw, hw)
     except (SimulationError, StorageError) as exc:  # what simulate() would raise
         return exc
 
 
-def _decode(graph: Graph, raw: RawNet, hw: Hardware | None) -> SimResult | SimulationError:
+def _decode(elab: Elaboration, raw: RawNet, hw: Hardware | None
+            ) -> SimResult | SimulationError:
+    graph = elab.graph
     if raw.status == "deadlock":
         return _deadlock(raw)
     if raw.status == "error":
@@ -238,14 +256,15 @@ def _decode(graph: Graph, raw: RawNet, hw: Hardware | None) -> SimResult | Simul
     if hw is not None:
         check_onchip(graph, raw.nodes, hw)
     mem = raw.memory
-    cycles = run_cycles([n.done_cycle for n in raw.nodes if n.op in WRITER_PRIMITIVES],
-                        mem.max_ack if mem is not None else 0)
+    cycles = run_cycles([elab.end_cycle(n.id, n.done_cycle) for n in raw.nodes
+                         if n.op in WRITER_PRIMITIVES], mem.max_ack if mem is not None else 0)
     result = SimResult(graph.name, _outputs(graph, raw), cycles)
     traffic = _node_traffic(graph, mem, hw)
     result.nodes = {n.id: NodeStats(n.op, n.fires, n.stall_in, n.stall_out, n.done_cycle,
                                     n.stall_mem, *traffic.get(n.id, (0, 0, 0)))
                     for n in raw.nodes}
     result.max_occupancy = {e.name: e.max_occ for e in raw.edges}
+    result.fifos = {e.name: _fifo_report(e, cycles) for e in raw.edges}
     counted = counted_edges(graph)
     result.data_tokens = {e.name: e.data for e in raw.edges if e.name in counted}
     if hw is not None:

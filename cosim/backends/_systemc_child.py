@@ -81,6 +81,9 @@ class NetPlan:
     #: calls on a node's module after Net::add (node, method, args): block operators,
     #: block widths, multi-cycle firings (docs/blocks.md)
     setup: list[tuple[str, str, np.ndarray]] = field(default_factory=list)
+    #: edges whose tokens become visible more than one cycle after their push (writer
+    #: latency - 1 + FIFO read latency; docs/timing.md)
+    visibility: list[tuple[str, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -109,6 +112,12 @@ class RawEdge:
     unread: int
     writer_finished: bool
     data: int = 0                     # data tokens written (the work counters')
+    #: the FIFO report so far: cycles starting full / empty before ``counted_to``, and the
+    #: occupancy from ``counted_to`` on (docs/timing.md, "FIFO report")
+    full_cycles: int = 0
+    empty_cycles: int = 0
+    counted_to: int = 0
+    occ_start: int = 0
     words: np.ndarray | None = None   # trace: token words (2-bit tag << 32 | payload)
     block_words: np.ndarray | None = None  # trace: the words of the block tokens, in order
     cycles: np.ndarray | None = None  # trace: write cycles
@@ -271,6 +280,8 @@ def _setup(elab: Elaboration) -> list[tuple[str, str, np.ndarray]]:
     calls += [(nid, "set_cycles", np.array([c], np.int64)) for nid, c in elab.cycles.items()]
     calls += [(nid, "set_load_queue", np.array([ne.load_queue], np.int64))
               for nid, ne in elab.nodes.items() if ne.load_queue > 1]
+    calls += [(nid, "set_timing", np.array([ne.timing.ii, ne.timing.startup], np.int64))
+              for nid, ne in elab.nodes.items() if (ne.timing.ii, ne.timing.startup) != (1, 0)]
     return calls
 
 
@@ -283,17 +294,20 @@ def plan_net(graph: Graph, tensors: dict[str, FiberTree], *, trace: bool,
     fp = graph.dtype == "float32"
     nodes = [(nid, graph.nodes[nid].op, _node_args(graph.nodes[nid], tensors, fp))
              for nid in graph.topological_order()]
-    edges = []
+    edges, visibility = [], []
     for e in graph.edges:
-        d = e.depth if depth == "graph" else depth
+        # the capacity the elaboration gives the edge (docs/timing.md, fifo.latency)
+        d = elab.edges[e.name].capacity if depth == "graph" else depth
         edges.append((e.name, 0 if d is None else int(d)))
+        if depth == "graph" and elab.edges[e.name].visibility != 1:
+            visibility.append((e.name, elab.edges[e.name].visibility))
     inputs = [(nid, port, e.name) for nid in graph.nodes
               for port, e in graph.in_edges[nid].items()]
     outputs = [(nid, port, e.name) for nid in graph.nodes
                for port, es in graph.out_edges[nid].items() for e in es]
     memory, mem_ports = _memory_plan(elab, tensors, mem_trace)
     return NetPlan(graph.name, trace, max_cycles, nodes, edges, inputs, outputs, memory,
-                   mem_ports, _setup(elab))
+                   mem_ports, _setup(elab), visibility)
 
 
 # -- elaboration and run (child) -------------------------------------------------------
@@ -303,6 +317,8 @@ def _elaborate(drv: Any, plan: NetPlan, index: int) -> int:
     net = drv.add_net(f"j{index}_{plan.name}", plan.trace, plan.max_cycles)
     assert net == index
     fifo = {name: drv.add_fifo(net, name, depth) for name, depth in plan.edges}
+    for name, vis in plan.visibility:
+        drv.set_fifo_visibility(net, fifo[name], vis)
     node_index = {nid: drv.add_node(net, op, nid, args[0], len(args[0]), *args[1:])
                   for nid, op, args in plan.nodes}
     for nid, method, args in plan.setup:  # after add: the module sees its net's block pool
@@ -344,12 +360,12 @@ def _extract(drv: Any, net: int, plan: NetPlan) -> RawNet:
             writers[nid] = (_vector(drv.written_words(net, i), np.uint32),) + (
                 (_vector(drv.written_stops(net, i, 0), np.int64),
                  _vector(drv.written_stops(net, i, 1), np.int64)) if prim.writes_level else ())
-    fifos = _vector(drv.fifo_info(net), np.int64).reshape(n_fifos, 6).tolist()
+    fifos = _vector(drv.fifo_info(net), np.int64).reshape(n_fifos, 10).tolist()
     edges = []
-    for i, (name, (depth, w, r, max_occ, unread, data)) in enumerate(
+    for i, (name, (depth, w, r, max_occ, unread, data, *report)) in enumerate(
             zip(names, fifos, strict=True)):
         edge = RawEdge(name, depth if depth > 0 else None, nodes[w].id, nodes[r].id, max_occ,
-                       unread, nodes[w].finished, data)
+                       unread, nodes[w].finished, data, *report)
         if plan.trace:
             edge.words = _vector(drv.trace_words(net, i), np.uint64)
             edge.block_words = _vector(drv.trace_block_words(net, i), np.uint32)

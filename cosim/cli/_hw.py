@@ -10,7 +10,17 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from ir import HW_KEYS, HW_PRESETS, MAX_DEPTH, FifoSpec, Hardware, HwError, load_hw
+from ir import (
+    HW_KEYS,
+    HW_PRESETS,
+    MAX_DEPTH,
+    NODE_DEFAULTS,
+    FifoSpec,
+    Hardware,
+    HwError,
+    hw_key_doc,
+    load_hw,
+)
 
 from ..runs._hw_spec import hw_items
 
@@ -113,7 +123,8 @@ def _bandwidth(hw: Hardware) -> str:
 
 def _fifos(hw: Hardware) -> str:
     d = hw.fifo.depth
-    return {"graph": "FIFOs as compiled", "inf": "FIFOs unbounded"}.get(str(d), f"FIFOs {d} deep")
+    text = {"graph": "FIFOs as compiled", "inf": "FIFOs unbounded"}.get(str(d), f"FIFOs {d} deep")
+    return text if hw.fifo.latency == 1 else f"{text}, read latency {hw.fifo.latency}"
 
 
 def list_presets() -> list[str]:
@@ -134,12 +145,16 @@ def describe_hw(hw: Hardware) -> list[str]:
                              f"{d.latency_cycles} cycles" if hw.memory else "no memory cost") \
         + f", {_fifos(hw)}"
     items = hw_items(hw)
-    key_w = max(len(k) for k in items)
+    key_w = max(len(k) for k in (*items, *HW_KEYS))
     val_w = max(len(_show(v)) for k, v in items.items() if k != "source")
     rows = [head, f"{'key':<{key_w}}  {'value':<{val_w}}  {'unit':<8} meaning"]
     for key, value in items.items():
-        _, unit, meaning = HW_KEYS[key]
+        _, unit, meaning = hw_key_doc(key)
         rows.append(f"{key:<{key_w}}  {_show(value):<{val_w}}  {unit:<8} {meaning}")
+    for key in (k for k in HW_KEYS if "<" in k):  # the timing patterns, with defaults
+        _, unit, meaning = HW_KEYS[key]
+        default = NODE_DEFAULTS[key.rsplit(".", 1)[1]]
+        rows.append(f"{key:<{key_w}}  {default:<{val_w}}  {unit:<8} {meaning}")
     return [r.rstrip() for r in rows]
 
 

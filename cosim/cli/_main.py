@@ -31,6 +31,7 @@ from ..backends._backend import ToolNotFoundError
 from ._args import PROG, CliError
 from ._compile import add_compile_parser
 from ._demo import add_demo_parsers
+from ._fifo_size import add_fifo_size_parser
 from ._hw import add_hw_parser
 from ._model import add_model_parser
 from ._show import add_show_parser
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_show_parser(sub)
     add_demo_parsers(sub)
     add_hw_parser(sub)
+    add_fifo_size_parser(sub)
     add_model_parser(sub, CliError)
     add_study_parsers(sub, CliError)
     add_tune_parser(sub, CliError)

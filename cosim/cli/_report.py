@@ -9,12 +9,13 @@ memory existed.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ir import Graph, Hardware
 from sim_models.python import SimResult
 
-__all__ = ["summary_lines", "memory_lines", "stats_table", "sim_json"]
+__all__ = ["summary_lines", "memory_lines", "stats_table", "sim_json", "fifo_table"]
 
 
 def ran_on(res: SimResult, backend: str) -> str:
@@ -113,4 +114,19 @@ def sim_json(res: SimResult, backend: str, hw: Hardware, *, stats: bool,
     if stats:
         doc["nodes"] = {nid: vars(s).copy() for nid, s in res.nodes.items()}
         doc["max_occupancy"] = dict(res.max_occupancy)
+    if res.fifos:  # the FIFO report (docs/timing.md), on every run that has one
+        doc["fifos"] = {name: dataclasses.asdict(f) for name, f in res.fifos.items()}
     return doc
+
+
+def fifo_table(res: SimResult, graph: Graph) -> list[str]:
+    """The FIFO report, one row per edge: depth, peak occupancy, cycles starting full and
+    empty (docs/timing.md, "FIFO report")."""
+    if not res.fifos:
+        return []
+    depth = {e.name: "inf" if e.depth is None else str(e.depth) for e in graph.edges}
+    width = max(len(n) for n in res.fifos)
+    rows = [f"{'edge':<{width}}  {'depth':>6} {'peak':>6} {'full':>8} {'empty':>8}"]
+    rows += [f"{n:<{width}}  {depth.get(n, '?'):>6} {f.peak:>6} {f.full_cycles:>8} "
+             f"{f.empty_cycles:>8}" for n, f in res.fifos.items()]
+    return rows

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ir import Graph, Hardware
+from ir import Graph, Hardware, at_run_depth
 from sim_models.python import InputError, SimResult, SimulationError, bind_inputs, simulate
 
 from ..backends._backend import BACKENDS, backend_names, get_backend
@@ -25,7 +25,7 @@ from ._args import (
     write_trace,
 )
 from ._hw import add_depth_option, add_hw_options, depth_and_hw
-from ._report import memory_lines, sim_json, stats_table, summary_lines
+from ._report import fifo_table, memory_lines, sim_json, stats_table, summary_lines
 
 __all__ = ["add_sim_parsers", "cmd_sim", "cmd_cosim"]
 
@@ -75,6 +75,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
          *lane_report(graph, res).lines())
     if args.stats:
         say("", *stats_table(res, graph, memory=hw.memory))
+        say("", *fifo_table(res, at_run_depth(graph, depth, hw)))
     if "trace" in files:
         say(f"trace      {files['trace']}")
     if "mem_trace" in files:

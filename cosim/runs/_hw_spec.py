@@ -16,12 +16,16 @@ __all__ = ["hw_items", "hw_to_json", "hw_from_json", "hw_label"]
 
 
 def hw_items(hw: Hardware) -> dict[str, Any]:
-    """Every key of ``HW_KEYS`` (``dram.channels`` …) with its value, in that order."""
+    """Every key of ``HW_KEYS`` (``dram.channels`` …) with its value, in that order, then
+    the ``timing.<primitive>.<knob>`` keys the hardware sets."""
     nested = hw.to_dict()
     out = {}
     for key in HW_KEYS:
+        if "<" in key:  # a pattern (timing.<primitive>.latency): its set keys follow
+            continue
         head, _, tail = key.partition(".")
         out[key] = nested[head][tail] if tail else nested[head]
+    out.update(hw.timing.flat())
     return out
 
 

@@ -22,6 +22,7 @@ from ._engine import ACTORS, ENTRY_BYTES, bind_inputs, check_onchip, simulate  #
 from ._harness import PrimitiveRun, run_primitive  # noqa: E402
 from ._results import (  # noqa: E402
                        DeadlockError,
+                       FifoStats,
                        InputError,
                        MemRequest,
                        NodeStats,
@@ -34,7 +35,7 @@ from ._results import (  # noqa: E402
 
 __all__ = [
     # running
-    "simulate", "SimResult", "NodeStats", "MemRequest", "bind_inputs",
+    "simulate", "SimResult", "NodeStats", "MemRequest", "FifoStats", "bind_inputs",
     # one result path for every backend: writer recordings -> tensors, deadlock reports
     "decode_levels", "outputs_from_writers", "deadlock_error", "check_onchip", "ENTRY_BYTES",
     # errors

@@ -3,4 +3,5 @@
 cdef class Actor:
     cdef public object id, node, blocked, inputs, outputs, dtype
     cdef public Py_ssize_t t, fires, stall_in, stall_out, stall_mem, done_cycle, cycles
+    cdef public Py_ssize_t interval
     cdef public bint finished, queued

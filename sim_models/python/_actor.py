@@ -36,6 +36,7 @@ class Actor:
         self.id = node.id
         self.node = node
         self.t = 0              # the next cycle this actor may fire in
+        self.interval = 1       # initiation interval (the timing shell sets it, _timing.py)
         self.fires = 0
         self.stall_in = 0       # cycles waiting for an input token
         self.stall_out = 0      # cycles waiting for output space
@@ -80,10 +81,10 @@ class Actor:
             h = ch.h
             if h >= len(ch.toks):
                 return -1, ch
-            w = ch.wts[h]
-            if w > rt:
-                rt = w
-        return rt + 1, None
+            r = ch.wts[h] + ch.vis
+            if r > rt:
+                rt = r
+        return rt, None
 
     def space_all(self, *chans: Any) -> tuple[int, Any]:
         """(cycle every output has space, None) or (-1, the output to block on)."""

@@ -1,8 +1,9 @@
 """Contract FIFOs for the event-driven engine.
 
 A channel remembers, per token, the cycle it was written and the cycle it was read. That
-is all the timing contract needs: the head is visible to the reader from ``write + 1``;
-the writer may push token ``n`` once token ``n - depth`` was read, from ``read + 1``.
+is all the timing contract needs: the head is visible to the reader from ``write + vis``
+(``write + 1`` at the default timing knobs); the writer may push token ``n`` once token
+``n - depth`` was read, from ``read + 1``.
 Reader and writer advance their own clocks independently; whichever one lacks a fact
 (a token not yet written, a read not yet simulated) blocks and is woken by the other.
 
@@ -42,7 +43,8 @@ class Channel:
 
     __slots__ = ("name", "kind", "depth", "toks", "wts", "rts", "h", "reader", "writer",
                  "reader_waiting", "writer_waiting", "work", "traced", "stats", "max_occ",
-                 "numeric", "_keep", "_compact_at", "_occ_done")
+                 "numeric", "_keep", "_compact_at", "_occ_done", "vis", "acct", "prev_r",
+                 "full_cycles", "empty_cycles")
 
     def __init__(self, name: str, kind: str, depth: int | None, work: WorkList,
                  trace: bool = False, stats: bool = True, numeric: str = "int") -> None:
@@ -63,13 +65,21 @@ class Channel:
         # a traced channel keeps its history (its trace); others cut it every _COMPACT pops
         self._compact_at = sys.maxsize if trace else _COMPACT + self._keep
         self._occ_done = 0         # tokens whose occupancy at write is in max_occ
+        #: cycles from a push to the head being visible: the writer's latency - 1 + the
+        #: FIFO's read latency (docs/timing.md); 1 at the default knobs
+        self.vis = 1
+        # the FIFO report (docs/timing.md): tokens before ``acct`` are counted in the full
+        # and empty cycles; ``prev_r`` is the read cycle of token ``acct - 1`` once cut
+        self.acct = 0
+        self.prev_r = -1
+        self.full_cycles = self.empty_cycles = 0
 
     # -- reader side ---------------------------------------------------------------------
     def ready(self) -> int:
         """Cycle from which the head is visible, or -1 if it is not written yet."""
         h = self.h
         if h < len(self.toks):
-            return self.wts[h] + 1
+            return self.wts[h] + self.vis
         return -1
 
     def peek(self) -> Any:
@@ -123,6 +133,11 @@ class Channel:
         if self.depth is None and last < cut:
             cut = last
         if cut > 0:
+            if self.stats:
+                self._account()
+                if 0 < self.acct <= cut:
+                    self.prev_r = self.rts[self.acct - 1]
+                self.acct -= cut
             self._forget(cut)
             del self.toks[:cut], self.wts[:cut], self.rts[:cut]
             self.h -= cut
@@ -146,6 +161,49 @@ class Channel:
             self.max_occ = occ
         self._occ_done = hi
         return int(first[-1])
+
+    def retime(self, capacity: int | None, vis: int) -> None:
+        """Set the capacity and visibility delay the elaboration gives the edge (before
+        the run; the timing shell, ``_timing.py``)."""
+        self.depth, self.vis = capacity, vis
+        self._keep = capacity or 0
+        if not self.traced:
+            self._compact_at = _COMPACT + self._keep
+
+    # -- the FIFO report -----------------------------------------------------------------
+    def _account(self, end: int = -1) -> None:
+        """Add the full and empty cycles of the tokens whose intervals are known: token n
+        makes the FIFO start full in cycles ``(w[n], r[n - cap + 1]]`` and leaves it empty
+        in ``(r[n - 1], w[n]]``. With ``end`` (the report's end), an unread token is read
+        at ``end - 1`` (it stays to the end) and every token is counted."""
+        wts, rts, h, cap = self.wts, self.rts, self.h, self.depth
+        n0, stop = self.acct, len(wts)
+        if end < 0:
+            stop = min(stop, h + 1, stop if cap is None else h + cap - 1)
+        if stop <= n0:
+            return
+        # reads[k] = read cycle of token k - 1 (reads[0]: the token before the list)
+        known = min(stop, h)
+        reads = np.empty(stop + 1, dtype=np.int64)
+        reads[0] = self.prev_r
+        reads[1:known + 1] = rts[:known]
+        reads[known + 1:] = end - 1  # unread at the end: stays to the end of the report
+        n = np.arange(n0, stop)
+        w = np.asarray(wts[n0:stop], dtype=np.int64)
+        self.empty_cycles += int(np.maximum(w - reads[n], 0).sum())
+        if cap is not None:
+            ok = n >= cap - 1
+            self.full_cycles += int(np.maximum(reads[n[ok] - cap + 2] - w[ok], 0).sum())
+        self.acct = stop
+
+    def fifo_report(self, cycles: int) -> tuple[int, int, int]:
+        """(peak, full cycles, empty cycles) over the cycles ``[0, E)``, E = the run's
+        cycle count or 1 + the edge's last read or write if later (docs/timing.md)."""
+        last_r = self.rts[self.h - 1] if self.h > 0 else self.prev_r
+        end = max(cycles, 1 + max(self.wts[-1] if self.wts else -1, last_r))
+        self._account(end)
+        tail = end - 1 - last_r if self.h == len(self.toks) else 0
+        return self.max_occ, self.full_cycles, self.empty_cycles + tail
 
     # -- end of run ----------------------------------------------------------------------
     def unread(self) -> int:

@@ -39,6 +39,7 @@ from ._locate import Locate
 from ._memory import MemorySystem, ReadPort, WritePort
 from ._results import (
     DeadlockError,
+    FifoStats,
     InputError,
     NodeStats,
     SimResult,
@@ -47,6 +48,7 @@ from ._results import (
     outputs_from_writers,
 )
 from ._scan import Array, Broadcast, Repeat, RepSig, Root, ScanCompressed, ScanDense
+from ._timing import time_actor, time_channel
 from ._writers import LevelWriter, ValueWriter
 
 __all__ = ["ACTORS", "simulate", "bind_inputs"]  # results and errors: see _results
@@ -201,6 +203,8 @@ def simulate(graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
         kind = CountingChannel if e.name in counted else Channel
         channels[e.name] = kind(e.name, e.kind, d, work, trace=trace and not functional,
                                 stats=stats and not functional, numeric=numeric)
+        if not functional:
+            time_channel(channels[e.name], elab.edges[e.name])
     actors: dict[str, Actor] = {}
     for nid in graph.topological_order():
         node = graph.nodes[nid]
@@ -211,6 +215,8 @@ def simulate(graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
             outs[port.name] = (NullChannel() if not es else channels[es[0].name]
                                if len(es) == 1 else Fanout([channels[e.name] for e in es]))
         actors[nid] = ACTORS[node.op](node, ins, outs, ctx)
+        if not functional:
+            time_actor(actors[nid], elab.nodes[nid].timing)
         wake(actors[nid])
 
     try:
@@ -228,7 +234,8 @@ def simulate(graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
         check_onchip(graph, actors.values(), hw)
     writers = [a for a in actors.values() if a.node.primitive.writes_tensor]
     cycles = None if functional else run_cycles(
-        [a.done_cycle for a in writers], memory.finish() if memory is not None else 0)
+        [elab.end_cycle(a.id, a.done_cycle) for a in writers],
+        memory.finish() if memory is not None else 0)
     result = SimResult(graph.name, _collect_outputs(graph, actors), cycles)
     result.data_tokens = {name: channels[name].data for name in counted}
     if hw is not None:
@@ -241,6 +248,8 @@ def simulate(graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
                                         a.stall_mem, *traffic.get(a.id, (0, 0, 0)))
                         for a in actors.values()}
         result.max_occupancy = {name: ch.max_occ for name, ch in channels.items()}
+        result.fifos = {name: FifoStats(*ch.fifo_report(cycles))
+                        for name, ch in channels.items()}
     else:
         result.nodes = {a.id: NodeStats(a.op, a.fires, 0, 0, -1) for a in actors.values()}
     if memory is not None:

@@ -50,7 +50,7 @@ class _Joiner(Actor):
         if a.__class__ is Stop and a == b or a is DONE and b is DONE:
             blk = self._emit(rt, a, a, a, True, True)
             if blk is None and a is DONE:
-                self.finish(self.t - 1)
+                self.finish(self.t - self.interval)
             return blk
         raise self.error(f"misaligned streams: crd_a holds {a!r} while crd_b holds {b!r}")
 
@@ -86,7 +86,7 @@ class Intersect(_Joiner):
                     nxt = lo_c.toks[h]
                     if nxt.__class__ is not int or nxt >= hi:
                         break
-                    rt = max(lo_c.wts[h], lo_r.wts[lo_r.h]) + 1
+                    rt = max(lo_c.wts[h] + lo_c.vis, lo_r.wts[lo_r.h] + lo_r.vis)
                     if rt < self.t:
                         rt = self.t
             elif a_data or a is EMPTY:

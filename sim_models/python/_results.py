@@ -28,7 +28,7 @@ from ir import (
 
 __all__ = ["SimResult", "NodeStats", "SimulationError", "DeadlockError", "InputError",
            "deadlock_error", "decode_levels", "outputs_from_writers", "LevelRecord",
-           "MemRequest"]
+           "MemRequest", "FifoStats"]
 
 #: a level writer's recording: its crds, and for every stop (crds so far, stop level)
 LevelRecord = tuple[list[int], list[tuple[int, int]]]
@@ -87,6 +87,16 @@ class NodeStats:
 
 
 @dataclass(frozen=True)
+class FifoStats:
+    """One edge's FIFO report (docs/timing.md, "FIFO report"): its peak occupancy and the
+    cycles that started with it full (at capacity) or empty."""
+
+    peak: int
+    full_cycles: int
+    empty_cycles: int
+
+
+@dataclass(frozen=True)
 class MemRequest:
     """One burst as the channel saw it: for ``--mem-trace`` and the memory parity tests."""
 
@@ -125,6 +135,8 @@ class SimResult:
     #: data (non-control) tokens written on each edge the work counters read
     #: (``ir.counted_edges``; the Python and SystemC models count them on every run)
     data_tokens: dict[str, int] = field(default_factory=dict)
+    #: every edge's FIFO report (the Python and SystemC models, with statistics)
+    fifos: dict[str, FifoStats] = field(default_factory=dict)
 
     def work(self, graph: Graph) -> Work:
         """FLOPs and memory accesses of this run of ``graph`` (``ir.work_from_tokens``),

@@ -157,6 +157,10 @@ int add_fifo(int net, const std::string& name, std::int64_t depth) {
   return net_at(net).add_fifo(name, long(depth));
 }
 
+void set_fifo_visibility(int net, int fifo, int vis) {
+  net_at(net).set_fifo_visibility(fifo, vis);
+}
+
 int add_node(int net, const std::string& op, const std::string& id,
              const std::int64_t* ints, std::size_t, const std::uint32_t* a, std::size_t na,
              const std::uint32_t* b, std::size_t nb) {
@@ -173,6 +177,8 @@ void setup(int net, int node, const std::string& method, const std::int64_t* arg
     p->set_cycles(int(args[0]));
   } else if (method == "set_load_queue" && op == "array") {
     dynamic_cast<Array&>(*p).set_load_queue(int(args[0]));
+  } else if (method == "set_timing") {
+    p->set_timing(int(args[0]), cycle_t(args[1]));
   } else if (method == "set_block" && op == "array") {
     dynamic_cast<Array&>(*p).set_block(int(args[0]));
   } else if (method == "set_block" && op == "alu") {
@@ -260,12 +266,14 @@ std::string node_state(int net, int node) { return net_at(net).node(node)->descr
 std::vector<std::int64_t> fifo_info(int net) {
   const Net& n = net_at(net);
   std::vector<std::int64_t> out;
-  out.reserve(std::size_t(n.num_fifos()) * 6);
+  out.reserve(std::size_t(n.num_fifos()) * 10);
   for (int i = 0; i < n.num_fifos(); ++i) {
     const Fifo& f = *n.fifo(i);
     out.insert(out.end(), {std::int64_t(f.depth()), f.writer, f.reader,
                            std::int64_t(f.max_occ), std::int64_t(f.unread()),
-                           std::int64_t(f.data_written)});
+                           std::int64_t(f.data_written), std::int64_t(f.full_cycles),
+                           std::int64_t(f.empty_cycles), std::int64_t(f.counted_to()),
+                           std::int64_t(f.occ_start())});
   }
   return out;
 }

@@ -22,13 +22,15 @@ namespace samfuse_driver {
 void begin(bool per_module_processes);
 int add_net(const std::string& name, bool trace, std::int64_t max_cycles);
 int add_fifo(int net, const std::string& name, std::int64_t depth);  // depth 0: unbounded
+// A FIFO whose tokens become visible `vis` > 1 cycles after their push (docs/timing.md).
+void set_fifo_visibility(int net, int fifo, int vis);
 // The model of catalogue primitive `op`; `ints` and the word arrays `a`, `b` are its
 // constructor arguments after the node id (cosim/backends/_systemc_child.py, _node_args).
 int add_node(int net, const std::string& op, const std::string& id,
              const std::int64_t* ints, std::size_t n_ints, const std::uint32_t* a,
              std::size_t na, const std::uint32_t* b, std::size_t nb);
 // A call after add_node: set_block (an operator spec, or an array's block words),
-// set_elems or set_cycles with `args`.
+// set_elems, set_cycles or set_timing (ii, startup) with `args`.
 void setup(int net, int node, const std::string& method, const std::int64_t* args,
            std::size_t n);
 // Port names of `op`, comma separated, in port order ("" if `op` is unknown).
@@ -53,7 +55,9 @@ std::vector<std::int64_t> net_info(int net);
 // blocked_on_input, stall_mem, peak entries
 std::vector<std::int64_t> node_info(int net);
 std::string node_state(int net, int node);
-// per fifo: depth, writer, reader, max occupancy, unread, data tokens written
+// per fifo: depth, writer, reader, max occupancy, unread, data tokens written, cycles
+// starting full, cycles starting empty, first cycle not yet counted in those two, the
+// occupancy from that cycle on
 std::vector<std::int64_t> fifo_info(int net);
 const std::vector<std::uint64_t>& trace_words(int net, int fifo);
 const std::vector<std::uint32_t>& trace_block_words(int net, int fifo);

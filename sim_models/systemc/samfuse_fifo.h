@@ -7,6 +7,11 @@
 // that a cycle costs a few loads and stores instead of sc_signal updates.
 // Only the edges touched in a cycle are committed (they put themselves on a dirty list).
 // A block token (samfuse_block.h) holds a pool reference while it is in the FIFO.
+// Timing knobs (docs/timing.md, "Latency, II and start-up"): `depth` is the capacity the
+// elaboration gives the edge; a visibility delay `vis` > 1 (writer latency - 1 + read
+// latency) keeps a pushed token invisible until `vis` cycles after its push, while it
+// holds its slot from the push. The FIFO report counts the cycles that start full or
+// empty, at each commit for the cycles since the previous one.
 #ifndef SAMFUSE_FIFO_H
 #define SAMFUSE_FIFO_H
 
@@ -37,7 +42,9 @@ class Fifo {
   }
 
   // ---- reader side (start-of-cycle view) ----
-  bool visible() const { return head_ != vis_tail_; }
+  bool visible() const {
+    return head_ != vis_tail_ && (vis_ == 1 || wcyc_[head_ & mask_] + vis_ <= *clock_);
+  }
   tok_t peek() const { return buf_[head_ & mask_]; }
   tok_t pop() {
     popped_ = true;
@@ -54,6 +61,10 @@ class Fifo {
   void push(tok_t t, cycle_t now) {
     if (tail_ - head_ == buf_.size()) grow();
     buf_[tail_ & mask_] = t;
+    if (vis_ != 1) {
+      wcyc_[tail_ & mask_] = now;
+      if (now + vis_ > *settle_) *settle_ = now + vis_;  // in flight: not a deadlock
+    }
     ++tail_;
     pushed_ = true;
     in_tok_ = t;
@@ -72,6 +83,7 @@ class Fifo {
 
   // ---- end of cycle: the registers take their next values ----
   void commit() {
+    if (pushed_ || popped_) count_cycles(*clock_ + 1);
     std::uint64_t occ = tail_ - head_;
     if (occ > max_occ) max_occ = occ;
     vis_tail_ = tail_;
@@ -88,6 +100,27 @@ class Fifo {
   tok_t din() const { return in_tok_; }
   tok_t dout() const { return popped_ ? out_tok_ : (visible() ? peek() : 0); }
 
+  // Give the edge a visibility delay > 1; `settle` is the net's last cycle with a token
+  // in flight (a net whose only activity is tokens in flight is not deadlocked).
+  void set_visibility(int vis, cycle_t* settle) {
+    vis_ = vis;
+    settle_ = settle;
+    wcyc_.resize(buf_.size());
+  }
+  // The FIFO report up to the start of cycle `end` (exclusive): cycles starting full
+  // (occupancy = capacity) and empty (occupancy 0).
+  void count_cycles(cycle_t end) {
+    cycle_t n = end - counted_to_;
+    if (n <= 0) return;
+    if (depth_ > 0 && occ_start_ == std::uint64_t(depth_)) full_cycles += std::uint64_t(n);
+    if (occ_start_ == 0) empty_cycles += std::uint64_t(n);
+    counted_to_ = end;
+    occ_start_ = tail_ - head_;
+  }
+
+  cycle_t counted_to() const { return counted_to_; }
+  std::uint64_t occ_start() const { return occ_start_; }
+
   const std::string& name() const { return name_; }
   long depth() const { return depth_; }
   std::uint64_t unread() const { return tail_ - head_; }
@@ -96,6 +129,7 @@ class Fifo {
   int writer = -1;  // node indices, for deadlock reports
   int reader = -1;
   std::uint64_t max_occ = 0;
+  std::uint64_t full_cycles = 0, empty_cycles = 0;
   // data tokens written (tag 0: a value, crd or ref; on a repsig stream also R, which no
   // counted edge carries)
   std::uint64_t data_written = 0;
@@ -114,6 +148,11 @@ class Fifo {
   void grow() {
     std::vector<tok_t> bigger(buf_.size() * 2);
     for (std::uint64_t i = head_; i != tail_; ++i) bigger[i & (bigger.size() - 1)] = buf_[i & mask_];
+    if (vis_ != 1) {
+      std::vector<cycle_t> later(bigger.size());
+      for (std::uint64_t i = head_; i != tail_; ++i) later[i & (later.size() - 1)] = wcyc_[i & mask_];
+      wcyc_.swap(later);
+    }
     buf_.swap(bigger);
     mask_ = buf_.size() - 1;
   }
@@ -129,6 +168,11 @@ class Fifo {
   std::uint64_t head_ = 0, tail_ = 0;  // absolute read / write counts
   std::uint64_t vis_tail_ = 0;         // register: tokens written before this cycle
   bool full_n_ = true;                 // register: space at the start of this cycle
+  int vis_ = 1;                        // cycles from a push to the token being visible
+  std::vector<cycle_t> wcyc_;          // push cycle of each token (only when vis_ > 1)
+  cycle_t* settle_ = nullptr;
+  cycle_t counted_to_ = 0;             // the FIFO report covers cycles before this one
+  std::uint64_t occ_start_ = 0;        // occupancy at the start of cycle counted_to_
   bool dirty_ = false, pushed_ = false, popped_ = false;
   tok_t in_tok_ = 0, out_tok_ = 0;
 };

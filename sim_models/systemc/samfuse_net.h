@@ -59,6 +59,8 @@ class Net {
     return "";
   }
   void set_max_cycles(cycle_t n) { max_cycles_ = n; }
+  // An edge whose tokens become visible `vis` > 1 cycles after their push.
+  void set_fifo_visibility(int fifo, int vis) { fifos_.at(fifo)->set_visibility(vis, &state_.settle); }
 
   // -- memory system (docs/timing.md, "Memory"); without it memory is ideal ------------
   void set_memory(int channels, std::int64_t bytes_per_cycle, std::int64_t latency,
@@ -89,7 +91,7 @@ class Net {
     for (Primitive* p : nodes_) {
       if (p->finished()) continue;
       try {
-        if (p->eval(now)) state_.fired = true;
+        if (p->step(now)) state_.fired = true;
       } catch (const StreamError& e) {
         state_.fail(e);
       }
@@ -110,7 +112,7 @@ class Net {
       end(ERROR);
     } else if (state_.unfinished == 0) {
       end(DONE);
-    } else if (!state_.fired && !state_.mem_wait) {
+    } else if (!state_.fired && !state_.mem_wait && state_.now >= state_.settle) {
       end(DEADLOCK);  // nothing fired or awaits memory: the state can no longer change
     } else if (max_cycles_ > 0 && state_.now + 1 >= max_cycles_) {
       end(LIMIT);

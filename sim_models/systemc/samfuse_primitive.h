@@ -45,6 +45,7 @@ struct NetState {
   bool mem_wait = false;  // did any primitive wait for memory or a multi-cycle firing this
                           // cycle (not a deadlock)
   int unfinished = 0;    // primitives that have not consumed D yet
+  cycle_t settle = -1;   // when the last token in flight becomes visible: no deadlock before
   std::unique_ptr<StreamError> error;
   BlockPool pool;  // the words behind the block tokens of this graph instance
 
@@ -95,6 +96,18 @@ class Primitive : private ScopedModuleName, public sc_core::sc_module {
   virtual std::int64_t peak_entries() const { return 0; }
   // Cycles a value-consuming firing takes (ir.block_cycles; set after Net::add).
   void set_cycles(int cycles) { cycles_ = cycles; }
+  // Initiation interval and start-up (docs/timing.md, "Latency, II and start-up"; the
+  // latency is the output FIFOs' visibility delay).
+  void set_timing(int ii, cycle_t startup) {
+    ii_ = ii;
+    t_next_ = startup;
+  }
+  // The timing shell: before the start-up cycle, and inside a firing's II or block
+  // cycles, the module neither fires nor stalls (and the net is not deadlocked).
+  bool step(cycle_t now) {
+    if (now < t_next_) return wait_busy();
+    return eval(now);
+  }
 
   void attach(NetState* net) {
     net_ = net;
@@ -150,7 +163,7 @@ class Primitive : private ScopedModuleName, public sc_core::sc_module {
   }
   void fire(cycle_t now, int cycles = 1) {
     ++fires;
-    t_next_ = now + cycles;
+    t_next_ = now + (cycles > ii_ ? cycles : ii_);
   }
   // Still inside a multi-cycle firing: no firing, no stall.
   bool busy(cycle_t now) const { return now < t_next_; }
@@ -190,6 +203,7 @@ class Primitive : private ScopedModuleName, public sc_core::sc_module {
   NetState* net_ = nullptr;
   cycle_t t_next_ = 0;
   int cycles_ = 1;
+  int ii_ = 1;
   bool finished_ = false;
 
  private:
@@ -197,7 +211,7 @@ class Primitive : private ScopedModuleName, public sc_core::sc_module {
     NetState& n = *net_;
     if (!n.running || finished_) return;
     try {
-      if (eval(n.now)) n.fired = true;
+      if (step(n.now)) n.fired = true;
     } catch (const StreamError& e) {
       n.fail(e);
     }

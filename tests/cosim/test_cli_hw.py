@@ -79,7 +79,7 @@ def test_hw_shows_a_file_and_overrides(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["hw", "nosuch"], "unknown hardware 'nosuch': give a preset (comal-hbm, ddr4-u250, "
-                       "fuseflow, hbm2-u280, ideal) or a .yaml file"),
+                       "fuseflow, hbm2-u280, ideal, vitis-like) or a .yaml file"),
     (["hw", "ideal", "--hw-set", "dram.colour=red"], "unknown key 'dram.colour'"),
     (["hw", "ideal", "--hw-set", "dram.channels=two"],
      "dram.channels = 'two' must be a number"),

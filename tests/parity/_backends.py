@@ -95,6 +95,7 @@ def assert_same_result(py, sc, where: str) -> None:
     assert sc.cycles == py.cycles, where
     assert sc.nodes == py.nodes, where
     assert sc.max_occupancy == py.max_occupancy, where
+    assert sc.fifos == py.fifos, where  # the FIFO report (docs/timing.md)
     assert (sc.hw, sc.clock_mhz, sc.channel_bytes) == (py.hw, py.clock_mhz,
                                                        py.channel_bytes), where
     assert sc.mem_requests == py.mem_requests, where
