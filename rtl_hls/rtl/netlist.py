@@ -442,10 +442,11 @@ def _instance(graph: Graph, node: Node, sig: dict[str, str], elab: Elaboration,
 
 
 # -- timing knobs (docs/timing.md, "Latency, II and start-up") ---------------------------
-# LOCAL ADAPTER (timing-rtl): reads the knobs ir.elaborate gives (NodeElab.latency, .ii,
-# .startup; Elaboration.edges: each edge's read latency F and capacity) and falls back to
-# the defaults where the elaboration does not carry them yet, so this file renders the
-# knobs however far the elaboration has got. Remove the fallbacks once it has them all.
+# LOCAL ADAPTER (timing-rtl): reads the knobs ir.elaborate gives (NodeElab.timing: latency,
+# ii, startup; Elaboration.edges: each edge's EdgeTiming with read_latency, capacity and
+# visibility), written while that elaboration was being added on a parallel branch: where
+# an elaboration does not carry them it renders the defaults. Once both branches are
+# merged, TimingKnobs can become ir's NodeTiming/EdgeTiming maps directly.
 
 
 @dataclass(frozen=True)
@@ -459,9 +460,11 @@ class NodeTiming:
 
 @dataclass(frozen=True)
 class EdgeTiming:
-    """An edge FIFO's capacity and visibility delay (samfuse_fifo CAP, VIS)."""
+    """An edge FIFO's read latency, capacity and visibility delay (samfuse_fifo CAP, VIS:
+    ``L_src - 1 + read_latency``)."""
 
-    capacity: int | None
+    read_latency: int = 1
+    capacity: int | None = 2
     visibility: int = 1
 
 
@@ -472,28 +475,18 @@ class TimingKnobs:
 
 
 def timing_knobs(elab: Elaboration) -> TimingKnobs:
-    """Every node's (latency, ii, startup) and every edge's (capacity, visibility delay
-    ``L_src - 1 + F``) from ``elab``."""
-    nodes = {nid: NodeTiming(int(getattr(ne, "latency", 1)), int(getattr(ne, "ii", 1)),
-                             int(getattr(ne, "startup", 0)))
-             for nid, ne in elab.nodes.items()}
-    per_edge = getattr(elab, "edges", None) or {}
+    """Every node's (latency, ii, startup) and every edge's FIFO timing from ``elab``."""
+    nodes = {}
+    for nid, ne in elab.nodes.items():
+        t = getattr(ne, "timing", None)
+        nodes[nid] = NodeTiming(t.latency, t.ii, t.startup) if t is not None else NodeTiming()
+    given = getattr(elab, "edges", None) or {}
     edges = {}
     for e in elab.graph.edges:
-        f, cap = _edge_read(per_edge.get(e.name), e.depth)
-        edges[e.name] = EdgeTiming(cap, nodes[e.src_node].latency - 1 + f)
+        et = given.get(e.name)
+        edges[e.name] = (EdgeTiming(et.read_latency, et.capacity, et.visibility)
+                         if et is not None else EdgeTiming(1, e.depth, 1))
     return TimingKnobs(nodes, edges)
-
-
-def _edge_read(entry: object, depth: int | None) -> tuple[int, int | None]:
-    """(read latency F, capacity) of one ``Elaboration.edges`` entry: a pair, or an object
-    with ``latency``/``read_latency`` and ``capacity``; (1, depth) when absent."""
-    if entry is None:
-        return 1, depth
-    if isinstance(entry, tuple):
-        return int(entry[0]), entry[1]
-    f = getattr(entry, "read_latency", None) or getattr(entry, "latency", 1)
-    return int(f), getattr(entry, "capacity", depth)
 
 
 def _fifo_timing_params(edge: Edge, timing: TimingKnobs) -> str:
