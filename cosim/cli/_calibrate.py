@@ -36,9 +36,9 @@ def add_calibrate_parser(sub: argparse._SubParsersAction, error: type[Exception]
     rtl.add_argument("--rtl-dir", metavar="DIR", type=path_arg,
                      help="a Vitis-exported RTL per kernel (DIR/<kernel>/*.v, ap_fifo "
                      "ports; docs/calibrate.md)")
-    c.add_argument("--hw", default="ideal", metavar="NAME|FILE",
+    c.add_argument("--hw", metavar="NAME|FILE",
                    help="the hardware the model is calibrated on; its timing knobs are the "
-                   "fit's 'before' (default ideal)")
+                   "fit's 'before' (default: --rtl-hw's machine at the default knobs)")
     c.add_argument("--suite-size", choices=("nightly", "small"), default="nightly",
                    help="the bundled suite's operand sizes (default nightly; 21 kernels "
                    "either way)")
@@ -106,9 +106,9 @@ def _run(args: argparse.Namespace, error: type[Exception]) -> int:
     for flag in ("max_latency", "max_ii"):
         if getattr(args, flag) < 1:
             raise error(f"--{flag.replace('_', '-')} {getattr(args, flag)}: expected >= 1")
-    base = load_hw(args.hw)
     suite = _suite(args, error)
     target, rtl_what = _target(args, suite, error)
+    base = load_hw(args.hw) if args.hw else at_default_knobs(load_hw(args.rtl_hw))
     before = suite_model_cycles(suite, base)
     seed = _seed(args, error)
     result = fit(suite, target, base, seed, args.max_latency, args.max_ii,
@@ -126,6 +126,17 @@ def _run(args: argparse.Namespace, error: type[Exception]) -> int:
           f"{after['mean_abs_error_pct']:.2f} %, max {after['max_abs_error_pct']:.2f} %, "
           f"R² {after['r2']:.4f}; wrote {out / 'calibrated.yaml'}, report.json, report.md")
     return 0
+
+
+def at_default_knobs(hw: Hardware) -> Hardware:
+    """``hw`` with every timing knob it sets back at its default (the same machine as the
+    contract's defaults see it)."""
+    defaults = {"latency": 1, "ii": 1, "startup": 0}
+    knobs = hw.to_dict().get("timing", {}).get("knobs", {})
+    reset: dict[str, Any] = {f"timing.{k}": defaults[k.rsplit(".", 1)[1]] for k in knobs}
+    if "latency" in hw.to_dict()["fifo"]:
+        reset["fifo.latency"] = 1
+    return hw.with_overrides(reset) if reset else hw
 
 
 def hardware_yaml(hw: Hardware, source: str) -> str:
@@ -165,7 +176,8 @@ def _report(suite: list[Kernel], target: list[int], before: list[int], result: F
              "error_before_pct": 100 * (b - r) / max(r, 1),
              "error_after_pct": 100 * (a - r) / max(r, 1)}
             for k, r, b, a in zip(suite, target, before, result.cycles, strict=True)]
-    return {"rtl": rtl_what, "simulator": args.simulator, "hw": args.hw,
+    return {"rtl": rtl_what, "simulator": args.simulator,
+            "hw": args.hw or f"{args.rtl_hw} at the default knobs",
             "suite_size": args.suite_size, "kernels": rows,
             "knobs": result.knobs.overrides(), "evaluations": result.evaluations,
             "seeded_from": None if seed is None else str(args.vitis_solution),

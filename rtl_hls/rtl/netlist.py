@@ -378,7 +378,7 @@ def _instance(graph: Graph, node: Node, sig: dict[str, str], elab: Elaboration,
     if shell and ne.mem_ports and (knobs.ii > 1 or knobs.startup > 0):
         raise ValueError(f"node {node.id!r}: the reference RTL renders ii and startup on "
                          "nodes without memory ports only (its memory ports issue on their "
-                         "own); got ii {knobs.ii}, startup {knobs.startup}")
+                         f"own); got ii {knobs.ii}, startup {knobs.startup}")
     for port in prim.inputs:
         s = sig[graph.in_edges[node.id][port.name].name]
         if shell:
