@@ -146,9 +146,11 @@ def hardware_yaml(hw: Hardware, source: str) -> str:
     data: dict[str, Any] = hw.to_dict()
     knobs = data.pop("timing", {}).get("knobs", {})
     nested: dict[str, dict[str, int]] = {}
+    defaults = {"latency": 1, "ii": 1, "startup": 0}
     for key, value in sorted(knobs.items()):
         prim, knob = key.split(".")
-        nested.setdefault(prim, {})[knob] = value
+        if value != defaults[knob]:
+            nested.setdefault(prim, {})[knob] = value
     data["name"] = "calibrated"
     data["source"] = f"samfuse calibrate against the {source}"
     if nested:
@@ -188,7 +190,7 @@ def _markdown(report: dict[str, Any]) -> str:
     lines = [f"# Calibration against the {report['rtl']}", "",
              f"Simulator {report['simulator']}; model hardware {report['hw']}; "
              f"{len(report['kernels'])} kernels ({report['suite_size']}); "
-             f"{report['evaluations']} model evaluations.", "",
+             f"{report['evaluations']} kernel simulations in the fit.", "",
              "| kernel | RTL cycles | model before | error before | model after | "
              "error after |", "|---|---:|---:|---:|---:|---:|"]
     for r in report["kernels"]:

@@ -172,50 +172,76 @@ def _cost(model: Sequence[int], rtl: Sequence[int]) -> tuple[float, int]:
 
 @dataclass
 class Fit:
-    """The fit's result: the knobs, the model's cycles under them, and how many model
-    evaluations (one suite run each) it took."""
+    """The fit's result: the knobs, the model's cycles under them, and how many kernel
+    simulations it took."""
 
     knobs: Knobs
     cycles: list[int]
     evaluations: int
 
 
+class _Evaluator:
+    """The model's cycles per kernel under some knobs, each kernel simulated once per
+    setting of the knobs it can see (those of its own primitive kinds, and fifo.latency)."""
+
+    def __init__(self, suite: Sequence[Kernel], base: Hardware) -> None:
+        self.suite, self.base = suite, base
+        self.prims = [frozenset(n.op for n in k.graph.nodes.values()) for k in suite]
+        self.memo: dict[tuple, int] = {}
+
+    def __call__(self, knobs: Knobs) -> list[int]:
+        out = []
+        for i, kernel in enumerate(self.suite):
+            mine = Knobs({p: v for p, v in knobs.latency.items() if p in self.prims[i]},
+                         {p: v for p, v in knobs.ii.items() if p in self.prims[i]},
+                         knobs.fifo)
+            key = (i, mine.key())
+            if key not in self.memo:
+                hw = self.base.with_overrides(mine.overrides())
+                self.memo[key] = model_cycles([kernel], hw)[0]
+            out.append(self.memo[key])
+        return out
+
+
 def fit(suite: Sequence[Kernel], target: Sequence[int], base: Hardware,
-        seed: Knobs | None = None, max_latency: int = 6, max_ii: int = 3, rounds: int = 4,
+        seed: Knobs | None = None, max_latency: int = 6, max_ii: int = 3, rounds: int = 6,
         progress: Callable[[str], None] | None = None) -> Fit:
-    """Coordinate descent on the knobs from ``seed`` (default: the defaults): in each
-    round, ``fifo.latency``, then per primitive kind its latency (1..``max_latency``) and
-    II (1..``max_ii``), each set to the value with the lowest cost with the others held;
-    stops at a round that changes nothing or at zero error."""
+    """Coordinate descent on the knobs, started once per ``fifo.latency`` choice (from
+    ``seed``'s per-kind knobs, default all 1): in each round, per primitive kind, its
+    (latency, II) pair over 1..``max_latency`` × 1..``max_ii`` with the others held, then
+    ``fifo.latency``; a start ends at a round that changes nothing or at zero error. The
+    best start wins."""
     prims = suite_primitives(suite)
-    memo: dict[tuple, list[int]] = {}
-
-    def evaluate(k: Knobs) -> list[int]:
-        if k.key() not in memo:
-            memo[k.key()] = model_cycles(suite, base.with_overrides(k.overrides()))
-        return memo[k.key()]
-
-    best = seed or Knobs()
-    best_cost = _cost(evaluate(best), target)
-    axes: list[tuple[str, str, Sequence[int | str]]] = [("fifo", "", FIFO_CHOICES)]
-    axes += [(what, p, range(1, (max_latency if what == "latency" else max_ii) + 1))
-             for p in prims for what in ("latency", "ii")]
-    for r in range(rounds):
-        changed = False
-        for what, prim, values in axes:
-            for v in values:
-                cand = best.with_knob(what, prim, v)
-                c = _cost(evaluate(cand), target)
-                if c < best_cost:
-                    best, best_cost, changed = cand, c, True
-            if best_cost[1] == 0:
+    evaluate = _Evaluator(suite, base)
+    start = seed or Knobs()
+    best: tuple[tuple[float, int], Knobs] | None = None
+    for fifo in FIFO_CHOICES:
+        knobs = Knobs(start.latency, start.ii, fifo)
+        cost = _cost(evaluate(knobs), target)
+        for r in range(rounds):
+            changed = False
+            for prim in prims:
+                for lat in range(1, max_latency + 1):
+                    for ii in range(1, max_ii + 1):
+                        cand = knobs.with_knob("latency", prim, lat).with_knob("ii", prim, ii)
+                        c = _cost(evaluate(cand), target)
+                        if c < cost:
+                            knobs, cost, changed = cand, c, True
+            for f in FIFO_CHOICES:
+                c = _cost(evaluate(knobs.with_knob("fifo", "", f)), target)
+                if c < cost:
+                    knobs, cost, changed = knobs.with_knob("fifo", "", f), c, True
+            if progress is not None:
+                progress(f"start fifo.latency={fifo}, round {r + 1}: "
+                         f"{len(evaluate.memo)} kernel runs, sum |error| {cost[1]} cycles")
+            if not changed or cost[1] == 0:
                 break
-        if progress is not None:
-            progress(f"round {r + 1}: {len(memo)} evaluations, sum |error| "
-                     f"{best_cost[1]} cycles")
-        if not changed or best_cost[1] == 0:
+        if best is None or cost < best[0]:
+            best = (cost, knobs)
+        if cost[1] == 0:
             break
-    return Fit(best, evaluate(best), len(memo))
+    assert best is not None
+    return Fit(best[1], evaluate(best[1]), len(evaluate.memo))
 
 
 def error_stats(model: Sequence[int], rtl: Sequence[int]) -> dict[str, float]:
