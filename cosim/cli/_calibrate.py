@@ -16,8 +16,19 @@ from pathlib import Path
 from typing import Any
 
 from ir import Hardware, HwError, load_hw
+from sim_models.python import SimResult
 
-from ..runs._calibrate import Fit, Kernel, Knobs, bundled_suite, error_stats, fit, rtl_cycles
+from ..runs._calibrate import (
+    FIFO_CHOICES,
+    Fit,
+    Kernel,
+    Knobs,
+    bundled_suite,
+    error_stats,
+    fit,
+    rtl_runs,
+    seed_from_traces,
+)
 from ..runs._calibrate import model_cycles as suite_model_cycles
 from ..runs._csynth import CsynthError, seed_from_solution
 from ..runs._files import path_arg
@@ -73,8 +84,8 @@ def _suite(args: argparse.Namespace, error: type[Exception]) -> list[Kernel]:
 
 
 def _target(args: argparse.Namespace, suite: list[Kernel], error: type[Exception]
-            ) -> tuple[list[int], str]:
-    """The RTL's cycles per kernel and a description of the RTL."""
+            ) -> tuple[list[SimResult], str]:
+    """The RTL's traced runs per kernel and a description of the RTL."""
     if args.rtl_dir is not None:
         folder = Path(args.rtl_dir)
         if not folder.is_dir():
@@ -89,17 +100,21 @@ def _target(args: argparse.Namespace, suite: list[Kernel], error: type[Exception
     def show(name: str) -> None:
         print(f"  rtl ({args.simulator}): {name}", file=sys.stderr, flush=True)
 
-    return rtl_cycles(suite, hw, args.simulator, show), f"reference RTL under {args.rtl_hw}"
+    return rtl_runs(suite, hw, args.simulator, show), f"reference RTL under {args.rtl_hw}"
 
 
-def _seed(args: argparse.Namespace, error: type[Exception]) -> Knobs | None:
-    if args.vitis_solution is None:
-        return None
-    try:
-        lat, ii = seed_from_solution(args.vitis_solution)
-    except CsynthError as exc:
-        raise error(str(exc)) from None
-    return Knobs(lat, ii, "vitis")
+def _seeds(args: argparse.Namespace, suite: list[Kernel], runs: list[SimResult],
+           base: Hardware, error: type[Exception]) -> list[Knobs]:
+    """The fit's starting points: the synthesis report's knobs (``--vitis-solution``),
+    then the knobs read off the RTL's FIFO recordings under each ``fifo.latency``."""
+    seeds = []
+    if args.vitis_solution is not None:
+        try:
+            lat, ii = seed_from_solution(args.vitis_solution)
+        except CsynthError as exc:
+            raise error(str(exc)) from None
+        seeds.append(Knobs(lat, ii, "vitis"))
+    return seeds + [seed_from_traces(suite, runs, f, base) for f in FIFO_CHOICES]
 
 
 def _run(args: argparse.Namespace, error: type[Exception]) -> int:
@@ -107,17 +122,18 @@ def _run(args: argparse.Namespace, error: type[Exception]) -> int:
         if getattr(args, flag) < 1:
             raise error(f"--{flag.replace('_', '-')} {getattr(args, flag)}: expected >= 1")
     suite = _suite(args, error)
-    target, rtl_what = _target(args, suite, error)
+    runs, rtl_what = _target(args, suite, error)
+    target = [r.cycles for r in runs]
     base = load_hw(args.hw) if args.hw else at_default_knobs(load_hw(args.rtl_hw))
     before = suite_model_cycles(suite, base)
-    seed = _seed(args, error)
-    result = fit(suite, target, base, seed, args.max_latency, args.max_ii,
+    seeds = _seeds(args, suite, runs, base, error)
+    result = fit(suite, target, base, seeds, args.max_latency, args.max_ii,
                  progress=lambda msg: print(f"  fit: {msg}", file=sys.stderr, flush=True))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     calibrated = base.with_overrides(result.knobs.overrides())
     (out / "calibrated.yaml").write_text(hardware_yaml(calibrated, rtl_what))
-    report = _report(suite, target, before, result, rtl_what, args, seed)
+    report = _report(suite, target, before, result, rtl_what, args)
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     (out / "report.md").write_text(_markdown(report))
     after = report["after"]
@@ -173,7 +189,7 @@ def load_hw_text(text: str) -> Hardware:
 
 
 def _report(suite: list[Kernel], target: list[int], before: list[int], result: Fit,
-            rtl_what: str, args: argparse.Namespace, seed: Knobs | None) -> dict[str, Any]:
+            rtl_what: str, args: argparse.Namespace) -> dict[str, Any]:
     rows = [{"kernel": k.name, "rtl_cycles": r, "model_before": b, "model_after": a,
              "error_before_pct": 100 * (b - r) / max(r, 1),
              "error_after_pct": 100 * (a - r) / max(r, 1)}
@@ -182,7 +198,8 @@ def _report(suite: list[Kernel], target: list[int], before: list[int], result: F
             "hw": args.hw or f"{args.rtl_hw} at the default knobs",
             "suite_size": args.suite_size, "kernels": rows,
             "knobs": result.knobs.overrides(), "evaluations": result.evaluations,
-            "seeded_from": None if seed is None else str(args.vitis_solution),
+            "seeded_from": ["rtl traces"] + ([str(args.vitis_solution)]
+                                             if args.vitis_solution else []),
             "before": error_stats(before, target), "after": error_stats(result.cycles, target)}
 
 

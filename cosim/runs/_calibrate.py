@@ -20,12 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from ir import Graph, Hardware, examples
+from ir import Graph, Hardware, at_run_depth, examples
+from sim_models.python import SimResult
 
 from ..backends._backend import Backend, get_backend
 
 __all__ = ["Kernel", "Knobs", "Fit", "bundled_suite", "rtl_cycles", "model_cycles", "fit",
-           "FIFO_CHOICES", "suite_primitives", "error_stats"]
+           "FIFO_CHOICES", "suite_primitives", "error_stats", "rtl_runs", "seed_from_traces"]
 
 #: ``fifo.latency`` values the fit tries (docs/timing.md)
 FIFO_CHOICES: tuple[int | str, ...] = (1, 2, "vitis")
@@ -151,12 +152,66 @@ def _cycles(be: Backend, suite: Sequence[Kernel], hw: Hardware,
     return out
 
 
+def rtl_runs(suite: Sequence[Kernel], hw: Hardware, simulator: str = "icarus",
+             progress: Callable[[str], None] | None = None) -> list[SimResult]:
+    """Traced runs of the reference RTL under ``hw`` (its knobs rendered) on every kernel:
+    its cycles, and every edge's write and read cycles as its FIFOs recorded them."""
+    from ..backends._rtl import RtlBackend
+
+    be = RtlBackend(simulator)
+    out = []
+    for k in suite:
+        if progress is not None:
+            progress(k.name)
+        out.append(be.run(k.graph, k.inputs, hw=hw, trace=True))
+    return out
+
+
 def rtl_cycles(suite: Sequence[Kernel], hw: Hardware, simulator: str = "icarus",
                progress: Callable[[str], None] | None = None) -> list[int]:
     """Cycles of the reference RTL under ``hw`` (its knobs rendered) on every kernel."""
-    from ..backends._rtl import RtlBackend
+    return [r.cycles for r in rtl_runs(suite, hw, simulator, progress)]
 
-    return _cycles(RtlBackend(simulator), suite, hw, progress)
+
+def seed_from_traces(suite: Sequence[Kernel], runs: Sequence[SimResult], fifo: int | str,
+                     hw: Hardware) -> Knobs:
+    """Knobs read off the RTL's FIFO recordings, assuming ``fifo.latency`` = ``fifo``
+    (docs/timing.md: a token is readable from ``w + L - 1 + F``, a node fires at most
+    every ``ii`` cycles): per primitive kind, ``L`` = the smallest write-to-read gap on
+    its output edges minus ``F - 1``, and ``ii`` = the smallest gap between two cycles
+    in which one of its nodes pushed. Lower bounds met whenever a consumer waited on a
+    token or a node ran at full rate, which a suite of kernels shows for most kinds;
+    :func:`fit` refines the rest."""
+    lat: dict[str, int] = {}
+    ii: dict[str, int] = {}
+    for k, run in zip(suite, runs, strict=True):
+        g, trace = k.graph, run.trace
+        assert trace is not None
+        depth = {e.name: e.depth for e in at_run_depth(g, "graph", hw).edges}
+        pushes: dict[str, set[int]] = {}
+        for e in g.edges:
+            et = trace.edges[e.name]
+            op = g.nodes[e.src_node].op
+            pushes.setdefault(e.src_node, set()).update(c for c in et.cycles if c is not None)
+            gaps = [r - w for w, r in zip(et.cycles, et.read_cycles or [], strict=False)
+                    if w is not None]
+            if gaps:
+                f = _read_latency(fifo, depth[e.name])
+                lat[op] = max(1, min(lat.get(op, 1 << 30), min(gaps) - f + 1))
+        for nid, cycles in pushes.items():
+            order = sorted(cycles)
+            if len(order) > 1:
+                op = g.nodes[nid].op
+                ii[op] = min(ii.get(op, 1 << 30), min(b - a for a, b in zip(order, order[1:],
+                                                                           strict=False)))
+    return Knobs(lat, ii, fifo)
+
+
+def _read_latency(fifo: int | str, depth: int | None) -> int:
+    """An edge's read latency F under ``fifo.latency`` (docs/timing.md's table)."""
+    if fifo == "vitis":
+        return 2 if depth is not None and depth > 2 else 1
+    return int(fifo)
 
 
 def model_cycles(suite: Sequence[Kernel], hw: Hardware) -> list[int]:
@@ -204,21 +259,21 @@ class _Evaluator:
 
 
 def fit(suite: Sequence[Kernel], target: Sequence[int], base: Hardware,
-        seed: Knobs | None = None, max_latency: int = 6, max_ii: int = 3, rounds: int = 6,
+        seeds: Sequence[Knobs] = (), max_latency: int = 6, max_ii: int = 3, rounds: int = 6,
         progress: Callable[[str], None] | None = None) -> Fit:
-    """Coordinate descent on the knobs, started once per ``fifo.latency`` choice (from
-    ``seed``'s per-kind knobs, default all 1): in each round, per primitive kind, its
-    (latency, II) pair over 1..``max_latency`` × 1..``max_ii`` with the others held, then
+    """Coordinate descent on the knobs from each of ``seeds`` (default: the defaults at
+    every ``fifo.latency`` choice): in each round, per primitive kind, its (latency, II)
+    pair over 1..``max_latency`` × 1..``max_ii`` with the others held, then
     ``fifo.latency``; a start ends at a round that changes nothing or at zero error. The
     best start wins."""
     prims = suite_primitives(suite)
     evaluate = _Evaluator(suite, base)
-    start = seed or Knobs()
+    starts = list(seeds) or [Knobs(fifo=f) for f in FIFO_CHOICES]
     best: tuple[tuple[float, int], Knobs] | None = None
-    for fifo in FIFO_CHOICES:
-        knobs = Knobs(start.latency, start.ii, fifo)
+    for start in starts:
+        knobs, fifo = start, start.fifo
         cost = _cost(evaluate(knobs), target)
-        for r in range(rounds):
+        for r in range(rounds if cost[1] else 0):
             changed = False
             for prim in prims:
                 for lat in range(1, max_latency + 1):
