@@ -265,10 +265,11 @@ def fit(suite: Sequence[Kernel], target: Sequence[int], base: Hardware,
     every ``fifo.latency`` choice): in each round, per primitive kind, its (latency, II)
     pair over 1..``max_latency`` × 1..``max_ii`` with the others held, then
     ``fifo.latency``; a start ends at a round that changes nothing or at zero error. The
-    best start wins."""
+    best start wins; starts are tried closest first, and a zero error ends the fit."""
     prims = suite_primitives(suite)
     evaluate = _Evaluator(suite, base)
     starts = list(seeds) or [Knobs(fifo=f) for f in FIFO_CHOICES]
+    starts.sort(key=lambda k: _cost(evaluate(k), target))  # the closest start first
     best: tuple[tuple[float, int], Knobs] | None = None
     for start in starts:
         knobs, fifo = start, start.fifo
