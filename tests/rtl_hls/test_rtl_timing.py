@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cosim.runs._calibrate import bundled_suite
-from ir import compare_traces, load_hw
+from ir import at_run_depth, compare_traces, load_hw
 from rtl_hls.rtl import generate
 from rtl_hls.rtl.bench import simulator_missing
 from tests.parity._backends import assert_lint_clean
@@ -73,7 +73,8 @@ def test_knobs_render_as_shell_and_fifo_parameters():
     assert "samfuse_timing_shell #(.II(1), .STARTUP(4), .LATENCY(1))" in text  # the roots
     assert ".LATENCY(3))" in text  # the level writers: done delayed by 2 cycles
     assert ".VIS(2)" in text and ".VIS(5)" in text  # F = 2; repeat's latency 4 + F - 1
-    vitis = generate(g, hw=_hw(SETTINGS["vitis-d4"])).text
+    hw = _hw(SETTINGS["vitis-d4"])
+    vitis = generate(at_run_depth(g, "graph", hw), hw=hw).text  # fifo.depth 4, as a run
     assert ".DEPTH(4), .CAP(5), .VIS(2)" in vitis  # a RAM FIFO: capacity depth + 1
 
 
