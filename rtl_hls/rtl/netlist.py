@@ -381,15 +381,7 @@ def _instance(graph: Graph, node: Node, sig: dict[str, str], elab: Elaboration,
                          f"own); got ii {knobs.ii}, startup {knobs.startup}")
     for port in prim.inputs:
         s = sig[graph.in_edges[node.id][port.name].name]
-        if shell:
-            lines += [f"  logic {shell}_{port.name}_read;",
-                      f"  assign {s}_read = {shell}_{port.name}_read & {shell}_go;"]
-            conns += [f".{port.name}_dout({s}_dout)",
-                      f".{port.name}_empty_n({s}_empty_n & {shell}_go)",
-                      f".{port.name}_read({shell}_{port.name}_read)"]
-            continue
-        conns += [f".{port.name}_dout({s}_dout)", f".{port.name}_empty_n({s}_empty_n)",
-                  f".{port.name}_read({s}_read)"]
+        conns += _port_conns(port.name, ("dout", "empty_n", "read"), s, shell, lines)
     for port in prim.outputs:
         edges = graph.out_edges[node.id].get(port.name, [])
         w = f"{_ident(node.id)}_{port.name}"
@@ -409,15 +401,7 @@ def _instance(graph: Graph, node: Node, sig: dict[str, str], elab: Elaboration,
             lines.append(f"  logic {w}_unused;")
             lines.append(f"  assign {w}_unused = ^{{{w}_din, {w}_write}};")
             lines.append("  /* verilator lint_on UNUSEDSIGNAL */")
-        if shell:
-            lines += [f"  logic {w}_write_raw;",
-                      f"  assign {w}_write = {w}_write_raw & {shell}_go;"]
-            conns += [f".{port.name}_din({w}_din)",
-                      f".{port.name}_full_n({w}_full_n & {shell}_go)",
-                      f".{port.name}_write({w}_write_raw)"]
-            continue
-        conns += [f".{port.name}_din({w}_din)", f".{port.name}_full_n({w}_full_n)",
-                  f".{port.name}_write({w}_write)"]
+        conns += _port_conns(port.name, ("din", "full_n", "write"), w, shell, lines)
     if prim.writes_tensor:
         lines.append(f"  logic {_ident(node.id)}_done;")
         conns.append(f".done({_ident(node.id)}_done{'_raw' if shell else ''})")
@@ -534,6 +518,21 @@ def _timing_shell(graph: Graph, node: Node, sig: dict[str, str], knobs: NodeTimi
     if not writer:
         lines.append("  /* verilator lint_on PINCONNECTEMPTY */")
     return lines
+
+
+def _port_conns(port: str, names: tuple[str, str, str], sig: str, shell: str,
+                lines: list[str]) -> list[str]:
+    """The connections of one ap_fifo port (``names``: data, ready, strobe suffixes) to
+    signal ``sig``; behind a timing shell the ready and the strobe are ANDed with its
+    ``go`` (the gated strobe's wire is added to ``lines``)."""
+    data, ready, strobe = names
+    if not shell:
+        return [f".{port}_{data}({sig}_{data})", f".{port}_{ready}({sig}_{ready})",
+                f".{port}_{strobe}({sig}_{strobe})"]
+    lines += [f"  logic {sig}_{strobe}_raw;",
+              f"  assign {sig}_{strobe} = {sig}_{strobe}_raw & {shell}_go;"]
+    return [f".{port}_{data}({sig}_{data})", f".{port}_{ready}({sig}_{ready} & {shell}_go)",
+            f".{port}_{strobe}({sig}_{strobe}_raw)"]
 
 
 def write_memories(graph: Graph, tensors: Mapping[str, FiberTree], out_dir: str | Path

@@ -31,16 +31,6 @@ module samfuse_timing_shell #(
     end else begin : g_started
       assign started = 1'b1;
     end
-    if (II > 1) begin : g_ii
-      logic [31:0] busy;  // cycles still to wait after the last firing
-      assign free = busy == '0;
-      always_ff @(posedge ap_clk)
-        if (ap_rst) busy <= '0;
-        else if (fire) busy <= 32'(II - 1);
-        else if (busy != '0) busy <= busy - 32'd1;
-    end else begin : g_free
-      assign free = 1'b1;
-    end
     if (LATENCY > 1) begin : g_late
       logic [LATENCY-2:0] pipe;  // done_in of the last LATENCY-1 cycles
       assign done_out = pipe[LATENCY-2];
@@ -51,5 +41,6 @@ module samfuse_timing_shell #(
       assign done_out = done_in;
     end
   endgenerate
+  samfuse_ii #(.CYCLES(II)) u_ii (.ap_clk(ap_clk), .ap_rst(ap_rst), .fire(fire), .ready(free));
   assign go = started & free;
 endmodule
