@@ -269,14 +269,13 @@ class Netlist:
 
 
 def generate(graph: Graph, top: str | None = None, open_edges: bool = False,
-             hw: Hardware | None = None, timing: TimingKnobs | None = None) -> Netlist:
+             hw: Hardware | None = None) -> Netlist:
     """Generate the SystemVerilog top of ``graph`` (see the module docstring); ``hw``
-    adds its memory system and its timing knobs; ``timing`` renders these knobs instead
-    of the elaboration's (:func:`timing_knobs`)."""
+    adds its memory system and its timing knobs (:func:`timing_knobs`)."""
     top = top or "samfuse_top_" + _SEP.sub("_", graph.name)
     sig = {e.name: edge_signal(graph, e) for e in graph.edges}
     elab = elaborate(graph, hw)
-    timing = timing or timing_knobs(elab)
+    timing = timing_knobs(elab)
     bits = {e.name: _word_width(elab.edge_elems(e.name)) for e in graph.edges}
     mports = list(elab.mem_ports)
     writers = [n.id for n in graph.nodes.values() if n.primitive.writes_tensor]

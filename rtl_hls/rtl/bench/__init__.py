@@ -29,7 +29,7 @@ from typing import Any
 
 from ir import FiberTree, Graph, Hardware
 
-from ..netlist import Netlist, TimingKnobs, generate, rtl_sources, write_memories
+from ..netlist import Netlist, generate, rtl_sources, write_memories
 
 __all__ = ["SIMULATORS", "simulator_missing", "run_graph", "run_trace", "GraphRun",
            "EdgeRecord", "cache_root", "RtlDeadlock", "idle_window"]
@@ -254,8 +254,7 @@ def idle_window(graph: Graph, hw: Hardware | None) -> int:
 
 def run_graph(graph: Graph, tensors: Mapping[str, FiberTree], sim: str = "icarus",
               max_cycles: int = 1_000_000, trace: bool = False,
-              hw: Hardware | None = None, waves: Path | None = None,
-              timing: TimingKnobs | None = None) -> GraphRun:
+              hw: Hardware | None = None, waves: Path | None = None) -> GraphRun:
     """Build (cached) and run ``graph`` on bound input ``tensors`` under ``sim``; with
     ``trace`` also record every edge's stream (:class:`EdgeRecord`); with ``hw`` on
     that hardware's memory system; with ``waves`` (a path without suffix) copy the
@@ -266,7 +265,7 @@ def run_graph(graph: Graph, tensors: Mapping[str, FiberTree], sim: str = "icarus
     start = time.perf_counter()
     keep = _waves()
     dump = keep or waves is not None
-    netlist = generate(graph, hw=hw, timing=timing)
+    netlist = generate(graph, hw=hw)
     runner, build_dir = _build(netlist, sim, dump)
     with _run_dir(keep=keep) as run_dir:
         write_memories(graph, tensors, run_dir)
