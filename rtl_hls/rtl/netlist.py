@@ -60,7 +60,7 @@ from ir import (
 )
 
 __all__ = ["generate", "crd_bound", "Netlist", "write_memories", "rtl_sources", "module_name",
-           "edge_signal", "SV_DIR", "TimingKnobs", "NodeTiming", "EdgeTiming", "timing_knobs"]
+           "edge_signal", "SV_DIR", "timing_knobs"]
 
 SV_DIR = Path(__file__).parent / "sv"
 _SEP = re.compile(r"[^A-Za-z0-9_]")
