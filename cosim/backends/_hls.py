@@ -76,6 +76,10 @@ class HlsCsimBackend(Backend):
 
     name = "hls-csim"
     timed = False
+    #: the generated C++ binds each stream's storage by its read latency (codegen); a
+    #: process's latency, II and start-up are what Vitis schedules (read back with
+    #: ``samfuse calibrate --vitis-solution``), and C-simulation is untimed
+    timing_knobs = frozenset({"fifo.latency"})
 
     def __init__(self, cache_dir: str | Path | None = None) -> None:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else hls_cache_dir()

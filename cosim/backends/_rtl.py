@@ -49,6 +49,9 @@ class RtlBackend(Backend):
     name = "rtl"
     counts_firings = False
     waveforms = True
+    #: every knob of docs/timing.md: the netlist renders each node's timing shell and
+    #: each FIFO's capacity and visibility (rtl_hls.rtl.netlist)
+    timing_knobs = frozenset({"latency", "ii", "startup", "fifo.latency"})
 
     def __init__(self, simulator: str | None = None, vcd: str | Path | None = None) -> None:
         """``vcd``: a path without suffix; each run's waveform is copied to it (``.fst``

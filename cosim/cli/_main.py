@@ -29,6 +29,7 @@ from sim_models.python import InputError, SimulationError
 
 from ..backends._backend import ToolNotFoundError
 from ._args import PROG, CliError
+from ._calibrate import add_calibrate_parser
 from ._compile import add_compile_parser
 from ._demo import add_demo_parsers
 from ._fifo_size import add_fifo_size_parser
@@ -56,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_model_parser(sub, CliError)
     add_study_parsers(sub, CliError)
     add_tune_parser(sub, CliError)
+    add_calibrate_parser(sub, CliError)
     return p
 
 

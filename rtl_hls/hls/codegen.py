@@ -365,8 +365,26 @@ def _top_source(design: HlsDesign, body: list[str], mem_depth: int) -> str:
         if g.nodes[e.dst_node].primitive.merges_lanes and depth >= LANE_BUFFER_BRAM_DEPTH:
             lines.append(f"#pragma HLS bind_storage variable=s{i} type=fifo impl=bram"
                          "  // lane buffer")
+        else:
+            lines += _fifo_storage(design, e, i)
     lines += ["", *body, "}", ""]
     return "\n".join(lines)
+
+
+def _fifo_storage(design: HlsDesign, edge: Edge, i: int) -> list[str]:
+    """The storage a Vitis user binds a stream to under ``fifo.latency`` (docs/timing.md):
+    a shift register (read latency 1) or a RAM with a registered output (read latency 2,
+    which Vitis builds with capacity depth + 1); nothing at the default read latency 1.
+    (LOCAL ADAPTER: ``Elaboration.edges`` comes from the timing elaboration; absent, the
+    default.)"""
+    et = (getattr(design.elab, "edges", None) or {}).get(edge.name)
+    f = getattr(et, "read_latency", 1)
+    hw = design.elab.hw
+    if f == 1 and (hw is None or getattr(hw.fifo, "latency", 1) == 1):
+        return []
+    impl = "srl" if f == 1 else "bram"
+    return [f"#pragma HLS bind_storage variable=s{i} type=fifo impl={impl}"
+            f"  // fifo.latency: read latency {f}"]
 
 
 def _array_pragmas(design: HlsDesign, mem_depth: int) -> list[str]:

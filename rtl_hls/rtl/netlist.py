@@ -60,7 +60,7 @@ from ir import (
 )
 
 __all__ = ["generate", "crd_bound", "Netlist", "write_memories", "rtl_sources", "module_name",
-           "edge_signal", "SV_DIR"]
+           "edge_signal", "SV_DIR", "timing_knobs"]
 
 SV_DIR = Path(__file__).parent / "sv"
 _SEP = re.compile(r"[^A-Za-z0-9_]")
@@ -278,10 +278,11 @@ class Netlist:
 def generate(graph: Graph, top: str | None = None, open_edges: bool = False,
              hw: Hardware | None = None) -> Netlist:
     """Generate the SystemVerilog top of ``graph`` (see the module docstring); ``hw``
-    adds its memory system."""
+    adds its memory system and its timing knobs (:func:`timing_knobs`)."""
     top = top or "samfuse_top_" + _SEP.sub("_", graph.name)
     sig = {e.name: edge_signal(graph, e) for e in graph.edges}
     elab = elaborate(graph, hw)
+    timing = timing_knobs(elab)
     bits = {e.name: _word_width(elab.edge_elems(e.name)) for e in graph.edges}
     mports = list(elab.mem_ports)
     writers = [n.id for n in graph.nodes.values() if n.primitive.writes_tensor]
@@ -298,6 +299,7 @@ def generate(graph: Graph, top: str | None = None, open_edges: bool = False,
         for e in graph.edges:
             s = sig[e.name]
             wide = f", .W({bits[e.name]})" if bits[e.name] != 34 else ""
+            wide += _fifo_timing_params(e, timing)
             body += [f"  // {e.name}", f"  logic [{bits[e.name] - 1}:0] {s}_din, {s}_dout;",
                      f"  logic {s}_write, {s}_full_n, {s}_empty_n, {s}_read;",
                      f'  samfuse_fifo #(.DEPTH({e.depth}){wide}, .NAME("{s}")) u_{s} (',
@@ -309,7 +311,7 @@ def generate(graph: Graph, top: str | None = None, open_edges: bool = False,
     if mports:
         body += _memory(hw, mports)
     for nid in graph.topological_order():
-        body += _instance(graph, graph.nodes[nid], sig, elab)
+        body += _instance(graph, graph.nodes[nid], sig, elab, timing.nodes[nid])
     if graph.edges and not open_edges:
         body += _moves_counter([sig[e.name] for e in graph.edges])
     if writers:
@@ -371,17 +373,21 @@ def _memory(hw: Hardware | None, mports: list[MemPortSpec]) -> list[str]:
     return lines
 
 
-def _instance(graph: Graph, node: Node, sig: dict[str, str], elab: Elaboration
-              ) -> list[str]:
+def _instance(graph: Graph, node: Node, sig: dict[str, str], elab: Elaboration,
+              knobs: NodeTiming) -> list[str]:
     prim = node.primitive
     ne = elab.nodes[node.id]
     e_out = ne.elems_out
     lines: list[str] = []
     conns = [".ap_clk(ap_clk)", ".ap_rst(ap_rst)"]
+    shell = _shell_name(node, knobs)
+    if shell and ne.mem_ports and (knobs.ii > 1 or knobs.startup > 0):
+        raise ValueError(f"node {node.id!r}: the reference RTL renders ii and startup on "
+                         "nodes without memory ports only (its memory ports issue on their "
+                         f"own); got ii {knobs.ii}, startup {knobs.startup}")
     for port in prim.inputs:
         s = sig[graph.in_edges[node.id][port.name].name]
-        conns += [f".{port.name}_dout({s}_dout)", f".{port.name}_empty_n({s}_empty_n)",
-                  f".{port.name}_read({s}_read)"]
+        conns += _port_conns(port.name, ("dout", "empty_n", "read"), s, shell, lines)
     for port in prim.outputs:
         edges = graph.out_edges[node.id].get(port.name, [])
         w = f"{_ident(node.id)}_{port.name}"
@@ -401,11 +407,13 @@ def _instance(graph: Graph, node: Node, sig: dict[str, str], elab: Elaboration
             lines.append(f"  logic {w}_unused;")
             lines.append(f"  assign {w}_unused = ^{{{w}_din, {w}_write}};")
             lines.append("  /* verilator lint_on UNUSEDSIGNAL */")
-        conns += [f".{port.name}_din({w}_din)", f".{port.name}_full_n({w}_full_n)",
-                  f".{port.name}_write({w}_write)"]
+        conns += _port_conns(port.name, ("din", "full_n", "write"), w, shell, lines)
     if prim.writes_tensor:
         lines.append(f"  logic {_ident(node.id)}_done;")
-        conns.append(f".done({_ident(node.id)}_done)")
+        conns.append(f".done({_ident(node.id)}_done{'_raw' if shell else ''})")
+    if shell:
+        lines = [f"  logic {shell}_go, {shell}_fire;"] + lines
+        lines += _timing_shell(graph, node, sig, knobs, shell)
     params = _params(graph, node, ne)
     module = module_name(node.op)
     if ne.mem_ports:
@@ -421,6 +429,116 @@ def _instance(graph: Graph, node: Node, sig: dict[str, str], elab: Elaboration
     lines.append(",\n".join(f"      {c}" for c in conns))
     lines.append("  );")
     return lines
+
+
+# -- timing knobs (docs/timing.md, "Latency, II and start-up") ---------------------------
+# LOCAL ADAPTER (timing-rtl): reads the knobs ir.elaborate gives (NodeElab.timing: latency,
+# ii, startup; Elaboration.edges: each edge's EdgeTiming with read_latency, capacity and
+# visibility), written while that elaboration was being added on a parallel branch: where
+# an elaboration does not carry them it renders the defaults. Once both branches are
+# merged, TimingKnobs can become ir's NodeTiming/EdgeTiming maps directly.
+
+
+@dataclass(frozen=True)
+class NodeTiming:
+    """A node's timing knobs as the netlist renders them."""
+
+    latency: int = 1
+    ii: int = 1
+    startup: int = 0
+
+
+@dataclass(frozen=True)
+class EdgeTiming:
+    """An edge FIFO's read latency, capacity and visibility delay (samfuse_fifo CAP, VIS:
+    ``L_src - 1 + read_latency``)."""
+
+    read_latency: int = 1
+    capacity: int | None = 2
+    visibility: int = 1
+
+
+@dataclass(frozen=True)
+class TimingKnobs:
+    nodes: Mapping[str, NodeTiming]
+    edges: Mapping[str, EdgeTiming]
+
+
+def timing_knobs(elab: Elaboration) -> TimingKnobs:
+    """Every node's (latency, ii, startup) and every edge's FIFO timing from ``elab``."""
+    nodes = {}
+    for nid, ne in elab.nodes.items():
+        t = getattr(ne, "timing", None)
+        nodes[nid] = NodeTiming(t.latency, t.ii, t.startup) if t is not None else NodeTiming()
+    given = getattr(elab, "edges", None) or {}
+    edges = {}
+    for e in elab.graph.edges:
+        et = given.get(e.name)
+        edges[e.name] = (EdgeTiming(et.read_latency, et.capacity, et.visibility)
+                         if et is not None else EdgeTiming(1, e.depth, 1))
+    return TimingKnobs(nodes, edges)
+
+
+def _fifo_timing_params(edge: Edge, timing: TimingKnobs) -> str:
+    """``samfuse_fifo`` overrides of ``edge`` (none at the default knobs)."""
+    et = timing.edges[edge.name]
+    out = ""
+    if et.capacity is not None and et.capacity != edge.depth:
+        out += f", .CAP({et.capacity})"
+    if et.visibility != 1:
+        out += f", .VIS({et.visibility})"
+    return out
+
+
+def _shell_name(node: Node, knobs: NodeTiming) -> str:
+    """The signal prefix of ``node``'s timing shell, or "" when it needs none (default
+    ii and startup, and no writer latency to delay ``done`` by)."""
+    late_done = knobs.latency > 1 and node.primitive.writes_tensor
+    if knobs.ii == 1 and knobs.startup == 0 and not late_done:
+        return ""
+    return f"{_ident(node.id)}_ts"
+
+
+def _timing_shell(graph: Graph, node: Node, sig: dict[str, str], knobs: NodeTiming,
+                  shell: str) -> list[str]:
+    """``node``'s ``samfuse_timing_shell``: ``fire`` is any pop or push it makes."""
+    moves = [f"({sig[graph.in_edges[node.id][p.name].name]}_read & "
+             f"{sig[graph.in_edges[node.id][p.name].name]}_empty_n)"
+             for p in node.primitive.inputs]
+    moves += [f"({_ident(node.id)}_{p.name}_write & {_ident(node.id)}_{p.name}_full_n)"
+              for p in node.primitive.outputs]
+    writer = node.primitive.writes_tensor
+    done = _ident(node.id) + "_done"
+    done_in, done_out = (f"{done}_raw", done) if writer else ("1'b0", "")
+    lines = [f"  assign {shell}_fire = {' | '.join(moves) or chr(39) + '0'};"]
+    if writer:
+        lines.append(f"  logic {done}_raw;")
+    if not writer:
+        lines.append("  /* verilator lint_off PINCONNECTEMPTY */  // (no done to delay)")
+    lines += [f"  samfuse_timing_shell #(.II({knobs.ii}), .STARTUP({knobs.startup}), "
+              f".LATENCY({knobs.latency})) u_{shell} (",
+              "      .ap_clk(ap_clk), .ap_rst(ap_rst), "
+              f".fire({shell}_fire), .go({shell}_go),",
+              f"      .done_in({done_in}), .done_out({done_out})",
+              "  );"]
+    if not writer:
+        lines.append("  /* verilator lint_on PINCONNECTEMPTY */")
+    return lines
+
+
+def _port_conns(port: str, names: tuple[str, str, str], sig: str, shell: str,
+                lines: list[str]) -> list[str]:
+    """The connections of one ap_fifo port (``names``: data, ready, strobe suffixes) to
+    signal ``sig``; behind a timing shell the ready and the strobe are ANDed with its
+    ``go`` (the gated strobe's wire is added to ``lines``)."""
+    data, ready, strobe = names
+    if not shell:
+        return [f".{port}_{data}({sig}_{data})", f".{port}_{ready}({sig}_{ready})",
+                f".{port}_{strobe}({sig}_{strobe})"]
+    lines += [f"  logic {sig}_{strobe}_raw;",
+              f"  assign {sig}_{strobe} = {sig}_{strobe}_raw & {shell}_go;"]
+    return [f".{port}_{data}({sig}_{data})", f".{port}_{ready}({sig}_{ready} & {shell}_go)",
+            f".{port}_{strobe}({sig}_{strobe}_raw)"]
 
 
 def write_memories(graph: Graph, tensors: Mapping[str, FiberTree], out_dir: str | Path
