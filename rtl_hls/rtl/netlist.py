@@ -45,6 +45,7 @@ from ir import (
     WRITER_PRIMITIVES,
     BlockOp,
     Edge,
+    EdgeTiming,
     Elaboration,
     FiberTree,
     Graph,
@@ -52,6 +53,7 @@ from ir import (
     MemPortSpec,
     Node,
     NodeElab,
+    NodeTiming,
     crd_bound,
     elaborate,
     level_sizes,
@@ -432,30 +434,7 @@ def _instance(graph: Graph, node: Node, sig: dict[str, str], elab: Elaboration,
 
 
 # -- timing knobs (docs/timing.md, "Latency, II and start-up") ---------------------------
-# LOCAL ADAPTER (timing-rtl): reads the knobs ir.elaborate gives (NodeElab.timing: latency,
-# ii, startup; Elaboration.edges: each edge's EdgeTiming with read_latency, capacity and
-# visibility), written while that elaboration was being added on a parallel branch: where
-# an elaboration does not carry them it renders the defaults. Once both branches are
-# merged, TimingKnobs can become ir's NodeTiming/EdgeTiming maps directly.
-
-
-@dataclass(frozen=True)
-class NodeTiming:
-    """A node's timing knobs as the netlist renders them."""
-
-    latency: int = 1
-    ii: int = 1
-    startup: int = 0
-
-
-@dataclass(frozen=True)
-class EdgeTiming:
-    """An edge FIFO's read latency, capacity and visibility delay (samfuse_fifo CAP, VIS:
-    ``L_src - 1 + read_latency``)."""
-
-    read_latency: int = 1
-    capacity: int | None = 2
-    visibility: int = 1
+# the knobs ir.elaborate gives: NodeElab.timing per node, Elaboration.edges per edge
 
 
 @dataclass(frozen=True)
@@ -466,17 +445,7 @@ class TimingKnobs:
 
 def timing_knobs(elab: Elaboration) -> TimingKnobs:
     """Every node's (latency, ii, startup) and every edge's FIFO timing from ``elab``."""
-    nodes = {}
-    for nid, ne in elab.nodes.items():
-        t = getattr(ne, "timing", None)
-        nodes[nid] = NodeTiming(t.latency, t.ii, t.startup) if t is not None else NodeTiming()
-    given = getattr(elab, "edges", None) or {}
-    edges = {}
-    for e in elab.graph.edges:
-        et = given.get(e.name)
-        edges[e.name] = (EdgeTiming(et.read_latency, et.capacity, et.visibility)
-                         if et is not None else EdgeTiming(1, e.depth, 1))
-    return TimingKnobs(nodes, edges)
+    return TimingKnobs({nid: ne.timing for nid, ne in elab.nodes.items()}, elab.edges)
 
 
 def _fifo_timing_params(edge: Edge, timing: TimingKnobs) -> str:
