@@ -32,7 +32,9 @@ module samfuse_array_core #(
   // most lines E consecutive words can span (E = 1: one access, the word itself)
   localparam int NACC = E == 1 ? 1 : (E + MEM_WPL - 2) / MEM_WPL + 1;
   logic [31:0] vals[VAL_N*E];
+  /* verilator lint_off UNUSEDSIGNAL */  // read by the memory port's line span only
   logic [31:0] first;  // the value's first word
+  /* verilator lint_on UNUSEDSIGNAL */
   logic [33:0] otok;   // the token `val` writes: the input's head, or the oldest queued ref
   logic [31:0] ofirst;
   /* verilator lint_off UNUSEDSIGNAL */  // read by the load queue only (LQ > 1)
