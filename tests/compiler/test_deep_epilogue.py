@@ -127,8 +127,8 @@ def test_deep_epilogues_are_searched_only_when_nothing_else_lowers(monkeypatch):
     GraphSAGE layer, which lowers only with a deep epilogue, takes the second pass."""
     passes: list[bool] = []
     search = _compile._search_orders
-    monkeypatch.setattr(_compile, "_search_orders", lambda job, stats, deep:
-                        passes.append(deep) or search(job, stats, deep))
+    monkeypatch.setattr(_compile, "_search_orders", lambda job, stats, deep, **kw:
+                        passes.append(deep) or search(job, stats, deep, **kw))
     g = compile_expression(GCN, {"A": "csr", "N": "csr"},
                            {"A": (6, 6), "X": (6, 5), "N": (4, 5), "b": (4,)})
     assert passes == [False] and g.meta["order"] != ["i", "k3", "k2", "j"]
