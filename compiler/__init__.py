@@ -27,7 +27,8 @@ Modules, each taking → producing:
   accumulators, epilogues) and ``_lower_write`` (writers, lanes; ``_parallel``,
   ``_partition``); ``_blocks``: block-sparse values.
 - ``_compile``: text + formats + shapes → validated ``ir.Graph`` (order search,
-  ``_order``, ``_cost``).
+  ``_order``; its objective ``_order_cost``, priced by the heuristic ``_cost`` on input
+  statistics ``_cost_stats`` and the machine's memory ``_cost_memory``).
 - ``_torch_frontend``: ``nn.Module`` → ``ir.Program`` (``_torch_translate``: the ATen
   walk and op table; ``_torch_values``: what a node evaluates to); ``_mlir_*``: MLIR
   file → ``ir.Program``.
@@ -49,15 +50,7 @@ from ._ast import (
     tensor_ranks,
 )
 from ._compile import compile_expression, parse_order
-from ._cost import (
-    DEFAULT_DENSITY,
-    Estimate,
-    OrderCost,
-    TensorStats,
-    cycle_estimate,
-    estimate,
-    order_cost,
-)
+from ._cost import Estimate, TensorStats, estimate
 from ._errors import CompileError, LoweringError, ParseError
 from ._evaluate import evaluate
 from ._factor import Factoring, factor
@@ -65,6 +58,7 @@ from ._fusion import FusedExpression, FusionError, format_assignment, fuse_regio
 from ._model import CompiledModel, CompiledRegion, Kernel, compile_model, einsum_program
 from ._normalize import Normalized, normalize
 from ._order import Conflict, OrderError, OrderGraph, Orders, explain_orders, order_graph
+from ._order_cost import DEFAULT_DENSITY, OrderCost, cycle_estimate, order_cost
 from ._parse import MAX_EXPR_DEPTH, parse
 from ._region_orders import RegionOrders, region_orders
 from ._schedules import NAMED_SCHEDULES

@@ -14,13 +14,14 @@ from ir import MAX_DEPTH, Format, Graph, GraphError, Hardware, check_name
 from ._assoc import expression_associations
 from ._ast import Assignment, accesses
 from ._blocks import block_extents, grid_sizes, grid_stats
-from ._cost import TensorStats, input_stats, order_cost, transpose_tokens
+from ._cost import TensorStats
 from ._errors import LoweringError
 from ._factor import Factorer
 from ._layout import index_sizes, layouts, parse_formats, transposes_needed
 from ._lower import lower_order
 from ._normalize import Normalized, normalize
 from ._order import OrderSearch
+from ._order_cost import input_stats, order_cost, transpose_tokens
 from ._parallel import DEFAULT_LANE_BUFFER, LaneSplit
 from ._parse import parse
 from ._partition import check_lane_buffer, lane_buffer_for, plan_lanes

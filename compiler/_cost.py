@@ -22,7 +22,6 @@ from typing import Any
 from ir import (
     WORD_BYTES,
     BlockOp,
-    FiberTree,
     Format,
     Graph,
     Hardware,
@@ -32,77 +31,10 @@ from ir import (
     value_elems,
 )
 
-from ._cost_memory import PortAccess, PortCost, memory_cycles, port_cost
+from ._cost_memory import PortAccess, PortCost, port_cost
+from ._cost_stats import TensorStats, as_stats
 
-__all__ = ["TensorStats", "Estimate", "estimate", "WORD_BYTES", "OrderCost", "order_cost",
-           "transpose_tokens", "cycle_estimate", "input_stats", "DEFAULT_DENSITY",
-           "REPEAT_LOOP"]
-
-
-@dataclass(frozen=True)
-class TensorStats:
-    """What the heuristic knows about an input: its shape and how full it is.
-
-    ``density`` is the fraction of non-zeros, assumed uniformly spread.
-    ``level_positions`` (optional) are the stored positions per storage level of
-    ``format``, as measured by :meth:`from_tensor`; they are used when the graph binds
-    the tensor in that same format, and give exact scanner counts.
-    """
-
-    shape: tuple[int, ...]
-    density: float = 1.0
-    level_positions: tuple[int, ...] | None = None
-    format: str | None = None
-
-    def __post_init__(self) -> None:
-        if not 0.0 <= self.density <= 1.0:
-            raise ValueError(f"TensorStats density {self.density!r} must be in [0, 1]")
-        if (self.level_positions is None) != (self.format is None):
-            raise ValueError("TensorStats: level_positions and format go together")
-        object.__setattr__(self, "shape", tuple(int(s) for s in self.shape))
-
-    @classmethod
-    def from_tensor(cls, x: Any, format: str | Format | None = None) -> TensorStats:
-        """Measure shape, density and per-level positions of ``x`` stored in ``format``."""
-        tree = x if isinstance(x, FiberTree) and format is None else FiberTree.from_any(
-            x, format)
-        size = math.prod(tree.shape)
-        nnz = len(tree.to_coo()[1])
-        return cls(tuple(tree.shape), nnz / size if size else 0.0,
-                   tuple(tree.num_positions(lv) for lv in range(tree.ndim)),
-                   str(tree.format))
-
-    def levels(self, fmt: str | Format) -> list[tuple[int, float]]:
-        """``(size, density)`` per storage level of ``fmt``: the density of a level is
-        the expected fraction of its ``size`` coordinates stored in one fiber."""
-        f = Format.parse(fmt, len(self.shape))
-        sizes = [self.shape[m] for m in f.mode_order]
-        if self.level_positions is not None and Format.parse(self.format, f.ndim) == f:
-            positions = list(self.level_positions)
-        else:
-            positions = _uniform_positions(sizes, f, self.density)
-        out, parent = [], 1.0
-        for size, pos in zip(sizes, positions, strict=True):
-            out.append((size, pos / (parent * size) if parent * size else 0.0))
-            parent = pos
-        return out
-
-
-def _uniform_positions(sizes: list[int], fmt: Format, p: float) -> list[float]:
-    """Expected stored positions per level for i.i.d. non-zeros of probability ``p``.
-
-    A prefix at level *l* is stored iff the prefix at the deepest compressed level ≤ *l*
-    has a non-zero below it, which happens with probability ``1 − (1 − p)^(cells below)``.
-    """
-    out = []
-    for lv in range(len(sizes)):
-        comp = [c for c in range(lv + 1) if fmt.is_compressed(c)]
-        nonempty = 1.0
-        if comp:
-            below = math.prod(sizes[comp[-1] + 1:])
-            nonempty = 1.0 - (1.0 - p) ** below
-        out.append(math.prod(sizes[:lv + 1]) * nonempty)
-    return out
+__all__ = ["TensorStats", "Estimate", "estimate", "WORD_BYTES", "as_stats", "grid_shape"]
 
 
 @dataclass(frozen=True)
@@ -630,111 +562,3 @@ def estimate(graph: Graph, stats: Mapping[str, TensorStats | float | Any],
     resolved = {name: as_stats(_grid(stats[name], spec), grid_shape(spec), spec.format,
                                f"graph {graph.name!r}", name) for name, spec in inputs.items()}
     return _Walker(graph, resolved, hw).run()
-
-
-def as_stats(s: TensorStats | float | Any, shape: tuple[int, ...], fmt: str | Format,
-             where: str, name: str) -> TensorStats:
-    """A :class:`TensorStats` from a TensorStats, a density or a tensor (measured in
-    ``fmt``), checked against ``shape``."""
-    if isinstance(s, int | float) and not isinstance(s, bool):
-        s = TensorStats(shape, float(s))
-    elif not isinstance(s, TensorStats):
-        s = TensorStats.from_tensor(s, fmt)
-    if tuple(s.shape) != tuple(shape):
-        raise ValueError(f"estimate: tensor {name!r} has shape {s.shape} but {where} "
-                         f"expects {tuple(shape)}")
-    return s
-
-
-# -- order costs: the objective of the compiler's order search -----------------------------
-
-#: density assumed for an input stored with a compressed level when no statistics are given
-DEFAULT_DENSITY = 0.1
-
-
-def input_stats(given: TensorStats | float | Any | None, shape: tuple[int, ...],
-                fmt: str | Format, where: str, name: str) -> TensorStats:
-    """:func:`as_stats` of ``given``, or the default for a tensor stored in ``fmt``:
-    density 1 if every level is dense, else :data:`DEFAULT_DENSITY`."""
-    if given is None:
-        f = Format.parse(fmt, len(shape))
-        given = 1.0 if all(f.is_dense(lv) for lv in range(f.ndim)) else DEFAULT_DENSITY
-    return as_stats(given, shape, fmt, where, name)
-
-
-def transpose_tokens(stats: TensorStats, fmt: str | Format) -> float:
-    """Cost of a permuted copy of a tensor stored in ``fmt``, in stream tokens.
-
-    A dense tensor is addressed, not scanned: its transpose is a different address
-    order and costs nothing. A tensor with a compressed level must have its ``n``
-    stored entries re-sorted: read once, ``⌈log₂ n⌉`` merge passes, written once, one
-    entry per cycle each: ``n · (⌈log₂ n⌉ + 2)``.
-    """
-    f = Format.parse(fmt, len(stats.shape))
-    if all(f.is_dense(lv) for lv in range(f.ndim)):
-        return 0.0
-    n = math.prod(size * dens for size, dens in stats.levels(f))
-    return n * (math.ceil(math.log2(n)) + 2) if n > 1 else 2.0 * n
-
-
-#: cycles a token takes around a repeater's reconvergent loop (repsig → repeat → the join
-#: with the stream the repsig came from): with depth-``d`` FIFOs a repeated stream moves
-#: one token per ``max(1, REPEAT_LOOP / d)`` cycles (measured 3.0, 1.5, 1.05 at d = 2, 4, 8)
-REPEAT_LOOP = 6.0
-
-
-def cycle_estimate(graph: Graph, est: Estimate, hw: Hardware | None = None) -> float:
-    """Expected cycles of a pipelined graph: its busiest node (:attr:`Estimate.busy`:
-    the largest expected token count on any of its streams; an accumulator's input
-    plus its drained output, since it accepts nothing while draining), a
-    ``repeat``/``broadcast`` node's count multiplied by its reconvergent-loop slowdown
-    (:data:`REPEAT_LOOP`). On a ``hw`` with memory (and ``est`` priced on it), the
-    memory bounds of :func:`compiler._cost_memory.memory_cycles` join in."""
-    node_busy: dict[str, float] = {}
-    for nid, busy in est.busy.items():
-        if graph.nodes[nid].op in ("repeat", "broadcast"):
-            depths = [e.depth for es in graph.out_edges[nid].values() for e in es]
-            if depths and None not in depths:
-                busy *= max(1.0, REPEAT_LOOP / max(1, min(depths)))
-        node_busy[nid] = busy
-    if hw is None or not hw.memory or not est.port_costs:
-        return max(node_busy.values(), default=0.0)
-    return memory_cycles(graph, node_busy, est.ports, est.port_costs, hw)
-
-
-@dataclass(frozen=True)
-class OrderCost:
-    """What one dataflow order costs, in cycles: the graph's expected cycles
-    (:func:`cycle_estimate`) plus the re-sorting of the sparse inputs the order needs
-    transposed (:func:`transpose_tokens`: one entry per cycle per pass). ``tokens``
-    (all expected data tokens) is reported alongside."""
-
-    cycles: float
-    tokens: float
-    transposes: dict[str, float]
-
-    @property
-    def total(self) -> float:
-        return self.cycles + sum(self.transposes.values())
-
-
-def order_cost(graph: Graph, stats: Mapping[str, TensorStats | float | Any] | None = None,
-               hw: Hardware | None = None) -> OrderCost:
-    """The :class:`OrderCost` of a compiled graph. Inputs without statistics are dense
-    (density 1) when the user stored them dense and :data:`DEFAULT_DENSITY` otherwise;
-    a transposed input is priced in the format the user asked for
-    (``graph.meta["transposed"]``). ``hw``: the machine the cycles are priced on (its
-    memory and datapath; None: ideal memory, unbounded block datapath)."""
-    stats = stats or {}
-    moved = graph.meta.get("transposed", {})
-    full: dict[str, TensorStats] = {}
-    for name, spec in graph.tensors.items():
-        if spec.role != "input":
-            continue
-        asked = moved.get(name, {}).get("requested", spec.format)
-        full[name] = input_stats(_grid(stats.get(name), spec), grid_shape(spec), asked,
-                                 f"graph {graph.name!r}", name)
-    est = estimate(graph, full, hw)
-    return OrderCost(cycle_estimate(graph, est, hw), sum(est.tokens.values()),
-                     {t: transpose_tokens(full[t], v["requested"]) for t, v in moved.items()
-                      if t in full})

@@ -33,11 +33,12 @@ from ._assoc import associate
 from ._ast import Access, Assignment, accesses
 from ._blocks import grid_given, grid_stats, index_blocks, tensor_blocks
 from ._compile import cost_tries, no_gc_pauses, parse_order, prepare
-from ._cost import TensorStats, as_stats, input_stats, order_cost, transpose_tokens
+from ._cost import TensorStats, as_stats
 from ._errors import CompileError, LoweringError
 from ._factor import Factorer
 from ._fusion import FusedExpression, _map_children, format_assignment, fuse_region
 from ._order import OrderError, OrderGraph, OrderSearch, order_graph
+from ._order_cost import input_stats, order_cost, transpose_tokens
 from ._parse import parse
 from ._partition import lane_buffer_for, plan_lanes
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from ir import Format, FormatError, Graph, Hardware
 
 from ._ast import Access, Assignment, Expr, Reduction, accesses, walk
-from ._cost import OrderCost, order_cost
 from ._errors import CompileError, LoweringError
 from ._factor import reduction_groups
+from ._order_cost import OrderCost, order_cost
 from ._parse import parse
 
 __all__ = ["OrderGraph", "OrderError", "Orders", "Conflict", "order_graph", "ORDER_CAP",

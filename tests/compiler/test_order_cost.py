@@ -26,8 +26,8 @@ from compiler import (
     explain_orders,
     order_cost,
 )
-from compiler._cost import transpose_tokens
 from compiler._factor import Factorer
+from compiler._order_cost import transpose_tokens
 from compiler._parse import parse
 from ir import Schedule
 from sim_models.python import simulate
