@@ -23,7 +23,37 @@ def _control(tok) -> bool:
     return tok.__class__ is Stop or tok is DONE
 
 
-class LaneSplit(Actor):
+class _Split(Actor):
+    """A lane's filter of a (crd, ref) stream: each firing takes the head of every input
+    (``ins``: crd, ref, and what the decision reads), passes the pair when
+    :meth:`keeps_heads` says so; stops and ``D`` always pass."""
+
+    def run(self):
+        ins, oc, orf = self.ins, self.oc, self.orf
+        while True:
+            rt, blk = self.ready_all(*ins)
+            if blk is not None:
+                return blk
+            heads = [ch.peek() for ch in ins]
+            keep = self.keeps_heads(heads)
+            st = 0
+            if keep:
+                st, blk = self.space_all(oc, orf)
+                if blk is not None:
+                    return blk
+            ft = self.fire_at(rt, st)
+            for ch in ins:
+                ch.pop(ft)
+            c = heads[0]
+            if keep:
+                oc.push(c, ft)
+                orf.push(heads[1], ft)
+            if c is DONE:
+                self.finish(ft)
+                return None
+
+
+class LaneSplit(_Split):
     """Keeps a coordinate ``c`` when ``c mod lanes == lane`` and ``lo <= c < hi``; stops
     and ``D`` pass. Dealing by coordinate, not by position in the fiber: below a
     reduction several fibers feed one output fiber, and a coordinate must reach the same
@@ -33,7 +63,7 @@ class LaneSplit(Actor):
 
     def __init__(self, node, inputs, outputs, ctx):
         super().__init__(node, inputs, outputs, ctx)
-        self.ci, self.ri = inputs["crd_in"], inputs["ref_in"]
+        self.ins = (inputs["crd_in"], inputs["ref_in"])
         self.oc, self.orf = outputs["crd"], outputs["ref"]
         p = node.params
         # lane < lanes and lo <= hi: checked when the graph is built (ir.Graph)
@@ -44,41 +74,20 @@ class LaneSplit(Actor):
             return self.lane == 0 and self.lo == 0
         return c % self.lanes == self.lane and self.lo <= c < self.hi
 
-    def run(self):
-        ci, ri, oc, orf = self.ci, self.ri, self.oc, self.orf
-        while True:
-            rt, blk = self.ready_all(ci, ri)
-            if blk is not None:
-                return blk
-            c, r = ci.peek(), ri.peek()
-            if _control(c) or _control(r):
-                if c != r or not _control(c):
-                    raise self.error(f"misaligned streams: crd_in holds {c!r} while ref_in "
-                                     f"holds {r!r}")
-                keep = True
-            else:
-                keep = self.keeps(c)
-            if keep:
-                st, blk = self.space_all(oc, orf)
-                if blk is not None:
-                    return blk
-            else:
-                st = 0
-            ft = self.fire_at(rt, st)
-            ci.pop(ft)
-            ri.pop(ft)
-            if keep:
-                oc.push(c, ft)
-                orf.push(r, ft)
-            if c is DONE:
-                self.finish(ft)
-                return None
+    def keeps_heads(self, heads) -> bool:
+        c, r = heads
+        if _control(c) or _control(r):
+            if c != r or not _control(c):
+                raise self.error(f"misaligned streams: crd_in holds {c!r} while ref_in "
+                                 f"holds {r!r}")
+            return True
+        return self.keeps(c)
 
     def describe_state(self) -> str:
         return f"lane {self.lane}/{self.lanes} [{self.lo}, {self.hi})"
 
 
-class PositionSplit(Actor):
+class PositionSplit(_Split):
     """Keeps a (crd, ref) pair when the key position ``pos_in`` beside it lies in
     ``[lo, hi)``; stops and ``D`` pass. Lanes holding disjoint windows of one level's
     positions hold disjoint entries, even inside one fiber."""
@@ -91,37 +100,17 @@ class PositionSplit(Actor):
         self.oc, self.orf = outputs["crd"], outputs["ref"]
         self.lo, self.hi = node.params["lo"], node.params["hi"]
 
-    def run(self):
-        ins, oc, orf = self.ins, self.oc, self.orf
-        while True:
-            rt, blk = self.ready_all(*ins)
-            if blk is not None:
-                return blk
-            c, r, p = (ch.peek() for ch in ins)
-            if _control(c) or _control(r) or _control(p):
-                if not c == r == p or not _control(c):
-                    raise self.error(f"misaligned streams: crd_in holds {c!r}, ref_in {r!r} "
-                                     f"and pos_in {p!r}")
-                keep = True
-            elif p.__class__ is not int:
-                raise self.error(f"pos_in holds {p!r}: a position split needs the key "
-                                 "operand's position in every entry")
-            else:
-                keep = self.lo <= p < self.hi
-            st = 0
-            if keep:
-                st, blk = self.space_all(oc, orf)
-                if blk is not None:
-                    return blk
-            ft = self.fire_at(rt, st)
-            for ch in ins:
-                ch.pop(ft)
-            if keep:
-                oc.push(c, ft)
-                orf.push(r, ft)
-            if c is DONE:
-                self.finish(ft)
-                return None
+    def keeps_heads(self, heads) -> bool:
+        c, r, p = heads
+        if _control(c) or _control(r) or _control(p):
+            if not c == r == p or not _control(c):
+                raise self.error(f"misaligned streams: crd_in holds {c!r}, ref_in {r!r} "
+                                 f"and pos_in {p!r}")
+            return True
+        if p.__class__ is not int:
+            raise self.error(f"pos_in holds {p!r}: a position split needs the key "
+                             "operand's position in every entry")
+        return self.lo <= p < self.hi
 
     def describe_state(self) -> str:
         return f"window [{self.lo}, {self.hi})"
