@@ -196,7 +196,7 @@ class Under:
     def check(self, graph, inputs: Mapping[str, Any],
               want: Mapping[str, np.ndarray] | None = None, *,
               configs: Mapping[str, Sequence[Config]] | None = None,
-              exact: bool = False, rtol: float = 1e-5) -> list:
+              exact: bool = False, rtol: float = 1e-5, atol: float = 1e-5) -> list:
         """Run ``graph`` in this backend's configurations: each run equals the Python
         model's as far as this backend can be compared, and its outputs equal ``want``
         (``exact``) or are close to it. Returns the results, in configuration order."""
@@ -214,7 +214,7 @@ class Under:
                 if exact:
                     np.testing.assert_array_equal(got.dense(name), gold, err_msg=where)
                 else:
-                    np.testing.assert_allclose(got.dense(name), gold, rtol=rtol, atol=1e-5,
+                    np.testing.assert_allclose(got.dense(name), gold, rtol=rtol, atol=atol,
                                                err_msg=where)
         return results
 
@@ -236,6 +236,7 @@ class Under:
         assert not isinstance(py, Exception), f"{where}: the model failed: {py}"
         assert not isinstance(got, Exception), f"{where}: {got}"
         if self.name == "hls":
+            assert got.cycles is None, where  # C-simulation has no clock
             mismatches = compare_traces(py.trace, got.trace, timed=False)
             assert not mismatches, f"{where}: " + "; ".join(map(str, mismatches[:5]))
             _assert_same_words(py, got, where, levels=True)
