@@ -13,8 +13,8 @@ to today:
 - ``hls``: C-simulation has no clock: every edge's tokens, the output levels and the
   output words bit for bit;
 - ``rtl-icarus``, ``rtl-verilator``: tokens with write and read cycles, the cycle count,
-  with a memory system every burst, the bytes per channel and each memory node's
-  statistics, the output words bit for bit.
+  with a memory system every burst, the bytes per channel, in all and per memory node,
+  and each memory node's statistics, the output words bit for bit.
 
 Every backend's outputs are then compared with the gold. Backends whose builds cost
 (HLS, RTL) run only the configurations a test names for them (``configs``), so each
@@ -196,10 +196,13 @@ class Under:
     def check(self, graph, inputs: Mapping[str, Any],
               want: Mapping[str, np.ndarray] | None = None, *,
               configs: Mapping[str, Sequence[Config]] | None = None,
-              exact: bool = False, rtol: float = 1e-5, atol: float = 1e-5) -> list:
+              exact: bool = False, rtol: float = 1e-5, atol: float = 1e-5,
+              deadlocks: bool = False) -> list:
         """Run ``graph`` in this backend's configurations: each run equals the Python
         model's as far as this backend can be compared, and its outputs equal ``want``
-        (``exact``) or are close to it. Returns the results, in configuration order."""
+        (``exact``) or are close to it. A run may deadlock (as the model does) at depth 1,
+        or with ``deadlocks`` at any bounded depth. Returns the results, in configuration
+        order."""
         todo = self.configs(configs)
         results = self._results(graph, inputs, todo)
         for (depth, hw), got in zip(todo, results, strict=True):
@@ -207,7 +210,7 @@ class Under:
                      f"hw={hw and hw.name})")
             py = got if self.name == "python" else python_run(graph, inputs, depth, hw)
             self._compare(py, got, hw, where)
-            if isinstance(got, DeadlockError) and depth == 1:
+            if isinstance(got, DeadlockError) and (depth == 1 or deadlocks and depth is not None):
                 continue  # a graph's own reconvergent forks can need two slots on an edge
             assert not isinstance(got, Exception), f"{where}: {got}"
             for name, gold in (want or {}).items():
@@ -246,6 +249,8 @@ class Under:
         if hw is not None and hw.memory:
             assert _bursts(got) == _bursts(py), where
             assert got.channel_bytes == py.channel_bytes, where
+            assert (got.dram_read_bytes, got.dram_write_bytes) == (
+                py.dram_read_bytes, py.dram_write_bytes), where
             stats = _memory_stats(got)
             assert stats == {n: v for n, v in _memory_stats(py).items() if n in stats}, where
         _assert_same_words(py, got, where)

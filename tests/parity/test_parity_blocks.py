@@ -77,7 +77,7 @@ def _case_configs(cid: str) -> dict[str, list]:
     indirect=["backend"])
 def test_block_cases_match_model_and_numpy(backend, cid, b, name, graph, inputs, expected):
     results = backend.check(graph, inputs, expected, configs=_case_configs(cid))
-    if backend.name in ("python", "systemc"):
+    if backend.name in ("python", "systemc") and any(map(np.any, expected.values())):
         done = results[EVERYWHERE.index((None, None))]  # unbounded FIFOs, ideal memory
         blocks = [t for e in done.trace.edges.values() for t in e.tokens
                   if isinstance(t, Block)]
