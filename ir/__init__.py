@@ -30,6 +30,7 @@ from ._catalogue import (
     BINARY_OPS,
     CATALOGUE,
     COMPUTE_PRIMITIVES,
+    DERIVED_PARAMS,
     ENTRY_BYTES,
     LANE_MERGES,
     MEMORY_PRIMITIVES,
@@ -178,7 +179,7 @@ __all__ = [
     # catalogue
     "CATALOGUE", "Primitive", "Port", "Param", "primitive", "STREAM_KINDS", "BINARY_OPS",
     "UNARY_OPS", "REDUCE_OPS", "WRITER_PRIMITIVES", "COMPUTE_PRIMITIVES", "ENTRY_BYTES",
-    "LANE_MERGES", "MEMORY_PRIMITIVES",
+    "LANE_MERGES", "MEMORY_PRIMITIVES", "DERIVED_PARAMS",
     # graphs
     "Graph", "GraphBuilder", "Node", "Edge", "TensorSpec", "GraphError", "SCHEMA",
     "DEFAULT_DEPTH", "MAX_DEPTH", "render", "to_dot", "RENDER_FORMATS", "NAME_PATTERN",

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["StreamKind", "Port", "Param", "Primitive", "CATALOGUE", "primitive",
+__all__ = ["StreamKind", "Port", "Param", "Primitive", "CATALOGUE", "primitive", "DERIVED_PARAMS",
            "BINARY_OPS", "UNARY_OPS", "REDUCE_OPS", "STREAM_KINDS", "WRITER_PRIMITIVES",
            "COMPUTE_PRIMITIVES", "ENTRY_BYTES", "LANE_MERGES", "MEMORY_PRIMITIVES"]
 
@@ -33,9 +33,24 @@ class Port:
     kind: StreamKind
 
 
+#: the implementation parameters a backend takes from the elaboration rather than from
+#: the graph (``Primitive.derived``), each rendered by every backend in its own syntax
+DERIVED_PARAMS = {
+    "acc_bounds": "a sparse accumulator's crd bound per kept level, outermost first "
+                  "(ir.NodeElab.acc_bounds: its dense capacity in the RTL and HLS)",
+    "fp": "the graph's values are float32 (else int32)",
+}
+
+
 @dataclass(frozen=True)
 class Param:
-    """A node parameter. ``choices`` restricts strings; ``required`` has no default."""
+    """A node parameter. ``choices`` restricts strings; ``required`` has no default.
+
+    ``passed``: given in the graph and passed as it is to every backend's implementation,
+    in declaration order (a SystemC constructor argument, an RTL module parameter named
+    in upper case, an HLS template argument); ``ir.elaborate`` resolves them
+    (``NodeElab.given``). The others are read by the tools (``tensor``, ``level``) or
+    encoded by each backend (``op``) in its registry of custom parameters."""
 
     name: str
     type: type
@@ -43,6 +58,7 @@ class Param:
     default: Any = None
     choices: tuple[str, ...] | None = None
     doc: str = ""
+    passed: bool = False
 
     def check(self, node_id: str, value: Any) -> Any:
         """Return the value coerced to the declared type, or raise ``ValueError``."""
@@ -92,6 +108,14 @@ class Primitive:
     #: forwards coordinates: the crds of each input ``<p>_in`` leave on output ``<p>``
     #: (followed when bounding an accumulator's crds by the level they are written to)
     forwards_crds: bool = False
+    #: implementation parameters from the elaboration (words of :data:`DERIVED_PARAMS`),
+    #: after the ``passed`` ones: with those, a backend needs no registry entry
+    derived: tuple[str, ...] = ()
+
+    @property
+    def passed_params(self) -> tuple[Param, ...]:
+        """Its parameters passed as given to every backend's implementation, in order."""
+        return tuple(p for p in self.params if p.passed)
 
     @property
     def entry_bytes(self) -> int:
@@ -138,6 +162,8 @@ _BLOCK = Param("block", str, required=False, default="",
                    "(docs/blocks.md); empty = scalar values")
 _TENSOR = Param("tensor", str, doc="name of the graph tensor this node reads or writes")
 _LEVEL = Param("level", int, doc="storage level of the tensor (0 = outermost)")
+#: a sparse accumulator's implementation: its capacity and the dtype
+_ACC = ("acc_bounds", "fp")
 
 _ENTRIES = [
     Primitive("root", "emits the root reference stream 0, D", (), _ports("ref:ref")),
@@ -191,16 +217,17 @@ _ENTRIES = [
               compute=True, block_arity=1),
     Primitive("spacc", "sparse vector accumulator: sums the inner fibers of each outer fiber,"
               " emits them sorted by crd", _ports("crd_in:crd", "val_in:val"),
-              _ports("crd:crd", "val:val"), compute=True, acc_levels=1),
+              _ports("crd:crd", "val:val"), compute=True, acc_levels=1, derived=_ACC),
     Primitive("spacc2", "sparse matrix accumulator: sums the level-1/level-0 sub-matrices of "
               "each level-2 fiber by (crd1, crd0), emits them sorted",
               _ports("crd1_in:crd", "crd0_in:crd", "val_in:val"),
-              _ports("crd1:crd", "crd0:crd", "val:val"), compute=True, acc_levels=2),
+              _ports("crd1:crd", "crd0:crd", "val:val"), compute=True, acc_levels=2,
+              derived=_ACC),
     Primitive("spacc3", "sparse order-3 accumulator: spacc2 with one more kept level; sums "
               "each level-3 fiber's sub-tensors by (crd2, crd1, crd0), emits them sorted",
               _ports("crd2_in:crd", "crd1_in:crd", "crd0_in:crd", "val_in:val"),
               _ports("crd2:crd", "crd1:crd", "crd0:crd", "val:val"), compute=True,
-              acc_levels=3),
+              acc_levels=3, derived=_ACC),
     Primitive("crddrop", "coordinate dropper: drops outer crds whose inner fiber is empty",
               _ports("outer_in:crd", "inner_in:crd"), _ports("outer:crd", "inner:crd"),
               forwards_crds=True),
@@ -210,10 +237,12 @@ _ENTRIES = [
     Primitive("lane_split", "one lane's share of a level: keeps a crd when crd mod lanes == "
               "lane and lo <= crd < hi; stops pass",
               _ports("crd_in:crd", "ref_in:ref"), _ports("crd:crd", "ref:ref"),
-              (Param("lanes", int, doc="round-robin period (1: no dealing)"),
-               Param("lane", int, doc="the position class this lane keeps (< lanes)"),
-               Param("lo", int, doc="first coordinate of this lane's range"),
-               Param("hi", int, doc="coordinate bound (exclusive) of this lane's range"))),
+              (Param("lanes", int, doc="round-robin period (1: no dealing)", passed=True),
+               Param("lane", int, doc="the position class this lane keeps (< lanes)",
+                     passed=True),
+               Param("lo", int, doc="first coordinate of this lane's range", passed=True),
+               Param("hi", int, doc="coordinate bound (exclusive) of this lane's range",
+                     passed=True))),
     Primitive("lane_merge", "ordered merge of two lanes' (crd, val) streams of one level "
               "(disjoint crds per fiber, aligned stops)",
               _ports("crd_a:crd", "val_a:val", "crd_b:crd", "val_b:val"),
@@ -227,18 +256,20 @@ _ENTRIES = [
               "crd (and its ref) when the key operand's position pos_in lies in [lo, hi); "
               "stops pass",
               _ports("crd_in:crd", "ref_in:ref", "pos_in:ref"), _ports("crd:crd", "ref:ref"),
-              (Param("lo", int, doc="first position of the key level this lane keeps"),
-               Param("hi", int, doc="position bound (exclusive) of this lane's window"))),
+              (Param("lo", int, doc="first position of the key level this lane keeps",
+                     passed=True),
+               Param("hi", int, doc="position bound (exclusive) of this lane's window",
+                     passed=True))),
     Primitive("lane_combine", "lane reduction of one level: ordered merge of two lanes' "
               "(crd, val) streams that adds the values of equal crds",
               _ports("crd_a:crd", "val_a:val", "crd_b:crd", "val_b:val"),
-              _ports("crd:crd", "val:val"), merges_lanes=True),
+              _ports("crd:crd", "val:val"), merges_lanes=True, derived=("fp",)),
     Primitive("lane_combine2", "lane reduction of two levels: ordered merge of two lanes' "
               "(outer crd, inner crd, val) streams; equal outer crds merge their inner "
               "fibers, adding the values of equal inner crds",
               _ports("crd1_a:crd", "crd0_a:crd", "val_a:val", "crd1_b:crd", "crd0_b:crd",
                      "val_b:val"),
-              _ports("crd1:crd", "crd0:crd", "val:val"), merges_lanes=True),
+              _ports("crd1:crd", "crd0:crd", "val:val"), merges_lanes=True, derived=("fp",)),
     Primitive("level_writer", "coordinate level writer: appends crds, one seg entry per fiber",
               _ports("crd:crd"), (), (_TENSOR, _LEVEL), writes_tensor=True,
               mem_writes=("crd", "seg")),

@@ -3,7 +3,8 @@
 The backends render what this computes instead of each deriving it (docs/primitives.md,
 "Elaboration"): elements per value token of every ``val`` edge, each compute node's cycles
 per value-consuming firing (docs/blocks.md), its parsed block operator, each sparse
-accumulator's coordinate bounds, the graph's memory ports, and the graph at the FIFO
+accumulator's coordinate bounds, the parameters the catalogue passes as given (lane
+ranges), the graph's memory ports, and the graph at the FIFO
 depth the run uses (:func:`~ir.run_depth`). The Python model reads it, the SystemC plan,
 the RTL netlist and the HLS generator render it. The end-of-run cycle rule
 (:func:`run_cycles`) lives here too, so every backend reports cycles the same way.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ._blocks import BlockOp, block_elems, firing_cycles, value_elems
 from ._formats import Format
@@ -50,6 +52,9 @@ class NodeElab:
     load_queue: int = 1
     #: its latency, II and start-up (docs/timing.md, "Latency, II and start-up")
     timing: NodeTiming = DEFAULT_NODE_TIMING
+    #: its ``passed`` parameters (the catalogue's schema) as (name, value), in order: a
+    #: lane split's lanes, lane and range, a position split's window
+    given: tuple[tuple[str, Any], ...] = ()
 
     @property
     def elems(self) -> int:
@@ -137,8 +142,9 @@ def _node(graph: Graph, node: Node, widths: Mapping[str, int], hw: Hardware | No
     elif prim.acc_levels:
         bounds = tuple(crd_bound(graph, node.id, f"crd{m}")
                        for m in reversed(range(prim.acc_levels)))
+    given = tuple((p.name, node.params[p.name]) for p in prim.passed_params)
     return NodeElab(e_in, e_out, cycles, bop, bounds, ports, load_queue(node, hw, ports),
-                    timing)
+                    timing, given)
 
 
 def load_queue(node: Node, hw: Hardware | None, ports: tuple[MemPortSpec, ...]) -> int:

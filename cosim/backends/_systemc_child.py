@@ -24,7 +24,6 @@ import numpy as np
 from ir import (
     BINARY_OPS,
     CATALOGUE,
-    ENTRY_BYTES,
     UNARY_OPS,
     BlockOp,
     CompressedLevel,
@@ -35,6 +34,7 @@ from ir import (
     Hardware,
     MemPortSpec,
     Node,
+    NodeElab,
     elaborate,
     examples,
     f32_bits,
@@ -208,29 +208,29 @@ def _array_args(node: Node, tensors: dict[str, FiberTree], fp: bool) -> NodeArgs
     return _args(a=((bits if len(bits) else _DUMMY), len(bits)))
 
 
-def _lane_args(node: Node, tensors: dict[str, FiberTree], fp: bool) -> NodeArgs:
-    return _args(tuple(node.params[k] for k in ("lanes", "lane", "lo", "hi")))
-
-
-def _fp_args(node: Node, tensors: dict[str, FiberTree], fp: bool) -> NodeArgs:
-    return _args((fp,))
-
-
-#: the constructor arguments of each primitive's SystemC model (samfuse_driver.h,
-#: add_node) that takes any; the sparse accumulators take the dtype alone
+#: the constructor arguments of each primitive's SystemC model (samfuse_driver.cpp's
+#: table) that the catalogue's schema does not give: tensor data, encoded operators
 _NODE_ARGS = {
     "scan_compressed": _compressed_args, "scan_dense": _dense_args, "locate": _dense_args,
-    "array": _array_args, "unary": _unary_args, "lane_split": _lane_args,
+    "array": _array_args, "unary": _unary_args,
     "alu": lambda node, tensors, fp: _args((_BINARY[node.params["op"]], fp)),
-    "reduce": lambda node, tensors, fp: _args((node.params["op"] == "max", fp)),
-    "position_split": lambda node, tensors, fp: _args((node.params["lo"], node.params["hi"])),
-    "lane_combine": _fp_args, "lane_combine2": _fp_args,
-    **dict.fromkeys(ENTRY_BYTES, _fp_args)}
+    "reduce": lambda node, tensors, fp: _args((node.params["op"] == "max", fp))}
+#: the models' arguments for each derived parameter (ir.DERIVED_PARAMS): an accumulator
+#: grows as it fills, so it takes no bounds
+_DERIVED_ARGS = {"acc_bounds": lambda ne, fp: (), "fp": lambda ne, fp: (fp,)}
 
 
-def _node_args(node: Node, tensors: dict[str, FiberTree], fp: bool) -> NodeArgs:
+def _node_args(node: Node, ne: NodeElab, tensors: dict[str, FiberTree], fp: bool
+               ) -> NodeArgs:
+    """Its registry entry, or the catalogue's schema: the passed parameters as given
+    (``ne.given``: lane ranges, windows), then the derived ones."""
     make = _NODE_ARGS.get(node.op)
-    return make(node, tensors, fp) if make is not None else _args()
+    if make is not None:
+        return make(node, tensors, fp)
+    ints = [v for _, v in ne.given]
+    for word in node.primitive.derived:
+        ints += _DERIVED_ARGS[word](ne, fp)
+    return _args(tuple(ints))
 
 
 def _array_words(tree: FiberTree, spec: MemPortSpec) -> int:
@@ -292,7 +292,8 @@ def plan_net(graph: Graph, tensors: dict[str, FiberTree], *, trace: bool,
     ``elab`` is ``ir.elaborate(graph, hw)`` when the caller has it already."""
     elab = elaborate(graph, hw) if elab is None else elab  # depths: plan's own ``depth``
     fp = graph.dtype == "float32"
-    nodes = [(nid, graph.nodes[nid].op, _node_args(graph.nodes[nid], tensors, fp))
+    nodes = [(nid, graph.nodes[nid].op,
+              _node_args(graph.nodes[nid], elab.nodes[nid], tensors, fp))
              for nid in graph.topological_order()]
     edges, visibility = [], []
     for e in graph.edges:

@@ -36,7 +36,6 @@ import numpy as np
 from ir import (
     BINARY_OPS,
     CATALOGUE,
-    ENTRY_BYTES,
     UNARY_OPS,
     BlockOp,
     Edge,
@@ -251,8 +250,7 @@ def _call(design: HlsDesign, node: Node, eid: dict[str, int], arrays: list[str])
     if writer is not None and writer.dense is not None:
         fname, tparams = "samfuse_dense_level_writer", [f"{writer.dense}u"]
     else:
-        make = _TEMPLATE_PARAMS.get(node.op)
-        tparams = make(design, node) if make is not None else []
+        tparams = _TEMPLATE_PARAMS.get(node.op, _schema_tparams)(design, node)
     prm = node.params
     note = node.id
     if node.id in design.cycles:  # a block operator's firing interval (ir.block_cycles)
@@ -294,17 +292,23 @@ def _unary_tparams(design: HlsDesign, node: Node) -> list[str]:
             f"0x{f32_bits(float(c)):08x}u", f"INT64_C({ic})"]
 
 
-def _acc_tparams(design: HlsDesign, node: Node) -> list[str]:
-    """A sparse accumulator's capacity: one bound per kept level, outermost first."""
-    return [f"{b}u" for b in _elab(design, node).acc_bounds] + [_flt(design)]
+#: the template arguments of each derived parameter (ir.DERIVED_PARAMS)
+_DERIVED_TPARAMS = {
+    "acc_bounds": lambda design, ne: [f"{b}u" for b in ne.acc_bounds],
+    "fp": lambda design, ne: [_flt(design)]}
 
 
-def _lane_split_tparams(design: HlsDesign, node: Node) -> list[str]:
-    return [f"{node.params[k]}u" for k in ("lanes", "lane", "lo", "hi")]
-
-
-def _position_split_tparams(design: HlsDesign, node: Node) -> list[str]:
-    return [f"{node.params[k]}u" for k in ("lo", "hi")]
+def _schema_tparams(design: HlsDesign, node: Node) -> list[str]:
+    """The catalogue's schema: the passed parameters as given (``ne.given``: a lane
+    split's lanes and range, unsigned), then the derived ones (an accumulator's capacity,
+    one bound per kept level, outermost first; the dtype)."""
+    if not node.primitive.passed_params and not node.primitive.derived:
+        return []
+    ne = _elab(design, node)
+    out = [f"{value}u" for _, value in ne.given]
+    for word in node.primitive.derived:
+        out += _DERIVED_TPARAMS[word](design, ne)
+    return out
 
 
 def _elab(design: HlsDesign, node: Node) -> NodeElab:
@@ -312,14 +316,11 @@ def _elab(design: HlsDesign, node: Node) -> NodeElab:
     return design.elab.nodes[node.id]
 
 
-#: each template's parameters before its II (the rest take none)
+#: each template's parameters before its II that the catalogue's schema does not give
+#: (level sizes, encoded operators, block operators); the rest render the schema
 _TEMPLATE_PARAMS = {
     "scan_dense": _dense_tparams, "locate": _dense_tparams, "alu": _compute_tparams,
-    "reduce": _compute_tparams, "array": _array_tparams, "unary": _unary_tparams,
-    "lane_split": _lane_split_tparams, "position_split": _position_split_tparams,
-    "lane_combine": lambda design, node: [_flt(design)],
-    "lane_combine2": lambda design, node: [_flt(design)],
-    **dict.fromkeys(ENTRY_BYTES, _acc_tparams)}
+    "reduce": _compute_tparams, "array": _array_tparams, "unary": _unary_tparams}
 
 
 def _signature(design: HlsDesign) -> str:

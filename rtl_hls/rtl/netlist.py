@@ -40,7 +40,6 @@ from pathlib import Path
 
 from ir import (
     BINARY_OPS,
-    ENTRY_BYTES,
     UNARY_OPS,
     WRITER_PRIMITIVES,
     BlockOp,
@@ -157,8 +156,8 @@ _WIDTH_PARAM = ("broadcast", "intersect_val", "union_val", "lane_merge", "lane_m
 def _params(graph: Graph, node: Node, ne: NodeElab) -> dict[str, str]:
     """SystemVerilog parameter overrides of ``node``'s instance: its own, then those of
     block values (element counts, block op, cycles), which scalar nodes never get."""
-    make = _SCALAR_PARAMS.get(node.op)
-    out = make(graph, node, ne) if make is not None else {}
+    make = _SCALAR_PARAMS.get(node.op, _schema_params)
+    out = make(graph, node, ne)
     if ne.block_op is not None:
         out |= _block_params(node, ne.block_op)
     elif node.op in _ELEMS_PARAM and ne.elems > 1:
@@ -205,14 +204,27 @@ def _reduce_params(graph: Graph, node: Node, ne: NodeElab) -> dict[str, str]:
     return {"FP": _fp(graph), "OP": str(BINARY_OPS.index(op))}
 
 
-def _acc_params(graph: Graph, node: Node, ne: NodeElab) -> dict[str, str]:
+def _acc_bounds(graph: Graph, ne: NodeElab) -> dict[str, str]:
     """A sparse accumulator's capacity (``ir.elaborate``): ``N`` for spacc, one bound per
     kept level, outermost first, for spacc2 (``N1, N0``) and spacc3 (``N2, N1, N0``)."""
     if len(ne.acc_bounds) == 1:
-        return {"FP": _fp(graph), "N": str(ne.acc_bounds[0])}
+        return {"N": str(ne.acc_bounds[0])}
     levels = len(ne.acc_bounds)
-    return {"FP": _fp(graph)} | {f"N{levels - 1 - k}": str(b)
-                                 for k, b in enumerate(ne.acc_bounds)}
+    return {f"N{levels - 1 - k}": str(b) for k, b in enumerate(ne.acc_bounds)}
+
+
+#: the module parameters of each derived parameter (ir.DERIVED_PARAMS)
+_DERIVED_PARAMS = {"acc_bounds": _acc_bounds,
+                   "fp": lambda graph, ne: {"FP": _fp(graph)}}
+
+
+def _schema_params(graph: Graph, node: Node, ne: NodeElab) -> dict[str, str]:
+    """The catalogue's schema: each passed parameter as given (``ne.given``) under its
+    upper-cased name, then the derived ones (``FP`` first, as the modules declare it)."""
+    out = {name.upper(): str(value) for name, value in ne.given}
+    for word in sorted(node.primitive.derived, key=lambda word: word != "fp"):
+        out |= _DERIVED_PARAMS[word](graph, ne)
+    return out
 
 
 def _lane_split_params(graph: Graph, node: Node, ne: NodeElab) -> dict[str, str]:
@@ -221,7 +233,7 @@ def _lane_split_params(graph: Graph, node: Node, ne: NodeElab) -> dict[str, str]
     if not 0 <= p["lane"] < p["lanes"]:
         raise ValueError(f"node {node.id!r}: lane {p['lane']} is not below lanes "
                          f"{p['lanes']}")
-    return {k.upper(): str(p[k]) for k in ("lanes", "lane", "lo", "hi")}
+    return _schema_params(graph, node, ne)
 
 
 def _writer_params(graph: Graph, node: Node, ne: NodeElab) -> dict[str, str]:
@@ -235,18 +247,14 @@ def _writer_params(graph: Graph, node: Node, ne: NodeElab) -> dict[str, str]:
             "STOP_N": str(2 * math.prod(sizes[:lvl]) + 2), "DUMP_FILE": dump}
 
 
-#: each primitive's own parameters (the rest have none but those of block values)
+#: each primitive's own parameters that the catalogue's schema does not give (tensor
+#: sizes and files, encoded operators, checks); the rest render the schema
 _SCALAR_PARAMS = {
     "scan_compressed": _scan_params, "scan_dense": _scan_params, "locate": _scan_params,
     "array": _array_params, "unary": _unary_params, "reduce": _reduce_params,
     "alu": lambda graph, node, ne: {"FP": _fp(graph),
                                     "OP": str(BINARY_OPS.index(node.params["op"]))},
-    "lane_split": _lane_split_params,
-    "position_split": lambda graph, node, ne: {"LO": str(node.params["lo"]),
-                                               "HI": str(node.params["hi"])},
-    "lane_combine": lambda graph, node, ne: {"FP": _fp(graph)},
-    "lane_combine2": lambda graph, node, ne: {"FP": _fp(graph)},
-    **dict.fromkeys(ENTRY_BYTES, _acc_params), **dict.fromkeys(WRITER_PRIMITIVES, _writer_params)}
+    "lane_split": _lane_split_params, **dict.fromkeys(WRITER_PRIMITIVES, _writer_params)}
 
 
 def mem_file(tensor: str, level: int | None, what: str) -> str:

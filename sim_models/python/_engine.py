@@ -29,13 +29,10 @@ from ir import (
     to_blocks,
 )
 
+# the families of actors: each class with an ``op`` implements that primitive (ACTORS)
+from . import _compute, _crd, _join, _lanes, _locate, _scan  # noqa: F401
 from ._actor import Actor, StreamError
 from ._channel import Channel, CountingChannel, Fanout, NullChannel, WorkList
-from ._compute import Alu, Reduce, SpAcc, SpAcc2, SpAcc3, Unary
-from ._crd import CrdDrop, CrdHold
-from ._join import Intersect, IntersectVal, Union, UnionVal
-from ._lanes import LaneCombine, LaneCombine2, LaneMerge, LaneMerge2, LaneSplit, PositionSplit
-from ._locate import Locate
 from ._memory import MemorySystem, ReadPort, WritePort
 from ._results import (
     DeadlockError,
@@ -47,17 +44,25 @@ from ._results import (
     deadlock_error,
     outputs_from_writers,
 )
-from ._scan import Array, Broadcast, Repeat, RepSig, Root, ScanCompressed, ScanDense
 from ._timing import time_actor, time_channel
 from ._writers import LevelWriter, ValueWriter
 
 __all__ = ["ACTORS", "simulate", "bind_inputs"]  # results and errors: see _results
 
-ACTORS: dict[str, type[Actor]] = {cls.op: cls for cls in (
-    Root, ScanCompressed, ScanDense, RepSig, Repeat, Broadcast, Array, Locate, Intersect, Union,
-    Alu, Unary, Reduce, SpAcc, SpAcc2, SpAcc3, CrdDrop, CrdHold, LevelWriter, ValueWriter,
-    LaneSplit, LaneMerge, LaneMerge2, IntersectVal, UnionVal, PositionSplit, LaneCombine,
-    LaneCombine2)}
+def _actors() -> dict[str, type[Actor]]:
+    """Every actor class by the primitive it implements: each subclass of :class:`Actor`
+    that names an ``op`` (docs/primitives.md, "Adding a primitive")."""
+    found: dict[str, type[Actor]] = {}
+    todo = [Actor]
+    while todo:
+        cls = todo.pop()
+        todo += cls.__subclasses__()
+        if cls.op:
+            assert found.setdefault(cls.op, cls) is cls, f"two actors implement {cls.op!r}"
+    return found
+
+
+ACTORS = _actors()
 
 
 class _Context:

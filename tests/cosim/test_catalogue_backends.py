@@ -1,5 +1,7 @@
 """Adding a primitive (docs/primitives.md): every catalogue entry is implemented by every
-backend under the naming convention, read from the sources (no tool needed)."""
+backend under the naming convention, read from the sources (no tool needed), and a
+primitive whose parameters the catalogue's schema describes (passed as given, derived by
+the elaboration) needs no backend registry entry."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import re
 
 import pytest
 
-from ir import CATALOGUE, MEMORY_PRIMITIVES
+from ir import CATALOGUE, DERIVED_PARAMS, MEMORY_PRIMITIVES
 from rtl_hls.hls import template_path
 from rtl_hls.rtl.netlist import SV_DIR, _mem_module, module_name
 from sim_models.python import ACTORS
@@ -51,3 +53,53 @@ def test_each_memory_primitive_has_a_memory_capable_sv_module(op):
 @pytest.mark.parametrize("op", sorted(CATALOGUE))
 def test_each_primitive_has_an_hls_template_defining_its_function(op):
     assert re.search(rf"\bvoid samfuse_{op}\(", template_path(op).read_text())
+
+
+# -- the parameter schema: passed and derived parameters need no registry entry ------------
+
+def _registries() -> dict[str, dict]:
+    from cosim.backends._systemc_child import _DERIVED_ARGS, _NODE_ARGS
+    from rtl_hls.hls.codegen import _DERIVED_TPARAMS, _TEMPLATE_PARAMS
+    from rtl_hls.rtl.netlist import _DERIVED_PARAMS, _SCALAR_PARAMS
+
+    return {"systemc": (_NODE_ARGS, _DERIVED_ARGS), "rtl": (_SCALAR_PARAMS, _DERIVED_PARAMS),
+            "hls": (_TEMPLATE_PARAMS, _DERIVED_TPARAMS)}
+
+
+@pytest.mark.parametrize("backend", ["systemc", "rtl", "hls"])
+def test_each_backend_renders_every_derived_parameter(backend):
+    _, derived = _registries()[backend]
+    assert set(derived) == set(DERIVED_PARAMS)
+    assert {w for p in CATALOGUE.values() for w in p.derived} <= set(DERIVED_PARAMS)
+
+
+@pytest.mark.parametrize("backend", ["systemc", "rtl", "hls"])
+def test_schema_primitives_have_no_registry_entry(backend):
+    """A primitive whose implementation parameters are all passed or derived is rendered
+    from the catalogue; only the RTL's lane split keeps an entry, for its range check."""
+    registry, _ = _registries()[backend]
+    described = {op for op, p in CATALOGUE.items() if p.passed_params or p.derived}
+    assert described & set(registry) <= ({"lane_split"} if backend == "rtl" else set())
+    assert described >= {"lane_split", "position_split", "lane_combine", "lane_combine2",
+                         "spacc", "spacc2", "spacc3"}
+
+
+def test_the_elaboration_gives_the_passed_parameters_in_order(unchecked_graphs):
+    """One lane's split, on its own (the load-time rule wants every lane)."""
+    from ir import GraphBuilder, elaborate
+
+    g = GraphBuilder("split")
+    g.tensor("a", (9,), "c")
+    g.tensor("x", (9,), "c", role="output")
+    g.node("r", "root")
+    g.node("ai", "scan_compressed", tensor="a", level=0)
+    g.node("s", "lane_split", lanes=3, lane=1, lo=2, hi=7)
+    g.node("v", "array", tensor="a")
+    g.node("xi", "level_writer", tensor="x", level=0)
+    g.node("xv", "value_writer", tensor="x")
+    for src, dst in [("r.ref", "ai.ref_in"), ("ai.crd", "s.crd_in"), ("ai.ref", "s.ref_in"),
+                     ("s.ref", "v.ref"), ("s.crd", "xi.crd"), ("v.val", "xv.val")]:
+        g.edge(src, dst)
+    nodes = elaborate(g.build()).nodes
+    assert nodes["s"].given == (("lanes", 3), ("lane", 1), ("lo", 2), ("hi", 7))
+    assert nodes["v"].given == nodes["ai"].given == ()
