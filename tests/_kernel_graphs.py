@@ -13,7 +13,8 @@ import numpy as np
 from compiler import compile_expression
 from ir import Graph, GraphBuilder, examples
 
-__all__ = ["CASES", "COMPILED", "case_inputs", "compiled_case", "small_random"]
+__all__ = ["CASES", "COMPILED", "case_inputs", "compiled_case", "small_random",
+           "full_range_random"]
 
 
 def small_random(rng: np.random.Generator, shape: tuple[int, ...], density: float,
@@ -22,6 +23,18 @@ def small_random(rng: np.random.Generator, shape: tuple[int, ...], density: floa
     vals = rng.integers(-4, 9, shape) if dtype == "int32" else rng.standard_normal(shape)
     vals = np.where(vals == 0, 1, vals)
     return (vals * (rng.random(shape) < density)).astype(dtype)
+
+
+def full_range_random(seed: int, shape, density: float, dtype: str) -> np.ndarray:
+    """Non-integer floats (so rounding is exercised) or full-range int32 (so is wrap)."""
+    rng = np.random.default_rng(seed)
+    if dtype == "float32":
+        vals = rng.standard_normal(shape).astype(np.float32)
+        vals[vals == 0] = 1
+    else:
+        vals = rng.integers(-2**31, 2**31, size=shape, dtype=np.int64).astype(np.int32)
+        vals[vals == 0] = 7
+    return np.where(rng.random(shape) < density, vals, 0).astype(vals.dtype)
 
 
 def _unary_graph(dtype: str) -> Graph:

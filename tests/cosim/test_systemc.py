@@ -27,22 +27,11 @@ from cosim import (
 from ir import CATALOGUE, examples, load_hw
 from sim_models.python import InputError, simulate
 from tests._block_graphs import BLOCK_HW_OVERRIDES, block_cases
+from tests._kernel_graphs import full_range_random as _rand
 
 pytestmark = pytest.mark.cosim
 
 DEPTHS = (1, 2, 4, None)
-
-
-def _rand(seed: int, shape, density: float, dtype: str) -> np.ndarray:
-    """Non-integer floats (so rounding is exercised) or full-range int32 (so is wrap)."""
-    rng = np.random.default_rng(seed)
-    if dtype == "float32":
-        vals = rng.standard_normal(shape).astype(np.float32)
-        vals[vals == 0] = 1
-    else:
-        vals = rng.integers(-2**31, 2**31, size=shape, dtype=np.int64).astype(np.int32)
-        vals[vals == 0] = 7
-    return np.where(rng.random(shape) < density, vals, 0).astype(vals.dtype)
 
 
 def _assert_same(graph, inputs, depth, sc) -> None:

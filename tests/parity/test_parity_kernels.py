@@ -24,7 +24,14 @@ from compiler import compile_expression
 from cosim import HlsRunError, SystemCRun
 from ir import CATALOGUE, Graph, GraphBuilder, examples
 from sim_models.python import DeadlockError, SimulationError, simulate
-from tests._kernel_graphs import CASES, COMPILED, case_inputs, compiled_case, small_random
+from tests._kernel_graphs import (
+    CASES,
+    COMPILED,
+    case_inputs,
+    compiled_case,
+    small_random,
+)
+from tests._kernel_graphs import full_range_random as _rand
 
 DTYPES = ["float32", "int32"]
 #: example kernels with a parity test below (a new example must get one)
@@ -157,18 +164,6 @@ SEED = st.integers(0, 2**16)
 SETTINGS = settings(max_examples=20, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 CHEAP = over([()], ["random"], backends=("python", "systemc"))
-
-
-def _rand(seed: int, shape, density: float, dtype: str) -> np.ndarray:
-    """Non-integer floats (so rounding is exercised) or full-range int32 (so is wrap)."""
-    rng = np.random.default_rng(seed)
-    if dtype == "float32":
-        vals = rng.standard_normal(shape).astype(np.float32)
-        vals[vals == 0] = 1
-    else:
-        vals = rng.integers(-2**31, 2**31, size=shape, dtype=np.int64).astype(np.int32)
-        vals[vals == 0] = 7
-    return np.where(rng.random(shape) < density, vals, 0).astype(vals.dtype)
 
 
 @pytest.mark.parametrize("backend", CHEAP, indirect=True)
