@@ -276,7 +276,8 @@ def seed_from_traces(suite: Sequence[Kernel], runs: Sequence[SimResult], fifo: i
     every ``ii`` cycles): per primitive kind, ``L`` = the smallest write-to-read gap on
     its output edges minus ``F - 1``, ``ii`` = the smallest gap between two cycles in
     which one of its nodes pushed, and ``startup`` = the first cycle one of its nodes
-    pushed (a node held back by its start-up pushes first at it). Lower bounds met
+    fired (popped or pushed: a node held back by its start-up fires first at it). Lower
+    bounds met
     whenever a consumer waited on a token or a node ran at full rate, which a suite of
     kernels shows for most kinds (a start-up is an upper bound, exact where it held a
     node back, invisible elsewhere); :func:`fit` refines the rest and resets start-ups
@@ -289,20 +290,26 @@ def seed_from_traces(suite: Sequence[Kernel], runs: Sequence[SimResult], fifo: i
         assert trace is not None
         depth = {e.name: e.depth for e in at_run_depth(g, "graph", hw).edges}
         pushes: dict[str, set[int]] = {}
+        first: dict[str, int] = {}  # each node's first firing: its first pop or push
         for e in g.edges:
             et = trace.edges[e.name]
             op = g.nodes[e.src_node].op
             pushes.setdefault(e.src_node, set()).update(c for c in et.cycles if c is not None)
+            for nid, cycles in ((e.src_node, et.cycles), (e.dst_node, et.read_cycles or [])):
+                seen = [c for c in cycles if c is not None]
+                if seen:
+                    first[nid] = min(first.get(nid, seen[0]), min(seen))
             gaps = [r - w for w, r in zip(et.cycles, et.read_cycles or [], strict=False)
                     if w is not None]
             if gaps:
                 f = _read_latency(fifo, depth[e.name])
                 lat[op] = max(1, min(lat.get(op, 1 << 30), min(gaps) - f + 1))
+        for nid, cycle in first.items():
+            op = g.nodes[nid].op
+            startup[op] = min(startup.get(op, cycle), cycle)
         for nid, cycles in pushes.items():
             order = sorted(cycles)
             op = g.nodes[nid].op
-            if order:
-                startup[op] = min(startup.get(op, order[0]), order[0])
             if len(order) > 1:
                 ii[op] = min(ii.get(op, 1 << 30), min(b - a for a, b in zip(order, order[1:],
                                                                            strict=False)))
