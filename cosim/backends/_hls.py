@@ -23,6 +23,7 @@ from typing import Any
 
 from ir import (
     ENTRY_BYTES,
+    TIMING_KNOBS,
     Graph,
     Hardware,
     Trace,
@@ -76,10 +77,10 @@ class HlsCsimBackend(Backend):
 
     name = "hls-csim"
     timed = False
-    #: the generated C++ binds each stream's storage by its read latency (codegen); a
-    #: process's latency, II and start-up are what Vitis schedules (read back with
-    #: ``samfuse calibrate --vitis-solution``), and C-simulation is untimed
-    timing_knobs = frozenset({"fifo.latency"})
+    #: every knob is rendered in the generated C++ (codegen's timing shell: pipeline II,
+    #: iteration latency and start-up per process, stream storage by read latency);
+    #: C-simulation itself is untimed (token-exact under any knobs)
+    timing_knobs = frozenset(TIMING_KNOBS)
 
     def __init__(self, cache_dir: str | Path | None = None) -> None:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else hls_cache_dir()
@@ -98,7 +99,8 @@ class HlsCsimBackend(Backend):
         if cxx is None:
             raise ToolNotFoundError(f"backend {self.name!r} cannot run here: "
                                     f"{self.unavailable()}")
-        # without memory hw only sets block operators' II pragmas (ideal: the same files)
+        # without memory hw sets only timing (block operators' II, the knobs' template
+        # arguments, stream storage): at the defaults, the same files as none
         design = generate(graph) if hw is None else generate(graph, hw=hw)
         h = hashlib.sha256()
         for name in sorted(design.files):

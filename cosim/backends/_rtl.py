@@ -38,7 +38,7 @@ from sim_models.python import (
 from ._backend import Backend, Execution, ToolNotFoundError, register
 
 if TYPE_CHECKING:
-    from rtl_hls.rtl.bench import EdgeRecord
+    from rtl_hls.rtl.bench import EdgeRecord, ExternalRtl
 
 __all__ = ["RtlBackend", "simulate_with_reads", "trace_from_records", "memory_report"]
 
@@ -53,11 +53,15 @@ class RtlBackend(Backend):
     #: each FIFO's capacity and visibility (rtl_hls.rtl.netlist)
     timing_knobs = frozenset({"latency", "ii", "startup", "fifo.latency"})
 
-    def __init__(self, simulator: str | None = None, vcd: str | Path | None = None) -> None:
+    def __init__(self, simulator: str | None = None, vcd: str | Path | None = None,
+                 external: ExternalRtl | None = None) -> None:
         """``vcd``: a path without suffix; each run's waveform is copied to it (``.fst``
-        from Icarus, ``.vcd`` or ``.fst`` from Verilator, as the simulator writes it)."""
+        from Icarus, ``.vcd`` or ``.fst`` from Verilator, as the simulator writes it).
+        ``external``: run those files (a user's exported RTL of the graph, same benches)
+        instead of the reference netlist."""
         self.simulator = simulator or os.environ.get("SAMFUSE_RTL_SIM", "icarus")
         self.vcd = None if vcd is None else Path(vcd)
+        self.external = external
 
     @classmethod
     def unavailable(cls) -> str | None:
@@ -84,7 +88,7 @@ class RtlBackend(Backend):
                           "finite depth (--depth N or --hw-set fifo.depth=N)")
         try:
             run = run_graph(graph, tensors, self.simulator, trace=trace, hw=hw,
-                            waves=self.vcd)
+                            waves=self.vcd, external=self.external)
         except RtlDeadlock as exc:
             raise SimulationError(f"graph {graph.name!r}: {exc}") from None
         result = SimResult(graph.name, {}, run.cycles,

@@ -23,11 +23,15 @@ from ..runs._calibrate import (
     Fit,
     Kernel,
     Knobs,
+    RtlDirError,
     bundled_suite,
+    dir_runs,
     error_stats,
+    export_rtl_dir,
     fit,
     rtl_runs,
     seed_from_traces,
+    systemc_cycles,
 )
 from ..runs._calibrate import model_cycles as suite_model_cycles
 from ..runs._csynth import CsynthError, seed_from_solution
@@ -45,11 +49,16 @@ def add_calibrate_parser(sub: argparse._SubParsersAction, error: type[Exception]
                      help="run the reference RTL under this hardware description (its "
                      "timing.* and fifo.latency knobs rendered): the stand-in for Vitis RTL")
     rtl.add_argument("--rtl-dir", metavar="DIR", type=path_arg,
-                     help="a Vitis-exported RTL per kernel (DIR/<kernel>/*.v, ap_fifo "
-                     "ports; docs/calibrate.md)")
+                     help="a user's exported RTL per kernel (DIR/<kernel>/*.v|*.sv with "
+                     "module <kernel>_top, the samfuse port convention; needs --hw; "
+                     "docs/calibrate.md)")
     c.add_argument("--hw", metavar="NAME|FILE",
                    help="the hardware the model is calibrated on; its timing knobs are the "
-                   "fit's 'before' (default: --rtl-hw's machine at the default knobs)")
+                   "fit's 'before' (default: --rtl-hw's machine at the default knobs; "
+                   "required with --rtl-dir: the machine the RTL was built for)")
+    c.add_argument("--export-rtl-dir", metavar="DIR", type=path_arg,
+                   help="with --rtl-hw: write its reference RTL for every suite kernel in "
+                   "the --rtl-dir convention (DIR/<kernel>/) and stop, without fitting")
     c.add_argument("--suite-size", choices=("nightly", "small"), default="nightly",
                    help="the bundled suite's operand sizes (default nightly; 21 kernels "
                    "either way)")
@@ -64,6 +73,12 @@ def add_calibrate_parser(sub: argparse._SubParsersAction, error: type[Exception]
                    help="largest latency tried per primitive kind (default 6)")
     c.add_argument("--max-ii", type=int, default=3, metavar="N",
                    help="largest II tried per primitive kind (default 3)")
+    c.add_argument("--max-startup", type=int, default=8, metavar="N",
+                   help="largest start-up tried per primitive kind (default 8; 0 fits no "
+                   "start-up)")
+    c.add_argument("--no-systemc", action="store_true",
+                   help="skip re-running the suite on SystemC under calibrated.yaml (by "
+                   "default its cycles are reported and must equal the Python model's)")
     c.add_argument("--out", metavar="DIR", type=path_arg, default=Path("calibrate/out"),
                    help="where calibrated.yaml, report.json and report.md go "
                    "(default calibrate/out)")
@@ -86,20 +101,21 @@ def _suite(args: argparse.Namespace, error: type[Exception]) -> list[Kernel]:
 def _target(args: argparse.Namespace, suite: list[Kernel], error: type[Exception]
             ) -> tuple[list[SimResult], str]:
     """The RTL's traced runs per kernel and a description of the RTL."""
+    def show(name: str) -> None:
+        print(f"  rtl ({args.simulator}): {name}", file=sys.stderr, flush=True)
+
     if args.rtl_dir is not None:
         folder = Path(args.rtl_dir)
         if not folder.is_dir():
             raise error(f"--rtl-dir {str(folder)!r}: no such folder; expected one folder "
-                        "per kernel (DIR/<kernel>/*.v) with the Vitis ap_fifo port "
-                        "convention (docs/calibrate.md)")
-        raise error(f"--rtl-dir {str(folder)!r}: running a user's Vitis RTL is not "
-                    "supported by this version; use --rtl-hw with the reference RTL, or "
-                    "measure your RTL's cycles with its cosim (docs/calibrate.md)")
+                        "per kernel (DIR/<kernel>/ with the Verilog of <kernel>_top; "
+                        "docs/calibrate.md)")
+        try:
+            return (dir_runs(suite, folder, load_hw(args.hw), args.simulator, show),
+                    f"RTL in {folder}")
+        except RtlDirError as exc:
+            raise error(str(exc)) from None
     hw = load_hw(args.rtl_hw)
-
-    def show(name: str) -> None:
-        print(f"  rtl ({args.simulator}): {name}", file=sys.stderr, flush=True)
-
     return rtl_runs(suite, hw, args.simulator, show), f"reference RTL under {args.rtl_hw}"
 
 
@@ -118,30 +134,68 @@ def _seeds(args: argparse.Namespace, suite: list[Kernel], runs: list[SimResult],
 
 
 def _run(args: argparse.Namespace, error: type[Exception]) -> int:
-    for flag in ("max_latency", "max_ii"):
-        if getattr(args, flag) < 1:
-            raise error(f"--{flag.replace('_', '-')} {getattr(args, flag)}: expected >= 1")
+    for flag, low in (("max_latency", 1), ("max_ii", 1), ("max_startup", 0)):
+        if getattr(args, flag) < low:
+            raise error(f"--{flag.replace('_', '-')} {getattr(args, flag)}: expected >= "
+                        f"{low}")
+    if args.rtl_dir is not None and not args.hw:
+        raise error("--rtl-dir needs --hw: the machine the RTL was built for (its FIFO "
+                    "depths and memory) at the knobs the fit starts from")
     suite = _suite(args, error)
+    if args.export_rtl_dir is not None:
+        if args.rtl_hw is None:
+            raise error("--export-rtl-dir writes the reference RTL of --rtl-hw; give "
+                        "--rtl-hw FILE")
+        dirs = export_rtl_dir(suite, load_hw(args.rtl_hw), Path(args.export_rtl_dir))
+        print(f"wrote the reference RTL under {args.rtl_hw} for {len(dirs)} kernels to "
+              f"{args.export_rtl_dir}/<kernel>/ (run it with --rtl-dir)")
+        return 0
     runs, rtl_what = _target(args, suite, error)
     target = [r.cycles for r in runs]
     base = load_hw(args.hw) if args.hw else at_default_knobs(load_hw(args.rtl_hw))
     before = suite_model_cycles(suite, base)
     seeds = _seeds(args, suite, runs, base, error)
     result = fit(suite, target, base, seeds, args.max_latency, args.max_ii,
-                 progress=lambda msg: print(f"  fit: {msg}", file=sys.stderr, flush=True))
+                 progress=lambda msg: print(f"  fit: {msg}", file=sys.stderr, flush=True),
+                 max_startup=args.max_startup)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     calibrated = base.with_overrides(result.knobs.overrides())
     (out / "calibrated.yaml").write_text(hardware_yaml(calibrated, rtl_what))
     report = _report(suite, target, before, result, rtl_what, args)
+    if not args.no_systemc:
+        _systemc_check(report, systemc_cycles(suite, calibrated))
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     (out / "report.md").write_text(_markdown(report))
     after = report["after"]
     print(f"calibrated {len(suite)} kernels against the {rtl_what}: mean |error| "
           f"{report['before']['mean_abs_error_pct']:.2f} % -> "
           f"{after['mean_abs_error_pct']:.2f} %, max {after['max_abs_error_pct']:.2f} %, "
-          f"R² {after['r2']:.4f}; wrote {out / 'calibrated.yaml'}, report.json, report.md")
+          f"R² {after['r2']:.4f}; {_systemc_line(report)}; wrote "
+          f"{out / 'calibrated.yaml'}, report.json, report.md")
+    differ = [r["kernel"] for r in report["kernels"]
+              if "systemc_after" in r and r["systemc_after"] != r["model_after"]]
+    if differ:
+        raise error(f"SystemC under calibrated.yaml differs from the Python model on "
+                    f"{', '.join(differ)} (a samfuse bug: the backends must agree; "
+                    f"report in {out})")
     return 0
+
+
+def _systemc_check(report: dict[str, Any], cycles: list[int | None] | str) -> None:
+    """SystemC's cycles under the calibrated hardware, per kernel, into the report."""
+    if isinstance(cycles, str):
+        report["systemc"] = f"not run: {cycles}"
+        return
+    for row, c in zip(report["kernels"], cycles, strict=True):
+        row["systemc_after"] = c
+    report["systemc"] = ("equals the Python model on every kernel"
+                         if all(r["systemc_after"] == r["model_after"]
+                                for r in report["kernels"]) else "differs from the Python model")
+
+
+def _systemc_line(report: dict[str, Any]) -> str:
+    return f"SystemC {report.get('systemc', 'not run (--no-systemc)')}"
 
 
 def at_default_knobs(hw: Hardware) -> Hardware:
@@ -204,16 +258,20 @@ def _report(suite: list[Kernel], target: list[int], before: list[int], result: F
 
 
 def _markdown(report: dict[str, Any]) -> str:
+    sc = "systemc_after" in (report["kernels"] or [{}])[0]
     lines = [f"# Calibration against the {report['rtl']}", "",
              f"Simulator {report['simulator']}; model hardware {report['hw']}; "
              f"{len(report['kernels'])} kernels ({report['suite_size']}); "
-             f"{report['evaluations']} kernel simulations in the fit.", "",
+             f"{report['evaluations']} kernel simulations in the fit; "
+             f"{_systemc_line(report)}.", "",
              "| kernel | RTL cycles | model before | error before | model after | "
-             "error after |", "|---|---:|---:|---:|---:|---:|"]
+             "error after |" + (" SystemC after |" if sc else ""),
+             "|---|---:|---:|---:|---:|---:|" + ("---:|" if sc else "")]
     for r in report["kernels"]:
         lines.append(f"| {r['kernel']} | {r['rtl_cycles']} | {r['model_before']} | "
                      f"{r['error_before_pct']:+.2f} % | {r['model_after']} | "
-                     f"{r['error_after_pct']:+.2f} % |")
+                     f"{r['error_after_pct']:+.2f} % |"
+                     + (f" {r['systemc_after']} |" if sc else ""))
     lines += ["", "| | R² | mean abs error | max abs error |", "|---|---:|---:|---:|"]
     for when in ("before", "after"):
         s = report[when]

@@ -99,7 +99,8 @@ def generate(graph: Graph, *, hw: Hardware | None = None, mem_depth: int = DEFAU
     at ``hw.clock_mhz``; ``None`` or ideal memory gives the recording top (4 ns, IP catalog).
     ``clock_ns`` overrides the clock either way. Block graphs (docs/blocks.md) get block
     value streams and block operators; ``hw`` also sets each block operator's initiation
-    interval. Every node's derived parameters come from ``ir.elaborate(graph, hw)``.
+    interval and every node's timing knobs (:func:`_timing_shell`, docs/hls.md "Timing
+    knobs"). Every node's derived parameters come from ``ir.elaborate(graph, hw)``.
     """
     top = f"{ident(graph.name)}_top"
     edges = sorted(graph.edges, key=lambda e: e.name)
@@ -252,14 +253,36 @@ def _call(design: HlsDesign, node: Node, eid: dict[str, int], arrays: list[str])
     else:
         tparams = _TEMPLATE_PARAMS.get(node.op, _schema_tparams)(design, node)
     prm = node.params
-    note = node.id
-    if node.id in design.cycles:  # a block operator's firing interval (ir.block_cycles)
-        tparams.append(str(design.cycles[node.id]))
-        note += f", II={design.cycles[node.id]}"
+    timing, note = _timing_shell(design, node)
+    if timing:
+        tparams = (tparams or _ELIDED_TPARAMS.get(node.op, [])) + timing
     if prm.get("block"):
         note += f": block {prm['block']}"
     targs = f"<{', '.join(tparams)}>" if tparams else ""
     return f"    {fname}{targs}({', '.join(args)});  // {note}"
+
+
+#: template parameters a process template defaults before its timing ones, spelled out
+#: when timing arguments follow them
+_ELIDED_TPARAMS = {"array": ["1"]}
+#: the timing shell's template parameters (samfuse_hls.h) with their defaults
+_TIMING_TPARAMS = (("II", 1), ("latency", 1), ("startup", 0))
+
+
+def _timing_shell(design: HlsDesign, node: Node) -> tuple[list[str], str]:
+    """The one place a process gets its timing (docs/hls.md, "Timing knobs"): its
+    elaborated ``ii`` (a block firing's cycles if longer: ``max(cycles, ii)``, as the
+    contract combines them), ``latency`` and ``startup`` as the template arguments ``II``,
+    ``LAT``, ``START`` every process template takes (trailing defaults left out, so a
+    default node's call is unchanged), and the call's comment naming them."""
+    t = _elab(design, node).timing
+    values = [max(t.ii, design.cycles.get(node.id, 1)), t.latency, t.startup]
+    args = [str(v) for v in values]
+    while args and int(args[-1]) == _TIMING_TPARAMS[len(args) - 1][1]:
+        args.pop()
+    note = node.id + "".join(f", {name}={v}" for (name, default), v
+                             in zip(_TIMING_TPARAMS, values, strict=True) if v != default)
+    return args, note
 
 
 def _flt(design: HlsDesign) -> str:
@@ -375,13 +398,11 @@ def _top_source(design: HlsDesign, body: list[str], mem_depth: int) -> str:
 def _fifo_storage(design: HlsDesign, edge: Edge, i: int) -> list[str]:
     """The storage a Vitis user binds a stream to under ``fifo.latency`` (docs/timing.md):
     a shift register (read latency 1) or a RAM with a registered output (read latency 2,
-    which Vitis builds with capacity depth + 1); nothing at the default read latency 1.
-    (LOCAL ADAPTER: ``Elaboration.edges`` comes from the timing elaboration; absent, the
-    default.)"""
-    et = (getattr(design.elab, "edges", None) or {}).get(edge.name)
-    f = getattr(et, "read_latency", 1)
+    which Vitis builds with capacity depth + 1); nothing at the default read latency 1."""
+    assert design.elab is not None
+    f = design.elab.edges[edge.name].read_latency
     hw = design.elab.hw
-    if f == 1 and (hw is None or getattr(hw.fifo, "latency", 1) == 1):
+    if f == 1 and (hw is None or hw.fifo.latency == 1):
         return []
     impl = "srl" if f == 1 else "bram"
     return [f"#pragma HLS bind_storage variable=s{i} type=fifo impl={impl}"

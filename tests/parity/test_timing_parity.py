@@ -2,7 +2,8 @@
 renders them: random knob settings (per primitive kind and per node) x kernels x FIFO
 depths x FIFO read latency, with and without a memory system and on blocks, Python ==
 SystemC token for token and cycle for cycle (statistics and FIFO report included), and
-the outputs against numpy. A backend that does not render a knob fails
+the outputs against numpy; the HLS C-simulation (untimed) token for token and bit for bit
+under the same knobs. A backend that does not render a knob fails
 ``test_every_backend_renders_every_knob``.
 """
 
@@ -10,20 +11,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _backends import assert_same_result, python_run
-from hypothesis import HealthCheck, given, settings
+from _backends import assert_same_result, bits, python_run
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from cosim.backends._backend import BACKENDS, _load_optional
 from cosim.backends._systemc import SystemCRun
-from ir import TIMING_KNOBS, examples, load_hw
+from ir import TIMING_KNOBS, compare_traces, examples, load_hw
 
 SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 DEPTHS = (2, 3, 5, None)
-#: backends that do not render every knob yet (HLS: fifo.latency only, docs/hls.md): expected to
-#: lack knobs until they do; then this set empties and the test holds them too
-PENDING = {"hls-csim"}
+#: backends that do not render every knob yet: expected to lack knobs until they do (none
+#: now: the test holds every backend to every knob)
+PENDING: set[str] = set()
 
 
 def _rand(rng: np.random.Generator, shape, density: float) -> np.ndarray:
@@ -110,6 +111,29 @@ def test_python_equals_systemc_at_random_knobs(systemc, kernel, seed, data):
             for name, want in gold.items():
                 np.testing.assert_allclose(py.dense(name), want, rtol=1e-4, atol=1e-4,
                                            err_msg=where)
+
+
+@settings(SETTINGS, max_examples=12)
+@given(kernel=st.sampled_from(KERNELS), seed=st.integers(0, 2**16), data=st.data())
+def test_python_equals_hls_csim_at_random_knobs(hls, kernel, seed, data):
+    """HLS C-simulation is untimed: under any knobs every edge carries the Python model's
+    tokens and the outputs are bit-equal (and equal numpy)."""
+    graph, inputs, gold = _case(kernel, seed)
+    base, sets, params = data.draw(knobs(graph))
+    graph = _with_params(graph, params)
+    hw = load_hw(base, sets)
+    depth = data.draw(st.sampled_from(DEPTHS))
+    where = f"{kernel} seed={seed} depth={depth} {base} {sets} {params}"
+    py = python_run(graph, inputs, depth, hw)
+    # a run the timed model stops (a deadlock at a small depth) has no untimed counterpart
+    assume(not isinstance(py, Exception))
+    got = hls.run(graph, inputs, trace=True, depth=depth, hw=hw)
+    assert not compare_traces(py.trace, got.trace, timed=False), where
+    for name, want in gold.items():
+        np.testing.assert_array_equal(bits(got.dense(name)), bits(py.dense(name)),
+                                      err_msg=where)
+        np.testing.assert_allclose(got.dense(name), want, rtol=1e-4, atol=1e-4,
+                                   err_msg=where)
 
 
 def test_default_knobs_reproduce_the_contract(systemc):

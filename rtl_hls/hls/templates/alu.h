@@ -6,12 +6,13 @@
 #define SAMFUSE_ALU_H
 #include "block_op.h"
 
-template <int OP, bool FLOAT, class SPEC, int II = 1, class TA, class TB, class ValOut>
+template <int OP, bool FLOAT, class SPEC, int II = 1, int LAT = 1, int START = 0, class TA, class TB, class ValOut>
 void samfuse_alu(hls::stream<TA>& a_in, hls::stream<TB>& b_in, ValOut val) {
+    samfuse::process_start<II, LAT, START>();
     using namespace samfuse;
 alu_loop:
     while (true) {
-#pragma HLS pipeline II = II
+        SAMFUSE_PIPELINE
         TA a = a_in.read();
         TB b = b_in.read();
         if (is_stop_or_done(a) || is_stop_or_done(b)) {
@@ -24,9 +25,9 @@ alu_loop:
     }
 }
 
-template <int OP, bool FLOAT, class ValOut>
+template <int OP, bool FLOAT, int II = 1, int LAT = 1, int START = 0, class ValOut>
 void samfuse_alu(hls::stream<samfuse::tok_t>& a_in, hls::stream<samfuse::tok_t>& b_in,
                  ValOut val) {
-    samfuse_alu<OP, FLOAT, samfuse::ScalarOp>(a_in, b_in, val);
+    samfuse_alu<OP, FLOAT, samfuse::ScalarOp, II, LAT, START>(a_in, b_in, val);
 }
 #endif

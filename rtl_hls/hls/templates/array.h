@@ -5,15 +5,16 @@
 #define SAMFUSE_ARRAY_H
 #include "samfuse_hls.h"
 
-template <int E = 1, class ValOut, class W>
+template <int E = 1, int II = 1, int LAT = 1, int START = 0, class ValOut, class W>
 void samfuse_array(hls::stream<samfuse::tok_t>& ref, ValOut val, const W* vals) {
+    samfuse::process_start<II, LAT, START>();
     using namespace samfuse;
     typedef typename tok_of<E>::type TV;
     uint32_t v[E];
 #pragma HLS array_partition variable = v complete
 array_loop:
     while (true) {
-#pragma HLS pipeline II = 1
+        SAMFUSE_PIPELINE
         tok_t t = ref.read();
         if (is_data(t) || is_empty(t)) {
             // 0 is the zero of both binary32 and int32

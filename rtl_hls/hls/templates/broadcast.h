@@ -6,8 +6,9 @@
 #define SAMFUSE_BROADCAST_H
 #include "repeat.h"
 
-template <class TV, class ValOut>
+template <int II = 1, int LAT = 1, int START = 0, class TV, class ValOut>
 void samfuse_broadcast(hls::stream<TV>& val_in, hls::stream<samfuse::tok_t>& repsig, ValOut val) {
-    samfuse::repeat_stream(val_in, repsig, val);
+    samfuse::process_start<II, LAT, START>();
+    samfuse::repeat_stream<II, LAT>(val_in, repsig, val);
 }
 #endif

@@ -3,14 +3,15 @@
 #define SAMFUSE_CRDHOLD_H
 #include "samfuse_hls.h"
 
-template <class OuterOut, class InnerOut>
+template <int II = 1, int LAT = 1, int START = 0, class OuterOut, class InnerOut>
 void samfuse_crdhold(hls::stream<samfuse::tok_t>& outer_in, hls::stream<samfuse::tok_t>& inner_in,
                      OuterOut outer, InnerOut inner) {
+    samfuse::process_start<II, LAT, START>();
     using namespace samfuse;
     Head oh, ih;
 crdhold_loop:
     while (true) {
-#pragma HLS pipeline II = 1
+        SAMFUSE_PIPELINE
         tok_t h = ih.peek(inner_in), o = oh.peek(outer_in);
         bool o_crd = !is_stop_or_done(o);
         if (!is_stop_or_done(h)) {

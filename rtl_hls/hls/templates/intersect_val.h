@@ -6,11 +6,12 @@
 #include "intersect.h"
 #include "join_core.h"  // the joiner loop (join_streams)
 
-template <class TV, class CrdOut, class AOut, class BOut>
+template <int II = 1, int LAT = 1, int START = 0, class TV, class CrdOut, class AOut, class BOut>
 void samfuse_intersect_val(hls::stream<samfuse::tok_t>& crd_a,
                            hls::stream<TV>& val_a,
                            hls::stream<samfuse::tok_t>& crd_b, hls::stream<samfuse::tok_t>& ref_b,
                            CrdOut crd, AOut out_a, BOut out_b) {
-    samfuse::intersect_streams(crd_a, val_a, crd_b, ref_b, crd, out_a, out_b);
+    samfuse::process_start<II, LAT, START>();
+    samfuse::intersect_streams<II, LAT>(crd_a, val_a, crd_b, ref_b, crd, out_a, out_b);
 }
 #endif

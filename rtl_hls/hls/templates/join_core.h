@@ -38,14 +38,14 @@ bool join_control(tok_t a, tok_t b, JoinSide<RA>& sa, JoinSide<>& sb, CrdOut& cr
 // heads; aligned control tokens pass (join_control, D ends the loop), anything else is the
 // `Rule::step` of the joiner. `side_a` is side a's second stream (ref_a or val_a), passed
 // to `out_a` word for word.
-template <class Rule, class RA, class CrdOut, class AOut, class BOut>
+template <class Rule, int II, int LAT, class RA, class CrdOut, class AOut, class BOut>
 void join_streams(hls::stream<tok_t>& crd_a, hls::stream<RA>& side_a, hls::stream<tok_t>& crd_b,
                   hls::stream<tok_t>& ref_b, CrdOut& crd, AOut& out_a, BOut& out_b) {
     JoinSide<RA> sa;
     JoinSide<> sb;
 join_loop:
     while (true) {
-#pragma HLS pipeline II = 1
+        SAMFUSE_PIPELINE
         tok_t a = sa.crd.peek(crd_a);
         RA ra = sa.ref.peek(side_a);
         tok_t b = sb.crd.peek(crd_b), rb = sb.ref.peek(ref_b);

@@ -15,15 +15,16 @@ inline tok_t lane_sum(const tok_t& a, const tok_t& b) {
 
 }  // namespace samfuse
 
-template <bool FLOAT, class CrdOut, class ValOut>
+template <bool FLOAT, int II = 1, int LAT = 1, int START = 0, class CrdOut, class ValOut>
 void samfuse_lane_combine(hls::stream<samfuse::tok_t>& crd_a, hls::stream<samfuse::tok_t>& val_a,
                           hls::stream<samfuse::tok_t>& crd_b, hls::stream<samfuse::tok_t>& val_b,
                           CrdOut crd, ValOut val) {
+    samfuse::process_start<II, LAT, START>();
     using namespace samfuse;
     Head ha, hb, hva, hvb;
 lane_combine_loop:
     while (true) {
-#pragma HLS pipeline II = 1
+        SAMFUSE_PIPELINE
         tok_t a = ha.peek(crd_a), b = hb.peek(crd_b);
         if (is_data(a) && is_data(b) && payload(a) == payload(b)) {
             tok_t va = hva.peek(val_a), vb = hvb.peek(val_b);

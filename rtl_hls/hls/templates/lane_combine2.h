@@ -55,12 +55,13 @@ struct LaneSumMerge {
 
 }  // namespace samfuse
 
-template <bool FLOAT, class Crd1Out, class Crd0Out, class ValOut>
+template <bool FLOAT, int II = 1, int LAT = 1, int START = 0, class Crd1Out, class Crd0Out, class ValOut>
 void samfuse_lane_combine2(hls::stream<samfuse::tok_t>& crd1_a, hls::stream<samfuse::tok_t>& crd0_a,
                            hls::stream<samfuse::tok_t>& val_a, hls::stream<samfuse::tok_t>& crd1_b,
                            hls::stream<samfuse::tok_t>& crd0_b, hls::stream<samfuse::tok_t>& val_b,
                            Crd1Out crd1, Crd0Out crd0, ValOut val) {
-    samfuse::lane_merge2_machine<samfuse::LaneSumMerge<FLOAT>>(crd1_a, crd0_a, val_a, crd1_b,
+    samfuse::process_start<II, LAT, START>();
+    samfuse::lane_merge2_machine<samfuse::LaneSumMerge<FLOAT>, II, LAT>(crd1_a, crd0_a, val_a, crd1_b,
                                                                 crd0_b, val_b, crd1, crd0, val,
                                                                 __func__);
 }

@@ -39,16 +39,17 @@ void lane_take(tok_t c, Head& hc, HeadOf<TV>& hv, hls::stream<TV>& val_in, CrdOu
 
 }  // namespace samfuse
 
-template <class TV, class CrdOut, class ValOut>
+template <int II = 1, int LAT = 1, int START = 0, class TV, class CrdOut, class ValOut>
 void samfuse_lane_merge(hls::stream<samfuse::tok_t>& crd_a, hls::stream<TV>& val_a,
                         hls::stream<samfuse::tok_t>& crd_b, hls::stream<TV>& val_b, CrdOut crd,
                         ValOut val) {
+    samfuse::process_start<II, LAT, START>();
     using namespace samfuse;
     Head ha, hb;
     HeadOf<TV> hva, hvb;
 lane_merge_loop:
     while (true) {
-#pragma HLS pipeline II = 1
+        SAMFUSE_PIPELINE
         tok_t a = ha.peek(crd_a), b = hb.peek(crd_b);
         int side = lane_pick(a, b, __func__);
         if (side == 0) {

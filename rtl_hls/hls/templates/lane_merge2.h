@@ -59,7 +59,7 @@ struct LaneNoMerge {
 // The PICK / COPY_a / COPY_b machine of both two-level lane merges; with Merge::enabled, an
 // outer crd both lanes hold passes once and Merge::step merges its two inner fibers, one
 // firing at a time, until it returns true (both closed: the closing stop is owed).
-template <class Merge, class TV, class Crd1Out, class Crd0Out, class ValOut>
+template <class Merge, int II, int LAT, class TV, class Crd1Out, class Crd0Out, class ValOut>
 void lane_merge2_machine(hls::stream<tok_t>& crd1_a, hls::stream<tok_t>& crd0_a,
                          hls::stream<TV>& val_a, hls::stream<tok_t>& crd1_b,
                          hls::stream<tok_t>& crd0_b, hls::stream<TV>& val_b, Crd1Out& crd1,
@@ -71,7 +71,7 @@ void lane_merge2_machine(hls::stream<tok_t>& crd1_a, hls::stream<tok_t>& crd0_a,
     uint32_t closed_a = 0, closed_b = 0;  // 0: not closed (a closing inner stop is > 0)
 lane_merge2_loop:
     while (true) {
-#pragma HLS pipeline II = 1
+        SAMFUSE_PIPELINE
         if (mode == LM2_COPY_A) {
             if (lane_copy(h0a, hva, crd0_a, val_a, crd0, val, closed_a, where)) {
                 mode = LM2_PICK;
@@ -131,12 +131,13 @@ lane_merge2_loop:
 
 }  // namespace samfuse
 
-template <class TV, class Crd1Out, class Crd0Out, class ValOut>
+template <int II = 1, int LAT = 1, int START = 0, class TV, class Crd1Out, class Crd0Out, class ValOut>
 void samfuse_lane_merge2(hls::stream<samfuse::tok_t>& crd1_a, hls::stream<samfuse::tok_t>& crd0_a,
                          hls::stream<TV>& val_a, hls::stream<samfuse::tok_t>& crd1_b,
                          hls::stream<samfuse::tok_t>& crd0_b, hls::stream<TV>& val_b,
                          Crd1Out crd1, Crd0Out crd0, ValOut val) {
-    samfuse::lane_merge2_machine<samfuse::LaneNoMerge>(crd1_a, crd0_a, val_a, crd1_b, crd0_b,
+    samfuse::process_start<II, LAT, START>();
+    samfuse::lane_merge2_machine<samfuse::LaneNoMerge, II, LAT>(crd1_a, crd0_a, val_a, crd1_b, crd0_b,
                                                        val_b, crd1, crd0, val, __func__);
 }
 #endif

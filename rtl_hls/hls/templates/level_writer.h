@@ -15,13 +15,13 @@
 namespace samfuse {
 
 // Reads one crd stream to D; returns the crd count n and stop count ns through the sink.
-template <class SINK>
+template <int II, int LAT, class SINK>
 void level_writer_loop(hls::stream<tok_t>& crd, SINK& sink, uint32_t& n, uint32_t& ns) {
     n = 0;
     ns = 0;
 level_writer_loop:
     while (true) {
-#pragma HLS pipeline II = 1
+        SAMFUSE_PIPELINE
         tok_t t = crd.read();
         if (is_data(t)) {
             sink.crd(n, payload(t));
@@ -67,27 +67,32 @@ struct DenseFibers {
 
 }  // namespace samfuse
 
-inline void samfuse_level_writer(hls::stream<samfuse::tok_t>& crd, samfuse::word_t* crd_out,
+template <int II = 1, int LAT = 1, int START = 0>
+void samfuse_level_writer(hls::stream<samfuse::tok_t>& crd, samfuse::word_t* crd_out,
                                  samfuse::word_t* stop_pos, samfuse::word_t* stop_lvl,
                                  samfuse::word_t* counts, uint32_t cap) {
+    samfuse::process_start<II, LAT, START>();
     samfuse::LevelArrays<samfuse::word_t> sink = {crd_out, stop_pos, stop_lvl, cap};
     uint32_t n, ns;
-    samfuse::level_writer_loop(crd, sink, n, ns);
+    samfuse::level_writer_loop<II, LAT>(crd, sink, n, ns);
     counts[0] = n;
     counts[1] = ns;
 }
 
-inline void samfuse_level_writer(hls::stream<samfuse::tok_t>& crd, uint32_t* crd_out,
+template <int II = 1, int LAT = 1, int START = 0>
+void samfuse_level_writer(hls::stream<samfuse::tok_t>& crd, uint32_t* crd_out,
                                  uint32_t* seg_out, uint32_t* n_crd, uint32_t* n_seg,
                                  uint32_t cap) {
+    samfuse::process_start<II, LAT, START>();
     samfuse::LevelArrays<uint32_t> sink = {crd_out, seg_out, 0, cap};
-    samfuse::level_writer_loop(crd, sink, *n_crd, *n_seg);
+    samfuse::level_writer_loop<II, LAT>(crd, sink, *n_crd, *n_seg);
 }
 
-template <uint32_t N>
+template <uint32_t N, int II = 1, int LAT = 1, int START = 0>
 void samfuse_dense_level_writer(hls::stream<samfuse::tok_t>& crd, uint32_t* n_crd,
                                 uint32_t* n_seg) {
+    samfuse::process_start<II, LAT, START>();
     samfuse::DenseFibers<N> sink = {0};
-    samfuse::level_writer_loop(crd, sink, *n_crd, *n_seg);
+    samfuse::level_writer_loop<II, LAT>(crd, sink, *n_crd, *n_seg);
 }
 #endif

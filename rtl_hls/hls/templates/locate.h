@@ -5,13 +5,14 @@
 #define SAMFUSE_LOCATE_H
 #include "samfuse_hls.h"
 
-template <uint32_t SIZE, class RefOut>
+template <uint32_t SIZE, int II = 1, int LAT = 1, int START = 0, class RefOut>
 void samfuse_locate(hls::stream<samfuse::tok_t>& crd_in, hls::stream<samfuse::tok_t>& ref_in,
                     RefOut ref) {
+    samfuse::process_start<II, LAT, START>();
     using namespace samfuse;
 locate_loop:
     while (true) {
-#pragma HLS pipeline II = 1
+        SAMFUSE_PIPELINE
         tok_t c = crd_in.read(), r = ref_in.read();
         if (is_stop_or_done(c) || is_stop_or_done(r)) {
             SAMFUSE_CHECK(same_tok(c, r), "misaligned streams");

@@ -6,14 +6,15 @@
 #define SAMFUSE_POSITION_SPLIT_H
 #include "samfuse_hls.h"
 
-template <uint32_t LO, uint32_t HI, class CrdOut, class RefOut>
+template <uint32_t LO, uint32_t HI, int II = 1, int LAT = 1, int START = 0, class CrdOut, class RefOut>
 void samfuse_position_split(hls::stream<samfuse::tok_t>& crd_in,
                             hls::stream<samfuse::tok_t>& ref_in,
                             hls::stream<samfuse::tok_t>& pos_in, CrdOut crd, RefOut ref) {
+    samfuse::process_start<II, LAT, START>();
     using namespace samfuse;
 position_split_loop:
     while (true) {
-#pragma HLS pipeline II = 1
+        SAMFUSE_PIPELINE
         tok_t c = crd_in.read(), r = ref_in.read(), p = pos_in.read();
         if (is_stop_or_done(c) || is_stop_or_done(r) || is_stop_or_done(p)) {
             SAMFUSE_CHECK(same_tok(c, r) && same_tok(r, p),

@@ -8,9 +8,10 @@
 #define SAMFUSE_REDUCE_H
 #include "block_op.h"
 
-template <int OP, bool FLOAT, class SPEC, int II = 1, class TV, class ValOut>
+template <int OP, bool FLOAT, class SPEC, int II = 1, int LAT = 1, int START = 0, class TV, class ValOut>
 void samfuse_reduce(hls::stream<TV>& val_in, hls::stream<samfuse::tok_t>& outer,
                           ValOut val) {
+    samfuse::process_start<II, LAT, START>();
     using namespace samfuse;
     typedef typename tok_of<SPEC::OUT>::type TO;
     // identity: 0 for sum; -inf (binary32) or INT32_MIN for max
@@ -23,7 +24,7 @@ void samfuse_reduce(hls::stream<TV>& val_in, hls::stream<samfuse::tok_t>& outer,
     Head out_h;
 reduce_loop:
     while (true) {
-#pragma HLS pipeline II = II
+        SAMFUSE_PIPELINE
         TV t = in.peek(val_in);
         if (is_data(t) || is_empty(t)) {
             in.pop();
@@ -50,9 +51,9 @@ reduce_loop:
     }
 }
 
-template <int OP, bool FLOAT, class ValOut>
+template <int OP, bool FLOAT, int II = 1, int LAT = 1, int START = 0, class ValOut>
 void samfuse_reduce(hls::stream<samfuse::tok_t>& val_in, hls::stream<samfuse::tok_t>& outer,
                     ValOut val) {
-    samfuse_reduce<OP, FLOAT, samfuse::ScalarOp>(val_in, outer, val);
+    samfuse_reduce<OP, FLOAT, samfuse::ScalarOp, II, LAT, START>(val_in, outer, val);
 }
 #endif

@@ -10,13 +10,13 @@
 namespace samfuse {
 // The repeater loop shared by repeat (refs) and broadcast (values): `in` is the repeated
 // stream (ref_in or val_in: a scalar word or a block), `out` its repeated copy.
-template <class T, class Out>
+template <int II, int LAT, class T, class Out>
 void repeat_stream(hls::stream<T>& in, hls::stream<tok_t>& repsig, Out& out) {
     HeadOf<T> r_h;
     int skip = -1;
 repeat_loop:
     while (true) {
-#pragma HLS pipeline II = 1
+        SAMFUSE_PIPELINE
         T r = r_h.peek(in);
         if (skip >= 0) {
             SAMFUSE_CHECK(is_stop(r) && payload(r) == static_cast<uint32_t>(skip),
@@ -49,9 +49,10 @@ repeat_loop:
 }
 }  // namespace samfuse
 
-template <class RefOut>
+template <int II = 1, int LAT = 1, int START = 0, class RefOut>
 void samfuse_repeat(hls::stream<samfuse::tok_t>& ref_in, hls::stream<samfuse::tok_t>& repsig,
                     RefOut ref) {
-    samfuse::repeat_stream(ref_in, repsig, ref);
+    samfuse::process_start<II, LAT, START>();
+    samfuse::repeat_stream<II, LAT>(ref_in, repsig, ref);
 }
 #endif

@@ -13,6 +13,7 @@
 #define SAMFUSE_HLS_H
 
 #include <ap_int.h>
+#include <ap_utils.h>
 #include <hls_stream.h>
 
 #include <cmath>
@@ -173,6 +174,47 @@ inline void fail(const char* where, const char* what) {
     } while (0)
 #endif
 #define SAMFUSE_CHECK(cond, what) SAMFUSE_CHECK_AT(__func__, cond, what)
+
+// ---- timing shell (docs/hls.md, "Timing knobs") ----------------------------------------
+// Every process template takes `int II = 1, int LAT = 1, int START = 0`: its node's ii,
+// latency and startup as ir.elaborate gives them (codegen's _timing_args appends them to
+// the call). The process opens with samfuse::process_start<II, LAT, START>() and marks its
+// firing loop with SAMFUSE_PIPELINE; no template knows more about timing than that.
+#define SAMFUSE_PRAGMA(x) _Pragma(#x)
+// The firing loop: initiation interval II, and an iteration latency (pipeline depth) of at
+// least LAT cycles (Vitis pads a shorter schedule with dummy cycles; min=1 constrains
+// nothing, so the default process is scheduled as Vitis chooses).
+#define SAMFUSE_PIPELINE SAMFUSE_PRAGMA(HLS pipeline II = II) SAMFUSE_PRAGMA(HLS latency min = LAT)
+
+#ifndef __SYNTHESIS__
+// Each process's (II, LAT, START) in call (topological) order, as its template was
+// instantiated; the testbench writes them to OUT_DIR/timing.txt.
+inline std::vector<std::vector<int> >& process_timings() {
+    static std::vector<std::vector<int> > log;
+    return log;
+}
+#endif
+
+// A process's start-up: START clock cycles before its firing loop, one ap_wait() clock
+// boundary per iteration of a counted loop (UG1399, "pragma HLS protocol": ap_wait() is a
+// clock operation and has no effect in C-simulation).
+template <int II, int LAT, int START>
+inline void process_start() {
+#pragma HLS inline
+    static_assert(II >= 1 && LAT >= 1 && START >= 0, "timing knobs out of range");
+#ifndef __SYNTHESIS__
+    int knobs[3] = {II, LAT, START};
+    process_timings().push_back(std::vector<int>(knobs, knobs + 3));
+#endif
+startup_wait:
+    for (int c = 0; c < START; c++) {
+#pragma HLS pipeline off
+    startup_cycle: {
+#pragma HLS protocol fixed
+            ap_wait();
+        }
+    }
+}
 
 // One sparse accumulator's entry count for acc_peaks() (csim only): entries held (a slot
 // filled), the most held when a group ends (the drain empties the accumulator), pushed at D.

@@ -19,10 +19,11 @@ struct CompressedLevel {
 };
 }  // namespace samfuse
 
-template <class CrdOut, class RefOut, class W>
+template <int II = 1, int LAT = 1, int START = 0, class CrdOut, class RefOut, class W>
 void samfuse_scan_compressed(hls::stream<samfuse::tok_t>& ref_in, CrdOut crd, RefOut ref,
                              const W* seg, const W* crd_arr) {
+    samfuse::process_start<II, LAT, START>();
     samfuse::CompressedLevel<W> lv = {seg, crd_arr};
-    samfuse::scan_level(ref_in, crd, ref, lv);
+    samfuse::scan_level<II, LAT>(ref_in, crd, ref, lv);
 }
 #endif

@@ -8,7 +8,7 @@
 
 namespace samfuse {
 
-template <class LEVEL, class CrdOut, class RefOut>
+template <int II, int LAT, class LEVEL, class CrdOut, class RefOut>
 void scan_level(hls::stream<tok_t>& ref_in, CrdOut crd, RefOut ref, const LEVEL& lv) {
     enum { IDLE, IN_FIBER, END };
     int state = IDLE;
@@ -16,7 +16,7 @@ void scan_level(hls::stream<tok_t>& ref_in, CrdOut crd, RefOut ref, const LEVEL&
     Head in;
 scan_loop:
     while (true) {
-#pragma HLS pipeline II = 1
+        SAMFUSE_PIPELINE
         if (state == IN_FIBER) {
             crd.write(data_tok(lv.crd_at(p, base)));
             ref.write(data_tok(p));

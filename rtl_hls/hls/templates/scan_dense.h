@@ -15,9 +15,10 @@ struct DenseLevel {
 };
 }  // namespace samfuse
 
-template <uint32_t SIZE, class CrdOut, class RefOut>
+template <uint32_t SIZE, int II = 1, int LAT = 1, int START = 0, class CrdOut, class RefOut>
 void samfuse_scan_dense(hls::stream<samfuse::tok_t>& ref_in, CrdOut crd, RefOut ref) {
+    samfuse::process_start<II, LAT, START>();
     samfuse::DenseLevel<SIZE> lv;
-    samfuse::scan_level(ref_in, crd, ref, lv);
+    samfuse::scan_level<II, LAT>(ref_in, crd, ref, lv);
 }
 #endif

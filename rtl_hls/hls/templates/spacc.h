@@ -7,9 +7,10 @@
 #define SAMFUSE_SPACC_H
 #include "block_op.h"
 
-template <uint32_t CAP, bool FLOAT, int II = 1, class TV, class CrdOut, class ValOut>
+template <uint32_t CAP, bool FLOAT, int II = 1, int LAT = 1, int START = 0, class TV, class CrdOut, class ValOut>
 void samfuse_spacc(hls::stream<samfuse::tok_t>& crd_in, hls::stream<TV>& val_in, CrdOut crd,
                    ValOut val) {
+    samfuse::process_start<II, LAT, START>();
     using namespace samfuse;
     const int E = tok_io<TV>::E;
     static uint32_t acc[CAP][E];
@@ -20,7 +21,7 @@ void samfuse_spacc(hls::stream<samfuse::tok_t>& crd_in, hls::stream<TV>& val_in,
     AccEntries entries;  // for the on-chip buffer rule (csim)
 spacc_loop:
     while (true) {
-#pragma HLS pipeline II = II
+        SAMFUSE_PIPELINE
         if (draining) {  // one accumulator slot per firing, in crd order
             if (k == CAP) {
                 crd.write(stop_tok(out_level));

@@ -11,14 +11,15 @@
 #define SAMFUSE_SPACC3_H
 #include "spacc_core.h"
 
-template <uint32_t CAP2, uint32_t CAP1, uint32_t CAP0, bool FLOAT, int II = 1, class TV,
+template <uint32_t CAP2, uint32_t CAP1, uint32_t CAP0, bool FLOAT, int II = 1, int LAT = 1, int START = 0, class TV,
           class Crd2Out, class Crd1Out, class Crd0Out, class ValOut>
 void samfuse_spacc3(hls::stream<samfuse::tok_t>& crd2_in, hls::stream<samfuse::tok_t>& crd1_in,
                     hls::stream<samfuse::tok_t>& crd0_in, hls::stream<TV>& val_in,
                     Crd2Out crd2, Crd1Out crd1, Crd0Out crd0, ValOut val) {
+    samfuse::process_start<II, LAT, START>();
     using namespace samfuse;
     CrdHeads<3> crd_in(crd2_in, crd1_in, crd0_in);
     CrdWriters<Crd2Out, Crd1Out, Crd0Out> crd(crd2, crd1, crd0);
-    spacc_levels<3, ints<CAP2, CAP1, CAP0>, FLOAT, II>(crd_in, val_in, crd, val);
+    spacc_levels<3, ints<CAP2, CAP1, CAP0>, FLOAT, II, LAT>(crd_in, val_in, crd, val);
 }
 #endif

@@ -62,7 +62,7 @@ struct CrdWriters<W> {
 
 // CAPS = ints<CAP_{N-1}, ..., CAP_0>: level m's crds are below CAPS::get(N-1-m) (the
 // generator's bounds, docs/hls.md). One firing per loop iteration, as in spacc.h.
-template <int N, class CAPS, bool FLOAT, int II, class TV, class CrdIn, class CrdOut,
+template <int N, class CAPS, bool FLOAT, int II, int LAT, class TV, class CrdIn, class CrdOut,
           class ValOut>
 void spacc_levels(CrdIn& crd_in, hls::stream<TV>& val_in, CrdOut& crd, ValOut& val) {
     static_assert(CAPS::N == N, "one capacity per kept level");
@@ -82,7 +82,7 @@ void spacc_levels(CrdIn& crd_in, hls::stream<TV>& val_in, CrdOut& crd, ValOut& v
     AccEntries entries;  // for the on-chip buffer rule (csim)
 spacc_levels_loop:
     while (true) {
-#pragma HLS pipeline II = II
+        SAMFUSE_PIPELINE
         if (draining) {  // one accumulator slot (or one separator, or the end) per firing
             if (slot == SLOTS) {  // the group's closing step
             spacc_close:

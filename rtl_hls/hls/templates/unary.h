@@ -5,15 +5,16 @@
 #define SAMFUSE_UNARY_H
 #include "samfuse_hls.h"
 
-template <int OP, bool FLOAT, uint32_t FCONST, int64_t ICONST, int II = 1, class TV, class ValOut>
+template <int OP, bool FLOAT, uint32_t FCONST, int64_t ICONST, int II = 1, int LAT = 1, int START = 0, class TV, class ValOut>
 void samfuse_unary(hls::stream<TV>& a_in, ValOut val) {
+    samfuse::process_start<II, LAT, START>();
     using namespace samfuse;
     const int E = tok_io<TV>::E;
     uint32_t y[E];
 #pragma HLS array_partition variable = y complete
 unary_loop:
     while (true) {
-#pragma HLS pipeline II = II
+        SAMFUSE_PIPELINE
         TV a = a_in.read();
         if (is_data(a) || is_empty(a)) {
             for (int k = 0; k < E; k++) {

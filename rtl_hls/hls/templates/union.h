@@ -39,18 +39,19 @@ struct UnionRule {
 };
 
 // The unioner loop shared by union and union_val.
-template <class RA, class CrdOut, class AOut, class BOut>
+template <int II, int LAT, class RA, class CrdOut, class AOut, class BOut>
 void union_streams(hls::stream<tok_t>& crd_a, hls::stream<RA>& side_a,
                    hls::stream<tok_t>& crd_b, hls::stream<tok_t>& ref_b, CrdOut& crd,
                    AOut& out_a, BOut& out_b) {
-    join_streams<UnionRule>(crd_a, side_a, crd_b, ref_b, crd, out_a, out_b);
+    join_streams<UnionRule, II, LAT>(crd_a, side_a, crd_b, ref_b, crd, out_a, out_b);
 }
 }  // namespace samfuse
 
-template <class CrdOut, class AOut, class BOut>
+template <int II = 1, int LAT = 1, int START = 0, class CrdOut, class AOut, class BOut>
 void samfuse_union(hls::stream<samfuse::tok_t>& crd_a, hls::stream<samfuse::tok_t>& ref_a,
                    hls::stream<samfuse::tok_t>& crd_b, hls::stream<samfuse::tok_t>& ref_b,
                    CrdOut crd, AOut out_a, BOut out_b) {
-    samfuse::union_streams(crd_a, ref_a, crd_b, ref_b, crd, out_a, out_b);
+    samfuse::process_start<II, LAT, START>();
+    samfuse::union_streams<II, LAT>(crd_a, ref_a, crd_b, ref_b, crd, out_a, out_b);
 }
 #endif

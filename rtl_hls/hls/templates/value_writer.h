@@ -7,12 +7,12 @@
 #include "samfuse_hls.h"
 
 namespace samfuse {
-template <class TV, class W>
+template <int II, int LAT, class TV, class W>
 uint32_t value_writer_loop(hls::stream<TV>& val, W* vals, uint32_t cap) {
     uint32_t n = 0;
 value_writer_loop:
     while (true) {
-#pragma HLS pipeline II = 1
+        SAMFUSE_PIPELINE
         TV t = val.read();
         if (is_data(t)) {
             for (int k = 0; k < tok_io<TV>::E; k++) {
@@ -29,14 +29,16 @@ value_writer_loop:
 }
 }  // namespace samfuse
 
-template <class TV>
+template <int II = 1, int LAT = 1, int START = 0, class TV>
 void samfuse_value_writer(hls::stream<TV>& val, samfuse::word_t* vals, samfuse::word_t* counts,
                           uint32_t cap) {
-    counts[0] = samfuse::value_writer_loop(val, vals, cap);
+    samfuse::process_start<II, LAT, START>();
+    counts[0] = samfuse::value_writer_loop<II, LAT>(val, vals, cap);
 }
 
-template <class TV>
+template <int II = 1, int LAT = 1, int START = 0, class TV>
 void samfuse_value_writer(hls::stream<TV>& val, uint32_t* vals, uint32_t* n_vals, uint32_t cap) {
-    *n_vals = samfuse::value_writer_loop(val, vals, cap);
+    samfuse::process_start<II, LAT, START>();
+    *n_vals = samfuse::value_writer_loop<II, LAT>(val, vals, cap);
 }
 #endif

@@ -32,7 +32,7 @@ from ir import FiberTree, Graph, Hardware
 from ..netlist import Netlist, generate, rtl_sources, write_memories
 
 __all__ = ["SIMULATORS", "simulator_missing", "run_graph", "run_trace", "GraphRun",
-           "EdgeRecord", "cache_root", "RtlDeadlock", "idle_window"]
+           "EdgeRecord", "cache_root", "RtlDeadlock", "idle_window", "ExternalRtl"]
 
 SIMULATORS = ("icarus", "verilator")
 
@@ -132,39 +132,58 @@ def _toolchain_identity(sim: str) -> str:
     return f"{Path(cocotb.__file__).resolve().parent}:{cocotb.__version__}:{Path(tool).resolve()}"
 
 
-def _build(netlist: Netlist, sim: str, waves: bool) -> tuple[Any, Path]:
-    """Build ``netlist`` under ``sim`` once per content hash; returns (runner, build dir)."""
+@dataclass(frozen=True)
+class ExternalRtl:
+    """A design built from someone else's files instead of the reference netlist (a
+    Vitis export, docs/calibrate.md): its Verilog/SystemVerilog sources and top module,
+    which keeps the samfuse port convention (``ap_clk``, ``ap_rst``, ``ap_done``,
+    ``cycles``, the writers' dumps)."""
+
+    sources: tuple[Path, ...]
+    top: str
+
+
+def _build(netlist: Netlist, sim: str, waves: bool,
+           external: ExternalRtl | None = None) -> tuple[Any, Path]:
+    """Build ``netlist`` (or ``external``'s files) under ``sim`` once per content hash;
+    returns (runner, build dir)."""
     from cocotb_tools.runner import get_runner
 
-    srcs = rtl_sources()
+    srcs = list(external.sources) if external is not None else rtl_sources()
+    top = external.top if external is not None else netlist.top
     h = hashlib.sha256()
     for p in srcs:
+        if external is not None:  # a reference build's hash is unchanged by this
+            h.update(p.name.encode())
         h.update(p.read_bytes())
-    h.update(netlist.text.encode())
+    if external is None:
+        h.update(netlist.text.encode())
     opt = verilator_opt() if sim == "verilator" else ""
     h.update(f"{sim}:{waves}{':' + opt if opt else ''}".encode())
     h.update(_toolchain_identity(sim).encode())
-    build_dir = cache_root() / sim / f"{netlist.top}-{h.hexdigest()[:16]}"
+    build_dir = cache_root() / sim / f"{top}-{h.hexdigest()[:16]}"
     build_dir.mkdir(parents=True, exist_ok=True)
-    top_file = build_dir / f"{netlist.top}.sv"
     runner = get_runner(sim)
     runner.log.addFilter(_not_a_cache_hit)
     args = (["-Wno-fatal", "-Wno-lint", "-Wno-style", "--x-assign", "0", "--x-initial", "0"]
             if sim == "verilator" else [])
     with open(build_dir / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not top_file.exists() or top_file.read_text() != netlist.text:
-            top_file.write_text(netlist.text)
+        if external is None:
+            top_file = build_dir / f"{netlist.top}.sv"
+            if not top_file.exists() or top_file.read_text() != netlist.text:
+                top_file.write_text(netlist.text)
+            srcs.append(top_file)
         kwargs: dict[str, Any] = {}
         if sim == "icarus":
             kwargs["timescale"] = ("1ns", "1ps")
         with _sim_env(sim):  # both runners skip the work when nothing changed
             try:
-                runner.build(sources=[*srcs, top_file], hdl_toplevel=netlist.top,
+                runner.build(sources=srcs, hdl_toplevel=top,
                              build_dir=build_dir, build_args=args, waves=waves,
                              log_file=build_dir / "build.log", **kwargs)
             except (RuntimeError, SystemExit) as exc:
-                raise RuntimeError(_build_failure(sim, netlist.top, build_dir, exc)) from None
+                raise RuntimeError(_build_failure(sim, top, build_dir, exc)) from None
     return runner, build_dir
 
 
@@ -272,11 +291,15 @@ def idle_window(graph: Graph, hw: Hardware | None) -> int:
 
 def run_graph(graph: Graph, tensors: Mapping[str, FiberTree], sim: str = "icarus",
               max_cycles: int = 1_000_000, trace: bool = False,
-              hw: Hardware | None = None, waves: Path | None = None) -> GraphRun:
+              hw: Hardware | None = None, waves: Path | None = None,
+              external: ExternalRtl | None = None) -> GraphRun:
     """Build (cached) and run ``graph`` on bound input ``tensors`` under ``sim``; with
     ``trace`` also record every edge's stream (:class:`EdgeRecord`); with ``hw`` on
     that hardware's memory system; with ``waves`` (a path without suffix) copy the
-    run's waveform there, ``waves.fst`` or ``waves.vcd`` as the simulator wrote it."""
+    run's waveform there, ``waves.fst`` or ``waves.vcd`` as the simulator wrote it.
+    With ``external`` the design is those files instead of the reference netlist (run by
+    the same bench; an edge its FIFOs did not record has an empty record, and memory
+    stalls and accumulator peaks are not read)."""
     missing = simulator_missing(sim)
     if missing:
         raise RuntimeError(missing)
@@ -284,17 +307,19 @@ def run_graph(graph: Graph, tensors: Mapping[str, FiberTree], sim: str = "icarus
     keep = _waves()
     dump = keep or waves is not None
     netlist = generate(graph, hw=hw)
-    runner, build_dir = _build(netlist, sim, dump)
+    runner, build_dir = _build(netlist, sim, dump, external)
+    top = netlist.top if external is None else external.top
+    probes = {} if external is not None else {
+        "SAMFUSE_MEM_NODES": json.dumps(netlist.mem_instances),
+        "SAMFUSE_ACC_NODES": json.dumps(netlist.acc_instances)}
     with _run_dir(keep=keep) as run_dir:
         write_memories(graph, tensors, run_dir)
-        _test(runner, sim, netlist.top, "rtl_hls.rtl.bench.graph_bench", run_dir, build_dir,
+        _test(runner, sim, top, "rtl_hls.rtl.bench.graph_bench", run_dir, build_dir,
               dump, {"SAMFUSE_MAX_CYCLES": str(max_cycles),
-                      "SAMFUSE_IDLE_CYCLES": str(idle_window(graph, hw)),
-                      "SAMFUSE_MEM_NODES": json.dumps(netlist.mem_instances),
-                      "SAMFUSE_ACC_NODES": json.dumps(netlist.acc_instances)},
+                     "SAMFUSE_IDLE_CYCLES": str(idle_window(graph, hw)), **probes},
               ["+samfuse_trace"] if trace else ())
         if waves is not None:
-            _copy_waves(netlist.top, run_dir, build_dir, waves)
+            _copy_waves(top, run_dir, build_dir, waves)
         res = json.loads((run_dir / "result.json").read_text())
         if res.get("deadlock"):
             first, window = res["deadlock"]
@@ -306,10 +331,16 @@ def run_graph(graph: Graph, tensors: Mapping[str, FiberTree], sim: str = "icarus
         if netlist.mem_ports:
             out.bursts = _read_mem_log(run_dir / "samfuse.memlog")
         if trace:
-            records = _read_fifo_trace(run_dir / "samfuse.fifotrace")
+            fifotrace = run_dir / "samfuse.fifotrace"
+            records = _read_fifo_trace(fifotrace) if external is None or \
+                fifotrace.exists() else {}
             out.edges = {name: records.get(sig, EdgeRecord())
                          for name, sig in netlist.edge_signals.items()}
         for node in graph.nodes.values():
+            if node.primitive.writes_tensor and not (run_dir / f"{node.id}.dump").exists():
+                raise RuntimeError(f"{top} wrote no {node.id}.dump: its writer {node.id!r} "
+                                   "must dump its recording as the reference top's writers "
+                                   "do (docs/rtl.md)")
             if node.op == "level_writer":
                 out.levels[node.id] = _read_level_dump(run_dir / f"{node.id}.dump")
             elif node.op == "value_writer":
