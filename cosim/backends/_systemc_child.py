@@ -40,6 +40,7 @@ from ir import (
     f32_bits,
     int_constant,
     load_hw,
+    position_windows,
 )
 from sim_models.python import InputError, bind_inputs
 
@@ -223,7 +224,8 @@ _NODE_ARGS = {
     "array": _array_args, "unary": _unary_args, "lane_split": _lane_args,
     "alu": lambda node, tensors, fp: _args((_BINARY[node.params["op"]], fp)),
     "reduce": lambda node, tensors, fp: _args((node.params["op"] == "max", fp)),
-    "position_split": lambda node, tensors, fp: _args((node.params["lo"], node.params["hi"])),
+    "position_split": lambda node, tensors, fp: _args(
+        tuple(x for w in position_windows(node.params) for x in w)),
     "lane_combine": _fp_args, "lane_combine2": _fp_args,
     **dict.fromkeys(ENTRY_BYTES, _fp_args)}
 

@@ -48,6 +48,7 @@ from ir import (
     elaborate,
     f32_bits,
     int_constant,
+    position_windows,
 )
 
 from ._design import ArrayArg, HlsDesign, MemArg, WriterArgs, ident, level_size, writer_nodes
@@ -304,7 +305,7 @@ def _lane_split_tparams(design: HlsDesign, node: Node) -> list[str]:
 
 
 def _position_split_tparams(design: HlsDesign, node: Node) -> list[str]:
-    return [f"{node.params[k]}u" for k in ("lo", "hi")]
+    return [f"{x}u" for w in position_windows(node.params) for x in w]
 
 
 def _elab(design: HlsDesign, node: Node) -> NodeElab:

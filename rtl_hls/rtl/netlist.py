@@ -57,6 +57,7 @@ from ir import (
     crd_bound,
     elaborate,
     level_sizes,
+    position_windows,
     unary_constant_bits,
     value_bits,
 )
@@ -224,6 +225,13 @@ def _lane_split_params(graph: Graph, node: Node, ne: NodeElab) -> dict[str, str]
     return {k.upper(): str(p[k]) for k in ("lanes", "lane", "lo", "hi")}
 
 
+def _window_params(node: Node) -> dict[str, str]:
+    """A position split's windows, packed low window first: ``{hi, lo}`` per window."""
+    wins = position_windows(node.params)
+    packed = ", ".join(f"32'd{hi}, 32'd{lo}" for lo, hi in reversed(wins))
+    return {"NW": str(len(wins)), "WIN": f"{{{packed}}}"}
+
+
 def _writer_params(graph: Graph, node: Node, ne: NodeElab) -> dict[str, str]:
     p = node.params
     sizes = level_sizes(graph, p["tensor"])
@@ -242,8 +250,7 @@ _SCALAR_PARAMS = {
     "alu": lambda graph, node, ne: {"FP": _fp(graph),
                                     "OP": str(BINARY_OPS.index(node.params["op"]))},
     "lane_split": _lane_split_params,
-    "position_split": lambda graph, node, ne: {"LO": str(node.params["lo"]),
-                                               "HI": str(node.params["hi"])},
+    "position_split": lambda graph, node, ne: _window_params(node),
     "lane_combine": lambda graph, node, ne: {"FP": _fp(graph)},
     "lane_combine2": lambda graph, node, ne: {"FP": _fp(graph)},
     **dict.fromkeys(ENTRY_BYTES, _acc_params), **dict.fromkeys(WRITER_PRIMITIVES, _writer_params)}
