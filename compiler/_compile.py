@@ -25,7 +25,7 @@ from ._order_cost import input_stats, order_cost, transpose_tokens
 from ._parallel import DEFAULT_LANE_BUFFER, LaneSplit
 from ._parse import parse
 from ._partition import check_lane_buffer, lane_buffer_for, plan_lanes
-from ._position import plan_positions
+from ._position import POSITION_PARTITIONS, plan_positions
 
 __all__ = ["compile_expression", "parse_order"]
 
@@ -121,13 +121,14 @@ def compile_expression(expr: str | Assignment,
             _search(job, known, hw)
         if not splits:
             return best
-        if partition == "position":  # its windows depend on the order's outer levels
+        if partition in POSITION_PARTITIONS:  # windows depend on the order's outer levels
             if job.blocks:
                 raise LoweringError("partition position adds the lanes' partial values, "
                                     "which the lane reductions do for scalar values only: "
                                     "drop block, or use balanced")
             lanes = plan_positions(norm, par or {}, parse_order(norm, best.meta["order"]),
-                                   idx_sizes, fmts, stats or {})
+                                   idx_sizes, fmts, stats or {},
+                                   contiguous=partition == "position-contiguous")
             splits = lanes.splits
         # lanes do not change which order is cheapest per lane: search on one lane
         graph = job.build_given(parse_order(norm, best.meta["order"]), splits, partition,

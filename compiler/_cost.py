@@ -28,6 +28,7 @@ from ir import (
     Node,
     block_grid,
     memory_ports,
+    position_windows,
     value_elems,
 )
 
@@ -409,12 +410,12 @@ class _Walker:
             _padded(ref), fill[:-1] + (fill[-1] * share / p["lanes"],) if fill else ())}
 
     def _op_position_split(self, node: Node) -> dict[str, _Stream]:
-        """A lane keeps its window of the key's positions: ``(hi - lo)`` of the positions
-        the key stream is expected to hold (positions assumed spread evenly)."""
-        p = node.params
+        """A lane keeps its windows of the key's positions: ``Σ (hi - lo)`` of the
+        positions the key stream is expected to hold (positions assumed spread evenly)."""
         crd, ref = self._in(node, "crd_in"), self._in(node, "ref_in")
         total = self._in(node, "pos_in").count
-        share = min(1.0, (p["hi"] - p["lo"]) / total) if total else 0.0
+        kept = sum(hi - lo for lo, hi in position_windows(node.params))
+        share = min(1.0, kept / total) if total else 0.0
         size, dens = crd.inner()[0]
         lv = crd.levels[:-1] + ((size, dens * share),)
         return {"crd": _Stream(lv), "ref": _Stream(lv, ref.real)}

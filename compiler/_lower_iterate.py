@@ -73,6 +73,9 @@ class Iteration(LowerState):
         bundle = self.scan(bundle, v)
         if v in self.par:
             self.cuts.setdefault(v, []).append((bundle.crd, list(bundle.refs.values())))
+            ranged = self.par[v][0]
+            if ranged.ranges and ranged.key in bundle.refs:  # interleaved windows
+                self.cut_keys[bundle.crd] = bundle.refs[ranged.key]
         if v in self.windowed:
             key = bundle.refs.get(self.windowed[v])
             if key is None:

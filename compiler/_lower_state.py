@@ -113,8 +113,11 @@ class LowerState:
         self.cuts: dict[str, list[tuple[str, list[str]]]] = {}
         #: position partition: the level a parallel index's lanes cut by position -> its
         #: key operand, and that level's joins (crd, refs, the key's ref)
-        self.windowed = {s[0].at: s[0].key for s in par.values() if s and s[0].window}
+        self.windowed = {s[0].at: s[0].key for s in par.values() if s and s[0].windows}
         self.window_cuts: dict[str, list[tuple[str, list[str], str]]] = {}
+        #: interleaved windows: a parallel index's joined crd -> the key operand's ref
+        #: there, whose positions the lanes' coordinate ranges are kept by
+        self.cut_keys: dict[str, str] = {}
         self.lane_of: dict[str, str] = {}
         self.src = norm.assignment.source or None
         self.pos = {v: n for n, v in enumerate(order)}

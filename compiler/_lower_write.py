@@ -72,8 +72,9 @@ class Writing(LowerState):
                     f"index {self.user(v)!r} has {len(levels) - at} output levels at and "
                     "below it; the lane merges (lane_merge, lane_merge2) handle one or two: "
                     "parallelise an index nearer the innermost output level")
-            cuts = [(c, [current[r][t] for r in refs]) for crd, refs in self.cuts[v]
-                    for t, c in enumerate(current[crd])]
+            cuts = [(c, [current[r][t] for r in refs],
+                     current[self.cut_keys[crd]][t] if crd in self.cut_keys else None)
+                    for crd, refs in self.cuts[v] for t, c in enumerate(current[crd])]
             at_w = self.par[v][0].at
             windows = [(c, [current[r][t] for r in refs], current[key][t])
                        for crd, refs, key in self.window_cuts.get(at_w, ())

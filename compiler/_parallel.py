@@ -8,7 +8,7 @@ itself (a private copy: no lane waits for another's stream), and the lanes' outp
 ``v`` and below are merged back in coordinate order by a binary tree of ``lane_merge``
 (one output level) or ``lane_merge2`` (two) nodes. Nested parallelism applies this
 innermost index first: the outer copies then hold the inner lanes and their merge tree.
-A position partition (``LaneSplit.window``) also cuts the level below ``v`` by position:
+A position partition (``LaneSplit.windows``) also cuts the level below ``v`` by position:
 a ``position_split`` on every stream of that level's join keeps the lane's window of the
 key operand's positions, so one heavy fiber spans lanes; lanes then share boundary
 coordinates of ``v`` and are combined by ``lane_combine``/``lane_combine2``, which add
@@ -28,6 +28,11 @@ __all__ = ["LaneSplit", "Replicated", "replicate", "DEFAULT_LANE_BUFFER"]
 #: coordinates before an earlier lane keeps computing until this fills
 DEFAULT_LANE_BUFFER = 1024
 
+#: depth of the FIFOs after a position lane's splits: a split drops the other lanes'
+#: positions of a fiber it shares at one a cycle, and runs this far ahead of the lane's
+#: compute meanwhile (at the default depth the two alternate)
+WINDOW_FIFO = 32
+
 #: merge primitive (and its per-lane input ports, outputs) by the number of output levels
 _MERGES = {
     1: ("lane_merge", (("crd_a", "val_a"), ("crd_b", "val_b")), ("crd", "val")),
@@ -46,12 +51,15 @@ class LaneSplit:
     lane: int
     lo: int
     hi: int
-    #: position partition: the lane's window [lo, hi) of the key operand's positions at
-    #: the level below the parallel index (None: coordinate splits only)
-    window: tuple[int, int] | None = None
+    #: position partition: the lane's windows [lo, hi) of the key operand's positions at
+    #: the level below the parallel index, ascending (empty: coordinate splits only)
+    windows: tuple[tuple[int, int], ...] = ()
     #: internal index of that level and the key operand (its access id)
     at: str = ""
     key: str = ""
+    #: interleaved windows: the lane's coordinate ranges of the parallel index, one per
+    #: window, kept by a ``position_split`` on the coordinates (empty: ``lo``, ``hi``)
+    ranges: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass
@@ -68,13 +76,16 @@ class Replicated:
     origin: dict[str, str] = field(default_factory=dict)
 
 
-def replicate(b: GraphBuilder, tag: str, cuts: Sequence[tuple[str, Sequence[str]]],
+def replicate(b: GraphBuilder, tag: str,
+              cuts: Sequence[tuple[str, Sequence[str], str | None]],
               outputs: Sequence[str], splits: Sequence[LaneSplit],
               buffer: int, windows: Sequence[tuple[str, Sequence[str], str]] = ()
               ) -> Replicated:
     """Copy every node and edge of ``b`` once per lane (``splits``), split the ``cuts``
     (each a joined crd port with its ref ports) per lane and merge ``outputs``.
 
+    Each cut also names the key operand's ref there (interleaved windows keep the
+    lane's ``ranges`` of its positions), or None.
     Copy ``ℓ`` renames node ``n`` to ``n_<tag><ℓ>``; the returned aliases map every old
     port to its copies, so a later (outer) replication can find the streams it splits.
     Every merge input is a lane buffer of ``buffer`` tokens per lane it collects.
@@ -101,25 +112,33 @@ def replicate(b: GraphBuilder, tag: str, cuts: Sequence[tuple[str, Sequence[str]
             result.origin[ids[-1]] = n.id
         # each cut: lane_split nodes on (crd, ref_k); consumers read the split streams
         redirect: dict[str, str] = {}
-        for crd, refs in cuts:
+        for crd, refs, key in cuts:
             # a ref computed from the crd (a locate) follows the split crd by itself
             readers = {e.dst.rpartition(".")[0] for e in edges if e.src == crd}
             refs = [r for r in refs if r.rpartition(".")[0] not in readers]
             for k, ref in enumerate(refs):
-                s = b.node(f"split_{tag}{lane}", "lane_split", lanes=split.lanes,
-                           lane=split.lane, lo=split.lo, hi=split.hi)
+                if split.ranges:  # the key's position ranges: a position split
+                    if key is None:
+                        raise ValueError(f"interleaved windows cut {crd}, where the key "
+                                         "operand is not joined")
+                    s = b.node(f"split_{tag}{lane}", "position_split",
+                               **_windows(split.ranges))
+                    b.edge(port(key), f"{s}.pos_in")
+                else:
+                    s = b.node(f"split_{tag}{lane}", "lane_split", lanes=split.lanes,
+                               lane=split.lane, lo=split.lo, hi=split.hi)
                 ids.append(s)
                 b.edge(port(crd), f"{s}.crd_in")
                 b.edge(port(ref), f"{s}.ref_in")
                 redirect[port(ref)] = f"{s}.ref"
                 if k == 0:
                     redirect[port(crd)] = f"{s}.crd"
-        for crd, refs, key in windows if split.window else ():
+        for crd, refs, key in windows if split.windows else ():
             readers = {e.dst.rpartition(".")[0] for e in edges if e.src == crd}
             refs = [r for r in refs if r.rpartition(".")[0] not in readers]
             for k, ref in enumerate(refs):
-                s = b.node(f"window_{tag}{lane}", "position_split", lo=split.window[0],
-                           hi=split.window[1])
+                s = b.node(f"window_{tag}{lane}", "position_split",
+                           **_windows(split.windows))
                 ids.append(s)
                 for src, dst in ((crd, "crd_in"), (ref, "ref_in"), (key, "pos_in")):
                     b.edge(port(src), f"{s}.{dst}")
@@ -128,15 +147,25 @@ def replicate(b: GraphBuilder, tag: str, cuts: Sequence[tuple[str, Sequence[str]
                     redirect[port(crd)] = f"{s}.crd"
         for e in edges:
             src = port(e.src)
-            b.edges.append(Edge(redirect.get(src, src), port(e.dst), e.depth))
+            depth = e.depth
+            if src in redirect and split.windows and depth is not None:
+                depth = max(depth, WINDOW_FIFO)
+            b.edges.append(Edge(redirect.get(src, src), port(e.dst), depth))
         for n in nodes:
             for p in _out_ports(n):
                 result.aliases.setdefault(p, []).append(redirect.get(port(p), port(p)))
         lane_outputs.append([redirect.get(port(p), port(p)) for p in outputs])
         result.lanes.append(ids)
-    combine = any(s.window for s in splits)
+    combine = any(s.windows for s in splits)
     result.merged = _merge_tree(b, tag, lane_outputs, n_out, buffer, combine)
     return result
+
+
+def _windows(windows: Sequence[tuple[int, int]]) -> dict[str, int | str]:
+    """A ``position_split``'s parameters for ascending windows (docs/primitives.md)."""
+    (lo, hi), *rest = windows
+    return {"lo": lo, "hi": hi} | (
+        {"windows": ",".join(f"{a}:{b}" for a, b in rest)} if rest else {})
 
 
 def _out_ports(n: Node) -> list[str]:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ir import FiberTree, Format
+from ir import CompressedLevel, FiberTree, Format
 
 from ._ast import Access, BinOp, Expr, Reduction, accesses
 from ._errors import LoweringError
@@ -31,14 +31,23 @@ from ._normalize import Normalized
 from ._parallel import LaneSplit
 from ._partition import LanePlan, _given, balanced_ranges
 
-__all__ = ["plan_positions"]
+__all__ = ["plan_positions", "POSITION_PARTITIONS", "MAX_ROUNDS", "MIN_WINDOW"]
+
+#: the partitions that cut positions: interleaved windows, and one window a lane
+POSITION_PARTITIONS = ("position", "position-contiguous")
+#: interleaved windows: at most this many a lane (each is a comparator pair in hardware)
+MAX_ROUNDS = 16
+#: ... and at least this many positions in a window on average (a window boundary inside
+#: a fiber makes two lanes scan that fiber and the combine add a partial)
+MIN_WINDOW = 32
 
 
 def plan_positions(norm: Normalized, par: Mapping[str, int], order: Sequence[str],
                    sizes: Mapping[str, int], fmts: Mapping[str, Format],
-                   tensors: Mapping[str, Any]) -> LanePlan:
+                   tensors: Mapping[str, Any], contiguous: bool = False) -> LanePlan:
     """The lanes' row ranges and position windows for ``par`` (checked already by
-    ``plan_lanes``), and the imbalance they predict; ``order`` is the internal order."""
+    ``plan_lanes``), and the imbalance they predict; ``order`` is the internal order.
+    ``contiguous``: one window a lane (``position-contiguous``), else interleaved."""
     wide = {name: n for name, n in par.items() if n > 1}
     if not wide:
         return LanePlan()
@@ -63,24 +72,56 @@ def plan_positions(norm: Normalized, par: Mapping[str, int], order: Sequence[str
                             "(samfuse compile --input NAME=FILE; compile_expression(stats="
                             "{name: tensor}))")
     fmt = fmts.get(key.tensor) or Format.dense(len(key.indices))
-    rows, cols = _positions(FiberTree.from_any(tensors[key.tensor], fmt), fmt)
+    tree = FiberTree.from_any(tensors[key.tensor], fmt)
+    rows, cols = _positions(tree, fmt)
     work = np.ones(len(rows), dtype=np.float64)
     for a in accesses(norm.assignment.rhs):
         if a is not key:
             work += _contribution(a, v, w, rows, cols, sizes, fmts, tensors)
-    windows = balanced_ranges(work, lanes)
-    n_rows = sizes[v]
-    starts = [0] + [int(rows[lo]) if lo < len(rows) else n_rows for lo, _ in windows[1:]]
-    splits = []
-    for k, (lo, hi) in enumerate(windows):
-        end = n_rows if k == lanes - 1 else starts[k + 1] + int(
-            hi > lo and rows[hi - 1] == starts[k + 1])
-        splits.append(LaneSplit(1, 0, starts[k], max(end, starts[k]), window=(lo, hi),
-                                at=w, key=key.tensor))
-    shares = [float(work[lo:hi].sum()) for lo, hi in windows]
+    rounds = 1 if contiguous else max(1, min(MAX_ROUNDS, len(rows) // (lanes * MIN_WINDOW)))
+    windows = balanced_ranges(work, lanes * rounds)
+    if rounds == 1:
+        splits = _contiguous(windows, rows, sizes[v], w, key.tensor)
+    else:
+        at_v = _outer_positions(tree, rows)
+        splits = [_interleaved(windows[k::lanes], at_v, w, key.tensor)
+                  for k in range(lanes)]
+    shares = [float(sum(work[lo:hi].sum() for lo, hi in windows[k::lanes]))
+              for k in range(lanes)]
     mean = sum(shares) / len(shares)
     imbalance = {name: max(shares) / mean} if mean > 0 else {}
     return LanePlan({v: splits}, imbalance)
+
+
+def _contiguous(windows: list[tuple[int, int]], rows: np.ndarray, n_rows: int, w: str,
+                key: str) -> list[LaneSplit]:
+    """One window a lane: lane ``k`` iterates the rows from its window's first to the
+    next lane's first (shared when a window ends inside it), all rows between."""
+    starts = [0] + [int(rows[lo]) if lo < len(rows) else n_rows for lo, _ in windows[1:]]
+    splits = []
+    for k, (lo, hi) in enumerate(windows):
+        end = n_rows if k == len(windows) - 1 else starts[k + 1] + int(
+            hi > lo and rows[hi - 1] == starts[k + 1])
+        splits.append(LaneSplit(1, 0, starts[k], max(end, starts[k]), windows=((lo, hi),),
+                                at=w, key=key))
+    return splits
+
+
+def _interleaved(windows: list[tuple[int, int]], rows: np.ndarray, w: str,
+                 key: str) -> LaneSplit:
+    """A lane's windows taken in turn with the other lanes': it iterates only the rows
+    that hold them (``rows``: each position's row as the key's level-0 position, kept
+    by a position split there)."""
+    kept = tuple((lo, hi) for lo, hi in windows if hi > lo)
+    ranges: list[tuple[int, int]] = []
+    for lo, hi in kept:
+        first, last = int(rows[lo]), int(rows[hi - 1]) + 1
+        if ranges and first < ranges[-1][1]:
+            ranges[-1] = (ranges[-1][0], max(ranges[-1][1], last))
+        else:
+            ranges.append((first, last))
+    return LaneSplit(1, 0, 0, 0, windows=kept or ((0, 0),), at=w, key=key,
+                     ranges=tuple(ranges) or ((0, 0),))
 
 
 def _check_sums(e: Expr) -> None:
@@ -128,6 +169,14 @@ def _positions(tree: FiberTree, fmt: Format) -> tuple[np.ndarray, np.ndarray]:
     coo = tree.to_coo(keep_zeros=True)[0]
     return (np.asarray(coo[fmt.mode_order[0]], dtype=np.int64),
             np.asarray(coo[fmt.mode_order[1]], dtype=np.int64))
+
+
+def _outer_positions(tree: FiberTree, rows: np.ndarray) -> np.ndarray:
+    """The key's level-0 position of each row (its coordinate on a dense level)."""
+    top = tree.levels[0]
+    if isinstance(top, CompressedLevel):
+        return np.searchsorted(np.asarray(top.crd), rows).astype(np.int64)
+    return rows
 
 
 def _contribution(a: Access, v: str, w: str, rows: np.ndarray, cols: np.ndarray,

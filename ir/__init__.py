@@ -41,6 +41,7 @@ from ._catalogue import (
     Param,
     Port,
     Primitive,
+    position_windows,
     primitive,
 )
 from ._codec import (
@@ -177,7 +178,8 @@ __all__ = [
     "Format", "FormatError", "FiberTree", "DenseLevel", "CompressedLevel", "StorageError",
     "tensor_file_header", "from_path", "mtx_vector_shape", "storage_bytes", "check_fits",
     # catalogue
-    "CATALOGUE", "Primitive", "Port", "Param", "primitive", "STREAM_KINDS", "BINARY_OPS",
+    "CATALOGUE", "Primitive", "Port", "Param", "primitive", "position_windows", "STREAM_KINDS",
+    "BINARY_OPS",
     "UNARY_OPS", "REDUCE_OPS", "WRITER_PRIMITIVES", "COMPUTE_PRIMITIVES", "ENTRY_BYTES",
     "LANE_MERGES", "MEMORY_PRIMITIVES", "DERIVED_PARAMS",
     # graphs

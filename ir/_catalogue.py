@@ -17,7 +17,8 @@ from typing import Any
 
 __all__ = ["StreamKind", "Port", "Param", "Primitive", "CATALOGUE", "primitive", "DERIVED_PARAMS",
            "BINARY_OPS", "UNARY_OPS", "REDUCE_OPS", "STREAM_KINDS", "WRITER_PRIMITIVES",
-           "COMPUTE_PRIMITIVES", "ENTRY_BYTES", "LANE_MERGES", "MEMORY_PRIMITIVES"]
+           "COMPUTE_PRIMITIVES", "ENTRY_BYTES", "LANE_MERGES", "MEMORY_PRIMITIVES",
+           "position_windows"]
 
 StreamKind = str
 STREAM_KINDS: tuple[StreamKind, ...] = ("crd", "ref", "val", "repsig")
@@ -252,14 +253,15 @@ _ENTRIES = [
               _ports("crd1_a:crd", "crd0_a:crd", "val_a:val", "crd1_b:crd", "crd0_b:crd",
                      "val_b:val"),
               _ports("crd1:crd", "crd0:crd", "val:val"), merges_lanes=True),
-    Primitive("position_split", "one lane's window of a level's position space: keeps a "
-              "crd (and its ref) when the key operand's position pos_in lies in [lo, hi); "
-              "stops pass",
+    Primitive("position_split", "one lane's windows of a level's position space: keeps a "
+              "crd (and its ref) when the key operand's position pos_in lies in [lo, hi) "
+              "or a further window; stops pass",
               _ports("crd_in:crd", "ref_in:ref", "pos_in:ref"), _ports("crd:crd", "ref:ref"),
-              (Param("lo", int, doc="first position of the key level this lane keeps",
-                     passed=True),
-               Param("hi", int, doc="position bound (exclusive) of this lane's window",
-                     passed=True))),
+              (Param("lo", int, doc="first position of the key level this lane keeps"),
+               Param("hi", int, doc="position bound (exclusive) of this lane's window"),
+               Param("windows", str, required=False, default="",
+                     doc="the lane's further windows after [lo, hi), ascending, as "
+                         "'lo:hi,lo:hi' (interleaved windows; empty: one window)"))),
     Primitive("lane_combine", "lane reduction of one level: ordered merge of two lanes' "
               "(crd, val) streams that adds the values of equal crds",
               _ports("crd_a:crd", "val_a:val", "crd_b:crd", "val_b:val"),
@@ -298,3 +300,20 @@ def primitive(name: str) -> Primitive:
     except KeyError:
         raise KeyError(f"unknown primitive {name!r}; known primitives: "
                        f"{', '.join(sorted(CATALOGUE))}") from None
+
+
+def position_windows(params: Mapping[str, Any]) -> list[tuple[int, int]]:
+    """A ``position_split``'s windows, ``[lo, hi)`` then its further ``windows``; every
+    backend reads them here. ``ValueError`` unless each is ``lo <= hi`` and each starts
+    at or after the previous one's end (disjoint and ascending)."""
+    out = [(params["lo"], params["hi"])]
+    for part in filter(None, (params.get("windows") or "").split(",")):
+        lo, sep, hi = part.partition(":")
+        if not (sep and lo.strip().isdigit() and hi.strip().isdigit()):
+            raise ValueError(f"window {part!r}: expected 'lo:hi' with lo, hi >= 0")
+        out.append((int(lo), int(hi)))
+    for k, (lo, hi) in enumerate(out):
+        if lo > hi or k and lo < out[k - 1][1]:
+            raise ValueError(f"window [{lo}, {hi}) must have lo <= hi and start at or after "
+                             "the previous window's end")
+    return out

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from ._blocks import MAX_BLOCK_ELEMS, BlockError, block_grid, value_elems
-from ._catalogue import CATALOGUE, Primitive
+from ._catalogue import CATALOGUE, Primitive, position_windows
 from ._codec import CodecError, int_constant
 from ._formats import Format, FormatError
 from ._graph_items import (
@@ -103,9 +103,11 @@ class GraphChecks:
                 raise GraphError(f"node {node.id!r} (lane_split): lane {params['lane']} must "
                                  f"be below lanes {params['lanes']} and lo {params['lo']} at "
                                  f"most hi {params['hi']}")
-            if node.op == "position_split" and not 0 <= params["lo"] <= params["hi"]:
-                raise GraphError(f"node {node.id!r} (position_split): window [{params['lo']}, "
-                                 f"{params['hi']}) must have 0 <= lo <= hi")
+            if node.op == "position_split":
+                try:
+                    position_windows(params)
+                except ValueError as exc:
+                    raise GraphError(f"node {node.id!r} (position_split): {exc}") from None
             if node.op == "unary" and self.dtype == "int32":
                 try:  # the constant register is 32 bits wide in every backend
                     int_constant(params["const"], f"node {node.id!r} (unary): constant")

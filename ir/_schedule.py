@@ -408,7 +408,7 @@ def _region_from(data: Any, n: int) -> Region:
 _REGION_KEYS = ("name", "statements", "order", "transpose", "par", "partition",
                 "lane_buffer", "assoc")
 #: partitioning strategies of parallel lanes (docs/parallel.md)
-PARTITIONS = ("round-robin", "balanced", "position")
+PARTITIONS = ("round-robin", "balanced", "position", "position-contiguous")
 #: how a chain of products associates: as the program writes it, ((A·B)·C)·D,
 #: A·(B·(C·D)), or the cheapest by the compiler's cost model (docs/fusion.md)
 ASSOCIATIONS = ("as-written", "left", "right", "cost")

@@ -40,6 +40,7 @@ from ir import (
     f32_bits,
     int_constant,
     load_hw,
+    position_windows,
 )
 from sim_models.python import InputError, bind_inputs
 
@@ -214,7 +215,9 @@ _NODE_ARGS = {
     "scan_compressed": _compressed_args, "scan_dense": _dense_args, "locate": _dense_args,
     "array": _array_args, "unary": _unary_args,
     "alu": lambda node, tensors, fp: _args((_BINARY[node.params["op"]], fp)),
-    "reduce": lambda node, tensors, fp: _args((node.params["op"] == "max", fp))}
+    "reduce": lambda node, tensors, fp: _args((node.params["op"] == "max", fp)),
+    "position_split": lambda node, tensors, fp: _args(
+        tuple(x for w in position_windows(node.params) for x in w))}
 #: the models' arguments for each derived parameter (ir.DERIVED_PARAMS): an accumulator
 #: grows as it fills, so it takes no bounds
 _DERIVED_ARGS = {"acc_bounds": lambda ne, fp: (), "fp": lambda ne, fp: (fp,)}

@@ -45,7 +45,7 @@ def lane_report(graph: Graph, res: SimResult) -> LaneReport:
     leaves = sorted({lab for lab in lane_of.values() if lab.count(".") == depth},
                     key=_lane_key)
     work = dict.fromkeys(leaves, 0)
-    todo = [n for n, node in graph.nodes.items() if node.op == "lane_split"]
+    todo = [n for n, node in graph.nodes.items() if node.op in _SPLITS]
     seen = set(todo)
     while todo:
         nid = todo.pop()

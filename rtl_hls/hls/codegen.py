@@ -47,6 +47,7 @@ from ir import (
     elaborate,
     f32_bits,
     int_constant,
+    position_windows,
 )
 
 from ._design import ArrayArg, HlsDesign, MemArg, WriterArgs, ident, level_size, writer_nodes
@@ -254,7 +255,10 @@ def _call(design: HlsDesign, node: Node, eid: dict[str, int], arrays: list[str])
         tparams = _TEMPLATE_PARAMS.get(node.op, _schema_tparams)(design, node)
     prm = node.params
     timing, note = _timing_shell(design, node)
-    if timing:
+    if node.op in _PACKED_TPARAMS:
+        full = timing + [str(default) for _, default in _TIMING_TPARAMS[len(timing):]]
+        tparams = full + _PACKED_TPARAMS[node.op](design, node)
+    elif timing:
         tparams = (tparams or _ELIDED_TPARAMS.get(node.op, [])) + timing
     if prm.get("block"):
         note += f": block {prm['block']}"
@@ -334,6 +338,10 @@ def _schema_tparams(design: HlsDesign, node: Node) -> list[str]:
     return out
 
 
+def _position_split_tparams(design: HlsDesign, node: Node) -> list[str]:
+    return [f"{x}u" for w in position_windows(node.params) for x in w]
+
+
 def _elab(design: HlsDesign, node: Node) -> NodeElab:
     assert design.elab is not None
     return design.elab.nodes[node.id]
@@ -344,6 +352,9 @@ def _elab(design: HlsDesign, node: Node) -> NodeElab:
 _TEMPLATE_PARAMS = {
     "scan_dense": _dense_tparams, "locate": _dense_tparams, "alu": _compute_tparams,
     "reduce": _compute_tparams, "array": _array_tparams, "unary": _unary_tparams}
+#: templates whose own parameters are a pack (a position split's windows): the timing
+#: shell's three arguments precede them, always spelled out
+_PACKED_TPARAMS = {"position_split": _position_split_tparams}
 
 
 def _signature(design: HlsDesign) -> str:

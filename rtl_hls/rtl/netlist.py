@@ -56,6 +56,7 @@ from ir import (
     crd_bound,
     elaborate,
     level_sizes,
+    position_windows,
     unary_constant_bits,
     value_bits,
 )
@@ -236,6 +237,13 @@ def _lane_split_params(graph: Graph, node: Node, ne: NodeElab) -> dict[str, str]
     return _schema_params(graph, node, ne)
 
 
+def _window_params(node: Node) -> dict[str, str]:
+    """A position split's windows, packed low window first: ``{hi, lo}`` per window."""
+    wins = position_windows(node.params)
+    packed = ", ".join(f"32'd{hi}, 32'd{lo}" for lo, hi in reversed(wins))
+    return {"NW": str(len(wins)), "WIN": f"{{{packed}}}"}
+
+
 def _writer_params(graph: Graph, node: Node, ne: NodeElab) -> dict[str, str]:
     p = node.params
     sizes = level_sizes(graph, p["tensor"])
@@ -254,7 +262,9 @@ _SCALAR_PARAMS = {
     "array": _array_params, "unary": _unary_params, "reduce": _reduce_params,
     "alu": lambda graph, node, ne: {"FP": _fp(graph),
                                     "OP": str(BINARY_OPS.index(node.params["op"]))},
-    "lane_split": _lane_split_params, **dict.fromkeys(WRITER_PRIMITIVES, _writer_params)}
+    "lane_split": _lane_split_params,
+    "position_split": lambda graph, node, ne: _window_params(node),
+    **dict.fromkeys(WRITER_PRIMITIVES, _writer_params)}
 
 
 def mem_file(tensor: str, level: int | None, what: str) -> str:

@@ -10,7 +10,9 @@ is what lets a merge restore coordinate order by comparing heads.
 
 from __future__ import annotations
 
-from ir import DONE, EMPTY, Stop, stop
+from bisect import bisect_right
+
+from ir import DONE, EMPTY, Stop, position_windows, stop
 
 from ._actor import Actor
 from ._values import binary_op, zero
@@ -88,9 +90,10 @@ class LaneSplit(_Split):
 
 
 class PositionSplit(_Split):
-    """Keeps a (crd, ref) pair when the key position ``pos_in`` beside it lies in
-    ``[lo, hi)``; stops and ``D`` pass. Lanes holding disjoint windows of one level's
-    positions hold disjoint entries, even inside one fiber."""
+    """Keeps a (crd, ref) pair when the key position ``pos_in`` beside it lies in one of
+    its windows (``[lo, hi)``, then ``windows``); stops and ``D`` pass. Lanes holding
+    disjoint windows of one level's positions hold disjoint entries, even inside one
+    fiber."""
 
     op = "position_split"
 
@@ -98,7 +101,8 @@ class PositionSplit(_Split):
         super().__init__(node, inputs, outputs, ctx)
         self.ins = (inputs["crd_in"], inputs["ref_in"], inputs["pos_in"])
         self.oc, self.orf = outputs["crd"], outputs["ref"]
-        self.lo, self.hi = node.params["lo"], node.params["hi"]
+        self.windows = position_windows(node.params)
+        self.starts = [lo for lo, _ in self.windows]
 
     def keeps_heads(self, heads) -> bool:
         c, r, p = heads
@@ -110,10 +114,11 @@ class PositionSplit(_Split):
         if p.__class__ is not int:
             raise self.error(f"pos_in holds {p!r}: a position split needs the key "
                              "operand's position in every entry")
-        return self.lo <= p < self.hi
+        k = bisect_right(self.starts, p) - 1
+        return k >= 0 and p < self.windows[k][1]
 
     def describe_state(self) -> str:
-        return f"window [{self.lo}, {self.hi})"
+        return "windows " + ", ".join(f"[{lo}, {hi})" for lo, hi in self.windows)
 
 
 class LaneMerge(Actor):
@@ -169,6 +174,9 @@ class LaneMerge2(Actor):
     closes a copied fiber is written once the next outer step shows which one it is."""
 
     op = "lane_merge2"
+    #: pop a copied fiber's closing ``S0`` in the next outer step's firing, not in one of
+    #: its own (the lane reductions: one firing per output token, docs/timing.md)
+    folds = False
 
     def __init__(self, node, inputs, outputs, ctx):
         super().__init__(node, inputs, outputs, ctx)
@@ -179,6 +187,9 @@ class LaneMerge2(Actor):
         self.pending = False  # a copied inner fiber's closing stop is not written yet
         #: per lane, the level of the inner stop that closed its outer fiber (or None)
         self.closed: dict[str, int | None] = {"a": None, "b": None}
+        #: (folds) the lanes whose closing S0 waits at the head for the next pick, and
+        #: when the closing stops were all visible (the next firing is no earlier)
+        self.held, self.fold_rt = "", 0
 
     def run(self):
         while True:
@@ -197,6 +208,10 @@ class LaneMerge2(Actor):
         c, val = c0.peek(), v.peek()
         if c.__class__ is Stop:
             _check_stop(self, val, c, f"val_{side}")
+            if self.folds:  # the next pick (S0) or the fiber's end (S1 and up) pops it
+                self.pending, self.copying, self.fold_rt = True, None, rt
+                self.held += side if c.level == 0 else ""
+                return None
             ft = self.fire_at(rt, 0)
             c0.pop(ft)
             v.pop(ft)
@@ -229,7 +244,8 @@ class LaneMerge2(Actor):
             st, blk = self.space_all(*outs)
             if blk is not None:
                 return blk
-            ft = self.fire_at(rt, st)
+            ft = self.fire_at(max(rt, self.fold_rt), st)
+            self.pop_held(ft)
             c1 = self.lane_in[side][0]
             self.o1.push(c1.pop(ft), ft)
             if self.pending:
@@ -257,17 +273,23 @@ class LaneMerge2(Actor):
         st, blk = self.space_all(self.o1, self.o0, self.ov)
         if blk is not None:
             return blk
-        ft = self.fire_at(max(rt, r2), st)
+        ft = self.fire_at(max(rt, r2, self.fold_rt), st)
         for ch in (a1, b1, *need):
             ch.pop(ft)
         self.o1.push(a, ft)
         self.o0.push(inner, ft)
         self.ov.push(inner, ft)
-        self.pending = False
+        self.pending, self.fold_rt = False, 0
         self.closed = {"a": None, "b": None}
         if a is DONE:
             self.finish(ft)
         return None
+
+    def pop_held(self, ft: int) -> None:
+        for s in self.held:
+            for ch in self.lane_in[s][1:]:
+                ch.pop(ft)
+        self.held, self.fold_rt = "", 0
 
     def describe_state(self) -> str:
         return f"copying lane {self.copying}" if self.copying else "picking"
@@ -332,6 +354,7 @@ class LaneCombine2(LaneMerge2):
     hold is written once and its two inner fibers are merged, adding equal inner crds."""
 
     op = "lane_combine2"
+    folds = True
 
     def __init__(self, node, inputs, outputs, ctx):
         super().__init__(node, inputs, outputs, ctx)
@@ -358,7 +381,8 @@ class LaneCombine2(LaneMerge2):
         st, blk = self.space_all(*outs)
         if blk is not None:
             return blk
-        ft = self.fire_at(rt, st)
+        ft = self.fire_at(max(rt, self.fold_rt), st)
+        self.pop_held(ft)
         b1.pop(ft)
         self.o1.push(a1.pop(ft), ft)
         if self.pending:
@@ -379,14 +403,9 @@ class LaneCombine2(LaneMerge2):
                 return blk
             _check_stop(self, av.peek(), a, "val_a")
             _check_stop(self, bv.peek(), b, "val_b")
-            ft = self.fire_at(max(rt, r2), 0)
-            for ch in (a0, av, b0, bv):
-                ch.pop(ft)
-            for side, tok in (("a", a), ("b", b)):
-                if tok.level > 0:
-                    self.closed[side] = tok.level
-            self.pending, self.merging = True, False
-            return None
+            self.pending, self.merging, self.fold_rt = True, False, max(rt, r2)
+            self.held = "".join(s for s, tok in (("a", a), ("b", b)) if tok.level == 0)
+            return None  # folded: the next pick or the fiber's end pops them
         side = "a" if b.__class__ is Stop else "b" if a.__class__ is Stop else \
             _order(self, a, b, "crd0_a", "crd0_b")
         if side is None:

@@ -16,6 +16,7 @@ using namespace samfuse;
 struct Args {
   const std::string& id;
   const std::int64_t* ints;
+  std::size_t nints;
   const std::uint32_t* a;
   std::size_t na;
   const std::uint32_t* b;
@@ -89,7 +90,7 @@ const std::map<std::string, Model>& models() {
       {"lane_merge", plain<LaneMerge>()},
       {"lane_merge2", plain<LaneMerge2>()},
       {"position_split", model<PositionSplit>([](const Args& x) -> Primitive* {
-         return new PositionSplit(x.id, x.ints[0], x.ints[1]);
+         return new PositionSplit(x.id, std::vector<long long>(x.ints, x.ints + x.nints));
        })},
       {"lane_combine", with_fp<LaneCombine>()},
       {"lane_combine2", with_fp<LaneCombine2>()},
@@ -162,9 +163,9 @@ void set_fifo_visibility(int net, int fifo, int vis) {
 }
 
 int add_node(int net, const std::string& op, const std::string& id,
-             const std::int64_t* ints, std::size_t, const std::uint32_t* a, std::size_t na,
-             const std::uint32_t* b, std::size_t nb) {
-  Primitive* p = models().at(op).make(Args{id, ints, a, na, b, nb});
+             const std::int64_t* ints, std::size_t nints, const std::uint32_t* a,
+             std::size_t na, const std::uint32_t* b, std::size_t nb) {
+  Primitive* p = models().at(op).make(Args{id, ints, nints, a, na, b, nb});
   g_nets.at(std::size_t(net)).ops.push_back(op);
   return net_at(net).add(p);
 }

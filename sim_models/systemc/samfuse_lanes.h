@@ -188,6 +188,12 @@ class LaneMerge2 : public LanePrimitive {
     const std::string side = kSide[s];
     if (is_stop(c)) {
       check_stop(val, KIND_VAL, c, "val_" + side);
+      if (folds_) {  // the next pick (S0) or the outer fiber's end (S1 and up) pops it
+        pending_ = true;
+        copying_ = -1;
+        held_[s] = payload(c) == 0;
+        return eval(now);
+      }
       fire(now);
       c0.pop();
       v.pop();
@@ -225,6 +231,7 @@ class LaneMerge2 : public LanePrimitive {
       if (Fifo* f = out_[OV].blocked()) return wait_out(f);
     }
     fire(now);
+    pop_held();
     out_[O1].push(in(s, C1).pop(), now);
     if (pending_) {
       out_[O0].push(stop_tok(0), now);
@@ -274,9 +281,23 @@ class LaneMerge2 : public LanePrimitive {
     return true;
   }
 
+  // the closing S0s held at the heads (folds_), popped by the pick that follows
+  void pop_held() {
+    for (int s = 0; s < 2; ++s)
+      if (held_[s]) {
+        in(s, C0).pop();
+        in(s, V).pop();
+        held_[s] = false;
+      }
+  }
+
   int copying_ = -1;      // the lane whose inner fiber is being copied (-1: PICK)
   bool pending_ = false;  // a copied inner fiber's closing stop is not written yet
   int closed_[2] = {-1, -1};  // per lane, the level of the inner stop that closed it, or -1
+  // lane_combine2: a copied fiber's closing stop is popped by the next outer step's firing
+  // (one firing per output token), not by one of its own (docs/timing.md)
+  bool folds_ = false;
+  bool held_[2] = {false, false};  // folds_: a lane's closing S0 waits at its heads
 };
 
 // Keeps a (crd, ref) pair when the key position beside it (pos_in) lies in [lo, hi); stops
@@ -284,8 +305,9 @@ class LaneMerge2 : public LanePrimitive {
 class PositionSplit : public LanePrimitive {
  public:
   SAMFUSE_PORTS("crd_in,ref_in,pos_in", "crd,ref")
-  PositionSplit(const std::string& id, long long lo, long long hi)
-      : LanePrimitive(id, "position_split", 3, 2), lo_(lo), hi_(hi) {}
+  // windows: lo, hi pairs, ascending and disjoint (ir.position_windows checked them)
+  PositionSplit(const std::string& id, std::vector<long long> windows)
+      : LanePrimitive(id, "position_split", 3, 2), windows_(std::move(windows)) {}
 
   bool eval(cycle_t now) override {
     Fifo &ci = *in_[0], &ri = *in_[1], &pi = *in_[2];
@@ -298,7 +320,7 @@ class PositionSplit : public LanePrimitive {
     if (!control && !is_data(p))
       fail("pos_in holds {0}: a position split needs the key operand's position in every "
            "entry", p, KIND_CRD);
-    bool keep = control || (lo_ <= (long long)payload(p) && (long long)payload(p) < hi_);
+    bool keep = control || kept((long long)payload(p));
     if (keep) {
       if (Fifo* b = out_[0].blocked()) return wait_out(b);
       if (Fifo* b = out_[1].blocked()) return wait_out(b);
@@ -316,11 +338,21 @@ class PositionSplit : public LanePrimitive {
   }
 
   std::string describe_state() const override {
-    return "window [" + std::to_string(lo_) + ", " + std::to_string(hi_) + ")";
+    std::string out = "windows";
+    for (std::size_t k = 0; k + 1 < windows_.size(); k += 2)
+      out += std::string(k ? ", " : " ") + "[" + std::to_string(windows_[k]) + ", " +
+             std::to_string(windows_[k + 1]) + ")";
+    return out;
   }
 
  private:
-  long long lo_, hi_;
+  bool kept(long long p) const {
+    for (std::size_t k = 0; k + 1 < windows_.size(); k += 2)
+      if (windows_[k] <= p && p < windows_[k + 1]) return true;
+    return false;
+  }
+
+  std::vector<long long> windows_;
 };
 
 // The sum of two lanes' partial values (N counts as zero), in the graph's dtype.
@@ -378,7 +410,9 @@ class LaneCombine : public LanePrimitive {
 // written once and its two inner fibers are merged (MERGE), adding equal inner crds.
 class LaneCombine2 : public LaneMerge2 {
  public:
-  LaneCombine2(const std::string& id, bool fp) : LaneMerge2(id, "lane_combine2"), fp_(fp) {}
+  LaneCombine2(const std::string& id, bool fp) : LaneMerge2(id, "lane_combine2"), fp_(fp) {
+    folds_ = true;
+  }
 
   bool eval(cycle_t now) override {
     if (merging_) return merge(now);
@@ -392,6 +426,7 @@ class LaneCombine2 : public LaneMerge2 {
       if (Fifo* f = out_[OV].blocked()) return wait_out(f);
     }
     fire(now);
+    pop_held();
     b1.pop();
     out_[O1].push(a1.pop(), now);
     if (pending_) {
@@ -416,16 +451,11 @@ class LaneCombine2 : public LaneMerge2 {
       if (Fifo* f = missing({&av, &bv})) return wait_in(f);
       check_stop(av.peek(), KIND_VAL, a, "val_a");
       check_stop(bv.peek(), KIND_VAL, b, "val_b");
-      fire(now);
-      a0.pop();
-      av.pop();
-      b0.pop();
-      bv.pop();
-      if (payload(a) > 0) closed_[0] = int(payload(a));
-      if (payload(b) > 0) closed_[1] = int(payload(b));
-      pending_ = true;
+      pending_ = true;  // folded: the next pick or the outer fiber's end pops them
       merging_ = false;
-      return true;
+      held_[0] = payload(a) == 0;
+      held_[1] = payload(b) == 0;
+      return eval(now);
     }
     const bool both = is_data(a) && a == b;
     Pick side = both ? PICK_CONTROL : is_stop(b) ? PICK_A : is_stop(a) ? PICK_B

@@ -1,17 +1,22 @@
-// position_split: one lane's window of a level's position space (docs/primitives.md,
+// position_split: one lane's windows of a level's position space (docs/primitives.md,
 // docs/parallel.md). pos_in carries the key operand's position beside each (crd, ref)
-// pair; the pair is kept when LO <= pos < HI, the others are consumed without output.
-// Stops and D pass on both outputs. One firing per input triple, kept or not.
+// pair; the pair is kept when the position lies in one of the windows WIN = lo0, hi0,
+// lo1, hi1, ... (lo <= pos < hi; a comparator pair each), the others are consumed
+// without output. Stops and D pass on both outputs. One firing per input triple, kept or
+// not.
 #ifndef SAMFUSE_POSITION_SPLIT_H
 #define SAMFUSE_POSITION_SPLIT_H
 #include "samfuse_hls.h"
 
-template <uint32_t LO, uint32_t HI, int II = 1, int LAT = 1, int START = 0, class CrdOut, class RefOut>
+// The windows are a parameter pack, so the timing shell's arguments come first here.
+template <int II, int LAT, int START, uint32_t... WIN, class CrdOut, class RefOut>
 void samfuse_position_split(hls::stream<samfuse::tok_t>& crd_in,
                             hls::stream<samfuse::tok_t>& ref_in,
                             hls::stream<samfuse::tok_t>& pos_in, CrdOut crd, RefOut ref) {
     samfuse::process_start<II, LAT, START>();
     using namespace samfuse;
+    static_assert(sizeof...(WIN) >= 2 && sizeof...(WIN) % 2 == 0, "windows come as lo, hi pairs");
+    static const uint32_t win[] = {WIN...};
 position_split_loop:
     while (true) {
         SAMFUSE_PIPELINE
@@ -25,7 +30,13 @@ position_split_loop:
             continue;
         }
         SAMFUSE_CHECK(is_data(p), "pos_in holds N: a position split needs the key's position");
-        if (payload(p) >= LO && payload(p) < HI) {
+        bool keep = false;
+    position_split_windows:
+        for (unsigned k = 0; k < sizeof...(WIN); k += 2) {
+#pragma HLS unroll
+            keep = keep || (payload(p) >= win[k] && payload(p) < win[k + 1]);
+        }
+        if (keep) {
             crd.write(c);
             ref.write(r);
         }

@@ -9,7 +9,9 @@
 // crd0/val per cycle, the smaller crd first and an equal crd once with the sum of the two
 // values (N counts as zero; FP: binary32, else int32); when both inner heads are stops they
 // are popped without writing (needs the val heads, no space) and the closing stop is owed
-// as after a COPY.
+// as after a COPY. COMBINE also folds (docs/timing.md, lane_combine2): the closing stops
+// of a COPY or MERGE are not popped in a cycle of their own but at the heads act as PICK,
+// whose firing pops an S0 (`hold_x`); a higher stop stays for the outer stops' firing.
 module samfuse_lane_merge2_core #(
     parameter int W = 34,  // value token width: 2 + 32*E for blocks of E elements
     parameter bit COMBINE = 1'b0,  // lane_combine2: MERGE the fibers of an equal outer crd
@@ -43,6 +45,8 @@ module samfuse_lane_merge2_core #(
   // MERGE: both lanes' inner fibers of one outer crd
   logic same, a0d, b0d, a0s, b0s, m_both, m_a, m_b, m_heads;
   logic [31:0] xa, xb;
+  // COMBINE's fold: the closing stop(s) at the heads, PICK acts this cycle
+  logic fold, hold_a, hold_b, pend;
 
   assign ad = crd1_a_dout[33:32] == TAG_DATA;
   assign bd = crd1_b_dout[33:32] == TAG_DATA;
@@ -71,6 +75,12 @@ module samfuse_lane_merge2_core #(
   assign c0_head = mode == COPY_B ? crd0_b_empty_n && val_b_empty_n
                                   : crd0_a_empty_n && val_a_empty_n;
   assign c0_stop = c0[33:32] == TAG_STOP;
+  assign fold = COMBINE && ((mode == COPY_A || mode == COPY_B) && c0_head && c0_stop ||
+                            mode == MERGE && crd0_a_empty_n && crd0_b_empty_n && a0s &&
+                            b0s && val_a_empty_n && val_b_empty_n);
+  assign hold_a = fold && mode != COPY_B && crd0_a_dout[31:0] == 32'd0;
+  assign hold_b = fold && mode != COPY_A && crd0_b_dout[31:0] == 32'd0;
+  assign pend = pending || fold;
 
   always @* begin
     crd1_a_read = 1'b0;
@@ -91,7 +101,7 @@ module samfuse_lane_merge2_core #(
     closed_a_n = closed_a;
     closed_b_n = closed_b;
     if (fin) begin
-    end else if (mode == MERGE) begin
+    end else if (mode == MERGE && !fold) begin
       if (crd0_a_empty_n && crd0_b_empty_n) begin
         if (a0s && b0s) begin  // both fibers closed: their closing stop is owed
           if (val_a_empty_n && val_b_empty_n) begin
@@ -116,7 +126,7 @@ module samfuse_lane_merge2_core #(
                            : m_a ? val_a_dout : val_b_dout;
         end
       end
-    end else if (mode != PICK) begin
+    end else if (mode != PICK && !fold) begin
       if (c0_head && (c0_stop || inner_sp)) begin
         crd0_a_read = mode == COPY_A;
         val_a_read = mode == COPY_A;
@@ -138,13 +148,17 @@ module samfuse_lane_merge2_core #(
       end
     end else if (crd1_a_empty_n && crd1_b_empty_n) begin
       if (take_a || take_b || same) begin
-        if (crd1_full_n && (!pending || inner_sp)) begin
+        if (crd1_full_n && (!pend || inner_sp)) begin
           crd1_a_read = take_a || same;
           crd1_b_read = take_b || same;
+          crd0_a_read = hold_a;
+          val_a_read = hold_a;
+          crd0_b_read = hold_b;
+          val_b_read = hold_b;
           crd1_write = 1'b1;
           crd1_din = take_a ? crd1_a_dout : crd1_b_dout;
-          crd0_write = pending;
-          val_write = pending;
+          crd0_write = pend;
+          val_write = pend;
           crd0_din = mk(TAG_STOP, 32'd0);
           val_din = wide(mk(TAG_STOP, 32'd0));
           pending_n = 1'b0;
@@ -165,6 +179,7 @@ module samfuse_lane_merge2_core #(
         crd1_din = crd1_a_dout;
         crd0_din = inner;
         val_din = wide(inner);
+        mode_n = PICK;
         pending_n = 1'b0;
         closed_a_n = 1'b0;
         closed_b_n = 1'b0;

@@ -1,10 +1,12 @@
-// position_split: one lane's window of a level's position space (docs/parallel.md). A
-// (crd, ref) pair is kept when the key position beside it (pos_in) has LO <= pos < HI.
-// Every firing needs the three heads and pops the three; only a kept token (a pair of
-// this lane's window, a stop, D) is written and so needs space. One firing per cycle.
+// position_split: one lane's windows of a level's position space (docs/parallel.md). A
+// (crd, ref) pair is kept when the key position beside it (pos_in) lies in one of the NW
+// windows: window k is WIN[64k +: 32] <= pos < WIN[64k + 32 +: 32] (a comparator pair
+// each). Every firing needs the three heads and pops the three; only a kept token (a
+// pair of this lane's windows, a stop, D) is written and so needs space. One firing per
+// cycle.
 module samfuse_position_split #(
-    parameter int LO = 0,
-    parameter int HI = 1
+    parameter int NW = 1,
+    parameter logic [64*NW-1:0] WIN = 64'(1) << 32
 ) (
     `SAMFUSE_CLOCK,
     `SAMFUSE_IN(crd_in),
@@ -14,18 +16,19 @@ module samfuse_position_split #(
     `SAMFUSE_OUT(ref)
 );
   import samfuse_pkg::*;
-  logic fin, ctl, keep, fire;
+  logic fin, ctl, keep, in_win, fire;
   logic [1:0] tc;
   logic [31:0] p;
   assign tc = crd_in_dout[33:32];
   assign p = pos_in_dout[31:0];
   assign ctl = tc == TAG_STOP || tc == TAG_DONE;
-  // LO = 0 or HI = 0 (an empty window) makes a comparison constant
-  /* verilator lint_off UNSIGNED */
+  always @* begin
+    in_win = 1'b0;
+    for (int k = 0; k < NW; k++)
+      if (p >= WIN[64*k +: 32] && p < WIN[64*k+32 +: 32]) in_win = 1'b1;
+  end
   // a position that is not data (N: an error in the model) is never kept
-  assign keep = ctl || (pos_in_dout[33:32] == TAG_DATA && {1'b0, p} >= 33'(LO) &&
-                        {1'b0, p} < 33'(HI));
-  /* verilator lint_on UNSIGNED */
+  assign keep = ctl || (pos_in_dout[33:32] == TAG_DATA && in_win);
   assign fire = !fin && crd_in_empty_n && ref_in_empty_n && pos_in_empty_n &&
                 (!keep || (crd_full_n && ref_full_n));
   assign crd_in_read = fire;

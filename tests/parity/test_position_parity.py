@@ -1,0 +1,196 @@
+"""Position lanes (``--partition position``: interleaved windows; ``position-contiguous``:
+one window a lane; docs/parallel.md) on every backend against the Python model and numpy:
+the ``position_split`` with several windows and the folding lane reduction
+``lane_combine2`` as primitives, and compiled SpMV, SpMM, SDDMM, a three-operand
+intersection and a union on skewed data (a heavy row split across lanes, more lanes than
+nonzeros). What each backend is held to is in ``_backends.py``.
+"""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from _backends import over
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import compiler._position as position
+from compiler import compile_expression
+from cosim.runs._lanes import lane_report
+from ir import DONE, load_hw, position_windows, stop
+from sim_models.python import run_primitive, simulate
+
+S0, S1, D = stop(0), stop(1), DONE
+HBM = load_hw("hbm2-u280")
+CHEAP = [(d, None) for d in (1, 2, 4, None)] + [(2, HBM)]
+CONFIGS = {"python": CHEAP, "systemc": CHEAP}
+
+
+def _skewed(rng: np.random.Generator, n: int, m: int, nnz: int, hub: float) -> sp.csr_matrix:
+    """Power-law rows, one of which holds a ``hub`` share of the entries."""
+    weights = (np.arange(n) + 1.0) ** -1.2
+    rows = rng.choice(n, size=nnz, p=weights / weights.sum())
+    rows[: int(hub * nnz)] = rng.integers(n)
+    cols = rng.integers(m, size=nnz)
+    A = sp.csr_matrix((rng.random(nnz, dtype=np.float32) + 0.5, (rows, cols)), shape=(n, m))
+    A.sum_duplicates()
+    return A.astype(np.float32)
+
+
+#: name -> expression, formats, order, (A, rng) -> (other inputs, gold of the inputs)
+KERNELS = {
+    "spmv": ("y(i) = A(i,k) * x(k)", {"A": "csr"}, "i,k",
+             lambda A, r: ({"x": r.random(A.shape[1], dtype=np.float32)},
+                           lambda t: A @ t["x"])),
+    "spmm": ("X(i,j) = A(i,k) * B(k,j)", {"A": "csr", "X": "csr"}, "i,k,j",
+             lambda A, r: ({"B": r.random((A.shape[1], 3), dtype=np.float32)},
+                           lambda t: A @ t["B"])),
+    "sddmm": ("X(i,j) = A(i,j) * U(i,k) * V(k,j)", {"A": "csr", "X": "csr"}, "i,j,k",
+              lambda A, r: ({"U": r.random((A.shape[0], 2), dtype=np.float32),
+                             "V": r.random((2, A.shape[1]), dtype=np.float32)},
+                            lambda t: A.multiply(t["U"] @ t["V"]).toarray())),
+    "intersect3": ("y(i) = A(i,k) * B(i,k) * C(i,k)", {"A": "csr", "B": "csr", "C": "csr"},
+                   "i,k",
+                   lambda A, r: ({"B": _resample(A, r), "C": _resample(A, r)},
+                                 lambda t: np.asarray(A.multiply(t["B"]).multiply(t["C"])
+                                                      .sum(axis=1)).ravel())),
+    "union": ("X(i,j) = A(i,k) * (B(k,j) + C(k,j))",
+              {"A": "csr", "B": "csr", "C": "csr", "X": "csr"}, "i,k,j",
+              lambda A, r: ({"B": _resample(A.T, r), "C": _resample(A.T, r)},
+                            lambda t: (A @ (t["B"] + t["C"])).toarray())),
+}
+
+
+def _resample(M, rng) -> sp.csr_matrix:
+    """Same shape, its own sparsity and values."""
+    return sp.random(*M.shape, 0.4, format="csr", dtype=np.float32, random_state=rng)
+
+
+def compile_position(kernel: str, A: sp.csr_matrix, lanes: int, partition: str, seed: int,
+                     min_window: int = 2):
+    """The kernel on ``A`` at ``lanes`` position lanes; ``min_window`` positions a window
+    at least (small, so that small data is still dealt in many interleaved windows)."""
+    expr, formats, order, make = KERNELS[kernel]
+    others, gold = make(A, np.random.default_rng(seed))
+    tensors = {"A": A, **others}
+    with mock.patch.object(position, "MIN_WINDOW", min_window):
+        g = compile_expression(expr, formats, {k: v.shape for k, v in tensors.items()},
+                               order=order, par={"i": lanes}, partition=partition,
+                               stats=dict(tensors))
+    assert any(n.op == "position_split" for n in g.nodes.values())
+    out = "y" if expr.startswith("y") else "X"
+    return g, tensors, {out: np.asarray(gold(tensors))}
+
+
+def _cases():
+    rng = np.random.default_rng(28)
+    heavy = _skewed(rng, 20, 16, 90, 0.35)
+    two = sp.csr_matrix((np.array([2., 3.], dtype=np.float32), ([4, 4], [1, 6])),
+                        shape=(9, 8))
+    for name, kernel, A, lanes, partition in (
+            ("spmv-3", "spmv", heavy, 3, "position"),
+            ("spmm-4", "spmm", heavy, 4, "position"),
+            ("sddmm-4", "sddmm", heavy, 4, "position"),
+            ("intersect3-3", "intersect3", heavy, 3, "position"),
+            ("union-2", "union", heavy, 2, "position"),
+            ("spmm-contiguous-3", "spmm", heavy, 3, "position-contiguous"),
+            ("spmv-8-on-2-nonzeros", "spmv", two, 8, "position")):
+        yield (name, *compile_position(kernel, A, lanes, partition, seed=lanes))
+
+
+CASES = list(_cases())
+IDS = [c[0] for c in CASES]
+
+
+@pytest.mark.parametrize("backend,name,graph,inputs,expected", over(
+    CASES, IDS, only={"hls": ["spmm-4", "sddmm-4", "spmv-8-on-2-nonzeros"],
+                      "rtl-icarus": ["spmv-3", "spmm-4", "sddmm-4", "union-2"],
+                      "rtl-verilator": ["sddmm-4"]}), indirect=["backend"])
+def test_position_lanes_match_model_and_numpy(backend, name, graph, inputs, expected):
+    backend.check(graph, inputs, expected, configs=CONFIGS)
+
+
+def test_cases_deal_interleaved_windows_and_split_a_row():
+    """The cases exercise what they are named for: several windows a lane, a row that
+    two lanes share (its partials added by the lane reductions)."""
+    name, graph = CASES[1][0], CASES[1][1]
+    splits = [n for n in graph.nodes.values() if n.op == "position_split"]
+    assert max(len(position_windows(n.params)) for n in splits) > 2, name
+    assert any(n.op == "lane_combine2" for n in graph.nodes.values())
+    res = simulate(graph, CASES[1][2])
+    X = np.asarray(CASES[1][3]["X"])
+    np.testing.assert_allclose(res.dense("X"), X, rtol=1e-5, atol=1e-5)
+
+
+# -- the primitives ---------------------------------------------------------------------
+
+@settings(max_examples=40, deadline=None)
+@given(cuts=st.lists(st.integers(0, 40), min_size=2, max_size=8),
+       positions=st.lists(st.integers(0, 45), max_size=20))
+def test_position_split_keeps_exactly_the_positions_in_its_windows(cuts, positions):
+    cuts = sorted(cuts)[: len(cuts) // 2 * 2]
+    wins = list(zip(cuts[::2], cuts[1::2], strict=True))
+    params = {"lo": wins[0][0], "hi": wins[0][1],
+              "windows": ",".join(f"{lo}:{hi}" for lo, hi in wins[1:])}
+    run = run_primitive("position_split", {"crd_in": [*range(len(positions)), S0, D],
+                                           "ref_in": [*range(len(positions)), S0, D],
+                                           "pos_in": [*positions, S0, D]}, params=params)
+    kept = [k for k, p in enumerate(positions) if any(lo <= p < hi for lo, hi in wins)]
+    assert run.tokens["crd"] == [*kept, S0, D]
+    assert run.tokens["ref"] == [*kept, S0, D]
+
+
+@pytest.mark.parametrize("windows,what", [("5:3", "lo <= hi"), ("2:4", "previous"),
+                                          ("x", "lo:hi")])
+def test_position_split_refuses_bad_windows(windows, what):
+    with pytest.raises(ValueError, match=what):
+        position_windows({"lo": 0, "hi": 3, "windows": windows})
+
+
+def test_lane_combine2_writes_a_token_every_cycle_across_fibers():
+    """The fold: a copied fiber's closing stop is popped with the next outer step, so the
+    inner output runs without gaps (lane_merge2 spends a cycle on each closing stop)."""
+    ins = {"crd1_a": [0, 2, S0, D], "crd0_a": [5, 6, S0, 1, 7, S1, D],
+           "val_a": [1., 2., S0, 3., 4., S1, D],
+           "crd1_b": [2, 3, S0, D], "crd0_b": [0, 7, S0, 6, S1, D],
+           "val_b": [2., 5., S0, 9., S1, D]}
+    run = run_primitive("lane_combine2", ins)
+    assert run.tokens["crd1"] == [0, 2, 3, S0, D]
+    assert run.tokens["crd0"] == [5, 6, S0, 0, 1, 7, S0, 6, S1, D]
+    assert run.tokens["val"] == [1., 2., S0, 2., 3., 9., S0, 9., S1, D]
+    inner = run.cycles["crd0"][:-1]
+    assert inner == list(range(inner[0], inner[0] + len(inner)))
+    merge = run_primitive("lane_merge2", {**ins, "crd1_b": [3, S0, D],
+                                          "crd0_b": [6, S1, D], "val_b": [9., S1, D]})
+    gaps = np.diff(merge.cycles["crd0"][:-1])
+    assert gaps.max() > 1
+
+
+# -- skewed random data on the reference and SystemC ------------------------------------
+
+@pytest.mark.parametrize("backend", over([()], [""], backends=("python", "systemc")),
+                         indirect=["backend"])
+@pytest.mark.parametrize("kernel", sorted(KERNELS))
+@settings(max_examples=4, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**16), lanes=st.sampled_from([2, 3, 5, 9]),
+       hub=st.sampled_from([0.0, 0.3, 0.6]),
+       partition=st.sampled_from(["position", "position-contiguous"]))
+def test_position_lanes_on_skewed_data(backend, kernel, seed, lanes, hub, partition):
+    A = _skewed(np.random.default_rng(seed), 14, 12, 50, hub)
+    graph, tensors, gold = compile_position(kernel, A, lanes, partition, seed)
+    backend.check(graph, tensors, gold, configs={"python": [(2, None)],
+                                                 "systemc": [(2, None)]})
+
+
+def test_interleaved_windows_balance_a_heavy_row():
+    rng = np.random.default_rng(3)
+    A = _skewed(rng, 60, 60, 400, 0.4)
+    graph, tensors, gold = compile_position("spmm", A, 4, "position", 3, min_window=8)
+    res = simulate(graph, tensors)
+    np.testing.assert_allclose(res.dense("X"), gold["X"], rtol=1e-4, atol=1e-4)
+    assert lane_report(graph, res).imbalance < 1.1
+    assert graph.meta["parallel"]["partition"] == "position"
