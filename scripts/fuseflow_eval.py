@@ -41,7 +41,7 @@ from ir import WORD_BYTES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 #: --studies name -> the bundled study it runs (cosim/studies/)
-STUDIES = {"gnn": "fig12-gnn", "attention": "fig12-attention"}
+STUDIES = {"gnn": "fig12-gnn", "attention": "fig12-attention", "collab-s16": "fig14-collab"}
 #: --quick: the same studies at test sizes on the Python model
 QUICK_CONFIG = {"gcn": "small-fuseflow", "graphsage": "small-fuseflow",
                 "bigbird": "small", "autoencoder": "small"}
