@@ -196,7 +196,7 @@ def predict(cfg: Any) -> dict[str, float]:
     from compiler import NAMED_SCHEDULES, compile_model, cycle_estimate, estimate, evaluate
     from compiler._blocks import seed_blocks
     from cosim.runs._config_run import _program_frontend
-    from ir import Schedule, run_depth
+    from ir import FiberTree, Format, Schedule, run_depth
 
     program, binds, _ = _program_frontend(cfg)
     schedule = NAMED_SCHEDULES[cfg.schedule](program) if cfg.schedule in NAMED_SCHEDULES \
@@ -209,6 +209,10 @@ def predict(cfg: Any) -> dict[str, float]:
     hw = cfg.hardware()
     used = run_depth("graph", hw)
     values = {**binds, **evaluate(compiled.program, binds)}
+    if cfg.block == 1:  # as a run holds them: each tensor in its memory format
+        values = {n: FiberTree.from_any(v, Format.parse(compiled.formats[n], v.ndim),
+                                        dtype=compiled.program.tensors[n].dtype)
+                  for n, v in values.items() if n in compiled.formats}
     out = {"est_cycles": 0.0, "est_flops": 0.0, "est_bytes": 0.0}
     for reg in compiled.regions:
         for k in reg.kernels:
