@@ -279,6 +279,10 @@ def main(argv: list[str] | None = None) -> int:
                     "hbm2-u280=cora to keep the slow memory runs small")
     ap.add_argument("--quick", action="store_true",
                     help="test sizes on the Python model (a smoke run, < 2 minutes)")
+    ap.add_argument("--no-run", action="store_true",
+                    help="run nothing: the tables and figure from every run each study "
+                    "has finished in --out (runs/*.json; e.g. a study still running, or "
+                    "run at another commit)")
     ap.add_argument("--predict", action="store_true",
                     help="simulate nothing: print the cost heuristic's cycles and speed-ups "
                     "for the selected runs (what runs skipped over the budget would take)")
@@ -298,14 +302,21 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n## {spec.name}: the heuristic's prediction (nothing simulated)\n")
             print(predicted_table(configs))
             continue
-        start = time.perf_counter()
-        rows_of, ran = run_configs(configs, out, workers=args.workers, label=spec.name)
-        rows = [r for c in configs for r in rows_of[c]]
-        write_table(rows, out)
-        result = StudyResult(rows, ran, len(configs) - ran, time.perf_counter() - start)
-        frame = result.frame()
-        print(f"\n## {spec.name}: {len(result.rows)} rows ({result.ran} run, "
-              f"{result.cached} cached) in {result.seconds:.0f} s -> {out}\n")
+        if args.no_run:
+            import pandas as pd
+
+            frame = pd.DataFrame([row for path in sorted((out / "runs").glob("*.json"))
+                                  for row in json.loads(path.read_text())])
+            print(f"\n## {spec.name}: {len(frame)} finished rows read from {out}/runs\n")
+        else:
+            start = time.perf_counter()
+            rows_of, ran = run_configs(configs, out, workers=args.workers, label=spec.name)
+            rows = [r for c in configs for r in rows_of[c]]
+            write_table(rows, out)
+            result = StudyResult(rows, ran, len(configs) - ran, time.perf_counter() - start)
+            frame = result.frame()
+            print(f"\n## {spec.name}: {len(result.rows)} rows ({result.ran} run, "
+                  f"{result.cached} cached) in {result.seconds:.0f} s -> {out}\n")
         print("### Figure 12: speed-up over unfused\n")
         print(fig12_table(frame))
         print("\n### Figure 14: work over unfused (simulator counts)\n")
