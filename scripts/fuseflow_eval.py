@@ -225,17 +225,28 @@ def predict(cfg: Any) -> dict[str, float]:
 
 
 def predicted_table(configs: list[Any]) -> str:
-    """Markdown: the heuristic's cycles per schedule and its predicted speed-ups."""
-    est: dict[tuple[Any, ...], float] = {}
+    """Markdown: the heuristic's cycles per schedule and its predicted speed-ups, then its
+    FLOPs and words (bytes / 4) per schedule as ratios to unfused (Figure 14, predicted)."""
+    preds: dict[tuple[Any, ...], dict[str, float]] = {}
     for cfg in configs:
         if not cfg.workload.is_program:
             continue
         model, data = published_key(cfg.workload.model, cfg.workload.config, cfg.block)
-        est[(model, data, cfg.hw, cfg.schedule)] = predict(cfg)["est_cycles"]
+        preds[(model, data, cfg.hw, cfg.schedule)] = predict(cfg)
+    est = {k: v["est_cycles"] for k, v in preds.items()}
     lines = ["| model | data set | hw | unfused est. cycles | partial est. | full est. | "
              "partial × | full × | FuseFlow partial × | FuseFlow full × |",
              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    work = ["", "| model | data set | hw | schedule | est. FLOPs / unfused | "
+            "est. bytes / unfused |", "|---|---|---|---|---:|---:|"]
     for model, data, hw in sorted({k[:3] for k in est}):
+        base = preds.get((model, data, hw, "unfused"))
+        for s in ("partial", "full"):
+            got = preds.get((model, data, hw, s))
+            if base and got and base["est_flops"] and base["est_bytes"]:
+                work.append(f"| {model} | {data} | {hw} | {s} | "
+                            f"{got['est_flops'] / base['est_flops']:.4f}× | "
+                            f"{got['est_bytes'] / base['est_bytes']:.3f}× |")
         cyc = {s: est.get((model, data, hw, s)) for s in ("unfused", "partial", "full")}
         speed = {s: cyc["unfused"] / cyc[s] if cyc["unfused"] and cyc[s] else None
                  for s in ("partial", "full")}
@@ -246,7 +257,7 @@ def predicted_table(configs: list[Any]) -> str:
                      + f" | {_cell(speed['partial'], '{:.3g}×')} | "
                      f"{_cell(speed['full'], '{:.3g}×')} | "
                      f"{_cell(paper[0])} | {_cell(paper[1])} |")
-    return "\n".join(lines)
+    return "\n".join(lines + work)
 
 
 def _selected(cfg: Any, args: argparse.Namespace) -> bool:
