@@ -17,6 +17,7 @@ draws ``docs/figures/fig12-<study>.png``:
     .venv/bin/python scripts/fuseflow_eval.py                   # both studies (~1 h)
     .venv/bin/python scripts/fuseflow_eval.py --studies gnn --workers 2
     .venv/bin/python scripts/fuseflow_eval.py --quick           # tiny sizes, Python, < 2 min
+    .venv/bin/python scripts/fuseflow_eval.py --studies attention --predict   # heuristic only
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from ir import WORD_BYTES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 #: --studies name -> the bundled study it runs (cosim/studies/)
-STUDIES = {"gnn": "fig12-gnn", "attention": "fig12-attention"}
+STUDIES = {"gnn": "fig12-gnn", "attention": "fig12-attention", "collab-s16": "fig14-collab"}
 #: --quick: the same studies at test sizes on the Python model
 QUICK_CONFIG = {"gcn": "small-fuseflow", "graphsage": "small-fuseflow",
                 "bigbird": "small", "autoencoder": "small"}
@@ -185,6 +186,80 @@ def table3(frame: Any) -> str:
     return "\n".join(lines)
 
 
+def predict(cfg: Any) -> dict[str, float]:
+    """The cost heuristic's cycles, FLOPs and bytes for one model run of a study, without
+    simulating it: compiled as the study would (schedule, blocks, association), each
+    kernel priced on the data it reads, at the FIFO depth the run's hardware gives
+    (``fuseflow``: unbounded). What a run skipped over the budget would have taken."""
+    import dataclasses
+
+    from compiler import NAMED_SCHEDULES, compile_model, cycle_estimate, estimate, evaluate
+    from compiler._blocks import seed_blocks
+    from cosim.runs._config_run import _program_frontend
+    from ir import FiberTree, Format, Schedule, run_depth
+
+    program, binds, _ = _program_frontend(cfg)
+    schedule = NAMED_SCHEDULES[cfg.schedule](program) if cfg.schedule in NAMED_SCHEDULES \
+        else Schedule.from_dict(json.loads(cfg.schedule))
+    if cfg.block > 1:
+        schedule = dataclasses.replace(schedule, block=seed_blocks(program, cfg.block))
+    if cfg.assoc != "as-written":
+        schedule = dataclasses.replace(schedule, assoc=cfg.assoc)
+    compiled = compile_model(program, schedule, depth=cfg.depth, stats=binds)
+    hw = cfg.hardware()
+    used = run_depth("graph", hw)
+    values = {**binds, **evaluate(compiled.program, binds)}
+    if cfg.block == 1:  # as a run holds them: each tensor in its memory format
+        values = {n: FiberTree.from_any(v, Format.parse(compiled.formats[n], v.ndim),
+                                        dtype=compiled.program.tensors[n].dtype)
+                  for n, v in values.items() if n in compiled.formats}
+    out = {"est_cycles": 0.0, "est_flops": 0.0, "est_bytes": 0.0}
+    for reg in compiled.regions:
+        for k in reg.kernels:
+            graph = k.graph if used == "graph" else k.graph.with_depth(used)
+            est = estimate(graph, {t: values[k.source(t)] for t in k.inputs}, hw=hw)
+            out["est_cycles"] += cycle_estimate(graph, est, hw)
+            out["est_flops"] += est.flops
+            out["est_bytes"] += est.dram_bytes
+    return out
+
+
+def predicted_table(configs: list[Any]) -> str:
+    """Markdown: the heuristic's cycles per schedule and its predicted speed-ups, then its
+    FLOPs and words (bytes / 4) per schedule as ratios to unfused (Figure 14, predicted)."""
+    preds: dict[tuple[Any, ...], dict[str, float]] = {}
+    for cfg in configs:
+        if not cfg.workload.is_program:
+            continue
+        model, data = published_key(cfg.workload.model, cfg.workload.config, cfg.block)
+        preds[(model, data, cfg.hw, cfg.schedule)] = predict(cfg)
+    est = {k: v["est_cycles"] for k, v in preds.items()}
+    lines = ["| model | data set | hw | unfused est. cycles | partial est. | full est. | "
+             "partial × | full × | FuseFlow partial × | FuseFlow full × |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    work = ["", "| model | data set | hw | schedule | est. FLOPs / unfused | "
+            "est. bytes / unfused |", "|---|---|---|---|---:|---:|"]
+    for model, data, hw in sorted({k[:3] for k in est}):
+        base = preds.get((model, data, hw, "unfused"))
+        for s in ("partial", "full"):
+            got = preds.get((model, data, hw, s))
+            if base and got and base["est_flops"] and base["est_bytes"]:
+                work.append(f"| {model} | {data} | {hw} | {s} | "
+                            f"{got['est_flops'] / base['est_flops']:.4f}× | "
+                            f"{got['est_bytes'] / base['est_bytes']:.3f}× |")
+        cyc = {s: est.get((model, data, hw, s)) for s in ("unfused", "partial", "full")}
+        speed = {s: cyc["unfused"] / cyc[s] if cyc["unfused"] and cyc[s] else None
+                 for s in ("partial", "full")}
+        paper = FIG12_SPEEDUP.get((model, data), (None, None))
+        lines.append(f"| {model} | {data} | {hw} | "
+                     + " | ".join(_cell(cyc[s], "{:,.0f}") for s in ("unfused", "partial",
+                                                                      "full"))
+                     + f" | {_cell(speed['partial'], '{:.3g}×')} | "
+                     f"{_cell(speed['full'], '{:.3g}×')} | "
+                     f"{_cell(paper[0])} | {_cell(paper[1])} |")
+    return "\n".join(lines + work)
+
+
 def _selected(cfg: Any, args: argparse.Namespace) -> bool:
     """Whether a run of the study is asked for by ``--data-sets`` / ``--hw-data-sets``."""
     model, data = published_key(cfg.workload.model, cfg.workload.config, cfg.block)
@@ -215,6 +290,13 @@ def main(argv: list[str] | None = None) -> int:
                     "hbm2-u280=cora to keep the slow memory runs small")
     ap.add_argument("--quick", action="store_true",
                     help="test sizes on the Python model (a smoke run, < 2 minutes)")
+    ap.add_argument("--no-run", action="store_true",
+                    help="run nothing: the tables and figure from every run each study "
+                    "has finished in --out (runs/*.json; e.g. a study still running, or "
+                    "run at another commit)")
+    ap.add_argument("--predict", action="store_true",
+                    help="simulate nothing: print the cost heuristic's cycles and speed-ups "
+                    "for the selected runs (what runs skipped over the budget would take)")
     args = ap.parse_args(argv)
     for name in [s for s in args.studies.split(",") if s]:
         if name not in STUDIES:
@@ -227,14 +309,25 @@ def main(argv: list[str] | None = None) -> int:
         spec = load_study(doc)
         out = Path(args.out) / spec.name
         configs = [c for c in spec.expand() if _selected(c, args)]
-        start = time.perf_counter()
-        rows_of, ran = run_configs(configs, out, workers=args.workers, label=spec.name)
-        rows = [r for c in configs for r in rows_of[c]]
-        write_table(rows, out)
-        result = StudyResult(rows, ran, len(configs) - ran, time.perf_counter() - start)
-        frame = result.frame()
-        print(f"\n## {spec.name}: {len(result.rows)} rows ({result.ran} run, "
-              f"{result.cached} cached) in {result.seconds:.0f} s -> {out}\n")
+        if args.predict:
+            print(f"\n## {spec.name}: the heuristic's prediction (nothing simulated)\n")
+            print(predicted_table(configs))
+            continue
+        if args.no_run:
+            import pandas as pd
+
+            frame = pd.DataFrame([row for path in sorted((out / "runs").glob("*.json"))
+                                  for row in json.loads(path.read_text())])
+            print(f"\n## {spec.name}: {len(frame)} finished rows read from {out}/runs\n")
+        else:
+            start = time.perf_counter()
+            rows_of, ran = run_configs(configs, out, workers=args.workers, label=spec.name)
+            rows = [r for c in configs for r in rows_of[c]]
+            write_table(rows, out)
+            result = StudyResult(rows, ran, len(configs) - ran, time.perf_counter() - start)
+            frame = result.frame()
+            print(f"\n## {spec.name}: {len(result.rows)} rows ({result.ran} run, "
+                  f"{result.cached} cached) in {result.seconds:.0f} s -> {out}\n")
         print("### Figure 12: speed-up over unfused\n")
         print(fig12_table(frame))
         print("\n### Figure 14: work over unfused (simulator counts)\n")

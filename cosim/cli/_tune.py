@@ -32,7 +32,9 @@ def add_tune_parser(sub: argparse._SubParsersAction, error: type[Exception]) -> 
                    help="fusion boundaries between module scopes (default) or statements")
     t.add_argument("--max-orders", type=int, default=4, metavar="N",
                    help="orders per region: the heuristic's N cheapest (default 4)")
-    t.add_argument("--depth", metavar="D,D,…", help="FIFO depths to search (default 2)")
+    t.add_argument("--depth", metavar="D,D,…",
+                   help="FIFO depths to search (default: the hardware's fifo.depth where it "
+                   "sets one, e.g. inf on fuseflow; else 2)")
     t.add_argument("--hw", help="hardware preset or YAML file (default: the studies')")
     t.add_argument("--hw-set", action="append", default=[], metavar="KEY=VALUE",
                    help="fixed hardware override (repeatable)")

@@ -23,7 +23,7 @@ from ..studies._progress import Progress, clock
 from ._search import StudyEvaluator, Trial, best_trial, search
 from ._space import TuneError, TuneSpace
 
-__all__ = ["tune", "TuneResult", "model_space"]
+__all__ = ["tune", "TuneResult", "model_space", "default_depths"]
 
 
 @dataclass
@@ -123,6 +123,15 @@ def _machine(hw: str | None, hw_set: Sequence[tuple[str, str]]) -> Hardware:
     return load_hw(base, [f"{k}={v}" for k, v in hw_set])
 
 
+def default_depths(machine: Hardware) -> tuple[int | None, ...]:
+    """The FIFO depths a tuning run searches when none are given: the machine's own
+    ``fifo.depth`` where it sets one (``fuseflow``: unbounded), else the compiled
+    depth 2 — a machine's depth overrides every run's, so tuning another would price
+    plans at a depth none of them runs at."""
+    depth = machine.fifo_depth
+    return (2,) if depth == "graph" else (depth,)
+
+
 def tune(target: str | Path, out: str | Path, *, budget: int = 30,
          objective: str = "cycles", config: str = "small", seed: int | None = None,
          tune_seed: int = 0, units: str = "scope", max_orders: int = 4,
@@ -144,7 +153,7 @@ def tune(target: str | Path, out: str | Path, *, budget: int = 30,
     seed = fixed.get("seed", 0) if seed is None else seed
     backend = backend or fixed.get("backend", "python")
     hw, hw_set = hw or fixed.get("hw"), tuple(hw_set or fixed.get("hw_set", ()))
-    depths = depths or fixed.get("depths", (2,))
+    depths = depths or fixed.get("depths") or default_depths(_machine(hw, hw_set))
     _claim(Path(out), {
         "workload": [workload.label, workload.model, workload.config], "seed": seed,
         "objective": objective, "units": units, "max_orders": max_orders,

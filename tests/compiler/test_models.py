@@ -216,3 +216,22 @@ def test_weight_zeros_are_checked():
         M.GraphSAGE(g.adj, 5, 4, 2, weight_zeros=(0.5, 1.0))
     model = M.GCN(g.adj, 5, 4, 2, weight_zeros=(0.0, 0.5))
     assert list(model.sparse_formats) == ["layers_1_lin_weight"]
+
+
+def test_scaled_collab_keeps_the_degree_distribution():
+    """``collab-s16`` is Collab at 1/16 of its nodes and edges: the same mean degree and
+    degree percentiles up to the 99th as the full-size graph (measured with numpy on
+    both adjacencies), a shorter tail."""
+    import numpy as np
+
+    data, factor = M.SCALED_GRAPHS["collab-s16"]
+    full = ds.graph_dataset(data).adj
+    small = M.MODELS["gcn"].from_config("collab-s16-fuseflow").data.adj
+    spec = ds.GRAPHS[data]
+    assert small.shape == (spec.n_nodes // factor,) * 2
+    assert small.nnz == 2 * (spec.n_edges // factor)
+    deg_full, deg_small = np.diff(full.indptr), np.diff(small.indptr)
+    assert abs(deg_small.mean() - deg_full.mean()) < 0.01
+    for q in (50, 90, 99):
+        assert np.percentile(deg_small, q) == np.percentile(deg_full, q)
+    assert deg_small.max() < deg_full.max()

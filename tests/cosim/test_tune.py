@@ -254,3 +254,22 @@ def test_assoc_is_a_knob_that_reaches_the_schedule(chain):
     with pytest.raises(TuneError, match="assocs \\['cost'\\]: expected some of"):
         TuneSpace.build(program, assocs=("cost",))
 
+
+
+def test_fifo_depth_defaults_to_the_machines_own(tmp_path):
+    """``--hw fuseflow`` (unbounded FIFOs) tunes at that depth, not at the compiled 2 the
+    preset's depth would override in every run; a machine without a depth of its own
+    keeps 2, and depths given explicitly are searched as given."""
+    from cosim.tuning._run import default_depths
+    from ir import load_hw
+
+    assert default_depths(load_hw("fuseflow")) == (None,)
+    assert default_depths(load_hw("hbm2-u280")) == (2,)
+    assert default_depths(load_hw("ideal", ["fifo.depth=8"])) == (8,)
+    for sub in ("ff", "given"):
+        (tmp_path / sub).mkdir()
+    unbounded = tune("gcn", tmp_path / "ff", config="tiny", budget=2, hw="fuseflow")
+    assert {t.point.depth for t in unbounded.trials} == {None}
+    given = tune("gcn", tmp_path / "given", config="tiny", budget=2, hw="fuseflow",
+                 depths=(4,))
+    assert {t.point.depth for t in given.trials} == {4}
