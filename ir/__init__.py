@@ -85,6 +85,7 @@ from ._graph import (
     TensorSpec,
     check_name,
 )
+from ._graph_items import buffered_arrays, stored_arrays
 from ._hw import (
     DEFAULT_HW,
     HW_KEYS,
@@ -103,7 +104,7 @@ from ._hw import (
     run_depth,
 )
 from ._interop import from_path, mtx_vector_shape, tensor_file_header
-from ._memory import MemPortSpec, memory_ports
+from ._memory import BufferSpec, MemPortSpec, array_capacity, memory_ports, onchip_buffers
 from ._program import TENSOR_ROLES, Program, ProgramError, Statement, TensorDecl
 from ._render import RENDER_FORMATS, render, to_dot
 from ._schedule import ASSOCIATIONS, PARTITIONS, Region, Schedule, ScheduleError, check_assoc
@@ -157,7 +158,7 @@ __all__ = [
     # the simulated hardware (memory system) and a graph's memory ports
     "Hardware", "DramSpec", "OnchipSpec", "ComputeSpec", "FifoSpec", "HwError", "HW_KEYS",
     "HW_MAX", "HW_PRESETS", "DEFAULT_HW", "WORD_BYTES", "load_hw", "run_depth", "at_run_depth",
-    "load_yaml", "MemPortSpec",
+    "load_yaml", "MemPortSpec", "BufferSpec", "onchip_buffers", "array_capacity",
     # the timing knobs (latency, II, start-up per node; FIFO read latency per edge)
     "TIMING_KNOBS", "NODE_KNOBS", "NODE_DEFAULTS", "DEFAULT_NODE_TIMING", "FIFO_LATENCIES",
     "NodeTiming", "EdgeTiming", "TimingSpec", "hw_key_doc",
@@ -181,6 +182,7 @@ __all__ = [
     "LANE_MERGES", "MEMORY_PRIMITIVES",
     # graphs
     "Graph", "GraphBuilder", "Node", "Edge", "TensorSpec", "GraphError", "SCHEMA",
+    "stored_arrays", "buffered_arrays",
     "DEFAULT_DEPTH", "MAX_DEPTH", "render", "to_dot", "RENDER_FORMATS", "NAME_PATTERN",
     "check_name",
     # programs
