@@ -106,6 +106,7 @@ class SystemCBackend(Backend):
     counts_work = True
     waveforms = True
     timing_knobs = frozenset(TIMING_KNOBS)
+    onchip_buffers = True
 
     def __init__(self, *, per_module_processes: bool = False, vcd: str | Path | None = None,
                  timeout: float | None = None, max_cycles: int = 0) -> None:
