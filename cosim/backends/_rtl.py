@@ -55,6 +55,8 @@ class RtlBackend(Backend):
     #: every knob of docs/timing.md: the netlist renders each node's timing shell and
     #: each FIFO's capacity and visibility (rtl_hls.rtl.netlist)
     timing_knobs = frozenset({"latency", "ii", "startup", "fifo.latency"})
+    #: samfuse_onchip_buffer per ir.onchip_buffers entry (docs/rtl.md, "On-chip buffers")
+    onchip_buffers = True
 
     def __init__(self, simulator: str | None = None, vcd: str | Path | None = None) -> None:
         """``vcd``: a path without suffix; each run's waveform is copied to it (``.fst``

@@ -376,8 +376,14 @@ def _memory(hw: Hardware | None, mports: list[MemPortSpec],
         kind = "write" if mp.write else "read"
         via = "" if mp.buffer is None else f" through buffer {buffers[mp.buffer].name}"
         lines += [f"  // port {mp.no}: {mp.node} {kind}s {mp.tensor} {mp.array}{via}, channel "
-                  f"{mp.channel}",
-                  f"  logic [15:0] mp{mp.no}_nlines;", f"  logic [63:0] mp{mp.no}_base;"]
+                  f"{mp.channel}"]
+        if mp.buffer is not None:  # its accesses are the low bits of the request
+            lines += ["  /* verilator lint_off UNUSEDSIGNAL */",
+                      f"  logic [15:0] mp{mp.no}_nlines;",
+                      "  /* verilator lint_on UNUSEDSIGNAL */"]
+        else:
+            lines.append(f"  logic [15:0] mp{mp.no}_nlines;")
+        lines.append(f"  logic [63:0] mp{mp.no}_base;")
     fills = {b.fill_port: b for b in buffers}
     for ch in sorted({mp.channel for mp in mports}):
         on = [mp.no for mp in mports if mp.channel == ch
