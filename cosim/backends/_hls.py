@@ -80,6 +80,9 @@ class HlsCsimBackend(Backend):
     #: process's latency, II and start-up are what Vitis schedules (read back with
     #: ``samfuse calibrate --vitis-solution``), and C-simulation is untimed
     timing_knobs = frozenset({"fifo.latency"})
+    #: a buffered array is a local copy its process fills from its m_axi port first
+    #: (rtl_hls/hls/_onchip.py; C-simulation is untimed)
+    onchip_buffers = True
 
     def __init__(self, cache_dir: str | Path | None = None) -> None:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else hls_cache_dir()

@@ -206,16 +206,3 @@ def test_ideal_memory_ignores_buffers():
     marked = simulate(graph.with_buffers({"c": True, "B": True}), inputs, trace=True)
     assert marked.cycles == plain.cycles and not marked.buffers
     assert not compare_traces(plain.trace, marked.trace)
-
-
-@pytest.mark.parametrize("cls", ["RtlBackend", "HlsCsimBackend"])
-def test_backends_without_buffers_refuse_them(cls):
-    """The RTL and HLS backends do not render buffers yet: one line, never a silent run."""
-    import cosim.backends._hls as hls
-    import cosim.backends._rtl as rtl
-
-    backend = getattr(rtl if cls == "RtlBackend" else hls, cls)()
-    graph, inputs, _ = _case("spmv", 4, 6, 0.5, 1)
-    with pytest.raises(HwError, match=r"does not render on-chip buffers yet \(c\.vals") as err:
-        backend.run(graph.with_buffers({"c": True}), inputs, hw="hbm2-u280")
-    assert "\n" not in str(err.value)

@@ -169,3 +169,46 @@ def test_a_backend_without_buffers_refuses_them():
     with pytest.raises(HwError, match=r"does not render on-chip buffers yet \(c\.vals") as err:
         Unbuffered().run(graph.with_buffers({"c": True}), inputs, hw="hbm2-u280")
     assert "\n" not in str(err.value)
+
+
+def test_hls_fills_a_local_copy_for_each_buffered_port_only():
+    """Each process reading a buffered array copies it from its m_axi port into a local
+    array bound to the RAM the buffer's ports ask for, then reads the copy; the others
+    read their m_axi pointer; the fill's length is an s_axilite scalar the testbench sets."""
+    from rtl_hls.hls import generate
+
+    _, graph, hw = _case("spmm-X-hbm")
+    design = generate(graph, hw=hw)
+    src, tb = design.files[design.top_source], design.files[design.testbench]
+    buffered = [m for m in design.mem if m.port.buffer is not None]
+    assert [m.port.array_name for m in buffered] == ["vals"]
+    assert {m.port.tensor for m in buffered} == {"X"}
+    for m in design.mem:
+        local = f"static uint32_t {m.name}_buf[{SHAPE[1] * 3}];"
+        assert (local in src) == (m in buffered), m.name
+        fill = f"samfuse::fill_onchip({m.name}_buf, {m.name}, {m.name}_len);"
+        assert (fill in src) == (m in buffered), m.name
+        assert (f"s_axilite port={m.name}_len" in src) == (m in buffered), m.name
+        assert (f"static_cast<uint32_t>({m.name}.size())" in tb) == (m in buffered), m.name
+    (m,) = buffered
+    assert (f"#pragma HLS bind_storage variable={m.name}_buf type=ram_t2p impl=bram\n"
+            in src)  # onchip.ports 2: a true dual-port RAM; latency 0: Vitis's own
+    # one process of its own: its definition and its call
+    assert len(re.findall(r"\b(?!fill_)\w+_onchip\(", src)) == 2
+    one_port = generate(graph, hw=_hw("hbm", 1, 2, 1)).files[design.top_source]
+    assert f"variable={m.name}_buf type=ram_1p impl=bram latency=2" in one_port
+
+
+def test_hls_top_without_buffers_is_unchanged():
+    from rtl_hls.hls import generate
+
+    graph = _graph("spmm", *SHAPE)
+    hw = _hw("hbm", 2, 0, 1)
+    assert generate(graph.with_buffers({}), hw=hw).files == generate(graph, hw=hw).files
+    assert "onchip" not in generate(graph, hw=hw).files[f"{_top(graph)}.cpp"]
+
+
+def _top(graph) -> str:
+    from rtl_hls.hls._design import ident
+
+    return f"{ident(graph.name)}_top"
