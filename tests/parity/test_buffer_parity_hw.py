@@ -18,12 +18,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from _backends import RTL, Under, assert_lint_clean, over
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from compiler import compile_expression
 from cosim.backends._backend import BACKENDS, _load_optional
 from ir import HwError, examples, load_hw
+from tests._block_graphs import block_cases
 
 #: hardware regimes: the preset, and one narrow channel every fill and port shares
 REGIMES = {"hbm": {}, "tight": {"dram.channels": 1, "dram.bytes_per_cycle": 4}}
@@ -107,11 +108,24 @@ def test_buffered_graph_agrees(backend, cid):
     _check_buffers(backend, graph, inputs, gold, hw)
 
 
+@pytest.mark.parametrize("backend", over([()], ["spmm_ikj-b4"],
+                                        backends=("python", "hls", "rtl-icarus")),
+                         indirect=True)
+def test_buffered_blocks_agree(backend):
+    """Block values: a buffered value is one access whatever its block's width; every
+    array of a 4x4-block SpMM on chip, fills on one narrow channel."""
+    _, graph, inputs, gold = next(c for c in block_cases(4) if c[0] == "spmm_ikj")
+    graph = graph.with_buffers({t.name: True for t in graph.tensors.values()
+                                if t.role == "input"})
+    _check_buffers(backend, graph, inputs, gold, _hw("tight", 1, 2, 4))
+
+
 @pytest.mark.cosim
 @settings(max_examples=6, deadline=None, suppress_health_check=[
     HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(cid=st.sampled_from(sorted(CASES)), density=st.floats(0.0, 0.7),
        seed=st.integers(0, 2**16))
+@example(cid="lanes-all-hbm", density=0.0, seed=5)  # empty arrays: no fill, filled 0
 def test_random_inputs_agree_on_icarus(cid, density, seed):
     """Random operands through the graphs built above (a run, no build, each)."""
     from cosim.backends._rtl import RtlBackend
