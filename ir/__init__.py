@@ -107,7 +107,16 @@ from ._interop import from_path, mtx_vector_shape, tensor_file_header
 from ._memory import BufferSpec, MemPortSpec, array_capacity, memory_ports, onchip_buffers
 from ._program import TENSOR_ROLES, Program, ProgramError, Statement, TensorDecl
 from ._render import RENDER_FORMATS, render, to_dot
-from ._schedule import ASSOCIATIONS, PARTITIONS, Region, Schedule, ScheduleError, check_assoc
+from ._schedule import (
+    ASSOCIATIONS,
+    BUFFER_MODES,
+    PARTITIONS,
+    Region,
+    Schedule,
+    ScheduleError,
+    check_assoc,
+    check_buffer,
+)
 from ._storage import (
     CompressedLevel,
     DenseLevel,
@@ -189,6 +198,7 @@ __all__ = [
     "Program", "Statement", "TensorDecl", "ProgramError", "TENSOR_ROLES",
     # schedules
     "Schedule", "Region", "ScheduleError", "PARTITIONS", "ASSOCIATIONS", "check_assoc",
+    "BUFFER_MODES", "check_buffer",
     # traces
     "Trace", "EdgeTrace", "TraceMismatch", "TraceFormatError", "compare_traces",
 ]

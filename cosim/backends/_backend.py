@@ -223,6 +223,7 @@ class AutoBackend(Backend):
 
     name = "auto"
     timing_knobs = frozenset(TIMING_KNOBS)
+    onchip_buffers = True
 
     def __init__(self) -> None:
         self._systemc: Backend | None = None
