@@ -219,3 +219,18 @@ def test_backends_without_buffers_refuse_them(cls):
     with pytest.raises(HwError, match=r"does not render on-chip buffers yet \(c\.vals") as err:
         backend.run(graph.with_buffers({"c": True}), inputs, hw="hbm2-u280")
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.cosim
+def test_per_module_systemc_refuses_buffers():
+    """Per-module processes evaluate in the kernel's order, not port order: refused."""
+    from cosim import SystemCBackend, SystemCRun
+    from cosim.backends._systemc import SystemCError
+
+    if SystemCBackend.unavailable():
+        pytest.skip(SystemCBackend.unavailable())
+    graph, inputs, _ = _case("spmv", 4, 6, 0.5, 1)
+    run = SystemCRun(graph.with_buffers({"c": True}), inputs, trace=False, depth=2,
+                     hw=_hw("hbm"), mem_trace=False)
+    with pytest.raises(SystemCError, match="fused evaluation"):
+        SystemCBackend(per_module_processes=True).run_batch([run])
