@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ir import (
+    BUFFER_MODES,
     ENTRY_BYTES,
     LANE_MERGES,
     WORD_BYTES,
@@ -30,6 +32,7 @@ from ir import (
     GraphError,
     Hardware,
     buffered_arrays,
+    check_buffer,
     elaborate,
     memory_ports,
     onchip_buffers,
@@ -38,13 +41,12 @@ from ir import (
 
 from ._cost import estimate, grid_shape
 from ._errors import CompileError
+from ._model import CompiledModel, CompiledRegion
 from ._order_cost import input_stats
 
 __all__ = ["BUFFER_MODES", "REREAD_MARGIN", "BufferChoice", "parse_buffer", "buffer_graph",
-           "check_buffer_names"]
+           "buffer_model", "check_buffer_names"]
 
-#: the choices that are not a list of names
-BUFFER_MODES = ("auto", "none")
 #: ``auto`` buffers an array whose ports are expected to move more than (1 + this) times
 #: the bytes of its fill: it is re-read or gathered, not streamed once
 REREAD_MARGIN = 0.25
@@ -52,33 +54,48 @@ REREAD_MARGIN = 0.25
 BufferChoice = str | tuple[str, ...]
 
 
-def parse_buffer(value: Any, where: str = "buffer") -> BufferChoice:
-    """A schedule's or the CLI's ``buffer``: ``auto``, ``none``, a list of names or one
-    comma-separated string of them; anything else is one error line."""
-    if isinstance(value, str):
-        if value.strip() in BUFFER_MODES:
-            return value.strip()
-        value = [p for p in value.replace(" ", "").split(",") if p]
-    if not isinstance(value, (list, tuple)) or not value or \
-            not all(isinstance(v, str) and v and v.count(".") <= 1 for v in value):
-        raise CompileError(f"{where} {value!r}: expected auto, none, or a list of tensors "
-                           "or tensor.array names such as [X, A.crd1]")
-    return tuple(value)
+def parse_buffer(value: Any, where: str = "--buffer") -> BufferChoice:
+    """A ``buffer`` choice (``ir.check_buffer``): ``auto``, ``none`` or names."""
+    return check_buffer(where, value)
 
 
-def check_buffer_names(names: Sequence[str], tensors: Mapping[str, Any],
+def check_buffer_names(names: Sequence[str], tensors: Iterable[str],
                        where: str = "buffer") -> None:
-    """Every named tensor exists and is read; a named array is one it stores."""
+    """Every named tensor is one of ``tensors`` (a program's, or a graph's inputs)."""
+    known = set(tensors)
     for name in names:
-        tensor, _, array = name.partition(".")
-        spec = tensors.get(tensor)
-        if spec is None:
-            raise CompileError(f"{where}: {tensor!r} is not a tensor of the program; "
-                               f"tensors: {', '.join(sorted(tensors))}")
-        if array and hasattr(spec, "format") and hasattr(spec, "role") and \
-                array not in stored_arrays(spec):
-            raise CompileError(f"{where}: {name!r}: tensor {tensor!r} stores "
-                               f"{', '.join(stored_arrays(spec))}")
+        tensor = name.partition(".")[0]
+        if tensor not in known:
+            raise CompileError(f"{where}: {tensor!r} is not one of the tensors it can "
+                               f"buffer: {', '.join(sorted(known))}")
+
+
+def buffer_model(compiled: CompiledModel, hw: Hardware | None,
+                 default: BufferChoice | None = None,
+                 stats: Mapping[str, Any] | None = None) -> CompiledModel:
+    """Every kernel of ``compiled`` with its region's buffers on ``hw``: the region's
+    ``buffer``, else the schedule's, else ``default``, else none. Named tensors are the
+    program's (a kernel's second view of a tensor is buffered with it); ``stats``: the
+    tensors' data or statistics, for ``auto``."""
+    sched = compiled.schedule
+    own = {r.name: r.buffer for r in sched.regions}
+    program_tensors = set(compiled.program.tensors)
+    regions = []
+    for reg in compiled.regions:
+        choice = own.get(reg.name) or sched.buffer or default or "none"
+        where = f"region {reg.name!r}: buffer"
+        if not isinstance(choice, str):
+            check_buffer_names(choice, program_tensors, where)
+        kernels = []
+        for k in reg.kernels:
+            names = choice if isinstance(choice, str) else tuple(
+                f"{t}{name[len(k.source(t)):]}" for name in choice for t in k.inputs
+                if name.partition(".")[0] == k.source(t))
+            known = {t: stats[k.source(t)] for t in k.inputs if k.source(t) in (stats or {})}
+            graph = buffer_graph(k.graph, hw, names, known) if names else k.graph
+            kernels.append(k if graph is k.graph else replace(k, graph=graph))
+        regions.append(CompiledRegion(reg.name, reg.statements, kernels))
+    return replace(compiled, regions=regions)
 
 
 def buffer_graph(graph: Graph, hw: Hardware | None, choice: BufferChoice,

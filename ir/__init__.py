@@ -104,10 +104,26 @@ from ._hw import (
     run_depth,
 )
 from ._interop import from_path, mtx_vector_shape, tensor_file_header
-from ._memory import BufferSpec, MemPortSpec, array_capacity, memory_ports, onchip_buffers
+from ._memory import (
+    BufferSpec,
+    MemPortSpec,
+    array_capacity,
+    array_name,
+    memory_ports,
+    onchip_buffers,
+)
 from ._program import TENSOR_ROLES, Program, ProgramError, Statement, TensorDecl
 from ._render import RENDER_FORMATS, render, to_dot
-from ._schedule import ASSOCIATIONS, PARTITIONS, Region, Schedule, ScheduleError, check_assoc
+from ._schedule import (
+    ASSOCIATIONS,
+    BUFFER_MODES,
+    PARTITIONS,
+    Region,
+    Schedule,
+    ScheduleError,
+    check_assoc,
+    check_buffer,
+)
 from ._storage import (
     CompressedLevel,
     DenseLevel,
@@ -158,7 +174,7 @@ __all__ = [
     # the simulated hardware (memory system) and a graph's memory ports
     "Hardware", "DramSpec", "OnchipSpec", "ComputeSpec", "FifoSpec", "HwError", "HW_KEYS",
     "HW_MAX", "HW_PRESETS", "DEFAULT_HW", "WORD_BYTES", "load_hw", "run_depth", "at_run_depth",
-    "load_yaml", "MemPortSpec", "BufferSpec", "onchip_buffers", "array_capacity",
+    "load_yaml", "MemPortSpec", "BufferSpec", "onchip_buffers", "array_capacity", "array_name",
     # the timing knobs (latency, II, start-up per node; FIFO read latency per edge)
     "TIMING_KNOBS", "NODE_KNOBS", "NODE_DEFAULTS", "DEFAULT_NODE_TIMING", "FIFO_LATENCIES",
     "NodeTiming", "EdgeTiming", "TimingSpec", "hw_key_doc",
@@ -189,6 +205,7 @@ __all__ = [
     "Program", "Statement", "TensorDecl", "ProgramError", "TENSOR_ROLES",
     # schedules
     "Schedule", "Region", "ScheduleError", "PARTITIONS", "ASSOCIATIONS", "check_assoc",
+    "BUFFER_MODES", "check_buffer",
     # traces
     "Trace", "EdgeTrace", "TraceMismatch", "TraceFormatError", "compare_traces",
 ]

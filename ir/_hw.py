@@ -167,7 +167,7 @@ HW_KEYS: dict[str, tuple[type, str, str]] = {
                      "entry), the lane buffers and the on-chip buffers (4 bytes per word)"),
     "onchip.latency": (int, "cycles", "from an on-chip buffer read's service to its word "
                        "being usable (0 = in the cycle it is served, as ideal memory)"),
-    "onchip.ports": (int, "reads/cycle", "reads one on-chip buffer serves per cycle, "
+    "onchip.ports": (int, "reads", "reads one on-chip buffer serves per cycle, "
                      "shared by every port that reads it (2 = a dual-port BRAM)"),
     "compute.macs_per_cycle": (int, "ops/cycle", "operations one block ALU, reducer or "
                                "accumulator performs per cycle: a firing on a block of W "

@@ -218,13 +218,12 @@ class BufferPort(_Port):
 
     def __init__(self, spec: MemPortSpec, system: MemorySystem, buffer: _Buffer) -> None:
         super().__init__(spec, system)
-        self.buffer = buffer
-        self.queued = 0               # accesses issued and not yet served
+        self.buffer = buffer          # ``pending``: its fill, then its accesses not served
         buffer.readers.append(self)
 
     def read(self, word: int, cycle: int) -> Handle:
         access = Burst(cycle, self, self.system.next_seq(), word, 1)
-        self.queued += 1
+        self.pending += 1
         heapq.heappush(self.buffer.queue, access)
         return (access, 0)
 
@@ -254,13 +253,7 @@ class _Buffer:
 
     def safe(self, access: Burst) -> bool:
         """The fill is granted and no other reader can still issue an earlier access."""
-        if self.filled is None:
-            return False
-        key = (access.cycle, access.port.spec.no)
-        for port in self.readers:
-            if port is not access.port and not port.queued and port.horizon() <= key:
-                return False
-        return True
+        return self.filled is not None and _first(access, self.readers)
 
     def serve(self, access: Burst) -> None:
         a = access.cycle
@@ -273,7 +266,7 @@ class _Buffer:
         access.ready = [ready if ready > self.filled else self.filled]
         self.reads += 1
         self.conflict += self.cycle - a
-        access.port.queued -= 1
+        access.port.pending -= 1
 
     def stats(self, line_bytes: int) -> BufferStats:
         lines = self.fill.lines if self.fill is not None else 0
@@ -295,11 +288,7 @@ class _Channel:
 
     def safe(self, burst: Burst) -> bool:
         """No other port of this channel can still issue a burst that goes first."""
-        key = (burst.cycle, burst.port.spec.no)
-        for port in self.ports:
-            if port is not burst.port and not port.pending and port.horizon() <= key:
-                return False
-        return True
+        return _first(burst, self.ports)
 
     def grant(self, burst: Burst) -> None:
         b, lb, free = self.bpc, self.line_bytes, self.free
@@ -381,11 +370,7 @@ class MemorySystem:
 
     def _serve(self, buf: _Buffer, access: Burst) -> None:
         buf.serve(access)
-        port = access.port
-        if port.waiting and port.awaited is access:
-            port.waiting = False
-            port.awaited = None
-            self.wake(port.actor)
+        self._done(access)
 
     def _grant(self, ch: _Channel, burst: Burst) -> None:
         ch.grant(burst)
@@ -396,7 +381,12 @@ class MemorySystem:
         if self.log is not None:
             self.log.append(MemRequest(burst.cycle, port.spec.no, burst.first, burst.lines,
                                        port.spec.write))
-        if port.waiting and port.awaited is burst:
+        self._done(burst)
+
+    def _done(self, item: Burst) -> None:
+        """Wake the actor blocked on ``item``, now granted."""
+        port = item.port
+        if port.waiting and port.awaited is item:
             port.waiting = False
             port.awaited = None
             self.wake(port.actor)
@@ -424,6 +414,16 @@ class MemorySystem:
             acc[1 if port.spec.write else 0] += port.lines * lb
             acc[2] += port.bursts
         return {n: (r, w, b) for n, (r, w, b) in out.items()}
+
+
+def _first(item: Burst, ports: list) -> bool:
+    """No port of ``ports`` but ``item``'s own can still issue one dated before it: each
+    has one pending already (its later ones come after it) or a horizon past it."""
+    key = (item.cycle, item.port.spec.no)
+    for port in ports:
+        if port is not item.port and not port.pending and port.horizon() <= key:
+            return False
+    return True
 
 
 def _words(tree: FiberTree, spec: MemPortSpec) -> int:

@@ -206,3 +206,18 @@ def test_ideal_memory_ignores_buffers():
     marked = simulate(graph.with_buffers({"c": True, "B": True}), inputs, trace=True)
     assert marked.cycles == plain.cycles and not marked.buffers
     assert not compare_traces(plain.trace, marked.trace)
+
+
+@pytest.mark.cosim
+def test_per_module_systemc_refuses_buffers():
+    """Per-module processes evaluate in the kernel's order, not port order: refused."""
+    from cosim import SystemCBackend, SystemCRun
+    from cosim.backends._systemc import SystemCError
+
+    if SystemCBackend.unavailable():
+        pytest.skip(SystemCBackend.unavailable())
+    graph, inputs, _ = _case("spmv", 4, 6, 0.5, 1)
+    run = SystemCRun(graph.with_buffers({"c": True}), inputs, trace=False, depth=2,
+                     hw=_hw("hbm"), mem_trace=False)
+    with pytest.raises(SystemCError, match="fused evaluation"):
+        SystemCBackend(per_module_processes=True).run_batch([run])
