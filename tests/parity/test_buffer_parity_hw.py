@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from compiler import compile_expression
 from cosim.backends._backend import BACKENDS, _load_optional
-from ir import HwError, examples, load_hw
+from ir import CATALOGUE, HwError, examples, load_hw
 from tests._block_graphs import block_cases
 
 #: hardware regimes: the preset, and one narrow channel every fill and port shares
@@ -168,6 +168,19 @@ def test_every_backend_renders_buffers(name):
     """A backend that does not render on-chip buffers fails here (and refuses them)."""
     _load_optional()
     assert BACKENDS[name].onchip_buffers, name
+
+
+@pytest.mark.parametrize("op", sorted(op for op, prim in CATALOGUE.items() if prim.mem_reads))
+def test_every_reading_primitive_has_a_buffered_port_in_rtl(op):
+    """A primitive that reads memory can read each array from an on-chip buffer: its
+    memory core takes ``<ARRAY>_BUF`` and instantiates ``samfuse_buf_rdport``."""
+    from rtl_hls.rtl.netlist import SV_DIR, _mem_module
+
+    text = (SV_DIR / f"{_mem_module(op)[0]}.sv").read_text()
+    for array in CATALOGUE[op].mem_reads:
+        stem = "VAL" if array == "vals" else array.upper()
+        assert re.search(rf"parameter bit {stem}_BUF\b", text), (op, array)
+    assert text.count("samfuse_buf_rdport #") == len(CATALOGUE[op].mem_reads), op
 
 
 def test_a_backend_without_buffers_refuses_them():
