@@ -49,6 +49,7 @@ from ._ast import (
     Reduction,
     tensor_ranks,
 )
+from ._buffer import BufferChoice, buffer_graph, buffer_model, check_buffer_names, parse_buffer
 from ._compile import compile_expression, parse_order
 from ._cost import Estimate, TensorStats, estimate
 from ._errors import CompileError, LoweringError, ParseError
@@ -80,6 +81,8 @@ __all__ = [
     "Orders", "Conflict", "NAMED_SCHEDULES",
     # the cost-chosen order: its objective and the candidates weighed
     "order_cost", "OrderCost", "DEFAULT_DENSITY", "explain_orders",
+    # on-chip buffers: which input arrays a graph keeps on chip (docs/timing.md)
+    "buffer_graph", "buffer_model", "parse_buffer", "check_buffer_names", "BufferChoice",
     # the orders a fusion region accepts, priced (the autoscheduler's known constraints)
     "region_orders", "RegionOrders",
     # torch frontend (loaded on first use: it imports torch) and the numpy oracle

@@ -26,7 +26,9 @@ from ir import (
     Graph,
     Hardware,
     Node,
+    array_name,
     block_grid,
+    buffered_arrays,
     memory_ports,
     position_windows,
     value_elems,
@@ -165,10 +167,14 @@ class _Walker:
         """Lines per memory port on the hardware (``_cost_memory``)."""
         est, hw = self.est, self.hw
         assert hw is not None
+        filled: set[int] = set()  # a buffer's fill is its first port's; the others read it
         for spec in memory_ports(self.graph, hw):
             acc = est.ports.get((spec.node, spec.array))
             if acc is not None:
-                est.port_costs[(spec.node, spec.array)] = port_cost(acc, hw)
+                est.port_costs[(spec.node, spec.array)] = PortCost(0.0, 0.0) \
+                    if spec.buffer in filled else port_cost(acc, hw)
+            if spec.buffer is not None:
+                filled.add(spec.buffer)
         lb = hw.dram.line_bytes
         est.dram_read_bytes = lb * sum(c.lines for (_, a), c in est.port_costs.items()
                                        if not est.ports[(_, a)].write)
@@ -199,7 +205,8 @@ class _Walker:
         if self.hw is None or not self.hw.memory:
             return
         name = node.params["tensor"]
-        buffered = bool(getattr(self.graph.tensors[name], "buffer", False))
+        level = None if array == "vals" else node.params.get("level")
+        buffered = array_name(array, level) in buffered_arrays(self.graph.tensors[name])
 
         def access(s: _Stream, words: float, again: PortAccess | None = None
                    ) -> PortAccess:

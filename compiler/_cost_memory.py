@@ -193,31 +193,46 @@ def memory_cycles(graph: Graph, node_busy: Mapping[str, float],
       count (a node that waits starves the nodes downstream of it);
     - each channel: its ports' bytes at ``bytes_per_cycle``;
 
+    - each on-chip buffer: its reads at ``onchip.ports`` a cycle;
+
     plus the pipeline's fill: a round trip per memory node on the longest chain of
-    them (an address read before the next), and one for the last write's ack."""
+    them (an address read before the next), one for the last write's ack, and the
+    longest buffer fill (its lines at the channel's bandwidth: nothing reads a buffer
+    before it is filled)."""
     rt, q, k = round_trip(hw), loads_in_flight(hw), max(1, hw.dram.outstanding)
     wait: dict[str, float] = {}
     stream: dict[str, float] = {}
     for key, cost in costs.items():
         nid = key[0]
         wait[nid] = wait.get(nid, 0.0) + cost.misses * rt / q
-        stream[nid] = stream.get(nid, 0.0) + cost.lines * rt / k
+        # a buffered port's lines are its fill, loaded once, not waited for per line
+        lines = 0.0 if accesses[key].buffered else cost.lines
+        stream[nid] = stream.get(nid, 0.0) + lines * rt / k
     # a node waiting for memory starves every node downstream of it: its waits (misses,
     # and the lines its window cannot bring as fast as it consumes them) add to the
     # pipeline's busiest node, not only to its own count
     extra = [w + max(0.0, stream[n] - node_busy.get(n, 0.0)) for n, w in wait.items()]
     node = [max(node_busy.values(), default=0.0) + max(extra, default=0.0)]
     channel: dict[int, float] = {}
+    reads: dict[int, float] = {}   # per on-chip buffer: its ports' accesses
+    fills = [0.0]
     for spec in memory_ports(graph, hw):
-        cost = costs.get((spec.node, spec.array))
-        if cost is not None:
-            channel[spec.channel] = channel.get(spec.channel, 0.0) + \
-                cost.lines * hw.dram.line_bytes / hw.dram.bytes_per_cycle
+        key = (spec.node, spec.array)
+        cost = costs.get(key)
+        if cost is None:
+            continue
+        if spec.buffer is not None:
+            reads[spec.buffer] = reads.get(spec.buffer, 0.0) + accesses[key].words
+            if accesses[key].buffered and cost.lines:
+                fills.append(cost.lines * hw.dram.line_bytes / hw.dram.bytes_per_cycle + rt)
+        channel[spec.channel] = channel.get(spec.channel, 0.0) + \
+            cost.lines * hw.dram.line_bytes / hw.dram.bytes_per_cycle
+    node += [r / hw.onchip.ports for r in reads.values()]
     readers = {n for (n, _), a in accesses.items() if not a.write}
     depth: dict[str, int] = {}
     for nid in graph.topological_order():
         before = [depth[e.src.rpartition(".")[0]] for e in graph.in_edges[nid].values()]
         depth[nid] = max(before, default=0) + (nid in readers)
     writes = any(a.write for a in accesses.values())
-    fill = rt * (max(depth.values(), default=0) + writes)
+    fill = rt * (max(depth.values(), default=0) + writes) + max(fills)
     return max([*node, *channel.values()]) + fill

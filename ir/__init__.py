@@ -87,6 +87,7 @@ from ._graph import (
     TensorSpec,
     check_name,
 )
+from ._graph_items import buffered_arrays, stored_arrays
 from ._hw import (
     DEFAULT_HW,
     HW_KEYS,
@@ -105,10 +106,26 @@ from ._hw import (
     run_depth,
 )
 from ._interop import from_path, mtx_vector_shape, tensor_file_header
-from ._memory import MemPortSpec, memory_ports
+from ._memory import (
+    BufferSpec,
+    MemPortSpec,
+    array_capacity,
+    array_name,
+    memory_ports,
+    onchip_buffers,
+)
 from ._program import TENSOR_ROLES, Program, ProgramError, Statement, TensorDecl
 from ._render import RENDER_FORMATS, render, to_dot
-from ._schedule import ASSOCIATIONS, PARTITIONS, Region, Schedule, ScheduleError, check_assoc
+from ._schedule import (
+    ASSOCIATIONS,
+    BUFFER_MODES,
+    PARTITIONS,
+    Region,
+    Schedule,
+    ScheduleError,
+    check_assoc,
+    check_buffer,
+)
 from ._storage import (
     CompressedLevel,
     DenseLevel,
@@ -159,7 +176,7 @@ __all__ = [
     # the simulated hardware (memory system) and a graph's memory ports
     "Hardware", "DramSpec", "OnchipSpec", "ComputeSpec", "FifoSpec", "HwError", "HW_KEYS",
     "HW_MAX", "HW_PRESETS", "DEFAULT_HW", "WORD_BYTES", "load_hw", "run_depth", "at_run_depth",
-    "load_yaml", "MemPortSpec",
+    "load_yaml", "MemPortSpec", "BufferSpec", "onchip_buffers", "array_capacity", "array_name",
     # the timing knobs (latency, II, start-up per node; FIFO read latency per edge)
     "TIMING_KNOBS", "NODE_KNOBS", "NODE_DEFAULTS", "DEFAULT_NODE_TIMING", "FIFO_LATENCIES",
     "NodeTiming", "EdgeTiming", "TimingSpec", "hw_key_doc",
@@ -184,12 +201,14 @@ __all__ = [
     "LANE_MERGES", "MEMORY_PRIMITIVES", "DERIVED_PARAMS",
     # graphs
     "Graph", "GraphBuilder", "Node", "Edge", "TensorSpec", "GraphError", "SCHEMA",
+    "stored_arrays", "buffered_arrays",
     "DEFAULT_DEPTH", "MAX_DEPTH", "render", "to_dot", "RENDER_FORMATS", "NAME_PATTERN",
     "check_name",
     # programs
     "Program", "Statement", "TensorDecl", "ProgramError", "TENSOR_ROLES",
     # schedules
     "Schedule", "Region", "ScheduleError", "PARTITIONS", "ASSOCIATIONS", "check_assoc",
+    "BUFFER_MODES", "check_buffer",
     # traces
     "Trace", "EdgeTrace", "TraceMismatch", "TraceFormatError", "compare_traces",
 ]

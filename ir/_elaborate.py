@@ -4,7 +4,7 @@ The backends render what this computes instead of each deriving it (docs/primiti
 "Elaboration"): elements per value token of every ``val`` edge, each compute node's cycles
 per value-consuming firing (docs/blocks.md), its parsed block operator, each sparse
 accumulator's coordinate bounds, the parameters the catalogue passes as given (lane
-ranges), the graph's memory ports, and the graph at the FIFO
+ranges), the graph's memory ports and on-chip buffers, and the graph at the FIFO
 depth the run uses (:func:`~ir.run_depth`). The Python model reads it, the SystemC plan,
 the RTL netlist and the HLS generator render it. The end-of-run cycle rule
 (:func:`run_cycles`) lives here too, so every backend reports cycles the same way.
@@ -20,7 +20,7 @@ from ._blocks import BlockOp, block_elems, firing_cycles, value_elems
 from ._formats import Format
 from ._graph import Graph, Node
 from ._hw import Hardware, at_run_depth
-from ._memory import MemPortSpec, memory_ports
+from ._memory import BufferSpec, MemPortSpec, check_buffers_fit, memory_ports, onchip_buffers
 from ._timing import DEFAULT_NODE_TIMING, EdgeTiming, NodeTiming, edge_timing, node_timing
 
 __all__ = ["Elaboration", "NodeElab", "elaborate", "crd_bound", "level_sizes", "max_dim",
@@ -75,6 +75,8 @@ class Elaboration:
     mem_ports: tuple[MemPortSpec, ...]
     #: every edge's FIFO read latency, capacity and visibility delay (docs/timing.md)
     edges: Mapping[str, EdgeTiming]
+    #: the on-chip buffers (``ir.onchip_buffers``; their ports name them)
+    buffers: tuple[BufferSpec, ...] = ()
 
     @property
     def cycles(self) -> dict[str, int]:
@@ -107,6 +109,9 @@ def elaborate(graph: Graph, hw: Hardware | None = None, depth: int | None | str 
         graph = at_run_depth(graph, depth, hw)
     widths = value_elems(graph)
     ports = tuple(memory_ports(graph, hw)) if hw is not None else ()
+    buffers = tuple(onchip_buffers(graph, hw, list(ports))) if hw is not None else ()
+    if buffers:
+        check_buffers_fit(graph, hw, list(buffers))
     timing = hw.timing if hw is not None else None
     nodes = {nid: _node(graph, graph.nodes[nid], widths, hw,
                         tuple(p for p in ports if p.node == nid),
@@ -115,7 +120,7 @@ def elaborate(graph: Graph, hw: Hardware | None = None, depth: int | None | str 
     fifo_latency = hw.fifo.latency if hw is not None else 1
     edges = {e.name: edge_timing(e.depth, fifo_latency, nodes[e.src_node].timing.latency)
              for e in graph.edges}
-    return Elaboration(graph, hw, widths, nodes, ports, edges)
+    return Elaboration(graph, hw, widths, nodes, ports, edges, buffers)
 
 
 def _node(graph: Graph, node: Node, widths: Mapping[str, int], hw: Hardware | None,

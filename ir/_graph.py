@@ -7,6 +7,7 @@ it. JSON is the interchange format (``schema`` versioned); :func:`render` draws 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from ._graph_check import GraphChecks
@@ -88,6 +89,14 @@ class Graph(GraphChecks, GraphJson):
         return Graph(self.name, self.nodes.values(), edges, self.tensors.values(),
                      self.dtype, self.meta)
 
+    def with_buffers(self, buffers: dict[str, bool | tuple[str, ...]]) -> Graph:
+        """A copy whose tensors named in ``buffers`` have that ``buffer`` field (docs/
+        timing.md, "On-chip buffers"); the others keep theirs."""
+        tensors = [replace(t, buffer=buffers[t.name]) if t.name in buffers else t
+                   for t in self.tensors.values()]
+        return Graph(self.name, self.nodes.values(), self.edges, tensors, self.dtype,
+                     self.meta)
+
     def __repr__(self) -> str:
         return f"<Graph {self.name!r}: {len(self.nodes)} nodes, {len(self.edges)} edges>"
 
@@ -104,9 +113,10 @@ class GraphBuilder:
         self._suffix: dict[str, int] = {}  # base id -> last suffix tried (no rescans)
 
     def tensor(self, name: str, shape: tuple[int, ...], fmt: str, role: str = "input",
-               block: tuple[int, ...] | None = None) -> str:
+               block: tuple[int, ...] | None = None,
+               buffer: bool | tuple[str, ...] = False) -> str:
         self.tensors.append(TensorSpec(name, tuple(shape), fmt, role,
-                                       tuple(block) if block else None))
+                                       tuple(block) if block else None, buffer))
         return name
 
     def node(self, node_id: str, primitive: str, /, **params: Any) -> str:

@@ -20,6 +20,7 @@ from ._graph_items import (
     Node,
     TensorSpec,
     check_name,
+    stored_arrays,
 )
 from ._timing import NODE_KNOBS, check_node_timing
 
@@ -60,6 +61,28 @@ class GraphChecks:
                 m = bad[0]
                 raise GraphError(f"tensor {t.name!r}: mode {m} has size {t.shape[m]}, not a "
                                  f"multiple of its block extent {b[m]}")
+        self._check_buffer(t)
+
+    def _check_buffer(self, t: TensorSpec) -> None:
+        """``buffer`` names arrays the tensor stores, of an input (docs/graph-json.md)."""
+        if not t.buffer:
+            return
+        if t.role != "input":
+            raise GraphError(f"tensor {t.name!r}: buffer {_show(t.buffer)} but only an input "
+                             "can be buffered (an on-chip buffer holds arrays the graph reads)")
+        if t.buffer is True:
+            return
+        arrays = stored_arrays(t)
+        for a in t.buffer:
+            if a in arrays:
+                continue
+            dense = a[:3] in ("seg", "crd") and a[3:].isdigit() and int(a[3:]) < len(t.shape)
+            why = (f"level {a[3:]} of format {t.format!r} is dense and stores no arrays"
+                   if dense else "no such array")
+            raise GraphError(f"tensor {t.name!r}: buffer array {a!r}: {why}; its arrays are "
+                             f"{', '.join(arrays)}")
+        if len(set(t.buffer)) != len(t.buffer):
+            raise GraphError(f"tensor {t.name!r}: buffer {_show(t.buffer)} names an array twice")
 
     def _validate_blocks(self) -> None:
         """Block value widths must agree along every value path (docs/blocks.md)."""
@@ -358,3 +381,7 @@ def _coverage(r: int, lanes: int, size: int, ranges: list[tuple[int, int]]
 def _makes_refs(prim: Primitive) -> bool:
     """A ref stream starts here: the root (no inputs), or a scanner or locator of a level."""
     return not prim.inputs or (prim.reads_tensor and prim.output("ref") is not None)
+
+
+def _show(buffer: bool | tuple[str, ...]) -> str:
+    return "true" if buffer is True else repr(list(buffer))

@@ -10,9 +10,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._catalogue import CATALOGUE, Primitive
+from ._formats import Format
 
 __all__ = ["GraphError", "Node", "Edge", "TensorSpec", "SCHEMA", "DEFAULT_DEPTH", "MAX_DEPTH",
-           "NAME_PATTERN", "check_name", "DTYPES", "ROLES", "LEVEL_READERS"]
+           "NAME_PATTERN", "check_name", "DTYPES", "ROLES", "LEVEL_READERS", "stored_arrays",
+           "buffered_arrays"]
 
 SCHEMA = "samfuse-graph/1"
 DEFAULT_DEPTH = 2
@@ -93,3 +95,21 @@ class TensorSpec:
     role: str = "input"
     #: block extents per mode (values are dense blocks, docs/blocks.md); None = scalars
     block: tuple[int, ...] | None = None
+    #: arrays held in on-chip buffers (docs/timing.md, "On-chip buffers"): False (none),
+    #: True (every stored array) or the arrays' names (``"vals"``, ``"seg1"``, ``"crd1"``)
+    buffer: bool | tuple[str, ...] = False
+
+
+def stored_arrays(spec: TensorSpec) -> tuple[str, ...]:
+    """The arrays ``spec`` stores, by their names in ``buffer``: ``seg<k>`` and ``crd<k>``
+    of every compressed level *k* (dense levels store none), then ``vals``."""
+    fmt = Format.parse(spec.format, len(spec.shape))
+    return tuple(f"{a}{k}" for k in range(fmt.ndim) if not fmt.is_dense(k)
+                 for a in ("seg", "crd")) + ("vals",)
+
+
+def buffered_arrays(spec: TensorSpec) -> tuple[str, ...]:
+    """The arrays of ``spec`` held on chip (its ``buffer`` field resolved)."""
+    if spec.buffer is True:
+        return stored_arrays(spec)
+    return tuple(spec.buffer) if spec.buffer else ()

@@ -25,7 +25,9 @@ class GraphJson:
             "dtype": self.dtype,
             "meta": self.meta,
             "tensors": [{"name": t.name, "shape": list(t.shape), "format": t.format,
-                         "role": t.role, **({"block": list(t.block)} if t.block else {})}
+                         "role": t.role, **({"block": list(t.block)} if t.block else {}),
+                         **({"buffer": t.buffer if t.buffer is True else list(t.buffer)}
+                            if t.buffer else {})}
                         for t in self.tensors.values()],
             "nodes": [{"id": n.id, "op": n.op, "params": n.params}
                       for n in self.nodes.values()],
@@ -66,8 +68,8 @@ class GraphJson:
                               e.get("depth", default_depth)))
         tensors = []
         for k, t in enumerate(_items(top, "tensors")):
-            t = _fields(t, f"tensors[{k}]", ("name", "shape", "format", "role", "block"),
-                        ("name", "shape", "format"))
+            t = _fields(t, f"tensors[{k}]", ("name", "shape", "format", "role", "block",
+                                              "buffer"), ("name", "shape", "format"))
             name = _text(t, "name", f"tensors[{k}]")
             if not isinstance(t["shape"], list):
                 raise GraphError(f"tensor {name!r}: shape {t['shape']!r} must be a list of "
@@ -75,10 +77,16 @@ class GraphJson:
             block = t.get("block")
             if block is not None and not isinstance(block, list):
                 raise GraphError(f"tensor {name!r}: block {block!r} must be a list of ints")
+            buffer = t.get("buffer", False)
+            if not (isinstance(buffer, bool) or isinstance(buffer, list)
+                    and all(isinstance(a, str) for a in buffer)):
+                raise GraphError(f"tensor {name!r}: buffer {buffer!r:.60} must be true, false "
+                                 "or a list of array names such as [\"vals\", \"crd1\"]")
             tensors.append(TensorSpec(name, tuple(t["shape"]),
                                       _text(t, "format", f"tensor {name!r}"),
                                       _text(t, "role", f"tensor {name!r}", "input"),
-                                      tuple(block) if block is not None else None))
+                                      tuple(block) if block is not None else None,
+                                      buffer if isinstance(buffer, bool) else tuple(buffer)))
         meta = top.get("meta", {})
         if not isinstance(meta, dict):
             raise GraphError(f"graph meta {meta!r} must be a JSON object")

@@ -49,9 +49,15 @@ class DramSpec:
 
 @dataclass(frozen=True)
 class OnchipSpec:
-    """On-chip buffer capacity shared by the sparse accumulators."""
+    """On-chip storage: the capacity the sparse accumulators, the lane buffers and the
+    on-chip buffers share, and the buffers' read timing (docs/timing.md, "On-chip
+    buffers")."""
 
     bytes: int = 1 << 30
+    #: cycles from a buffer read's service to its word being usable
+    latency: int = 0
+    #: reads one buffer serves per cycle (2: a dual-port BRAM)
+    ports: int = 2
 
 
 @dataclass(frozen=True)
@@ -156,9 +162,13 @@ HW_KEYS: dict[str, tuple[type, str, str]] = {
                         "this minus 1 refs ahead of the value it emits into a load queue, "
                         "each with its read issued, and emits their values in order (1 = "
                         "no queue: one read in flight, the ref at its input's head)"),
-    "onchip.bytes": (int, "B", "on-chip buffer for the sparse accumulators' entries "
+    "onchip.bytes": (int, "B", "on-chip storage for the sparse accumulators' entries "
                      "(8 bytes per spacc entry, 12 per spacc2 entry, 16 per spacc3 "
-                     "entry)"),
+                     "entry), the lane buffers and the on-chip buffers (4 bytes per word)"),
+    "onchip.latency": (int, "cycles", "from an on-chip buffer read's service to its word "
+                       "being usable (0 = in the cycle it is served, as ideal memory)"),
+    "onchip.ports": (int, "reads", "reads one on-chip buffer serves per cycle, "
+                     "shared by every port that reads it (2 = a dual-port BRAM)"),
     "compute.macs_per_cycle": (int, "ops/cycle", "operations one block ALU, reducer or "
                                "accumulator performs per cycle: a firing on a block of W "
                                "operations occupies its node ceil(W / this) cycles (0 = "
@@ -195,6 +205,8 @@ HW_MAX: dict[str, float] = {
     "dram.outstanding": 4096,
     "dram.load_queue": 4096,
     "onchip.bytes": 1 << 48,
+    "onchip.latency": 1 << 20,
+    "onchip.ports": 4096,
     "compute.macs_per_cycle": 1 << 20,
 }
 
@@ -367,7 +379,7 @@ def _check(key: str, value: Any, where: str) -> Any:
         if value != value or value in (float("inf"), float("-inf")) or value != int(value):
             raise HwError(f"{where}: {key} = {value!r} must be a whole number")
         value = int(value)
-    if key == "compute.macs_per_cycle" and value == 0:
+    if key in ("compute.macs_per_cycle", "onchip.latency") and value == 0:
         return 0
     if not value > 0:
         raise HwError(f"{where}: {key} = {value!r} must be positive")

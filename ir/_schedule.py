@@ -47,11 +47,16 @@ class Region:
     #: how the region's chains of products associate (:data:`ASSOCIATIONS`; None: the
     #: schedule's); docs/fusion.md, "Association"
     assoc: str | None = None
+    #: which inputs' arrays live in on-chip buffers (:func:`check_buffer`; None: the
+    #: schedule's); docs/timing.md, "On-chip buffers"
+    buffer: str | tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         check_name("region", self.name, ScheduleError)
         if self.assoc is not None:
             check_assoc(f"region {self.name!r}", self.assoc)
+        if self.buffer is not None:
+            self.buffer = check_buffer(f"region {self.name!r}: buffer", self.buffer)
         self.par = _check_par(self.name, self.par)
         if self.partition not in PARTITIONS:
             raise ScheduleError(f"region {self.name!r}: partition {self.partition!r} is not "
@@ -94,6 +99,8 @@ class Region:
             out["lane_buffer"] = self.lane_buffer
         if self.assoc is not None:
             out["assoc"] = self.assoc
+        if self.buffer is not None:
+            out["buffer"] = _buffer_out(self.buffer)
         return out
 
 
@@ -115,8 +122,13 @@ class Schedule:
     #: how chains of products associate in every region that sets no ``assoc`` of its
     #: own (:data:`ASSOCIATIONS`; "as-written" keeps the program's)
     assoc: str = "as-written"
+    #: on-chip buffers of every region that sets none of its own (:func:`check_buffer`;
+    #: None: the caller's default, ``samfuse model``'s ``--buffer``)
+    buffer: str | tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
+        if self.buffer is not None:
+            self.buffer = check_buffer(f"schedule {self.name!r}: buffer", self.buffer)
         check = Region("schedule", [], None, True, self.par, self.partition,
                        self.lane_buffer)  # the same rules as a region's
         self.par = check.par
@@ -142,7 +154,7 @@ class Schedule:
             return region
         par = {k: v for k, v in self.par.items() if k in set(outputs)}
         return Region(region.name, region.statements, region.order, region.transpose, par,
-                      self.partition, self.lane_buffer, region.assoc)
+                      self.partition, self.lane_buffer, region.assoc, region.buffer)
 
     def assoc_of(self, region: Region) -> str:
         """The association of ``region``'s product chains: its own, else the schedule's."""
@@ -302,6 +314,8 @@ class Schedule:
             out["block"] = dict(self.block)
         if self.assoc != "as-written":
             out["assoc"] = self.assoc
+        if self.buffer is not None:
+            out["buffer"] = _buffer_out(self.buffer)
         return out
 
     @classmethod
@@ -313,11 +327,11 @@ class Schedule:
             raise ScheduleError(f"schedule schema {data.get('schema')!r}: expected "
                                 f"{SCHEDULE_SCHEMA}")
         unknown = sorted(set(data) - {"schema", "name", "regions", "formats", "par",
-                                      "partition", "lane_buffer", "block", "assoc"})
+                                      "partition", "lane_buffer", "block", "assoc", "buffer"})
         if unknown:
             raise ScheduleError(f"unknown schedule key(s) {unknown}; expected schema, "
                                 "name, regions, formats, par, partition, lane_buffer, "
-                                "block, assoc")
+                                "block, assoc, buffer")
         regions = data.get("regions")
         if not isinstance(regions, list):
             raise ScheduleError(f"schedule 'regions' must be a list, got {regions!r}")
@@ -329,7 +343,8 @@ class Schedule:
                    {str(k): str(v) for k, v in formats.items()},
                    str(data.get("name", "schedule")), data.get("par") or {},
                    data.get("partition", "round-robin"), data.get("lane_buffer"),
-                   data.get("block") or {}, data.get("assoc", "as-written"))
+                   data.get("block") or {}, data.get("assoc", "as-written"),
+                   data.get("buffer"))
 
     def to_yaml(self) -> str:
         import yaml
@@ -402,11 +417,32 @@ def _region_from(data: Any, n: int) -> Region:
                             f"{transpose!r}")
     return Region(data.get("name", f"r{n}"), stmts, data.get("order"), transpose,
                   data.get("par") or {}, data.get("partition", "round-robin"),
-                  data.get("lane_buffer"), data.get("assoc"))
+                  data.get("lane_buffer"), data.get("assoc"), data.get("buffer"))
 
 
 _REGION_KEYS = ("name", "statements", "order", "transpose", "par", "partition",
-                "lane_buffer", "assoc")
+                "lane_buffer", "assoc", "buffer")
+#: the on-chip buffer choices that are not a list of names (docs/timing.md)
+BUFFER_MODES = ("auto", "none")
+
+
+def check_buffer(where: str, value: Any) -> str | tuple[str, ...]:
+    """A ``buffer`` choice: ``auto``, ``none``, or tensors / ``tensor.array`` names (a
+    list or one comma-separated string); anything else is one error line."""
+    if isinstance(value, str):
+        if value.strip() in BUFFER_MODES:
+            return value.strip()
+        value = [p for p in value.replace(" ", "").split(",") if p]
+    if not isinstance(value, (list, tuple)) or not value or not all(
+            isinstance(v, str) and v and v.count(".") <= 1 and not v.startswith(".")
+            for v in value):
+        raise ScheduleError(f"{where} {value!r}: expected auto, none, or a list of tensors "
+                            "or tensor.array names such as [X, A.crd1]")
+    return tuple(value)
+
+
+def _buffer_out(buffer: str | tuple[str, ...]) -> str | list[str]:
+    return buffer if isinstance(buffer, str) else list(buffer)
 #: partitioning strategies of parallel lanes (docs/parallel.md)
 PARTITIONS = ("round-robin", "balanced", "position", "position-contiguous")
 #: how a chain of products associates: as the program writes it, ((A·B)·C)·D,

@@ -15,6 +15,7 @@ hardware, its simulated cycles, and the best simulated order among the candidate
     .venv/bin/python scripts/bench_cost.py                   # the error table
     .venv/bin/python scripts/bench_cost.py --hw ideal        # the same on ideal memory
     .venv/bin/python scripts/bench_cost.py --orders          # the order table
+    .venv/bin/python scripts/bench_cost.py --buffer auto     # with on-chip buffers
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from compiler import (  # noqa: E402
     NAMED_SCHEDULES,
     CompileError,
+    buffer_model,
     compile_model,
     cycle_estimate,
     estimate,
@@ -57,15 +59,23 @@ def model_binds(name: str, config: str = "small", seed: int = 0) -> tuple[Any, d
     return program, {**torch_weights(model, program), **torch_inputs(program, example)}
 
 
-def measure(name: str, schedule: str, hw_name: str, cache: Path) -> list[dict] | None:
+def _cached(cache: Path, name: str, schedule: str, hw_name: str, buffer: str) -> Path:
+    tail = "" if buffer == "none" else f".buffer-{buffer}"  # runs from before buffers
+    return cache / f"{name}.{schedule}.{hw_name}{tail}.pkl"
+
+
+def measure(name: str, schedule: str, hw_name: str, cache: Path, buffer: str = "none"
+            ) -> list[dict] | None:
     """Per kernel: its graph, the trees it read and its measured cycles and bytes (cached);
-    None when the schedule does not compile for the model."""
-    path = cache / f"{name}.{schedule}.{hw_name}.pkl"
+    None when the schedule does not compile for the model. ``buffer``: the on-chip
+    buffer choice (``samfuse model --buffer``)."""
+    path = _cached(cache, name, schedule, hw_name, buffer)
     if path.is_file():
         return pickle.loads(path.read_bytes())
     program, binds = model_binds(name)
     try:
         compiled = compile_model(program, NAMED_SCHEDULES[schedule](program))
+        compiled = buffer_model(compiled, load_hw(hw_name), buffer, binds)
     except CompileError as exc:
         print(f"# {name} {schedule}: does not compile ({str(exc).splitlines()[0]})")
         return None
@@ -92,7 +102,7 @@ def _err(est: float, got: float) -> float:
 
 def error_table(models: list[str], hw_name: str, cache: Path, verbose: bool,
                 before: bool = False, schedules: tuple[str, ...] = SCHEDULES,
-                cached: bool = False) -> None:
+                cached: bool = False, buffer: str = "none") -> None:
     """``before``: price as the heuristic did before it took the hardware (words, the
     busiest node)."""
     hw = load_hw(hw_name)
@@ -101,10 +111,10 @@ def error_table(models: list[str], hw_name: str, cache: Path, verbose: bool,
           "| cycles est. | err % |\n|---|---|---|---:|---:|---:|---:|---:|---:|")
     for name in models:
         for schedule in schedules:
-            if cached and not (cache / f"{name}.{schedule}.{hw_name}.pkl").is_file():
+            if cached and not _cached(cache, name, schedule, hw_name, buffer).is_file():
                 print(f"# {name} {schedule}: not in the cache, skipped (--cached)")
                 continue
-            rows = measure(name, schedule, hw_name, cache)
+            rows = measure(name, schedule, hw_name, cache, buffer)
             if rows is None:
                 continue
             regions: dict[str, list[float]] = {}
@@ -208,6 +218,8 @@ def main() -> None:
     ap.add_argument("--orders", action="store_true", help="the order-search table")
     ap.add_argument("--cached", action="store_true",
                     help="only the model x schedule runs already in the cache")
+    ap.add_argument("--buffer", default="none", choices=("none", "auto"),
+                    help="on-chip buffers of the measured runs (default none)")
     ap.add_argument("--before", action="store_true",
                     help="price without the hardware (words, busiest node), as before")
     args = ap.parse_args()
@@ -217,7 +229,7 @@ def main() -> None:
                     tuple(s for s in args.schedules.split(",") if s != "full"))
         return
     error_table(models, args.hw, Path(args.cache), args.verbose, args.before,
-                tuple(args.schedules.split(",")), args.cached)
+                tuple(args.schedules.split(",")), args.cached, args.buffer)
 
 
 if __name__ == "__main__":

@@ -87,6 +87,9 @@ class Backend(ABC):
     #: the timing knobs (``ir.TIMING_KNOBS``) the backend renders; a run that sets
     #: another off its default is refused (docs/timing.md, "Which backend renders what")
     timing_knobs: ClassVar[frozenset[str]] = frozenset()
+    #: whether the backend renders on-chip buffers (docs/timing.md, "On-chip buffers"); a
+    #: run with buffered arrays on memory hardware is refused by one that does not
+    onchip_buffers: ClassVar[bool] = False
 
     @classmethod
     def unavailable(cls) -> str | None:
@@ -106,6 +109,11 @@ class Backend(ABC):
         self.check_depth(depth, machine)
         elab = elaborate(graph, machine, depth)
         self.check_timing(elab)
+        if elab.buffers and not self.onchip_buffers:
+            raise HwError(f"backend {self.name!r} does not render on-chip buffers yet "
+                          f"({', '.join(b.name for b in elab.buffers)} are buffered on "
+                          f"{machine.name!r}); run it on the python or systemc backend, or "
+                          "with --buffer none")
         tensors = bind_inputs(elab.graph, inputs)
         done = self.execute(elab, tensors, trace=trace, mem_trace=mem_trace)
         res, graph = done.result, elab.graph
@@ -192,6 +200,7 @@ class PythonBackend(Backend):
     """The reference cycle model."""
 
     name = "python"
+    onchip_buffers = True
     counts_work = True
     timing_knobs = frozenset(TIMING_KNOBS)
 
@@ -214,6 +223,7 @@ class AutoBackend(Backend):
 
     name = "auto"
     timing_knobs = frozenset(TIMING_KNOBS)
+    onchip_buffers = True  # it runs the Python model or SystemC, which render them
 
     def __init__(self) -> None:
         self._systemc: Backend | None = None

@@ -25,9 +25,11 @@ from ir import (
     Trace,
     decode_token,
     memory_ports,
+    onchip_buffers,
     value_elems,
 )
 from sim_models.python import (
+    BufferStats,
     MemRequest,
     NodeStats,
     SimResult,
@@ -40,7 +42,8 @@ from ._backend import Backend, Execution, ToolNotFoundError, register
 if TYPE_CHECKING:
     from rtl_hls.rtl.bench import EdgeRecord, ExternalRtl
 
-__all__ = ["RtlBackend", "simulate_with_reads", "trace_from_records", "memory_report"]
+__all__ = ["RtlBackend", "simulate_with_reads", "trace_from_records", "memory_report",
+           "buffer_report"]
 
 @register
 class RtlBackend(Backend):
@@ -52,6 +55,8 @@ class RtlBackend(Backend):
     #: every knob of docs/timing.md: the netlist renders each node's timing shell and
     #: each FIFO's capacity and visibility (rtl_hls.rtl.netlist)
     timing_knobs = frozenset({"latency", "ii", "startup", "fifo.latency"})
+    #: samfuse_onchip_buffer per ir.onchip_buffers entry (docs/rtl.md, "On-chip buffers")
+    onchip_buffers = True
 
     def __init__(self, simulator: str | None = None, vcd: str | Path | None = None,
                  external: ExternalRtl | None = None) -> None:
@@ -97,6 +102,7 @@ class RtlBackend(Backend):
                            backend=self.name)
         if hw is not None and hw.memory:
             memory_report(graph, hw, run.bursts, run.mem_stall, result, mem_trace)
+            result.buffers = buffer_report(graph, hw, run.bursts, run.buffers)
         return Execution(result, run.levels, run.values, run.acc_peaks)
 
 
@@ -126,6 +132,19 @@ def memory_report(graph: Graph, hw: Hardware, bursts: list[tuple[int, int, int, 
     if log:
         result.mem_requests = [MemRequest(c, no, first, lines, w)
                                for c, no, first, lines, w in bursts]
+
+
+def buffer_report(graph: Graph, hw: Hardware, bursts: list[tuple[int, int, int, int, bool]],
+                  stats: Mapping[str, tuple[int, int, int]]) -> dict[str, BufferStats]:
+    """Each on-chip buffer's ``BufferStats``: its fill's bytes from the burst log (the
+    fill port's burst at cycle 0), the rest from the buffer's counters."""
+    out = {}
+    for b in onchip_buffers(graph, hw):
+        lines = sum(n for c, no, _, n, w in bursts if no == b.fill_port and c == 0 and not w)
+        filled, reads, conflict = stats[b.name]
+        out[b.name] = BufferStats(lines * hw.dram.line_bytes, filled if lines else 0, reads,
+                                  conflict)
+    return out
 
 
 def trace_from_records(graph: Graph, records: Mapping[str, EdgeRecord]) -> Trace:

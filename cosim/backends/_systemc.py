@@ -46,6 +46,7 @@ from ir import (
     written_values,
 )
 from sim_models.python import (
+    BufferStats,
     DeadlockError,
     FifoStats,
     MemRequest,
@@ -105,6 +106,7 @@ class SystemCBackend(Backend):
     counts_work = True
     waveforms = True
     timing_knobs = frozenset(TIMING_KNOBS)
+    onchip_buffers = True
 
     def __init__(self, *, per_module_processes: bool = False, vcd: str | Path | None = None,
                  timeout: float | None = None, max_cycles: int = 0) -> None:
@@ -141,6 +143,10 @@ class SystemCBackend(Backend):
         prepare()
         start = time.perf_counter()
         elabs = [elaborate(r.graph, r.hw, r.depth) for r in runs]
+        if self.per_module_processes and any(e.buffers for e in elabs):
+            raise SystemCError("on-chip buffers need the fused evaluation (a buffer serves a "
+                               "cycle's reads in port order, which per-module processes do "
+                               "not keep); run without per_module_processes")
         graphs = [e.graph for e in elabs]
         bound = [bind_inputs(g, r.inputs) for g, r in zip(graphs, runs, strict=True)]
         plans = [plan_net(e.graph, b, trace=r.trace, depth="graph", max_cycles=self.max_cycles,
@@ -271,6 +277,10 @@ def _decode(elab: Elaboration, raw: RawNet, hw: Hardware | None
         result.hw, result.clock_mhz = hw.name, hw.clock_mhz
     if mem is not None:
         result.channel_bytes = mem.channel_bytes
+        result.buffers = {b.name: BufferStats(lines * hw.dram.line_bytes, filled, reads,
+                                              conflict)
+                          for b, (lines, filled, reads, conflict)
+                          in zip(elab.buffers, mem.buffers, strict=True)}
         if mem.log is not None:
             result.mem_requests = [MemRequest(int(c), int(p), int(f), int(n), bool(w))
                                    for c, p, f, n, w in mem.log.tolist()]

@@ -77,8 +77,11 @@ class NetPlan:
     #: outstanding, log every burst
     memory: tuple[int, int, int, int, int, bool] | None = None
     #: memory ports in ir.memory_ports order: (node, slot in the catalogue's mem_reads +
-    #: mem_writes, write, words of a read array, channel)
-    mem_ports: list[tuple[str, int, bool, int, int]] = field(default_factory=list)
+    #: mem_writes, write, words of a read array, channel, on-chip buffer or -1; a
+    #: buffered port's words are its fill's, on the buffer's first port, else 0)
+    mem_ports: list[tuple[str, int, bool, int, int, int]] = field(default_factory=list)
+    #: on-chip buffers in ir.onchip_buffers order: (reads per cycle, latency)
+    buffers: list[tuple[int, int]] = field(default_factory=list)
     #: calls on a node's module after Net::add (node, method, args): block operators,
     #: block widths, multi-cycle firings (docs/blocks.md)
     setup: list[tuple[str, str, np.ndarray]] = field(default_factory=list)
@@ -144,6 +147,8 @@ class RawMemory:
     channel_bytes: list[int]
     max_ack: int
     log: np.ndarray | None = None   # rows (cycle, port, first line, lines, write)
+    #: per on-chip buffer: (fill lines, filled, reads, conflict cycles)
+    buffers: list[tuple[int, int, int, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -253,10 +258,13 @@ def _memory_plan(elab: Elaboration, tensors: dict[str, FiberTree], mem_trace: bo
         return None, []
     d = hw.dram
     ports = []
+    fills = {b.fill_port for b in elab.buffers}
     for spec in elab.mem_ports:
         slot = elab.graph.nodes[spec.node].primitive.mem_arrays.index(spec.array)
-        words = _array_words(tensors[spec.tensor], spec) if not spec.write else 0
-        ports.append((spec.node, slot, spec.write, words, spec.channel))
+        reads = not spec.write and (spec.buffer is None or spec.no in fills)
+        words = _array_words(tensors[spec.tensor], spec) if reads else 0
+        ports.append((spec.node, slot, spec.write, words, spec.channel,
+                      -1 if spec.buffer is None else spec.buffer))
     return ((d.channels, d.bytes_per_cycle, d.latency_cycles, d.line_bytes, d.outstanding,
              mem_trace), ports)
 
@@ -311,7 +319,8 @@ def plan_net(graph: Graph, tensors: dict[str, FiberTree], *, trace: bool,
                for port, es in graph.out_edges[nid].items() for e in es]
     memory, mem_ports = _memory_plan(elab, tensors, mem_trace)
     return NetPlan(graph.name, trace, max_cycles, nodes, edges, inputs, outputs, memory,
-                   mem_ports, _setup(elab), visibility)
+                   mem_ports, [(b.ports, b.latency) for b in elab.buffers], _setup(elab),
+                   visibility)
 
 
 # -- elaboration and run (child) -------------------------------------------------------
@@ -333,8 +342,13 @@ def _elaborate(drv: Any, plan: NetPlan, index: int) -> int:
             assert bound, f"the SystemC model of {nid!r} has no port {port!r}"
     if plan.memory is not None:
         drv.set_memory(net, *plan.memory)
-        for nid, slot, write, words, channel in plan.mem_ports:
-            drv.add_mem_port(net, node_index[nid], slot, write, words, channel)
+        for ports, latency in plan.buffers:
+            drv.add_buffer(net, ports, latency)
+        for nid, slot, write, words, channel, buffer in plan.mem_ports:
+            if buffer >= 0:
+                drv.add_buffer_port(net, node_index[nid], slot, buffer, words, channel)
+            else:
+                drv.add_mem_port(net, node_index[nid], slot, write, words, channel)
     return net
 
 
@@ -396,7 +410,9 @@ def _extract_memory(drv: Any, net: int, plan: NetPlan) -> RawMemory | None:
         return None
     n_ports, n_channels, max_ack, *rest = _vector(drv.memory_info(net), np.int64).tolist()
     ports = [(rest[2 * i], rest[2 * i + 1]) for i in range(n_ports)]
-    raw = RawMemory(ports, rest[2 * n_ports:2 * n_ports + n_channels], max_ack)
+    rest, tail = rest[:2 * n_ports + n_channels], rest[2 * n_ports + n_channels:]
+    buffers = [tuple(tail[1 + 4 * b:5 + 4 * b]) for b in range(tail[0])]
+    raw = RawMemory(ports, rest[2 * n_ports:], max_ack, buffers=buffers)
     if plan.memory[-1]:
         raw.log = np.stack([_vector(drv.memory_log(net, c), np.int64) for c in range(5)],
                            axis=1)

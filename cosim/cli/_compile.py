@@ -6,12 +6,21 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from compiler import compile_expression, explain_orders, fusion_table, parse, tensor_ranks
-from ir import PARTITIONS, check_assoc
+from compiler import (
+    buffer_graph,
+    check_buffer_names,
+    compile_expression,
+    explain_orders,
+    fusion_table,
+    parse,
+    parse_buffer,
+    tensor_ranks,
+)
+from ir import DEFAULT_HW, PARTITIONS, buffered_arrays, check_assoc
 
 from ..runs._files import path_arg
 from ._args import CliError, input_densities, name_value_pairs, parse_shape, read_tensor, say
-from ._hw import depth_arg
+from ._hw import add_hw_options, depth_arg, hw_from_args
 from ._mlir import compile_mlir, is_mlir_file
 
 __all__ = ["add_compile_parser", "cmd_compile"]
@@ -31,6 +40,10 @@ def _parallel_lines(meta: dict[str, Any]) -> list[str]:
             f"{v} {x:.3f}" for v, x in par["expected_imbalance"].items())
             + " expected (largest lane / mean, measured on --input data)")
     return lines
+
+
+def _buffers(graph) -> list[str]:
+    return [f"{t.name}.{a}" for t in graph.tensors.values() for a in buffered_arrays(t)]
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
@@ -67,6 +80,12 @@ def cmd_compile(args: argparse.Namespace) -> int:
                                par=par, partition=args.partition,
                                lane_buffer=args.lane_buffer, block=block,
                                assoc=check_assoc("--assoc", args.assoc))
+    if args.buffer is not None:  # the graph carries the choice (docs/timing.md)
+        choice = parse_buffer(args.buffer)
+        if not isinstance(choice, str):
+            check_buffer_names(choice, [n for n, t in graph.tensors.items()
+                                        if t.role == "input"], "--buffer")
+        graph = buffer_graph(graph, hw_from_args(args), choice, stats)
     if args.explain:
         print(explain_orders(graph, stats))
     if args.table:
@@ -86,6 +105,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
          *_parallel_lines(meta),
          *([f"block      {', '.join(f'{i}={b}' for i, b in meta['block'].items())}"]
            if "block" in meta else []),
+         *([f"buffers    {', '.join(_buffers(graph)) or 'none'}"]
+           if args.buffer is not None else []),
          f"reductions {', '.join(meta['reductions']) or 'none'}",
          f"transposed {moved}")
     return 0
@@ -149,4 +170,9 @@ def add_compile_parser(sub: argparse._SubParsersAction) -> None:
                    help="association of a chain of three or more products: as-written "
                    "(default), left ((A·B)·C), right (A·(B·C)) or cost (the cheapest by the "
                    "order search's cost); see docs/fusion.md")
+    c.add_argument("--buffer", metavar="auto|none|NAMES",
+                   help="hold inputs' arrays in on-chip buffers (the graph's tensors[].buffer): "
+                   "auto (the compiler's rule on --hw), none, or tensors / tensor.array "
+                   "names, comma separated (x,A.crd1); default: none (docs/timing.md)")
+    add_hw_options(c, DEFAULT_HW)
     c.set_defaults(func=cmd_compile)

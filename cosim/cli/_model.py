@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from compiler import NAMED_SCHEDULES, compile_model, fusion_table
+from compiler import NAMED_SCHEDULES, buffer_model, compile_model, fusion_table, parse_buffer
 from compiler._blocks import seed_blocks
 from ir import DEFAULT_HW, PARTITIONS, Schedule, check_assoc
 
@@ -102,6 +102,12 @@ def add_model_parser(sub: argparse._SubParsersAction, error: type[Exception]) ->
                    help="end with one JSON line: cycles, DRAM bytes, FLOPs and memory "
                    "accesses in total and per region, with the heuristic's estimates "
                    "(docs/cli.md)")
+    m.add_argument("--buffer", metavar="auto|none|NAMES",
+                   help="which inputs' arrays live in on-chip buffers on hardware with "
+                   "memory: auto (the compiler's rule: arrays re-read or gathered, within "
+                   "onchip.bytes; the default on backends that render buffers), none, or "
+                   "tensors / tensor.array names, comma separated (X,A.crd1); a YAML "
+                   "schedule's own buffer wins (docs/timing.md, 'On-chip buffers')")
     add_hw_options(m, DEFAULT_HW)
     add_depth_option(m)
     m.add_argument("--mem-trace", metavar="DIR", type=path_arg,
@@ -201,6 +207,9 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
         schedule = dataclasses.replace(schedule, assoc=args.assoc)
     priced = schedule.has_lanes or schedule.block or schedule.prices_assoc
     compiled = compile_model(program, schedule, stats=binds if priced else None)
+    buffer = parse_buffer(args.buffer) if args.buffer is not None else \
+        "auto" if runner.onchip_buffers else "none"
+    compiled = buffer_model(compiled, hw, buffer, binds)
     if args.par:
         check_lanes_used(compiled, schedule.par, args.model)
     print(f"{'read' if mlir else 'exported':10} {label} to {len(program.statements)} "

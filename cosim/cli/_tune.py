@@ -57,6 +57,9 @@ def add_tune_parser(sub: argparse._SubParsersAction, error: type[Exception]) -> 
     t.add_argument("--assocs", metavar="A,A,…", default="as-written",
                    help="associations of the model's chains of products to search: "
                    "as-written, left, right (default as-written; docs/fusion.md)")
+    t.add_argument("--buffers", metavar="B,B", default="none",
+                   help="on-chip buffer choices to search: none, auto or none,auto "
+                   "(default none; docs/timing.md, 'On-chip buffers')")
     t.add_argument("--batch", type=int, default=1, help="points per round (default 1)")
     t.add_argument("--workers", type=int, default=1, help="parallel runs (default 1)")
     t.add_argument("--dask", metavar="local|ADDRESS", help="evaluate on Dask")
@@ -135,6 +138,7 @@ def cmd_tune(args: argparse.Namespace, error: type[Exception]) -> int:
                       prune=args.prune or None, lanes=lanes, partitions=partitions,
                       blocks=blocks, block_tensors=args.block_tensors,
                       assocs=tuple(a.strip() for a in args.assocs.split(",") if a.strip()),
+                      buffers=tuple(b.strip() for b in args.buffers.split(",") if b.strip()),
                       progress=not args.quiet)
     except (TuneError, OutputPathError) as exc:
         raise error(str(exc)) from None

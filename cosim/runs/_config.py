@@ -113,6 +113,9 @@ class RunConfig:
     budget: float | None = None
     #: association of the workload's chains of products (docs/fusion.md, "Association")
     assoc: str = "as-written"
+    #: on-chip buffers (docs/timing.md): auto, none, or comma-separated tensor[.array]
+    #: names; a model's schedule may set its own
+    buffer: str = "none"
 
     def __post_init__(self) -> None:
         # one lane has no partition and no lane buffers: every spelling of it is one run
@@ -138,6 +141,8 @@ class RunConfig:
             del out["budget"]
         if self.assoc == "as-written":  # and a run as written, from before association
             del out["assoc"]
+        if self.buffer == "none":  # and a run without buffers, from before buffers
+            del out["buffer"]
         return out
 
     def hardware(self) -> Hardware:

@@ -112,6 +112,11 @@ def _graph_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
 
     t0 = time.perf_counter()
     graph, inputs, gold = (_kernel_graph if cfg.workload.kernel else _expr_graph)(cfg)
+    if cfg.buffer != "none":  # docs/timing.md, "On-chip buffers"
+        from compiler import buffer_graph, parse_buffer
+
+        graph = buffer_graph(graph, cfg.hardware(), parse_buffer(cfg.buffer, "buffer"),
+                             inputs)
     compile_s = time.perf_counter() - t0
     est = estimate(graph, inputs)
     read = sum(storage_bytes(_tree(graph, t, v)) for t, v in inputs.items())
@@ -227,6 +232,12 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     priced = schedule.has_lanes or schedule.block or schedule.prices_assoc
     compiled = compile_model(program, schedule, depth=cfg.depth,
                              stats=binds if priced else None)
+    if cfg.buffer != "none" or schedule.buffer is not None or \
+            any(r.buffer is not None for r in schedule.regions):
+        from compiler import buffer_model, parse_buffer
+
+        compiled = buffer_model(compiled, cfg.hardware(), parse_buffer(cfg.buffer, "buffer"),
+                                binds)
     compile_s = time.perf_counter() - t0
     check_lanes_used(compiled, dict(cfg.par), w.label)
     values = {**binds, **evaluate(compiled.program, binds)}  # re-associated: its own
@@ -337,7 +348,7 @@ def config_columns(cfg: RunConfig) -> dict[str, Any]:
             "par": par_label(cfg.par), "lanes": cfg.lanes,
             "partition": cfg.partition if cfg.par else None,
             "lane_buffer": cfg.lane_buffer if cfg.par else None,
-            "block": cfg.block, "assoc": cfg.assoc,
+            "block": cfg.block, "assoc": cfg.assoc, "buffer": cfg.buffer,
             **_hw_columns(cfg.hardware())}
 
 

@@ -43,6 +43,8 @@ def run_identity(row: dict[str, Any]) -> str:
         key += f"|block={row['block']}"
     if row.get("assoc") not in (None, "as-written"):
         key += f"|assoc={row['assoc']}"
+    if row.get("buffer") not in (None, "none"):
+        key += f"|buffer={row['buffer']}"
     return key
 
 

@@ -186,7 +186,7 @@ def _orders(frame: Any, ax: Any) -> None:
 
 #: the axes a study sweeps; a figure's line holds all but its x axis fixed
 _AXES = ["workload", "schedule", "order", "depth", "dtype", "seed", "backend", "hw",
-         "hw_set", "par", "partition", "lane_buffer", "block"]
+         "hw_set", "par", "partition", "lane_buffer", "block", "buffer"]
 
 
 def _lines(rows: Any, x: list[str]) -> Any:

@@ -33,6 +33,7 @@ from ir import (
     MAX_DEPTH,
     PARTITIONS,
     HwError,
+    check_buffer,
     load_hw,
     load_yaml,
 )
@@ -105,6 +106,7 @@ AXES: dict[str, list[Any]] = {
     "lane_buffer": [DEFAULT_LANE_BUFFER],
     "block": [1],
     "assoc": ["as-written"],
+    "buffer": ["none"],
 }
 
 #: axes a study may name one day, with what the machine still lacks for them
@@ -197,7 +199,7 @@ class StudySpec:
                         par=c["par"], partition=c["partition"],
                         lane_buffer=c["lane_buffer"], block=c["block"],
                         budget=self.budget if w.is_program else None,
-                        assoc=c["assoc"]))
+                        assoc=c["assoc"], buffer=c["buffer"]))
         return list(dict.fromkeys(out))
 
     def _check_schedule_applies(self, combo: dict[str, Any]) -> None:
@@ -465,6 +467,12 @@ def _axis_value(axis: str, v: Any, base: Path) -> Any:
         return _hw_set_value(v)
     if axis == "par":
         return _par_value(v)
+    elif axis == "buffer":
+        try:
+            choice = check_buffer("buffer", v)
+        except ValueError as exc:
+            raise StudyError(str(exc)) from None
+        return choice if isinstance(choice, str) else ",".join(choice)
     elif axis == "assoc":
         if v not in ASSOCIATIONS:
             raise StudyError(f"assoc {v!r}: expected one of {', '.join(ASSOCIATIONS)}")

@@ -58,7 +58,7 @@ class Encoder:
         self.order_cols = list(range(space.n - 1, space.n - 1 + n_order))
         n_num = (len(space.depths) > 1) + len(space.hw_knobs) + (len(space.lanes) > 1) + \
             (len(space.partitions) > 1) + (len(space.blocks) > 1) + \
-            (len(space.assocs) > 1) + 1
+            (len(space.assocs) > 1) + (len(space.buffers) > 1) + 1
         start = space.n - 1 + n_order
         self.num_cols = list(range(start, start + n_num))
         heur = [math.log(max(space.heuristic(p), 1.0)) for p in points]
@@ -106,6 +106,8 @@ class Encoder:
             out.append(_scaled(p.block, sp.blocks))
         if len(sp.assocs) > 1:
             out.append(sp.assocs.index(p.assoc) / (len(sp.assocs) - 1))
+        if len(sp.buffers) > 1:
+            out.append(float(sp.buffers.index(p.buffer)))
         h = math.log(max(sp.heuristic(p), 1.0))
         out.append((h - self.h_lo) / (self.h_hi - self.h_lo) if self.h_hi > self.h_lo else 0.5)
         return out

@@ -44,8 +44,8 @@ def model_space(workload: Any, *, seed: int = 0, units: str = "scope",
                 prune: float | None = 100.0, lanes: Sequence[int] = (1,),
                 partitions: Sequence[str] = ("round-robin",),
                 blocks: Sequence[int] = (1,), block_tensors: str = "sparse",
-                assocs: Sequence[str] = ("as-written",), hw: Hardware | None = None
-                ) -> TuneSpace:
+                assocs: Sequence[str] = ("as-written",), hw: Hardware | None = None,
+                buffers: Sequence[str] = ("none",)) -> TuneSpace:
     """The space of a model workload, priced on the tensors a run binds (seed ``seed``)
     and on the hardware its runs use (``hw``; None: ideal memory)."""
     from compiler import evaluate, from_torch, torch_inputs, torch_weights
@@ -58,7 +58,8 @@ def model_space(workload: Any, *, seed: int = 0, units: str = "scope",
     return TuneSpace.build(program, units=units, stats={**binds, **evaluate(program, binds)},
                            depths=depths, hw_knobs=hw_knobs, max_orders=max_orders,
                            prune=prune, lanes=lanes, partitions=partitions, blocks=blocks,
-                           block_tensors=block_tensors, assocs=assocs, hw=hw)
+                           block_tensors=block_tensors, assocs=assocs, hw=hw,
+                           buffers=buffers)
 
 
 #: the file naming the tuning run whose results a folder holds
@@ -142,7 +143,8 @@ def tune(target: str | Path, out: str | Path, *, budget: int = 30,
          hand: bool = True, prune: float | None = 100.0, lanes: Sequence[int] = (1,),
          partitions: Sequence[str] = ("round-robin",),
          blocks: Sequence[int] = (1,), block_tensors: str = "sparse",
-         assocs: Sequence[str] = ("as-written",), progress: bool = False) -> TuneResult:
+         assocs: Sequence[str] = ("as-written",), buffers: Sequence[str] = ("none",),
+         progress: bool = False) -> TuneResult:
     """Tune ``target`` (a bundled model at ``config``, or a study file with one model
     workload) for ``budget`` evaluations; results in ``out`` (see docs/tune.md).
     Re-running with the same arguments replays the cached evaluations. ``progress``
@@ -161,7 +163,9 @@ def tune(target: str | Path, out: str | Path, *, budget: int = 30,
         "hw_knobs": {k: list(map(str, v)) for k, v in (hw_knobs or {}).items()},
         "lanes": list(lanes), "partitions": list(partitions), "blocks": list(blocks),
         "block_tensors": block_tensors, "assocs": list(assocs), "backend": backend,
-        "prune": prune, "hand": hand, "tune_seed": tune_seed})
+        "prune": prune, "hand": hand, "tune_seed": tune_seed,
+        # a folder tuned before the knob existed keeps its claim
+        **({"buffers": list(buffers)} if tuple(buffers) != ("none",) else {})})
     watch = _TuneProgress(workload.label, objective, budget, enabled=progress)
     with watch.line:
         watch.phase("exporting the model and building the search space")
@@ -170,7 +174,7 @@ def tune(target: str | Path, out: str | Path, *, budget: int = 30,
                             depths=depths, hw_knobs=hw_knobs,
                             prune=prune, lanes=lanes, partitions=partitions, blocks=blocks,
                             block_tensors=block_tensors, assocs=assocs,
-                            hw=_machine(hw, hw_set))
+                            hw=_machine(hw, hw_set), buffers=buffers)
         size = space.size()
         watch.line.event(f"tune {workload.label}: search space of {space.n} statements, "
                          f"{'many' if size is None else f'{size:,}'} points, built in "

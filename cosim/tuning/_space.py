@@ -10,7 +10,9 @@ the hand schedules (unfused, per layer, fully fused). A point's lane count and p
 apply to every kernel's outermost output index (docs/parallel.md); block sizes are not in
 the space: the compiler has no block values yet. A point's association (``assoc``: as
 written, left or right) re-associates the program's chains of products before grouping
-(docs/fusion.md, "Association"); its regions then take the compiler's orders.
+(docs/fusion.md, "Association"); its regions then take the compiler's orders. A
+point's ``buffer`` (``none`` or ``auto``) is its schedule's on-chip buffer choice
+(docs/timing.md, "On-chip buffers").
 """
 
 from __future__ import annotations
@@ -22,7 +24,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ir import ASSOCIATIONS, PARTITIONS, Format, Hardware, Program, Region, Schedule
+from ir import (
+    ASSOCIATIONS,
+    BUFFER_MODES,
+    PARTITIONS,
+    Format,
+    Hardware,
+    Program,
+    Region,
+    Schedule,
+)
 
 __all__ = ["Point", "TuneSpace", "TuneError", "UNITS"]
 
@@ -57,6 +68,8 @@ class Point:
     #: association of the program's chains of products (orders: the compiler's unless
     #: "as-written")
     assoc: str = "as-written"
+    #: on-chip buffers of every region: "none" or "auto" (the compiler's rule)
+    buffer: str = "none"
 
 
 @dataclass
@@ -85,6 +98,8 @@ class TuneSpace:
     assocs: tuple[str, ...] = ("as-written",)
     #: the machine the heuristic prices on (the runs' hardware; None: ideal memory)
     hw: Hardware | None = None
+    #: on-chip buffer choices to search (``none``, ``auto``)
+    buffers: tuple[str, ...] = ("none",)
     _spans: dict[tuple[int, int], Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -97,7 +112,8 @@ class TuneSpace:
               partitions: Sequence[str] = ("round-robin",),
               blocks: Sequence[int] = (1,), block_tensors: str = "sparse",
               assocs: Sequence[str] = ("as-written",),
-              hw: Hardware | None = None) -> TuneSpace:
+              hw: Hardware | None = None,
+              buffers: Sequence[str] = ("none",)) -> TuneSpace:
         """The space of ``program``; ``units`` is ``statement`` or ``scope`` (the runs
         of statements of one module, ``Schedule.by_scope(depth=None)``)."""
         if units not in UNITS:
@@ -123,6 +139,9 @@ class TuneSpace:
             raise TuneError(f"assocs {list(assocs)!r}: expected some of "
                             f"{', '.join(searched)} (the tuner prices the associations "
                             "itself, so 'cost' is not a value to search)")
+        if not buffers or any(b not in BUFFER_MODES for b in buffers):
+            raise TuneError(f"buffers {list(buffers)!r}: expected some of "
+                            f"{', '.join(BUFFER_MODES)}")
         index = {st.target: n for n, st in enumerate(program.statements)}
         groups = [[st.target] for st in program.statements] if units == "statement" else \
             [r.statements for r in Schedule.by_scope(program, depth=None).regions]
@@ -130,7 +149,8 @@ class TuneSpace:
         return cls(program, spans, dict(stats or {}), tuple(depths),
                    _check_knobs(hw_knobs or {}), tuple(dict.fromkeys(lanes)),
                    tuple(dict.fromkeys(partitions)), tuple(dict.fromkeys(blocks)),
-                   block_tensors, max_orders, prune, tuple(dict.fromkeys(assocs)), hw)
+                   block_tensors, max_orders, prune, tuple(dict.fromkeys(assocs)), hw,
+                   tuple(dict.fromkeys(buffers)))
 
     # -- structure ---------------------------------------------------------------------
     @property
@@ -351,6 +371,8 @@ class TuneSpace:
                   tuple((k, rng.choice(vs)) for k, vs in self.hw_knobs),
                   rng.choice(self.lanes), rng.choice(self.partitions),
                   rng.choice(self.blocks))
+        if len(self.buffers) > 1:  # drawn only when searched: as before otherwise
+            p = replace(p, buffer=rng.choice(self.buffers))
         if len(self.assocs) == 1:  # drawn only when searched: as before otherwise
             return p
         assoc = rng.choice(self.assocs)
@@ -379,12 +401,12 @@ class TuneSpace:
                 if assoc != "as-written" and not self.grouping_compiles(cuts, assoc):
                     continue
                 per_region = [self.options(a, b, assoc) for a, b in self.regions(cuts)]
-                for orders, depth, values, lanes, part, block in itertools.product(
+                for orders, depth, values, lanes, part, block, buf in itertools.product(
                         itertools.product(*per_region), self.depths, knobs, self.lanes,
-                        self.partitions, self.blocks):
+                        self.partitions, self.blocks, self.buffers):
                     yield Point(cuts, tuple(orders), depth,
                                 tuple(zip(names, values, strict=True)), lanes, part, block,
-                                assoc)
+                                assoc, buf)
 
     def neighbours(self, p: Point) -> list[Point]:
         """Points one move away: one free boundary flipped (new regions take the
@@ -409,6 +431,7 @@ class TuneSpace:
         out += [replace(p, lanes=n) for n in self.lanes if n != p.lanes]
         out += [replace(p, partition=x) for x in self.partitions if x != p.partition]
         out += [replace(p, block=b) for b in self.blocks if b != p.block]
+        out += [replace(p, buffer=b) for b in self.buffers if b != p.buffer]
         for n, (k, vs) in enumerate(self.hw_knobs):
             out += [replace(p, hw=p.hw[:n] + ((k, v),) + p.hw[n + 1:]) for v in vs
                     if v != p.hw[n][1]]
@@ -431,7 +454,8 @@ class TuneSpace:
                                            (self.outer_index(t) for t in stmts) if v}
             regions.append(Region(label, stmts, list(order) if order else None, par=par,
                                   partition=p.partition))
-        return Schedule(regions, name=name, block=self.block_seeds(p.block), assoc=p.assoc)
+        return Schedule(regions, name=name, block=self.block_seeds(p.block), assoc=p.assoc,
+                        buffer=None if p.buffer == "none" else p.buffer)
 
     def outer_index(self, target: str) -> str | None:
         """The index of ``target``'s outermost storage level (None for a scalar)."""
@@ -459,6 +483,8 @@ class TuneSpace:
             extra.append(f"block={p.block}")
         if len(self.assocs) > 1 or p.assoc != "as-written":
             extra.append(f"assoc={p.assoc}")
+        if len(self.buffers) > 1 or p.buffer != "none":
+            extra.append(f"buffer={p.buffer}")
         return " | ".join(parts) + ("  " + " ".join(extra) if extra else "")
 
     def enumerable(self) -> bool:
@@ -472,7 +498,7 @@ class TuneSpace:
         if listed is None:
             return None
         per = math.prod(len(vs) for _, vs in self.hw_knobs) * len(self.depths) * \
-            len(self.lanes) * len(self.partitions) * len(self.blocks)
+            len(self.lanes) * len(self.partitions) * len(self.blocks) * len(self.buffers)
         return per * sum(math.prod(len(self.options(a, b, x)) for a, b in self.regions(c))
                          for x in self.assocs for c in listed
                          if x == "as-written" or self.grouping_compiles(c, x))

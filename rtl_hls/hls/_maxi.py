@@ -18,6 +18,7 @@ from pathlib import Path
 from ir import Graph, Hardware, memory_ports
 
 from ._design import ArrayArg, HlsDesign, MemArg, WriterArgs, ident, level_size, writer_nodes
+from ._onchip import buffered, len_arg
 
 __all__ = ["mem_args", "mem_inputs", "mem_writers", "mem_pragmas", "mem_node_arrays",
            "mem_signature_params", "mem_tb_slots", "MAX_AXI_BURST"]
@@ -54,6 +55,7 @@ def mem_writers(graph: Graph, mem: list[MemArg]) -> list[WriterArgs]:
 def mem_signature_params(design: HlsDesign) -> list[str]:
     params = [f"{m.ctype} {m.name}" for m in design.mem]
     params += [f"uint32_t* {c}" for w in design.writers for c in w.counts]
+    params += [f"uint32_t {len_arg(m)}" for m in design.mem if buffered(m)]
     return [*params, "uint32_t cap"]
 
 
@@ -77,15 +79,19 @@ def mem_pragmas(design: HlsDesign, depth: int) -> list[str]:
              for m in design.mem]
     lines += [f"#pragma HLS interface s_axilite port={c}"
               for w in design.writers for c in w.counts]
+    lines += [f"#pragma HLS interface s_axilite port={len_arg(m)}"
+              for m in design.mem if buffered(m)]
     return lines
 
 
 def mem_node_arrays(design: HlsDesign) -> dict[str, list[str]]:
     """The trailing C arguments of each node that touches memory: its ports in
-    ``ir.memory_ports`` order, then (writers) its count outputs and ``cap``."""
+    ``ir.memory_ports`` order (a buffered one with its fill's length), then (writers) its
+    count outputs and ``cap``."""
     args: dict[str, list[str]] = {}
-    for m in design.mem:
-        args.setdefault(m.port.node, []).append(m.name)
+    for m in design.mem:  # a buffered port: its pointer and its fill's length
+        args.setdefault(m.port.node, []).extend([m.name, len_arg(m)] if buffered(m)
+                                                else [m.name])
     for w in design.writers:
         tail = list(w.counts) if w.dense is not None else [*w.counts, "cap"]
         args[w.node] = args.get(w.node, []) + tail
@@ -101,6 +107,7 @@ def mem_tb_slots(design: HlsDesign) -> dict[str, str]:
     decls += [f"    uint32_t {c} = 0;" for w in design.writers for c in w.counts]
     call = [f"{m.name}.data()" for m in design.mem]
     call += [f"&{c}" for w in design.writers for c in w.counts]
+    call += [f"static_cast<uint32_t>({m.name}.size())" for m in design.mem if buffered(m)]
     need, writes = [], []
     for w in design.writers:
         if w.dense is None:

@@ -19,7 +19,10 @@ With ``hw`` whose memory system is on (docs/timing.md, "Memory"), every memory p
 ``ir.memory_ports`` becomes a read or write port inside its primitive, which is then the
 memory-capable ``*_core`` module; each channel is a ``samfuse_mem_channel`` serving its
 ports in port-number order, and a free-running ``mem_now`` gives every port the cycle
-number. Without memory (``hw`` None or ``ideal``) the netlist is exactly the one without
+number. Each on-chip buffer of ``ir.onchip_buffers`` (docs/timing.md, "On-chip buffers")
+is a ``samfuse_onchip_buffer`` serving its readers' accesses (their cores read through
+``samfuse_buf_rdport`` instead of a window) and issuing its fill on its fill port's
+channel slot. Without memory (``hw`` None or ``ideal``) the netlist is exactly the one without
 ``hw``.
 
 Every node's derived parameters come from ``ir.elaborate(graph, hw)``. Block values
@@ -43,6 +46,7 @@ from ir import (
     UNARY_OPS,
     WRITER_PRIMITIVES,
     BlockOp,
+    BufferSpec,
     Edge,
     EdgeTiming,
     Elaboration,
@@ -144,7 +148,9 @@ def _mem_params(hw: Hardware, ports: list[MemPortSpec]) -> dict[str, str]:
     for p in ports:
         stem = "VAL" if p.array == "vals" else p.array.upper()
         out[f"{stem}_PORT"] = str(p.no)
-        if not p.write:
+        if p.buffer is not None:  # read through its on-chip buffer
+            out[f"{stem}_BUF"] = "1'b1"
+        elif not p.write:
             out[f"{stem}_LEN_FILE"] = f'"{len_file(p.tensor, p.level, p.array)}"'
     return out
 
@@ -289,6 +295,8 @@ class Netlist:
     #: some, its instance name (where the bench reads its ``mem_stall`` counter)
     mem_ports: list[MemPortSpec] = field(default_factory=list)
     mem_instances: dict[str, str] = field(default_factory=dict)
+    #: per on-chip buffer (``BufferSpec.name``), its ``samfuse_onchip_buffer`` instance
+    buffer_instances: dict[str, str] = field(default_factory=dict)
     #: per sparse accumulator (spacc, spacc2, spacc3), the hierarchical path of the
     #: instance holding its ``peak`` entry count (for the on-chip buffer rule): spacc2 and
     #: spacc3 keep it in their ``samfuse_spacc_core``, ``u_core``
@@ -329,7 +337,7 @@ def generate(graph: Graph, top: str | None = None, open_edges: bool = False,
                      "  );"]
     ports += ["output logic ap_done", "output logic [31:0] cycles"]
     if mports:
-        body += _memory(hw, mports)
+        body += _memory(hw, mports, list(elab.buffers))
     for nid in graph.topological_order():
         body += _instance(graph, graph.nodes[nid], sig, elab, timing.nodes[nid])
     if graph.edges and not open_edges:
@@ -349,6 +357,7 @@ def generate(graph: Graph, top: str | None = None, open_edges: bool = False,
     # spacc2 and spacc3 (more than one kept level) wrap one samfuse_spacc_core, u_core
     return Netlist(top, text, writers, sig, mports,
                    {nid: f"u_{_ident(nid)}" for nid, ne in elab.nodes.items() if ne.mem_ports},
+                   {b.name: f"u_buf{b.no}" for b in elab.buffers},
                    {n.id: f"u_{_ident(n.id)}" + (".u_core" if n.primitive.acc_levels > 1 else "")
                     for n in graph.nodes.values() if n.primitive.acc_levels})
 
@@ -370,26 +379,78 @@ def _ident(node_id: str) -> str:
     return "n_" + _SEP.sub("_", node_id)
 
 
-def _memory(hw: Hardware | None, mports: list[MemPortSpec]) -> list[str]:
-    """The cycle counter, each port's request/grant wires and one channel per used channel
-    (its ports concatenated lowest number first: index 0 has the highest priority)."""
+def _memory(hw: Hardware | None, mports: list[MemPortSpec],
+            buffers: list[BufferSpec]) -> list[str]:
+    """The cycle counter, each port's request/grant wires, one channel per used channel
+    (its ports concatenated lowest number first: index 0 has the highest priority; a
+    buffer's fill takes its fill port's place, its other readers have none) and one
+    ``samfuse_onchip_buffer`` per buffer."""
     assert hw is not None
+    d = hw.dram
     lines = ["  // memory system (docs/timing.md, Memory): the cycle number for every port",
              "  logic [31:0] mem_now;",
              "  always_ff @(posedge ap_clk) mem_now <= ap_rst ? '0 : mem_now + 32'd1;"]
     for mp in mports:
         kind = "write" if mp.write else "read"
-        lines += [f"  // port {mp.no}: {mp.node} {kind}s {mp.tensor} {mp.array}, channel "
-                  f"{mp.channel}",
-                  f"  logic [15:0] mp{mp.no}_nlines;", f"  logic [63:0] mp{mp.no}_base;"]
+        via = "" if mp.buffer is None else f" through buffer {buffers[mp.buffer].name}"
+        lines += [f"  // port {mp.no}: {mp.node} {kind}s {mp.tensor} {mp.array}{via}, channel "
+                  f"{mp.channel}"]
+        if mp.buffer is not None:  # its accesses are the low bits of the request
+            lines += ["  /* verilator lint_off UNUSEDSIGNAL */",
+                      f"  logic [15:0] mp{mp.no}_nlines;",
+                      "  /* verilator lint_on UNUSEDSIGNAL */"]
+        else:
+            lines.append(f"  logic [15:0] mp{mp.no}_nlines;")
+        lines.append(f"  logic [63:0] mp{mp.no}_base;")
+    fills = {b.fill_port: b for b in buffers}
     for ch in sorted({mp.channel for mp in mports}):
-        nos = [mp.no for mp in mports if mp.channel == ch]
-        nl = ", ".join(f"mp{k}_nlines" for k in reversed(nos))
-        base = ", ".join(f"mp{k}_base" for k in reversed(nos))
-        lines += [f"  samfuse_mem_channel #(.NP({len(nos)}), .B({hw.dram.bytes_per_cycle}), "
-                  f".LB({hw.dram.line_bytes})) u_mem_ch{ch} (",
+        on = [mp.no for mp in mports if mp.channel == ch
+              and (mp.buffer is None or mp.no in fills)]
+        if not on:
+            continue
+        nl = ", ".join(f"buf{fills[k].no}_fill_nlines" if k in fills else f"32'(mp{k}_nlines)"
+                       for k in reversed(on))
+        base = ", ".join(f"buf{fills[k].no}_fill_base" if k in fills else f"mp{k}_base"
+                         for k in reversed(on))
+        lines += [f"  samfuse_mem_channel #(.NP({len(on)}), .B({d.bytes_per_cycle}), "
+                  f".LB({d.line_bytes})) u_mem_ch{ch} (",
                   "      .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now),",
                   f"      .nlines({{{nl}}}),", f"      .base({{{base}}})", "  );"]
+    for b in buffers:
+        lines += _buffer(hw, b, [mports[k] for k in b.readers])
+    return lines
+
+
+#: accesses a read port makes in one cycle: a scanner's seg[r] and seg[r+1]
+_ACCESSES = {"seg": 2, "crd": 1, "vals": 1}
+
+
+def _buffer(hw: Hardware, buf: BufferSpec, readers: list[MemPortSpec]) -> list[str]:
+    """One on-chip buffer: its readers' access bits in (port, order within the port)
+    order, lowest bit first, and each reader's slice of the ready cycles."""
+    d = hw.dram
+    b = f"buf{buf.no}"
+    total = sum(_ACCESSES[p.array] for p in readers)
+    acc = ", ".join(f"mp{p.no}_nlines[{_ACCESSES[p.array] - 1}:0]" for p in reversed(readers))
+    lines = [f"  // on-chip buffer {buf.no}: {buf.name}, {buf.words} words, filled by port "
+             f"{buf.fill_port} on channel {buf.channel}",
+             f"  logic [31:0] {b}_fill_nlines;", f"  logic [63:0] {b}_fill_base;",
+             f"  logic [{32 * total - 1}:0] {b}_ready;"]
+    at = 0
+    for p in readers:
+        n = _ACCESSES[p.array]
+        pad = "" if n == 2 else "32'd0, "
+        lines.append(f"  assign mp{p.no}_base = {{{pad}{b}_ready[{32 * at}+:{32 * n}]}};")
+        at += n
+    first = readers[0]
+    lines += [f"  samfuse_onchip_buffer #(.NA({total}), .P({buf.ports}), .LAT({buf.latency}), "
+              f".WPL({hw.words_per_line()}), .LB({d.line_bytes}), .B({d.bytes_per_cycle}), "
+              f".MEM_LAT({d.latency_cycles}), .PORT({buf.fill_port}),",
+              f'      .LEN_FILE("{len_file(first.tensor, first.level, first.array)}")) '
+              f"u_{b} (",
+              "      .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now),",
+              f"      .acc({{{acc}}}), .ready({b}_ready),",
+              f"      .fill_nlines({b}_fill_nlines), .fill_base({b}_fill_base)", "  );"]
     return lines
 
 

@@ -21,6 +21,7 @@ from ._actor import StreamError  # noqa: E402 (after the core is chosen)
 from ._engine import ACTORS, ENTRY_BYTES, bind_inputs, check_onchip, simulate  # noqa: E402
 from ._harness import PrimitiveRun, run_primitive  # noqa: E402
 from ._results import (  # noqa: E402
+                       BufferStats,
                        DeadlockError,
                        FifoStats,
                        InputError,
@@ -35,7 +36,8 @@ from ._results import (  # noqa: E402
 
 __all__ = [
     # running
-    "simulate", "SimResult", "NodeStats", "MemRequest", "FifoStats", "bind_inputs",
+    "simulate", "SimResult", "NodeStats", "MemRequest", "FifoStats", "BufferStats",
+    "bind_inputs",
     # one result path for every backend: writer recordings -> tensors, deadlock reports
     "decode_levels", "outputs_from_writers", "deadlock_error", "check_onchip", "ENTRY_BYTES",
     # errors

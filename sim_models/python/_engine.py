@@ -25,6 +25,7 @@ from ir import (
     Trace,
     counted_edges,
     elaborate,
+    onchip_buffers,
     run_cycles,
     to_blocks,
 )
@@ -33,7 +34,7 @@ from ir import (
 from . import _compute, _crd, _join, _lanes, _locate, _scan  # noqa: F401
 from ._actor import Actor, StreamError
 from ._channel import Channel, CountingChannel, Fanout, NullChannel, WorkList
-from ._memory import MemorySystem, ReadPort, WritePort
+from ._memory import BufferPort, MemorySystem, ReadPort, WritePort
 from ._results import (
     DeadlockError,
     FifoStats,
@@ -260,6 +261,7 @@ def simulate(graph: Graph, inputs: Mapping[str, Any], *, trace: bool = False,
     if memory is not None:
         result.channel_bytes = [ch.bytes for ch in memory.channels]
         result.mem_requests = memory.log
+        result.buffers = memory.buffer_stats()
     if trace and not functional:
         result.trace = Trace(graph.name, {
             name: EdgeTrace(name, ch.kind, ch.numeric, ch.trace_toks, ch.trace_cycles,
@@ -286,7 +288,7 @@ def drain(work: WorkList) -> None:
         if cls is Fanout:
             ch = ch.blocking
         actor.blocked = ch
-        if cls is ReadPort or cls is WritePort:  # woken when its burst is granted
+        if cls is ReadPort or cls is WritePort or cls is BufferPort:  # woken when granted
             ch.waiting = True
         elif ch.reader is actor:
             ch.reader_waiting = True
@@ -306,18 +308,22 @@ def lane_buffers(graph: Graph) -> list[tuple[str, int]]:
 
 
 def check_onchip(graph: Graph, actors, hw: Hardware) -> None:
-    """The sparse accumulators' largest contents and the lanes' output buffers must fit
-    the on-chip buffer."""
+    """The sparse accumulators' largest contents, the lanes' output buffers and the
+    on-chip buffers (docs/timing.md) must fit ``onchip.bytes``."""
     held = [(a.id, a.op, a.peak * ENTRY_BYTES[a.op]) for a in actors if a.op in ENTRY_BYTES]
     lanes = lane_buffers(graph)
-    total = sum(b for _, _, b in held) + sum(b for _, b in lanes)
+    buffers = onchip_buffers(graph, hw) if hw.memory else []
+    total = sum(b for _, _, b in held) + sum(b for _, b in lanes) + sum(b.bytes for b in buffers)
     if total > hw.onchip.bytes:
         parts = ", ".join(f"{nid} ({op}) {b} bytes" for nid, op, b in held if b)
         if lanes:
             parts = ", ".join(p for p in (parts, f"{len(lanes)} lane buffers "
                                           f"{sum(b for _, b in lanes)} bytes") if p)
+        parts = ", ".join([p for p in (parts,) if p] +
+                          [f"buffer {b.name} {b.bytes} bytes" for b in buffers])
         raise SimulationError(
-            f"graph {graph.name!r}: the sparse accumulators and lane buffers need {total} "
+            f"graph {graph.name!r}: the sparse accumulators, lane buffers and on-chip "
+            f"buffers need {total} "
             f"bytes on chip ({parts}) but the buffer holds {hw.onchip.bytes} (onchip.bytes "
             f"of {hw.name!r}); raise it with --hw-set onchip.bytes=N or choose a schedule "
             "or order with smaller accumulators, fewer lanes or a smaller lane_buffer")

@@ -10,6 +10,11 @@ argument needs every access to be made at its issue cycle's conditions alone: a
 primitive blocked on output space has already issued its access, so it cannot later
 issue one dated before the grant.
 
+On-chip buffers (docs/timing.md, "On-chip buffers") are small servers granted the same
+way: an access is served once no other port reading the buffer can still issue an earlier
+one and the buffer's fill (a burst on its channel) is granted. A buffered access can be
+usable in its issue cycle, so an actor waiting on one may issue again in that cycle.
+
 Actors never wait inside an access: :meth:`ReadPort.read` returns a handle at once
 (issuing bursts as the window rules say) and the actor blocks on the port until the
 handle's burst is granted. Each access is made exactly once, so the window evolves in
@@ -23,11 +28,19 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ir import FiberTree, Graph, Hardware, MemPortSpec, memory_ports
+from ir import (
+    BufferSpec,
+    FiberTree,
+    Graph,
+    Hardware,
+    MemPortSpec,
+    memory_ports,
+    onchip_buffers,
+)
 
-from ._results import MemRequest
+from ._results import BufferStats, MemRequest
 
-__all__ = ["MemorySystem", "ReadPort", "WritePort", "Burst", "Handle"]
+__all__ = ["MemorySystem", "ReadPort", "WritePort", "BufferPort", "Burst", "Handle"]
 
 
 class Burst:
@@ -58,7 +71,8 @@ class _Port:
         self.spec = spec
         self.system = system
         self.channel = system.channels[spec.channel]
-        self.channel.ports.append(self)
+        if spec.buffer is None:  # a buffered port issues no burst but its fill
+            self.channel.ports.append(self)
         self.actor: Any = None
         self.waiting = False          # the actor is blocked on one of this port's bursts
         self.awaited: Burst | None = None
@@ -91,10 +105,13 @@ class _Port:
             return (1 << 62, 0)
         t = a.t
         blocked = a.blocked
-        if blocked is not None and blocked.__class__ in (ReadPort, WritePort) \
-                and blocked.awaited is not None and blocked.awaited.cycle + 1 > t:
-            # an actor waiting for a burst issues nothing before that burst's data
-            t = blocked.awaited.cycle + 1
+        if blocked is not None and blocked.__class__ in _PORTS \
+                and blocked.awaited is not None:
+            # an actor waiting for a burst issues nothing before that burst's data (a
+            # buffered word can be usable in its issue cycle)
+            after = blocked.awaited.cycle + (blocked.__class__ is not BufferPort)
+            if after > t:
+                t = after
         return (t, self.spec.no)
 
 
@@ -195,6 +212,67 @@ class WritePort(_Port):
         return self.recent[-1].ready[0] if self.recent else 0
 
 
+class BufferPort(_Port):
+    """A port whose reads an on-chip buffer serves: one access per word read (a value,
+    a block included, is one), no window, no burst."""
+
+    def __init__(self, spec: MemPortSpec, system: MemorySystem, buffer: _Buffer) -> None:
+        super().__init__(spec, system)
+        self.buffer = buffer          # ``pending``: its fill, then its accesses not served
+        buffer.readers.append(self)
+
+    def read(self, word: int, cycle: int) -> Handle:
+        access = Burst(cycle, self, self.system.next_seq(), word, 1)
+        self.pending += 1
+        heapq.heappush(self.buffer.queue, access)
+        return (access, 0)
+
+    def read_span(self, first: int, words: int, cycle: int) -> Handle:
+        return self.read(first, cycle)
+
+
+_PORTS = (ReadPort, WritePort, BufferPort)
+
+
+class _Buffer:
+    """One on-chip buffer: its fill (a burst of its first port) and its served accesses."""
+
+    def __init__(self, spec: BufferSpec) -> None:
+        self.spec = spec
+        self.queue: list[Burst] = []
+        self.readers: list[BufferPort] = []
+        self.fill: Burst | None = None
+        self.filled: int | None = 0   # None while the fill is not granted
+        self.cycle = self.used = 0    # the latest service cycle and its accesses so far
+        self.reads = self.conflict = 0
+
+    def start_fill(self, port: BufferPort, lines: int) -> None:
+        if lines:
+            self.fill = port.issue(0, 0, lines)
+            self.filled = None
+
+    def safe(self, access: Burst) -> bool:
+        """The fill is granted and no other reader can still issue an earlier access."""
+        return self.filled is not None and _first(access, self.readers)
+
+    def serve(self, access: Burst) -> None:
+        a = access.cycle
+        if a > self.cycle:
+            self.cycle, self.used = a, 0
+        if self.used == self.spec.ports:
+            self.cycle, self.used = self.cycle + 1, 0
+        self.used += 1
+        ready = self.cycle + self.spec.latency
+        access.ready = [ready if ready > self.filled else self.filled]
+        self.reads += 1
+        self.conflict += self.cycle - a
+        access.port.pending -= 1
+
+    def stats(self, line_bytes: int) -> BufferStats:
+        lines = self.fill.lines if self.fill is not None else 0
+        return BufferStats(lines * line_bytes, self.filled or 0, self.reads, self.conflict)
+
+
 class _Channel:
     __slots__ = ("no", "bpc", "line_bytes", "latency", "free", "queue", "ports", "bytes")
 
@@ -210,11 +288,7 @@ class _Channel:
 
     def safe(self, burst: Burst) -> bool:
         """No other port of this channel can still issue a burst that goes first."""
-        key = (burst.cycle, burst.port.spec.no)
-        for port in self.ports:
-            if port is not burst.port and not port.pending and port.horizon() <= key:
-                return False
-        return True
+        return _first(burst, self.ports)
 
     def grant(self, burst: Burst) -> None:
         b, lb, free = self.bpc, self.line_bytes, self.free
@@ -240,9 +314,17 @@ class MemorySystem:
         self.ports: dict[tuple[str, str], _Port] = {}
         self.log: list[MemRequest] | None = [] if log else None
         self._seq = 0
-        for spec in memory_ports(graph, hw):
+        specs = memory_ports(graph, hw)
+        self.buffers = [_Buffer(b) for b in onchip_buffers(graph, hw, specs)]
+        for spec in specs:
             if spec.write:
                 port: _Port = WritePort(spec, self)
+            elif spec.buffer is not None:
+                buf = self.buffers[spec.buffer]
+                port = BufferPort(spec, self, buf)
+                if spec.no == buf.spec.fill_port:
+                    buf.start_fill(port, -(-_words(tensors[spec.tensor], spec)
+                                           // hw.words_per_line()))
             else:
                 port = ReadPort(spec, self, _words(tensors[spec.tensor], spec))
             self.ports[(spec.node, spec.array)] = port
@@ -256,29 +338,55 @@ class MemorySystem:
         return self._seq
 
     def pending(self) -> bool:
-        return any(ch.queue for ch in self.channels)
+        return any(ch.queue for ch in self.channels) or any(b.queue for b in self.buffers)
 
     def advance(self) -> None:
-        """Grant every safe burst; if none is, the earliest pending one (the graph is
-        blocked, so nothing can issue before it)."""
+        """Grant every safe burst and buffer access; if none is, the earliest pending one
+        (the graph is blocked, so nothing can issue before it), or, when that is an
+        access waiting for its buffer's fill, the head of the fill's channel (cycle 0;
+        what it unblocks happens from cycle 1)."""
         granted = False
         for ch in self.channels:
             q = ch.queue
             while q and ch.safe(q[0]):
                 self._grant(ch, heapq.heappop(q))
                 granted = True
-        if not granted:
-            ch = min((c for c in self.channels if c.queue), key=lambda c: c.queue[0].key())
-            self._grant(ch, heapq.heappop(ch.queue))
+        for buf in self.buffers:
+            q = buf.queue
+            while q and buf.safe(q[0]):
+                self._serve(buf, heapq.heappop(q))
+                granted = True
+        if granted:
+            return
+        heads = [(c.queue[0].key(), c) for c in self.channels if c.queue] + \
+                [(b.queue[0].key(), b) for b in self.buffers if b.queue]
+        _, first = min(heads, key=lambda h: h[0])
+        if first.__class__ is _Buffer:
+            if first.filled is not None:
+                self._serve(first, heapq.heappop(first.queue))
+                return
+            first = first.fill.port.channel
+        self._grant(first, heapq.heappop(first.queue))
+
+    def _serve(self, buf: _Buffer, access: Burst) -> None:
+        buf.serve(access)
+        self._done(access)
 
     def _grant(self, ch: _Channel, burst: Burst) -> None:
         ch.grant(burst)
         port = burst.port
         port.pending -= 1
+        if port.__class__ is BufferPort and burst is port.buffer.fill:
+            port.buffer.filled = burst.ready[-1]
         if self.log is not None:
             self.log.append(MemRequest(burst.cycle, port.spec.no, burst.first, burst.lines,
                                        port.spec.write))
-        if port.waiting and port.awaited is burst:
+        self._done(burst)
+
+    def _done(self, item: Burst) -> None:
+        """Wake the actor blocked on ``item``, now granted."""
+        port = item.port
+        if port.waiting and port.awaited is item:
             port.waiting = False
             port.awaited = None
             self.wake(port.actor)
@@ -293,6 +401,10 @@ class MemorySystem:
             self.log.sort(key=lambda r: (r.cycle, r.port))
         return last
 
+    def buffer_stats(self) -> dict[str, BufferStats]:
+        lb = self.hw.dram.line_bytes
+        return {b.spec.name: b.stats(lb) for b in self.buffers}
+
     def node_bytes(self) -> dict[str, tuple[int, int, int]]:
         """Per node: (read bytes, write bytes, bursts)."""
         out: dict[str, list[int]] = {}
@@ -302,6 +414,16 @@ class MemorySystem:
             acc[1 if port.spec.write else 0] += port.lines * lb
             acc[2] += port.bursts
         return {n: (r, w, b) for n, (r, w, b) in out.items()}
+
+
+def _first(item: Burst, ports: list) -> bool:
+    """No port of ``ports`` but ``item``'s own can still issue one dated before it: each
+    has one pending already (its later ones come after it) or a horizon past it."""
+    key = (item.cycle, item.port.spec.no)
+    for port in ports:
+        if port is not item.port and not port.pending and port.horizon() <= key:
+            return False
+    return True
 
 
 def _words(tree: FiberTree, spec: MemPortSpec) -> int:

@@ -28,7 +28,7 @@ from ir import (
 
 __all__ = ["SimResult", "NodeStats", "SimulationError", "DeadlockError", "InputError",
            "deadlock_error", "decode_levels", "outputs_from_writers", "LevelRecord",
-           "MemRequest", "FifoStats"]
+           "MemRequest", "FifoStats", "BufferStats"]
 
 #: a level writer's recording: its crds, and for every stop (crds so far, stop level)
 LevelRecord = tuple[list[int], list[tuple[int, int]]]
@@ -107,6 +107,16 @@ class MemRequest:
     write: bool
 
 
+@dataclass(frozen=True)
+class BufferStats:
+    """One on-chip buffer's run (docs/timing.md, "On-chip buffers")."""
+
+    fill_bytes: int     # DRAM bytes its fill moved
+    filled: int         # cycle its last line was usable
+    reads: int          # accesses it served
+    conflict_cycles: int  # sum over accesses of (served - issued)
+
+
 @dataclass
 class SimResult:
     """What a run produced: outputs, cycle count, statistics and (optionally) traces.
@@ -137,6 +147,8 @@ class SimResult:
     data_tokens: dict[str, int] = field(default_factory=dict)
     #: every edge's FIFO report (the Python and SystemC models, with statistics)
     fifos: dict[str, FifoStats] = field(default_factory=dict)
+    #: every on-chip buffer's statistics by its name (``tensor.array``), with memory
+    buffers: dict[str, BufferStats] = field(default_factory=dict)
 
     def work(self, graph: Graph) -> Work:
         """FLOPs and memory accesses of this run of ``graph`` (``ir.work_from_tokens``),

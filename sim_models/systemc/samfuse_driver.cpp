@@ -226,6 +226,14 @@ void add_mem_port(int net, int node, int slot, bool write, std::int64_t words, i
   net_at(net).add_mem_port(node, slot, write, words, channel);
 }
 
+int add_buffer(int net, std::int64_t ports, std::int64_t latency) {
+  return net_at(net).add_buffer(ports, latency);
+}
+
+void add_buffer_port(int net, int node, int slot, int buffer, std::int64_t fill_words, int channel) {
+  net_at(net).add_buffer_port(node, slot, buffer, fill_words, channel);
+}
+
 void trace_vcd(const std::string& path) {
   attach_nets();
   g_design->trace_vcd(path);
@@ -327,6 +335,11 @@ std::vector<std::int64_t> memory_info(int net) {
   for (int i = 0; i < m->num_ports(); ++i) out.insert(out.end(), {m->port(i)->bursts,
                                                                   m->port(i)->lines});
   for (int c = 0; c < m->num_channels(); ++c) out.push_back(m->channel_bytes(c));
+  out.push_back(m->num_buffers());
+  for (int b = 0; b < m->num_buffers(); ++b) {
+    const MemBuffer* buf = m->buffer(b);
+    out.insert(out.end(), {buf->fill_lines, buf->filled, buf->reads, buf->conflict});
+  }
   return out;
 }
 

@@ -40,6 +40,10 @@ bool bind(int net, int node, bool input, const std::string& port, int fifo);
 void set_memory(int net, int channels, std::int64_t bytes_per_cycle, std::int64_t latency,
                 std::int64_t line_bytes, std::int64_t outstanding, bool log);
 void add_mem_port(int net, int node, int slot, bool write, std::int64_t words, int channel);
+// An on-chip buffer (its index, in call order) and a port it serves; the buffer's first
+// port gives `fill_words` (the array's length; 0 for the others) and fills it at cycle 0.
+int add_buffer(int net, std::int64_t ports, std::int64_t latency);
+void add_buffer_port(int net, int node, int slot, int buffer, std::int64_t fill_words, int channel);
 // Dump every edge's handshake to `path`.vcd (after the last add_node).
 void trace_vcd(const std::string& path);
 // Elaborate and simulate every net; "" or the SystemC error as text.
@@ -73,7 +77,7 @@ std::string error_text(int net, int part);
 std::vector<std::uint64_t> error_words(int net);
 const std::vector<std::uint32_t>& error_block(int net, int token);
 // memory (empty without): ports, channels, max ack, (bursts, lines) per port, bytes per
-// channel
+// channel, buffers, (fill lines, filled, reads, conflict cycles) per buffer
 std::vector<std::int64_t> memory_info(int net);
 // the burst log, column 0 cycle, 1 port, 2 line, 3 lines, 4 write
 const std::vector<std::int64_t>& memory_log(int net, int column);

@@ -12,6 +12,12 @@
 // and tops it up; a miss restarts it: K lines when the access continues the stream, one
 // line on a jump); write ports combine words into lines and allow K unacknowledged line
 // writes.
+//
+// On-chip buffers (docs/timing.md, "On-chip buffers") serve the reads of their ports in
+// the cycle they are made: the fused evaluation visits the nodes in topological order,
+// which is port order, so a cycle's accesses reach a buffer in (issue cycle, port) order
+// and each learns its service cycle at once (with onchip.latency 0 it may be usable in
+// that cycle). The buffer's fill is a burst of its first port at cycle 0.
 #ifndef SAMFUSE_MEMORY_H
 #define SAMFUSE_MEMORY_H
 
@@ -47,6 +53,45 @@ struct MemChannel {
 // The burst log (mem_trace): one entry per burst, in service order = (issue cycle, port).
 struct MemLog {
   std::vector<std::int64_t> cycle, port, line, lines, write;
+};
+
+// An on-chip buffer: `ports` accesses served per cycle, usable `latency` cycles after
+// service and not before the fill's last line is ready.
+class MemBuffer {
+ public:
+  static constexpr cycle_t PENDING = std::numeric_limits<cycle_t>::max();
+  MemBuffer(std::int64_t ports, std::int64_t latency) : ports_(ports), latency_(latency) {}
+
+  // Serve an access issued at `now` (accesses arrive in (issue cycle, port) order).
+  void read(cycle_t now, cycle_t* need) {
+    if (now > cycle_) cycle_ = now, used_ = 0;
+    if (used_ == ports_) cycle_ += 1, used_ = 0;
+    ++used_;
+    ++reads;
+    conflict += cycle_ - now;
+    cycle_t r = cycle_ + latency_;
+    if (filled == PENDING) {  // before the fill's commit (cycle 0): raised then
+      waiters_.push_back(need);
+      r = std::max(r, now + 1);
+    } else {
+      r = std::max(r, filled);
+    }
+    *need = std::max(*need, r);
+  }
+  void on_filled(cycle_t ready) {
+    filled = ready;
+    for (cycle_t* w : waiters_) *w = std::max(*w, ready);
+    waiters_.clear();
+  }
+
+  cycle_t filled = 0;  // PENDING while the fill is in flight
+  std::int64_t fill_lines = 0, reads = 0, conflict = 0;
+
+ private:
+  std::int64_t ports_, latency_;
+  cycle_t cycle_ = 0;
+  std::int64_t used_ = 0;
+  std::vector<cycle_t*> waiters_;
 };
 
 class MemSystem;
@@ -93,6 +138,13 @@ class MemSystem {
   int num_ports() const { return int(ports_.size()); }
   MemPort* port(int i) const { return ports_.at(i).get(); }
   int num_channels() const { return int(channels_.size()); }
+  MemBuffer* add_buffer(std::int64_t ports, std::int64_t latency) {
+    buffers_.push_back(std::make_unique<MemBuffer>(ports, latency));
+    return buffers_.back().get();
+  }
+  int num_buffers() const { return int(buffers_.size()); }
+  const MemBuffer* buffer(int i) const { return buffers_.at(i).get(); }
+  MemBuffer* buffer(int i) { return buffers_.at(i).get(); }
   std::int64_t channel_bytes(int c) const { return channels_.at(c).bytes; }
   cycle_t max_ack() const { return max_ack_; }
   const MemLog& log() const { return log_entries_; }
@@ -112,6 +164,7 @@ class MemSystem {
   friend class MemPort;
   std::vector<MemChannel> channels_;
   std::vector<std::unique_ptr<MemPort>> ports_;
+  std::vector<std::unique_ptr<MemBuffer>> buffers_;
   std::vector<MemPort*> dirty_;
   bool log_;
   MemLog log_entries_;
@@ -155,14 +208,14 @@ class MemReadPort : public MemPort {
 
   // Access `words` consecutive words (a block) from word `first`: each line they span in
   // turn, as single-word accesses would; *need becomes the last line's ready cycle.
-  void read_span(std::int64_t first, std::int64_t words, cycle_t now, cycle_t* need) {
+  virtual void read_span(std::int64_t first, std::int64_t words, cycle_t now, cycle_t* need) {
     read(first, now, need);
     for (std::int64_t l = first / W_ + 1; l <= (first + words - 1) / W_; ++l) read(l * W_, now, need);
   }
 
   // Access word w at issue cycle `now`; raises *need to the cycle the word is usable
   // from (for a line requested this cycle: to now + 1 now, to its ready cycle at commit).
-  void read(std::int64_t w, cycle_t now, cycle_t* need) {
+  virtual void read(std::int64_t w, cycle_t now, cycle_t* need) {
     std::int64_t l = w / W_;
     if (lo_ <= l && l < hi_) {
       if (l > lo_) {
@@ -212,6 +265,31 @@ class MemReadPort : public MemPort {
   std::int64_t lo_ = 0, hi_ = 0;  // the window; empty at first
   std::vector<Slot> ring_;        // line l of the window lives in slot l mod K
   std::vector<Waiter> waiters_;   // accesses this cycle to lines requested this cycle
+};
+
+// A port whose reads its buffer serves (one access per read, a block's words included);
+// the buffer's first port issues the fill, all `lines` of the array, at cycle 0.
+class MemBufferPort : public MemReadPort {
+ public:
+  MemBufferPort(MemSystem* sys, int no, int channel, MemBuffer* buffer, std::int64_t fill_lines)
+      : MemReadPort(sys, no, channel, 0), buffer_(buffer) {
+    if (fill_lines > 0) {
+      buffer_->fill_lines = fill_lines;
+      buffer_->filled = MemBuffer::PENDING;
+      issue(0, fill_lines);
+    }
+  }
+  void read_span(std::int64_t, std::int64_t, cycle_t now, cycle_t* need) override {
+    buffer_->read(now, need);
+  }
+  void read(std::int64_t, cycle_t now, cycle_t* need) override { buffer_->read(now, need); }
+
+ private:
+  void on_ready(std::int64_t line, cycle_t ready) override {
+    if (line == buffer_->fill_lines - 1) buffer_->on_filled(ready);
+  }
+  void after_commit() override {}
+  MemBuffer* buffer_;
 };
 
 // A write port: words fill a line buffer; a full line (or the final partial one) is a

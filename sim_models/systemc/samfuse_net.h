@@ -76,6 +76,19 @@ class Net {
     nodes_.at(node)->bind_mem(slot, p);
     return no;
   }
+  int add_buffer(std::int64_t ports, std::int64_t latency) {
+    mem_->add_buffer(ports, latency);
+    return mem_->num_buffers() - 1;
+  }
+  // A port served by buffer `buffer`; `fill_words` > 0 on its first port (the fill).
+  int add_buffer_port(int node, int slot, int buffer, std::int64_t fill_words, int channel) {
+    int no = mem_->num_ports();
+    std::int64_t W = mem_->cfg.words_per_line();
+    MemBuffer* b = mem_->buffer(buffer);
+    nodes_.at(node)->bind_mem(slot, mem_->add_port(std::make_unique<MemBufferPort>(
+                                        mem_.get(), no, channel, b, (fill_words + W - 1) / W)));
+    return no;
+  }
   MemSystem* memory() const { return mem_.get(); }
   void start() {
     state_.running = true;

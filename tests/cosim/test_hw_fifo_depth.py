@@ -271,8 +271,11 @@ def test_model_json(argv, capsys, gcn):
     program, binds, _ = gcn
     from compiler import NAMED_SCHEDULES
 
-    compiled = compile_model(program, NAMED_SCHEDULES[argv[3]](program))
     hw = load_hw(argv[1])
+    from compiler import buffer_model  # the on-chip buffers model --buffer auto chooses
+
+    compiled = buffer_model(compile_model(program, NAMED_SCHEDULES[argv[3]](program)), hw,
+                            "auto", binds)
     run = run_model(compiled, binds, hw=hw, trace=True)
     for reg, rr, r in zip(compiled.regions, run.regions, regions, strict=True):
         flops = accesses = 0

@@ -8,7 +8,8 @@ trace-driven bench (``trace_bench``) on the graph's open netlist. Both work with
 trace=True)`` passes ``+samfuse_trace`` so every contract FIFO records its stream; the
 build is the same, so tracing never costs a rebuild. ``run_graph(..., hw=...)`` builds
 the graph with that hardware's memory system and returns every burst (the ports' log,
-``samfuse.memlog``) and each memory node's memory stall cycles.
+``samfuse.memlog``), each memory node's memory stall cycles and each on-chip buffer's
+statistics.
 """
 
 from __future__ import annotations
@@ -249,6 +250,9 @@ class GraphRun:
     #: per sparse accumulator (spacc, spacc2, spacc3), the most entries it held when a
     #: group ended
     acc_peaks: dict[str, int] = field(default_factory=dict)
+    #: per on-chip buffer (``BufferSpec.name``): its fill's ready cycle (``filled``), the
+    #: accesses it served and the cycles they lost to its ports
+    buffers: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     sim_seconds: float = 0.0
     wall_seconds: float = 0.0
 
@@ -278,13 +282,16 @@ def idle_window(graph: Graph, hw: Hardware | None) -> int:
     """Cycles without a FIFO write after which a run is deadlocked: longer than any
     wait the hardware allows (a block firing's cycles; a memory request queued behind
     every other port's outstanding lines, then its latency)."""
-    from ir import block_cycles, memory_ports
+    from ir import block_cycles, memory_ports, onchip_buffers
 
     window = 1000 + 4 * max(block_cycles(graph, hw).values(), default=1)
     ports = memory_ports(graph, hw) if hw is not None and hw.memory else []
     if ports:
         d = hw.dram
         queue = -(-len(ports) * d.outstanding * d.line_bytes // d.bytes_per_cycle)
+        # the on-chip buffers' fills: every line of each, ahead of any other request
+        fills = sum(-(-b.words // hw.words_per_line()) for b in onchip_buffers(graph, hw, ports))
+        queue += -(-fills * d.line_bytes // d.bytes_per_cycle)
         window += 4 * (d.latency_cycles + queue)
     return window
 
@@ -311,7 +318,8 @@ def run_graph(graph: Graph, tensors: Mapping[str, FiberTree], sim: str = "icarus
     top = netlist.top if external is None else external.top
     probes = {} if external is not None else {
         "SAMFUSE_MEM_NODES": json.dumps(netlist.mem_instances),
-        "SAMFUSE_ACC_NODES": json.dumps(netlist.acc_instances)}
+        "SAMFUSE_ACC_NODES": json.dumps(netlist.acc_instances),
+        "SAMFUSE_BUF_NODES": json.dumps(netlist.buffer_instances)}
     with _run_dir(keep=keep) as run_dir:
         write_memories(graph, tensors, run_dir)
         _test(runner, sim, top, "rtl_hls.rtl.bench.graph_bench", run_dir, build_dir,
@@ -327,7 +335,8 @@ def run_graph(graph: Graph, tensors: Mapping[str, FiberTree], sim: str = "icarus
                               f"{window} cycles (the Python model names the blocked nodes: "
                               "samfuse sim with --backend python)")
         out = GraphRun(res["cycles"], sim_seconds=res["wall_seconds"],
-                       mem_stall=res["mem_stall"], acc_peaks=res["acc_peaks"])
+                       mem_stall=res["mem_stall"], acc_peaks=res["acc_peaks"],
+                       buffers={k: tuple(v) for k, v in res["buffers"].items()})
         if netlist.mem_ports:
             out.bursts = _read_mem_log(run_dir / "samfuse.memlog")
         if trace:

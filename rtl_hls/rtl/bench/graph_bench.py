@@ -4,7 +4,8 @@ Works on any top with the samfuse port convention (``ap_clk``, ``ap_rst``, ``ap_
 ``cycles``), including RTL exported by Vitis HLS from the generated C++. The writers' dumps
 (in the working directory) carry the recorded output; this bench writes ``result.json``
 (with the memory nodes' ``mem_stall`` counters named in ``$SAMFUSE_MEM_NODES`` and the
-sparse accumulators' ``peak`` entry counts at the instance paths in ``$SAMFUSE_ACC_NODES``).
+sparse accumulators' ``peak`` entry counts at the instance paths in ``$SAMFUSE_ACC_NODES``
+and the on-chip buffers' statistics from the instances in ``$SAMFUSE_BUF_NODES``).
 
 ``ap_done`` and ``cycles`` are read once the time step has settled (``ReadOnly``): a rise
 of ``ap_done`` that is gone by then is a delta-cycle glitch of a combinational ``ap_done``
@@ -53,9 +54,14 @@ async def run_graph(dut) -> None:
     # (a dotted path: spacc2 and spacc3 keep it in their core instance)
     peaks = {node: int(functools.reduce(getattr, path.split("."), dut).peak.value)
              for node, path in json.loads(os.environ.get("SAMFUSE_ACC_NODES", "{}")).items()}
+    # on-chip buffers: each one's ready cycle of its fill, reads and cycles lost to ports
+    buffers = {name: [int(getattr(getattr(dut, inst), sig).value)
+                      for sig in ("filled_r", "reads", "conflict")]
+               for name, inst in json.loads(os.environ.get("SAMFUSE_BUF_NODES", "{}")).items()}
     with open("result.json", "w") as f:
         json.dump({"done": bool(done), "cycles": cycles, "wall_seconds": wall,
-                   "mem_stall": stall, "acc_peaks": peaks, "deadlock": idle}, f)
+                   "mem_stall": stall, "acc_peaks": peaks, "buffers": buffers,
+                   "deadlock": idle}, f)
     assert done or idle is not None, (f"no ap_done within {max_cycles} cycles (deadlock "
                                       "or a too-small bound)")
 

@@ -8,6 +8,9 @@
 // by LQ - 1 registers: a ref is taken from `ref` into the queue (its read issued when it
 // became visible) while a register is free at the start of the cycle, and the oldest
 // taken ref's value is written once usable, from the cycle it is taken (fall-through).
+// VAL_BUF (with MEM; docs/timing.md "On-chip buffers"): vals is in an on-chip buffer, read
+// through samfuse_buf_rdport: one access a value (the buffer is as wide as a value), and
+// `vals_nlines`/`vals_base` are the access and its ready cycle, to and from the buffer.
 module samfuse_array_core #(
     parameter int VAL_N = 1,
     parameter VAL_FILE = "",
@@ -15,7 +18,8 @@ module samfuse_array_core #(
     `SAMFUSE_MEM_PARAMS,
     parameter int VAL_PORT = 0,
     parameter VAL_LEN_FILE = "",
-    parameter int LQ = 1
+    parameter int LQ = 1,
+    parameter bit VAL_BUF = 1'b0
 ) (
     `SAMFUSE_CLOCK,
     `SAMFUSE_IN(ref),
@@ -30,7 +34,7 @@ module samfuse_array_core #(
   import samfuse_pkg::*;
   localparam int VA = VAL_N * E > 1 ? $clog2(VAL_N * E) : 1;
   // most lines E consecutive words can span (E = 1: one access, the word itself)
-  localparam int NACC = E == 1 ? 1 : (E + MEM_WPL - 2) / MEM_WPL + 1;
+  localparam int NACC = E == 1 || VAL_BUF ? 1 : (E + MEM_WPL - 2) / MEM_WPL + 1;
   logic [31:0] vals[VAL_N*E];
   /* verilator lint_off UNUSEDSIGNAL */  // read by the memory port's line span only
   logic [31:0] first;  // the value's first word
@@ -113,20 +117,32 @@ module samfuse_array_core #(
       logic [NACC*32-1:0] words, ready;
       // the span's lines in order: its first word, then the first word of each further
       // line (ReadPort.read_span); the value is ready when the last line is
-      assign nspan = (first + 32'(E) - 32'd1) / 32'(MEM_WPL) - first / 32'(MEM_WPL) + 32'd1;
+      assign nspan = VAL_BUF ? 32'd1
+                   : (first + 32'(E) - 32'd1) / 32'(MEM_WPL) - first / 32'(MEM_WPL) + 32'd1;
       always @*
         for (int i = 0; i < NACC; i++) begin
           acc[i] = want && !iss && 32'(i) < nspan;
           words[i*32+:32] = i == 0 ? first : (first / 32'(MEM_WPL) + 32'(i)) * 32'(MEM_WPL);
         end
-      samfuse_mem_rdport #(
-          `SAMFUSE_MEM_PORT_PARAMS, .NACC(NACC),
-          .PORT(VAL_PORT), .LEN_FILE(VAL_LEN_FILE)
-      ) u_vals (
-          .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .acc(acc),
-          .word(words), .ok_now(okv), .ready(ready), .nlines(vals_nlines),
-          .base(vals_base)
-      );
+      if (VAL_BUF) begin : g_buf
+        /* verilator lint_off UNUSEDSIGNAL */  // a buffer needs no address for timing
+        logic [NACC*32-1:0] unused_words;
+        /* verilator lint_on UNUSEDSIGNAL */
+        assign unused_words = words;
+        samfuse_buf_rdport #(.NACC(NACC)) u_vals (
+            .now(mem_now), .acc(acc), .ok_now(okv), .ready(ready), .nlines(vals_nlines),
+            .base(vals_base)
+        );
+      end else begin : g_dram
+        samfuse_mem_rdport #(
+            `SAMFUSE_MEM_PORT_PARAMS, .NACC(NACC),
+            .PORT(VAL_PORT), .LEN_FILE(VAL_LEN_FILE)
+        ) u_vals (
+            .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .acc(acc),
+            .word(words), .ok_now(okv), .ready(ready), .nlines(vals_nlines),
+            .base(vals_base)
+        );
+      end
       assign mok = iss ? mem_now >= rdy : okv[nspan-32'd1];
       assign hrdy = iss ? rdy : ready[(nspan-32'd1)*32+:32];
       always_ff @(posedge ap_clk) begin

@@ -8,6 +8,9 @@
 // seg[r] and seg[r+1] at once; the fiber's first crd is read once both are usable (its
 // address is seg[r]); IN_FIBER reads crd[p] in its first cycle at p. Each access is made
 // once, whether or not the outputs have space, and the firing waits for its data.
+// SEG_BUF / CRD_BUF (docs/timing.md "On-chip buffers"): that array is in an on-chip buffer,
+// read through samfuse_buf_rdport (same requester side; `<arr>_nlines`/`<arr>_base` are
+// then the accesses and their ready cycles, to and from the buffer).
 module samfuse_scan_core #(
     parameter bit COMPRESSED = 1'b1,
     parameter int SIZE = 1,
@@ -19,7 +22,9 @@ module samfuse_scan_core #(
     parameter int SEG_PORT = 0,
     parameter int CRD_PORT = 0,
     parameter SEG_LEN_FILE = "",
-    parameter CRD_LEN_FILE = ""
+    parameter CRD_LEN_FILE = "",
+    parameter bit SEG_BUF = 1'b0,
+    parameter bit CRD_BUF = 1'b0
 ) (
     `SAMFUSE_SCAN_PORTS,
     // memory system (MEM): the cycle number, and each port's request to / grant from its
@@ -83,22 +88,36 @@ module samfuse_scan_core #(
       assign crd_acc = !crd_iss && (want_fiber ? seg_ok && fb != fe
                                                : !fin && state == IN_FIBER);
       assign crd_ok = crd_iss ? mem_now >= crd_rdy : crd_okv;
-      samfuse_mem_rdport #(
-          `SAMFUSE_MEM_PORT_PARAMS, .NACC(2),
-          .PORT(SEG_PORT), .LEN_FILE(SEG_LEN_FILE)
-      ) u_seg (
-          .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .acc({seg_acc, seg_acc}),
-          .word({val1, val}), .ok_now(seg_okv), .ready(seg_ready), .nlines(seg_nlines),
-          .base(seg_base)
-      );
-      samfuse_mem_rdport #(
-          `SAMFUSE_MEM_PORT_PARAMS, .NACC(1),
-          .PORT(CRD_PORT), .LEN_FILE(CRD_LEN_FILE)
-      ) u_crd (
-          .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .acc(crd_acc),
-          .word(state == IN_FIBER ? p : fb), .ok_now(crd_okv), .ready(crd_ready),
-          .nlines(crd_nlines), .base(crd_base)
-      );
+      if (SEG_BUF) begin : g_seg_buf
+        samfuse_buf_rdport #(.NACC(2)) u_seg (
+            .now(mem_now), .acc({seg_acc, seg_acc}), .ok_now(seg_okv), .ready(seg_ready),
+            .nlines(seg_nlines), .base(seg_base)
+        );
+      end else begin : g_seg_dram
+        samfuse_mem_rdport #(
+            `SAMFUSE_MEM_PORT_PARAMS, .NACC(2),
+            .PORT(SEG_PORT), .LEN_FILE(SEG_LEN_FILE)
+        ) u_seg (
+            .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .acc({seg_acc, seg_acc}),
+            .word({val1, val}), .ok_now(seg_okv), .ready(seg_ready), .nlines(seg_nlines),
+            .base(seg_base)
+        );
+      end
+      if (CRD_BUF) begin : g_crd_buf
+        samfuse_buf_rdport #(.NACC(1)) u_crd (
+            .now(mem_now), .acc(crd_acc), .ok_now(crd_okv), .ready(crd_ready),
+            .nlines(crd_nlines), .base(crd_base)
+        );
+      end else begin : g_crd_dram
+        samfuse_mem_rdport #(
+            `SAMFUSE_MEM_PORT_PARAMS, .NACC(1),
+            .PORT(CRD_PORT), .LEN_FILE(CRD_LEN_FILE)
+        ) u_crd (
+            .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now), .acc(crd_acc),
+            .word(state == IN_FIBER ? p : fb), .ok_now(crd_okv), .ready(crd_ready),
+            .nlines(crd_nlines), .base(crd_base)
+        );
+      end
       // a data-consuming IDLE firing or an IN_FIBER firing ends the accesses it waited for
       logic step;
       assign step = ref_in_read && state == IDLE && tag == TAG_DATA
