@@ -76,12 +76,15 @@ def test_each_backend_renders_every_derived_parameter(backend):
 @pytest.mark.parametrize("backend", ["systemc", "rtl", "hls"])
 def test_schema_primitives_have_no_registry_entry(backend):
     """A primitive whose implementation parameters are all passed or derived is rendered
-    from the catalogue; only the RTL's lane split keeps an entry, for its range check."""
+    from the catalogue; only the RTL's lane split keeps an entry, for its range check. A
+    position split's windows are a list each backend spells in its own syntax (a
+    parameter pack, a packed vector, constructor words), so it keeps one everywhere."""
     registry, _ = _registries()[backend]
     described = {op for op, p in CATALOGUE.items() if p.passed_params or p.derived}
     assert described & set(registry) <= ({"lane_split"} if backend == "rtl" else set())
-    assert described >= {"lane_split", "position_split", "lane_combine", "lane_combine2",
+    assert described >= {"lane_split", "lane_combine", "lane_combine2",
                          "spacc", "spacc2", "spacc3"}
+    assert "position_split" in registry
 
 
 def test_the_elaboration_gives_the_passed_parameters_in_order(unchecked_graphs):
