@@ -44,7 +44,7 @@ from ir import (
 )
 from sim_models.python import InputError, bind_inputs
 
-from ._systemc_load import driver
+from ._systemc_load import DERIVED_INTS, driver
 
 __all__ = ["NetPlan", "NodeArgs", "RawNet", "RawNode", "RawEdge", "RawError", "RawMemory",
            "plan_net", "run_plans", "child_main", "prepare", "warm_seconds", "STATUS",
@@ -214,8 +214,9 @@ def _array_args(node: Node, tensors: dict[str, FiberTree], fp: bool) -> NodeArgs
     return _args(a=((bits if len(bits) else _DUMMY), len(bits)))
 
 
-#: the constructor arguments of each primitive's SystemC model (samfuse_driver.cpp's
-#: table) that the catalogue's schema does not give: tensor data, encoded operators
+#: the constructor arguments of each primitive's SystemC model that the catalogue's
+#: schema does not give (tensor data, encoded operators): samfuse_driver.cpp lists these
+#: models, the rest of its table is generated (_systemc_load.generated_models)
 _NODE_ARGS = {
     "scan_compressed": _compressed_args, "scan_dense": _dense_args, "locate": _dense_args,
     "array": _array_args, "unary": _unary_args,
@@ -236,8 +237,8 @@ def _node_args(node: Node, ne: NodeElab, tensors: dict[str, FiberTree], fp: bool
     if make is not None:
         return make(node, tensors, fp)
     ints = [v for _, v in ne.given]
-    for word in node.primitive.derived:
-        ints += _DERIVED_ARGS[word](ne, fp)
+    for word in node.primitive.derived:  # the dtype as a flag; no bounds (DERIVED_INTS)
+        ints += [fp] * DERIVED_INTS[word]
     return _args(tuple(ints))
 
 

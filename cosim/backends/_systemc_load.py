@@ -1,7 +1,8 @@
 """Loading Debian's libsystemc and the samfuse SystemC models into this process (cppyy).
 
 The models are compiled ahead of time: ``samfuse_driver.cpp`` (the driver, a flat
-interface on plain types) and every model header go into one shared library, built with
+interface on plain types, its model table completed from the catalogue:
+:func:`generated_models`) and every model header go into one shared library, built with
 g++ once and cached in ``$SAMFUSE_CACHE`` / ``$XDG_CACHE_HOME`` / ``~/.cache``
 (``samfuse/systemc/``), keyed by a hash of the headers, the compiler, the flags, the
 libsystemc file and the cppyy version. cppyy loads that library and parses only the
@@ -37,13 +38,38 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["HEADER_DIR", "cache_dir", "models_library", "driver", "load", "missing",
-           "load_seconds"]
+           "load_seconds", "generated_models", "DERIVED_INTS"]
 
 HEADER_DIR = Path(__file__).resolve().parents[2] / "sim_models" / "systemc"
 _DRIVER = HEADER_DIR / "samfuse_driver.cpp"
 _FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared")
 _LOCK = threading.Lock()
 _STATE: dict[str, Any] = {}
+#: the model table's entries the driver includes rather than writes out
+_GENERATED = "samfuse_models.inc"
+#: constructor arguments a model takes for each derived parameter (ir.DERIVED_PARAMS):
+#: the dtype as a flag, and no bounds (an accumulator grows as it fills)
+DERIVED_INTS = {"acc_bounds": 0, "fp": 1}
+
+
+def generated_models() -> str:
+    """The driver's model table entries for the primitives it does not list itself
+    (docs/primitives.md, "Adding a primitive"): the class named as the Python actor,
+    constructed from its id, then its passed and derived parameters (the catalogue's
+    schema, as ``_systemc_child`` plans them)."""
+    import re
+
+    from ir import CATALOGUE
+    from sim_models.python import ACTORS
+
+    listed = set(re.findall(r'\{"(\w+)", model<', _DRIVER.read_text()))
+    lines = []
+    for op, prim in CATALOGUE.items():
+        if op not in listed:
+            ints = len(prim.passed_params) + sum(DERIVED_INTS[w] for w in prim.derived)
+            lines.append(f'{{"{op}", from_ints<{ACTORS[op].__name__}>('
+                         f'std::make_index_sequence<{ints}>{{}})}},')
+    return "\n".join(lines) + "\n"
 
 
 def _libsystemc() -> str | None:
@@ -89,6 +115,7 @@ def _library_key(cxx: str, libsystemc: str) -> str:
     h = hashlib.sha256()
     for path in sorted(HEADER_DIR.glob("samfuse*.[hc]*")):
         h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    h.update(generated_models().encode() + b"\0")
     version = subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout
     stat = os.stat(libsystemc)
     try:
@@ -134,8 +161,9 @@ def _build(cxx: str, libsystemc: str, lib: Path) -> None:
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(dir=lib.parent) as tmp:
         out = Path(tmp) / lib.name
-        cmd = [cxx, *_FLAGS, f"-I{HEADER_DIR}", "-o", str(out), str(_DRIVER), libsystemc,
-               f"-Wl,-rpath,{Path(libsystemc).parent}"]
+        (Path(tmp) / _GENERATED).write_text(generated_models())
+        cmd = [cxx, *_FLAGS, f"-I{HEADER_DIR}", f"-I{tmp}", "-o", str(out), str(_DRIVER),
+               libsystemc, f"-Wl,-rpath,{Path(libsystemc).parent}"]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError(f"compiling the SystemC models with {cxx} failed "

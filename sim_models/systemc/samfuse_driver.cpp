@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <utility>
 
 #include "samfuse.h"
 
@@ -34,20 +35,17 @@ Model model(std::function<Primitive*(const Args&)> make) {
   return {&M::inputs, &M::outputs, std::move(make)};
 }
 
-template <class M>
-Model plain() {  // a model constructed from its id only
-  return model<M>([](const Args& x) -> Primitive* { return new M(x.id); });
+template <class M, std::size_t... I>
+Model from_ints(std::index_sequence<I...>) {  // its id, then the catalogue's schema
+  return model<M>([](const Args& x) -> Primitive* { return new M(x.id, x.ints[I]...); });
 }
 
-template <class M>
-Model with_fp() {  // a model constructed from its id and the float flag
-  return model<M>([](const Args& x) -> Primitive* { return new M(x.id, x.ints[0] != 0); });
-}
-
-// catalogue primitive -> its model (the constructor arguments of _node_args)
+// catalogue primitive -> its model (the constructor arguments of _node_args): those whose
+// arguments the catalogue's schema does not describe, then the rest, generated from the
+// catalogue (cosim/backends/_systemc_load.py, generated_models: a class named as the
+// Python actor, from its id, passed and derived parameters)
 const std::map<std::string, Model>& models() {
   static const std::map<std::string, Model> table = {
-      {"root", plain<Root>()},
       {"scan_compressed", model<ScanCompressed>([](const Args& x) -> Primitive* {
          return new ScanCompressed(x.id, x.a, x.na, x.b, x.nb);
        })},
@@ -57,16 +55,9 @@ const std::map<std::string, Model>& models() {
       {"locate", model<Locate>([](const Args& x) -> Primitive* {
          return new Locate(x.id, std::uint64_t(x.ints[0]), std::uint64_t(x.ints[1]));
        })},
-      {"repsig", plain<RepSig>()},
-      {"repeat", plain<Repeat>()},
-      {"broadcast", plain<Broadcast>()},
       {"array", model<Array>([](const Args& x) -> Primitive* {
          return new Array(x.id, x.a, x.na);
        })},
-      {"intersect", plain<Intersect>()},
-      {"union", plain<Union>()},
-      {"intersect_val", plain<IntersectVal>()},
-      {"union_val", plain<UnionVal>()},
       {"alu", model<Alu>([](const Args& x) -> Primitive* {
          return new Alu(x.id, int(x.ints[0]), x.ints[1] != 0);
        })},
@@ -77,23 +68,10 @@ const std::map<std::string, Model>& models() {
       {"reduce", model<Reduce>([](const Args& x) -> Primitive* {
          return new Reduce(x.id, x.ints[0] != 0, x.ints[1] != 0);
        })},
-      {"spacc", with_fp<SpAcc>()},
-      {"spacc2", with_fp<SpAcc2>()},
-      {"spacc3", with_fp<SpAcc3>()},
-      {"crddrop", plain<CrdDrop>()},
-      {"crdhold", plain<CrdHold>()},
-      {"level_writer", plain<LevelWriter>()},
-      {"value_writer", plain<ValueWriter>()},
-      {"lane_split", model<LaneSplit>([](const Args& x) -> Primitive* {
-         return new LaneSplit(x.id, x.ints[0], x.ints[1], x.ints[2], x.ints[3]);
-       })},
-      {"lane_merge", plain<LaneMerge>()},
-      {"lane_merge2", plain<LaneMerge2>()},
       {"position_split", model<PositionSplit>([](const Args& x) -> Primitive* {
          return new PositionSplit(x.id, std::vector<long long>(x.ints, x.ints + x.nints));
        })},
-      {"lane_combine", with_fp<LaneCombine>()},
-      {"lane_combine2", with_fp<LaneCombine2>()},
+#include "samfuse_models.inc"
   };
   return table;
 }

@@ -18,10 +18,13 @@ DRIVER = SV_DIR.parents[2] / "sim_models" / "systemc" / "samfuse_driver.cpp"
 
 
 def _systemc_models() -> dict[str, str]:
-    """The driver's model table: primitive name -> the SystemC class it constructs."""
+    """The driver's model table, its own entries and those generated from the catalogue:
+    primitive name -> the SystemC class it constructs."""
+    from cosim.backends._systemc_load import generated_models
+
     text = DRIVER.read_text()
-    table = text[text.index("models() {"):text.index("return table;")]
-    return dict(re.findall(r'\{"(\w+)", (?:plain|with_fp|model)<(\w+)>', table))
+    table = text[text.index("models() {"):text.index("return table;")] + generated_models()
+    return dict(re.findall(r'\{"(\w+)", (?:model|from_ints)<(\w+)>', table))
 
 
 @pytest.mark.parametrize("op", sorted(CATALOGUE))
@@ -36,6 +39,15 @@ def test_each_primitive_has_a_systemc_class_named_as_its_python_actor(op):
 
 def test_the_systemc_driver_registers_nothing_outside_the_catalogue():
     assert set(_systemc_models()) == set(CATALOGUE)
+
+
+def test_the_systemc_driver_lists_only_what_the_schema_cannot_describe():
+    """Its own entries are the primitives with a constructor of their own (tensor data,
+    encoded operators); a schema-described primitive's entry is generated."""
+    from cosim.backends._systemc_child import _NODE_ARGS
+
+    text = DRIVER.read_text()
+    assert set(re.findall(r'\{"(\w+)", model<', text)) == set(_NODE_ARGS)
 
 
 @pytest.mark.parametrize("op", sorted(CATALOGUE))
@@ -58,11 +70,12 @@ def test_each_primitive_has_an_hls_template_defining_its_function(op):
 # -- the parameter schema: passed and derived parameters need no registry entry ------------
 
 def _registries() -> dict[str, dict]:
-    from cosim.backends._systemc_child import _DERIVED_ARGS, _NODE_ARGS
+    from cosim.backends._systemc_child import _NODE_ARGS
+    from cosim.backends._systemc_load import DERIVED_INTS
     from rtl_hls.hls.codegen import _DERIVED_TPARAMS, _TEMPLATE_PARAMS
     from rtl_hls.rtl.netlist import _DERIVED_PARAMS, _SCALAR_PARAMS
 
-    return {"systemc": (_NODE_ARGS, _DERIVED_ARGS), "rtl": (_SCALAR_PARAMS, _DERIVED_PARAMS),
+    return {"systemc": (_NODE_ARGS, DERIVED_INTS), "rtl": (_SCALAR_PARAMS, _DERIVED_PARAMS),
             "hls": (_TEMPLATE_PARAMS, _DERIVED_TPARAMS)}
 
 

@@ -24,10 +24,13 @@ def systemc():
 
 
 @pytest.fixture(scope="session")
-def hls(tmp_path_factory):
+def hls():
+    """C-simulation with its builds in the user cache, like every other HLS and RTL run:
+    a design compiles once per machine (the xdist workers share it; the backend renames a
+    finished build into place), not once per worker."""
     from cosim import HlsCsimBackend
 
-    return _compiled(HlsCsimBackend, cache_dir=tmp_path_factory.mktemp("hls-cache"))
+    return _compiled(HlsCsimBackend)
 
 
 def rtl_simulator(name: str) -> str:
