@@ -14,7 +14,7 @@
 
 Prints one line per run: cycles, speed-up over one lane, imbalance, wall time.
 
-    .venv/bin/python scripts/bench_lanes.py [--quick] [--only scaling|balance]
+    .venv/bin/python scripts/bench_lanes.py [--quick] [--only scaling|balance|hubs]
 """
 
 from __future__ import annotations
