@@ -202,3 +202,18 @@ def test_interleaved_windows_balance_a_heavy_row():
     np.testing.assert_allclose(res.dense("X"), gold["X"], rtol=1e-4, atol=1e-4)
     assert lane_report(graph, res).imbalance < 1.1
     assert graph.meta["parallel"]["partition"] == "position"
+
+
+@pytest.mark.parametrize("backend", over([()], [""], backends=("python", "systemc")),
+                         indirect=["backend"])
+def test_interleaved_windows_on_a_compressed_outer_level(backend):
+    """DCSR key: the lanes' row ranges are positions of A's compressed level 0, not rows."""
+    rng = np.random.default_rng(5)
+    A = sp.vstack([skewed(rng, 20, 20, 80, 0.3), sp.csr_matrix((10, 20), dtype=np.float32)])
+    A = sp.csr_matrix(A[np.r_[20:25, 0:20, 25:30]], dtype=np.float32)  # empty rows first
+    x = rng.random(20, dtype=np.float32)
+    with mock.patch.object(position, "MIN_WINDOW", 2):
+        g = compile_expression("y(i) = A(i,k) * x(k)", {"A": "dcsr"},
+                               {"A": A.shape, "x": x.shape}, order="i,k", par={"i": 3},
+                               partition="position", stats={"A": A, "x": x})
+    backend.check(g, {"A": A, "x": x}, {"y": A @ x}, configs=CONFIGS)
