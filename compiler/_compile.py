@@ -127,7 +127,7 @@ def compile_expression(expr: str | Assignment,
                                     "which the lane reductions do for scalar values only: "
                                     "drop block, or use balanced")
             lanes = plan_positions(norm, par or {}, parse_order(norm, best.meta["order"]),
-                                   idx_sizes, fmts, stats or {},
+                                   idx_sizes, fmts, stats or {}, lanes,
                                    contiguous=partition == "position-contiguous")
             splits = lanes.splits
         # lanes do not change which order is cheapest per lane: search on one lane

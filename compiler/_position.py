@@ -44,26 +44,29 @@ MIN_WINDOW = 32
 
 def plan_positions(norm: Normalized, par: Mapping[str, int], order: Sequence[str],
                    sizes: Mapping[str, int], fmts: Mapping[str, Format],
-                   tensors: Mapping[str, Any], contiguous: bool = False) -> LanePlan:
-    """The lanes' row ranges and position windows for ``par`` (checked already by
-    ``plan_lanes``), and the imbalance they predict; ``order`` is the internal order.
+                   tensors: Mapping[str, Any], nested: LanePlan,
+                   contiguous: bool = False) -> LanePlan:
+    """The lanes' row ranges and position windows for the outermost parallel index of
+    ``par`` (checked already by ``plan_lanes``), and the imbalance they predict; the
+    other parallel indices (hierarchical lanes, nested inside these) keep their
+    round-robin splits from ``nested``. ``order`` is the internal order.
     ``contiguous``: one window a lane (``position-contiguous``), else interleaved."""
     wide = {name: n for name, n in par.items() if n > 1}
     if not wide:
         return LanePlan()
     internal = {norm.user[v]: v for v in norm.indices}
-    if len(wide) > 1:
-        raise LoweringError(f"partition position parallelises one index, got "
-                            f"{', '.join(wide)}: nest it with round-robin or balanced lanes "
-                            "in another region, or parallelise one index")
-    (name, lanes), = wide.items()
-    v = internal[name]
-    if len(order) < 2 or order[0] != v:
+    name = norm.user[order[0]] if order else ""
+    if len(order) < 2 or name not in wide:
         shown = ",".join(norm.user[u] for u in order)
         raise LoweringError(f"partition position splits the level below the outermost loop, "
-                            f"but {name!r} is not outermost in the order {shown}: put "
-                            f"{name!r} first")
+                            f"but {', '.join(wide)} is not outermost in the order {shown}: "
+                            f"put a parallel index first")
+    lanes, v = wide[name], internal[name]
     w = order[1]
+    if norm.user[w] in wide:
+        raise LoweringError(f"partition position cuts the positions of {norm.user[w]!r} "
+                            f"under {name!r}, so {norm.user[w]!r} cannot have lanes of its "
+                            "own: nest lanes on an index below it")
     _check_sums(norm.assignment.rhs)
     key = _key(norm, v, w, fmts)
     if not _given(tensors.get(key.tensor)):
@@ -90,7 +93,7 @@ def plan_positions(norm: Normalized, par: Mapping[str, int], order: Sequence[str
               for k in range(lanes)]
     mean = sum(shares) / len(shares)
     imbalance = {name: max(shares) / mean} if mean > 0 else {}
-    return LanePlan({v: splits}, imbalance)
+    return LanePlan({**nested.splits, v: splits}, {**nested.imbalance, **imbalance})
 
 
 def _contiguous(windows: list[tuple[int, int]], rows: np.ndarray, n_rows: int, w: str,

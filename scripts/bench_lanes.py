@@ -8,11 +8,13 @@
    ``X(i,j) = A(i,j) * U(i,k) * V(k,j)``), with per-lane work and imbalance.
 3. Hubs (issue 28): a 2,000-node power-law graph whose heaviest row holds a tenth of the
    nonzeros, SpMM and SDDMM at 8 lanes under every partition (position splits the heavy
-   row across lanes), and the position partition's goals checked.
+   row across lanes), and the position partition's goals checked; then like for like:
+   round-robin with the FIFOs after the key's scanner as deep as position's window FIFOs
+   (part of position's SDDMM gain is that depth, which relieves the kernel's inner loop).
 
 Prints one line per run: cycles, speed-up over one lane, imbalance, wall time.
 
-    .venv/bin/python scripts/bench_lanes.py [--quick] [--only scaling|balance]
+    .venv/bin/python scripts/bench_lanes.py [--quick] [--only scaling|balance|hubs]
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from compiler import compile_expression
+from compiler._parallel import WINDOW_FIFO
 from cosim.runs._lanes import lane_report
-from ir import PARTITIONS, load_hw
+from ir import PARTITIONS, Edge, Graph, load_hw
 from ir.datasets import chung_lu_graph, rmat_graph
 from sim_models.python import simulate
 
@@ -36,11 +39,18 @@ SDDMM = "X(i,j) = A(i,j) * U(i,k) * V(k,j)"
 
 
 def run(expr: str, tensors: Mapping[str, Any], order: str, par: dict[str, int],
-        partition: str, hw: str) -> dict[str, Any]:
+        partition: str, hw: str, deep_scan: str = "") -> dict[str, Any]:
+    """One run; ``deep_scan``: the FIFOs out of that scanner's lane copies are made
+    :data:`WINDOW_FIFO` deep (as a position lane's after its window split)."""
     formats = {"A": "csr", "X": "csr"}
     shapes = {n: t.shape for n, t in tensors.items()}
     graph = compile_expression(expr, formats, shapes, order=order, par=par,
                                partition=partition, stats=dict(tensors))
+    if deep_scan:
+        edges = [Edge(e.src, e.dst, max(e.depth, WINDOW_FIFO))
+                 if e.src_node.startswith(deep_scan + "_") else e for e in graph.edges]
+        graph = Graph(graph.name, list(graph.nodes.values()), edges,
+                      list(graph.tensors.values()), graph.dtype, graph.meta)
     start = time.perf_counter()
     res = simulate(graph, tensors, hw=load_hw(hw))
     lanes = lane_report(graph, res)
@@ -111,9 +121,9 @@ def hubs(quick: bool) -> None:
     V = rng.random((4, n), dtype=np.float32)
     print(f"hubs: power-law graph ({n} nodes, {A.nnz} arcs, heaviest row {deg.max()} = "
           f"{deg.max() / A.nnz:.1%} of them), 8 lanes on i, ideal memory")
-    for name, expr, tensors, order in (("SpMM x dense 8", SPMM, {"A": A, "B": B}, "i,k,j"),
-                                       ("SDDMM k=4", SDDMM, {"A": A, "U": U, "V": V},
-                                        "i,j,k")):
+    for name, expr, tensors, order, scan in (
+            ("SpMM x dense 8", SPMM, {"A": A, "B": B}, "i,k,j", "A_k"),
+            ("SDDMM k=4", SDDMM, {"A": A, "U": U, "V": V}, "i,j,k", "A_j")):
         got = {}
         for part in PARTITIONS:
             r = got[part] = run(expr, tensors, order, {"i": 8}, part, "ideal")
@@ -125,6 +135,9 @@ def hubs(quick: bool) -> None:
         print(f"  {name:<15} position: imbalance {got['position']['imbalance']:.3f} (goal "
               f"<= 1.1), {gain:.2f}x fewer cycles than round-robin (goal >= 1.5): "
               f"{'met' if ok else 'NOT met'}")
+        deep = run(expr, tensors, order, {"i": 8}, "round-robin", "ideal", scan)["cycles"]
+        print(f"  {name:<15} like for like: round-robin with {scan}'s FIFOs {WINDOW_FIFO} "
+              f"deep {deep} cycles, position {deep / got['position']['cycles']:.2f}x fewer")
 
 
 def main() -> None:

@@ -131,6 +131,11 @@ class LaneMerge(Actor):
         self.ca, self.va = inputs["crd_a"], inputs["val_a"]
         self.cb, self.vb = inputs["crd_b"], inputs["val_b"]
         self.oc, self.ov = outputs["crd"], outputs["val"]
+        self.add = None
+
+    def order(self, a, b) -> str | None:
+        """Which head comes next; lane_merge refuses a coordinate both lanes hold."""
+        return _pick(self, a, b, "crd_a", "crd_b")
 
     def run(self):
         ca, va, cb, vb, oc, ov = self.ca, self.va, self.cb, self.vb, self.oc, self.ov
@@ -139,27 +144,26 @@ class LaneMerge(Actor):
             if blk is not None:
                 return blk
             a, b = ca.peek(), cb.peek()
-            side = _pick(self, a, b, "crd_a", "crd_b")
-            if side is None:  # aligned stops or D: pass them with both values' stops
-                r2, blk = self.ready_all(va, vb)
-                if blk is not None:
-                    return blk
+            side = self.order(a, b)
+            vals = (va, vb) if side in (None, "ab") else (va,) if side == "a" else (vb,)
+            r2, blk = self.ready_all(*vals)
+            if blk is not None:
+                return blk
+            if side is None:
                 _check_stop(self, va.peek(), a, "val_a")
                 _check_stop(self, vb.peek(), a, "val_b")
-                pops, tok = (ca, va, cb, vb), a
+                tok, val = a, a
             else:
-                c_in, v_in = (ca, va) if side == "a" else (cb, vb)
-                r2, blk = self.ready_all(v_in)
-                if blk is not None:
-                    return blk
-                _check_value(self, v_in.peek(), c_in.peek(), "val_" + side)
-                pops, tok = (c_in, v_in), c_in.peek()
+                tok = a if side != "b" else b
+                for ch, name in zip(vals, ["val_" + x for x in side], strict=True):
+                    _check_value(self, ch.peek(), tok, name)
+                val = self.add(va.peek(), vb.peek()) if side == "ab" else vals[0].peek()
             st, blk = self.space_all(oc, ov)
             if blk is not None:
                 return blk
             ft = self.fire_at(max(rt, r2), st)
-            val = pops[1].peek()
-            for ch in pops:
+            crds = (ca, cb) if side in (None, "ab") else (ca,) if side == "a" else (cb,)
+            for ch in (*crds, *vals):
                 ch.pop(ft)
             oc.push(tok, ft)
             ov.push(val, ft)
@@ -301,7 +305,7 @@ def _adder(actor: Actor):
     return lambda x, y: add(z if x is EMPTY else x, z if y is EMPTY else y)
 
 
-class LaneCombine(Actor):
+class LaneCombine(LaneMerge):
     """Lane reduction of one level: merges two lanes' (crd, val) streams by coordinate
     and adds the values of a coordinate both lanes hold (their partials)."""
 
@@ -309,44 +313,10 @@ class LaneCombine(Actor):
 
     def __init__(self, node, inputs, outputs, ctx):
         super().__init__(node, inputs, outputs, ctx)
-        self.ca, self.va = inputs["crd_a"], inputs["val_a"]
-        self.cb, self.vb = inputs["crd_b"], inputs["val_b"]
-        self.oc, self.ov = outputs["crd"], outputs["val"]
         self.add = _adder(self)
 
-    def run(self):
-        ca, va, cb, vb, oc, ov = self.ca, self.va, self.cb, self.vb, self.oc, self.ov
-        while True:
-            rt, blk = self.ready_all(ca, cb)
-            if blk is not None:
-                return blk
-            a, b = ca.peek(), cb.peek()
-            side = _order(self, a, b, "crd_a", "crd_b")
-            vals = (va, vb) if side in (None, "ab") else (va,) if side == "a" else (vb,)
-            r2, blk = self.ready_all(*vals)
-            if blk is not None:
-                return blk
-            if side is None:
-                _check_stop(self, va.peek(), a, "val_a")
-                _check_stop(self, vb.peek(), a, "val_b")
-                tok, val = a, a
-            else:
-                for ch, name in zip(vals, ["val_" + x for x in side], strict=True):
-                    _check_value(self, ch.peek(), a, name)
-                tok = a if side != "b" else b
-                val = self.add(va.peek(), vb.peek()) if side == "ab" else vals[0].peek()
-            st, blk = self.space_all(oc, ov)
-            if blk is not None:
-                return blk
-            ft = self.fire_at(max(rt, r2), st)
-            crds = (ca, cb) if side in (None, "ab") else (ca,) if side == "a" else (cb,)
-            for ch in (*crds, *vals):
-                ch.pop(ft)
-            oc.push(tok, ft)
-            ov.push(val, ft)
-            if tok is DONE:
-                self.finish(ft)
-                return None
+    def order(self, a, b) -> str | None:
+        return _order(self, a, b, "crd_a", "crd_b")
 
 
 class LaneCombine2(LaneMerge2):

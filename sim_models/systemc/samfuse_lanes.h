@@ -61,39 +61,56 @@ class LanePrimitive : public Primitive {
   }
 };
 
-// Keeps a coordinate when crd mod lanes == lane and lo <= crd < hi (an N crd when lane == 0
-// and lo == 0); stops and D pass. One firing per input pair, kept or not; a dropped pair
-// needs no output space. (lane < lanes and lo <= hi are checked when the graph loads.)
-class LaneSplit : public Primitive {
+// A lane's filter of a (crd, ref) stream (lane_split, position_split): each firing needs
+// the head of every input (crd_in, ref_in, then what the decision reads) and pops them
+// all; the pair passes when keeps() says so, stops and D always (the heads must then be
+// the same control token). One firing per input tuple, kept or not; a dropped pair needs
+// no output space.
+class Split : public LanePrimitive {
  public:
-  SAMFUSE_PORTS("crd_in,ref_in", "crd,ref")
-  LaneSplit(const std::string& id, long long lanes, long long lane, long long lo, long long hi)
-      : Primitive(id, "lane_split", 2, 2), lanes_(lanes), lane_(lane), lo_(lo), hi_(hi) {}
-
   bool eval(cycle_t now) override {
-    Fifo &ci = *in_[0], &ri = *in_[1];
-    if (!ci.visible()) return wait_in(&ci);
-    if (!ri.visible()) return wait_in(&ri);
-    tok_t c = ci.peek(), r = ri.peek();
-    bool control = is_stop_or_done(c) || is_stop_or_done(r);
-    if (control && (c != r || !is_stop_or_done(c)))
-      fail("misaligned streams: crd_in holds {0} while ref_in holds {1}", c, KIND_CRD, r,
-           KIND_CRD);
-    bool keep = control || keeps(c);
+    tok_t heads[3];
+    const std::size_t n = in_.size();
+    for (std::size_t k = 0; k < n; ++k) {
+      if (!in_[k]->visible()) return wait_in(in_[k]);
+      heads[k] = in_[k]->peek();
+    }
+    bool control = false, same = true;
+    for (std::size_t k = 0; k < n; ++k) {
+      control = control || is_stop_or_done(heads[k]);
+      same = same && heads[k] == heads[0];
+    }
+    if (control && (!same || !is_stop_or_done(heads[0]))) misaligned(heads);
+    bool keep = control || keeps(heads);
     if (keep) {
       if (Fifo* b = out_[0].blocked()) return wait_out(b);
       if (Fifo* b = out_[1].blocked()) return wait_out(b);
     }
     fire(now);
-    ci.pop();
-    ri.pop();
+    for (std::size_t k = 0; k < n; ++k) in_[k]->pop();
     if (keep) {
-      out_[0].push(c, now);
-      out_[1].push(r, now);
+      out_[0].push(heads[0], now);
+      out_[1].push(heads[1], now);
     }
-    if (is_done(c)) finish(now);
+    if (is_done(heads[0])) finish(now);
     return true;
   }
+
+ protected:
+  using LanePrimitive::LanePrimitive;
+  // Whether the data pair at these heads (one per input) is kept.
+  virtual bool keeps(const tok_t* heads) const = 0;
+  // Fails with the primitive's message: the heads hold a control token but not all the same.
+  virtual void misaligned(const tok_t* heads) const = 0;
+};
+
+// Keeps a coordinate when crd mod lanes == lane and lo <= crd < hi (an N crd when lane == 0
+// and lo == 0). (lane < lanes and lo <= hi are checked when the graph loads.)
+class LaneSplit : public Split {
+ public:
+  SAMFUSE_PORTS("crd_in,ref_in", "crd,ref")
+  LaneSplit(const std::string& id, long long lanes, long long lane, long long lo, long long hi)
+      : Split(id, "lane_split", 2, 2), lanes_(lanes), lane_(lane), lo_(lo), hi_(hi) {}
 
   std::string describe_state() const override {
     return "lane " + std::to_string(lane_) + "/" + std::to_string(lanes_) + " [" +
@@ -101,16 +118,27 @@ class LaneSplit : public Primitive {
   }
 
  private:
-  bool keeps(tok_t c) const {
-    if (is_empty(c)) return lane_ == 0 && lo_ == 0;
-    long long crd = payload(c);
+  bool keeps(const tok_t* heads) const override {
+    if (is_empty(heads[0])) return lane_ == 0 && lo_ == 0;
+    long long crd = payload(heads[0]);
     return crd % lanes_ == lane_ && lo_ <= crd && crd < hi_;
+  }
+
+  void misaligned(const tok_t* heads) const override {
+    fail("misaligned streams: crd_in holds {0} while ref_in holds {1}", heads[0], KIND_CRD,
+         heads[1], KIND_CRD);
   }
 
   long long lanes_, lane_, lo_, hi_;
 };
 
-// Ordered merge of two lanes' (crd, val) streams of one level.
+// The sum of two lanes' partial values (N counts as zero), in the graph's dtype.
+inline tok_t combine_values(bool fp, tok_t a, tok_t b) {
+  return data_tok(binary_op(OP_ADD, fp, is_empty(a) ? 0u : payload(a), is_empty(b) ? 0u : payload(b)));
+}
+
+// Ordered merge of two lanes' (crd, val) streams of one level; as lane_combine (the
+// subclass) also the lane reduction, adding the values of a crd both lanes hold.
 class LaneMerge : public LanePrimitive {
  public:
   SAMFUSE_PORTS("crd_a,val_a,crd_b,val_b", "crd,val")
@@ -120,29 +148,29 @@ class LaneMerge : public LanePrimitive {
     Fifo &ca = *in_[CA], &va = *in_[VA], &cb = *in_[CB], &vb = *in_[VB];
     if (Fifo* f = missing({&ca, &cb})) return wait_in(f);
     tok_t a = ca.peek(), b = cb.peek();
-    Pick side = pick(a, b, "crd_a", "crd_b");
-    tok_t tok, val;
-    if (side == PICK_CONTROL) {  // aligned stops or D: pass them with both values' stops
-      if (Fifo* f = missing({&va, &vb})) return wait_in(f);
+    const bool both = combines_ && is_data(a) && a == b;
+    Pick side = both ? PICK_CONTROL : pick(a, b, "crd_a", "crd_b");
+    const bool take_a = both || side != PICK_B, take_b = both || side != PICK_A;
+    if (take_a && !va.visible()) return wait_in(&va);
+    if (take_b && !vb.visible()) return wait_in(&vb);
+    tok_t tok = side == PICK_B ? b : a, val;
+    if (!both && side == PICK_CONTROL) {  // aligned stops or D: pass them once
       check_stop(va.peek(), KIND_VAL, a, "val_a");
       check_stop(vb.peek(), KIND_VAL, a, "val_b");
-      tok = a;
-      val = va.peek();
+      val = a;
     } else {
-      Fifo& v = side == PICK_A ? va : vb;
-      if (!v.visible()) return wait_in(&v);
-      tok = side == PICK_A ? a : b;
-      val = v.peek();
-      check_value(val, tok, side == PICK_A ? "val_a" : "val_b");
+      if (take_a) check_value(va.peek(), tok, "val_a");
+      if (take_b) check_value(vb.peek(), tok, "val_b");
+      val = both ? combine_values(fp_, va.peek(), vb.peek()) : (take_a ? va : vb).peek();
     }
     if (Fifo* f = out_[0].blocked()) return wait_out(f);
     if (Fifo* f = out_[1].blocked()) return wait_out(f);
     fire(now);
-    if (side != PICK_B) {
+    if (take_a) {
       ca.pop();
       va.pop();
     }
-    if (side != PICK_A) {
+    if (take_b) {
       cb.pop();
       vb.pop();
     }
@@ -152,8 +180,14 @@ class LaneMerge : public LanePrimitive {
     return true;
   }
 
+ protected:
+  LaneMerge(const std::string& id, const char* op, bool fp)
+      : LanePrimitive(id, op, 4, 2), combines_(true), fp_(fp) {}
+
  private:
   enum { CA, VA, CB, VB };
+  bool combines_ = false;
+  bool fp_ = false;
 };
 
 // Ordered merge of two lanes' (outer crd, inner crd, val) streams: the smaller outer crd,
@@ -300,42 +334,14 @@ class LaneMerge2 : public LanePrimitive {
   bool held_[2] = {false, false};  // folds_: a lane's closing S0 waits at its heads
 };
 
-// Keeps a (crd, ref) pair when the key position beside it (pos_in) lies in [lo, hi); stops
-// and D pass. One firing per input triple, kept or not; a dropped triple needs no space.
-class PositionSplit : public LanePrimitive {
+// Keeps a (crd, ref) pair when the key position beside it (pos_in) lies in one of its
+// windows; stops and D pass.
+class PositionSplit : public Split {
  public:
   SAMFUSE_PORTS("crd_in,ref_in,pos_in", "crd,ref")
   // windows: lo, hi pairs, ascending and disjoint (ir.position_windows checked them)
   PositionSplit(const std::string& id, std::vector<long long> windows)
-      : LanePrimitive(id, "position_split", 3, 2), windows_(std::move(windows)) {}
-
-  bool eval(cycle_t now) override {
-    Fifo &ci = *in_[0], &ri = *in_[1], &pi = *in_[2];
-    if (Fifo* f = missing({&ci, &ri, &pi})) return wait_in(f);
-    tok_t c = ci.peek(), r = ri.peek(), p = pi.peek();
-    bool control = is_stop_or_done(c) || is_stop_or_done(r) || is_stop_or_done(p);
-    if (control && (c != r || r != p || !is_stop_or_done(c)))
-      fail("misaligned streams: crd_in holds {0}, ref_in {1} and pos_in {2}", c, KIND_CRD, r,
-           KIND_CRD, p, KIND_CRD);
-    if (!control && !is_data(p))
-      fail("pos_in holds {0}: a position split needs the key operand's position in every "
-           "entry", p, KIND_CRD);
-    bool keep = control || kept((long long)payload(p));
-    if (keep) {
-      if (Fifo* b = out_[0].blocked()) return wait_out(b);
-      if (Fifo* b = out_[1].blocked()) return wait_out(b);
-    }
-    fire(now);
-    ci.pop();
-    ri.pop();
-    pi.pop();
-    if (keep) {
-      out_[0].push(c, now);
-      out_[1].push(r, now);
-    }
-    if (is_done(c)) finish(now);
-    return true;
-  }
+      : Split(id, "position_split", 3, 2), windows_(std::move(windows)) {}
 
   std::string describe_state() const override {
     std::string out = "windows";
@@ -346,64 +352,30 @@ class PositionSplit : public LanePrimitive {
   }
 
  private:
-  bool kept(long long p) const {
+  bool keeps(const tok_t* heads) const override {
+    tok_t p = heads[2];
+    if (!is_data(p))
+      fail("pos_in holds {0}: a position split needs the key operand's position in every "
+           "entry", p, KIND_CRD);
     for (std::size_t k = 0; k + 1 < windows_.size(); k += 2)
-      if (windows_[k] <= p && p < windows_[k + 1]) return true;
+      if (windows_[k] <= (long long)payload(p) && (long long)payload(p) < windows_[k + 1])
+        return true;
     return false;
+  }
+
+  void misaligned(const tok_t* heads) const override {
+    fail("misaligned streams: crd_in holds {0}, ref_in {1} and pos_in {2}", heads[0],
+         KIND_CRD, heads[1], KIND_CRD, heads[2], KIND_CRD);
   }
 
   std::vector<long long> windows_;
 };
 
-// The sum of two lanes' partial values (N counts as zero), in the graph's dtype.
-inline tok_t combine_values(bool fp, tok_t a, tok_t b) {
-  return data_tok(binary_op(OP_ADD, fp, is_empty(a) ? 0u : payload(a), is_empty(b) ? 0u : payload(b)));
-}
 
 // Lane reduction of one level: lane_merge, adding the values of a crd both lanes hold.
-class LaneCombine : public LanePrimitive {
+class LaneCombine : public LaneMerge {
  public:
-  SAMFUSE_PORTS("crd_a,val_a,crd_b,val_b", "crd,val")
-  LaneCombine(const std::string& id, bool fp) : LanePrimitive(id, "lane_combine", 4, 2), fp_(fp) {}
-
-  bool eval(cycle_t now) override {
-    Fifo &ca = *in_[0], &va = *in_[1], &cb = *in_[2], &vb = *in_[3];
-    if (Fifo* f = missing({&ca, &cb})) return wait_in(f);
-    tok_t a = ca.peek(), b = cb.peek();
-    const bool both = is_data(a) && a == b;
-    Pick side = both ? PICK_CONTROL : pick(a, b, "crd_a", "crd_b");
-    const bool take_a = both || side != PICK_B, take_b = both || side != PICK_A;
-    if (take_a && !va.visible()) return wait_in(&va);
-    if (take_b && !vb.visible()) return wait_in(&vb);
-    tok_t tok = side == PICK_B ? b : a, val;
-    if (!both && side == PICK_CONTROL) {
-      check_stop(va.peek(), KIND_VAL, a, "val_a");
-      check_stop(vb.peek(), KIND_VAL, a, "val_b");
-      val = a;
-    } else {
-      if (take_a) check_value(va.peek(), tok, "val_a");
-      if (take_b) check_value(vb.peek(), tok, "val_b");
-      val = both ? combine_values(fp_, va.peek(), vb.peek()) : (take_a ? va : vb).peek();
-    }
-    if (Fifo* f = out_[0].blocked()) return wait_out(f);
-    if (Fifo* f = out_[1].blocked()) return wait_out(f);
-    fire(now);
-    if (take_a) {
-      ca.pop();
-      va.pop();
-    }
-    if (take_b) {
-      cb.pop();
-      vb.pop();
-    }
-    out_[0].push(tok, now);
-    out_[1].push(val, now);
-    if (is_done(tok)) finish(now);
-    return true;
-  }
-
- private:
-  bool fp_;
+  LaneCombine(const std::string& id, bool fp) : LaneMerge(id, "lane_combine", fp) {}
 };
 
 // Lane reduction of two levels: lane_merge2, except that an outer crd both lanes hold is

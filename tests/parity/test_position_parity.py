@@ -22,22 +22,12 @@ from compiler import compile_expression
 from cosim.runs._lanes import lane_report
 from ir import DONE, load_hw, position_windows, stop
 from sim_models.python import run_primitive, simulate
+from tests._skewed import skewed
 
 S0, S1, D = stop(0), stop(1), DONE
 HBM = load_hw("hbm2-u280")
 CHEAP = [(d, None) for d in (1, 2, 4, None)] + [(2, HBM)]
 CONFIGS = {"python": CHEAP, "systemc": CHEAP}
-
-
-def _skewed(rng: np.random.Generator, n: int, m: int, nnz: int, hub: float) -> sp.csr_matrix:
-    """Power-law rows, one of which holds a ``hub`` share of the entries."""
-    weights = (np.arange(n) + 1.0) ** -1.2
-    rows = rng.choice(n, size=nnz, p=weights / weights.sum())
-    rows[: int(hub * nnz)] = rng.integers(n)
-    cols = rng.integers(m, size=nnz)
-    A = sp.csr_matrix((rng.random(nnz, dtype=np.float32) + 0.5, (rows, cols)), shape=(n, m))
-    A.sum_duplicates()
-    return A.astype(np.float32)
 
 
 #: name -> expression, formats, order, (A, rng) -> (other inputs, gold of the inputs)
@@ -70,15 +60,17 @@ def _resample(M, rng) -> sp.csr_matrix:
 
 
 def compile_position(kernel: str, A: sp.csr_matrix, lanes: int, partition: str, seed: int,
-                     min_window: int = 2):
-    """The kernel on ``A`` at ``lanes`` position lanes; ``min_window`` positions a window
-    at least (small, so that small data is still dealt in many interleaved windows)."""
+                     min_window: int = 2, inner: dict[str, int] | None = None):
+    """The kernel on ``A`` at ``lanes`` position lanes on ``i`` (``inner``: round-robin
+    lanes nested in each); ``min_window`` positions a window at least (small, so that
+    small data is still dealt in many interleaved windows)."""
     expr, formats, order, make = KERNELS[kernel]
     others, gold = make(A, np.random.default_rng(seed))
     tensors = {"A": A, **others}
     with mock.patch.object(position, "MIN_WINDOW", min_window):
         g = compile_expression(expr, formats, {k: v.shape for k, v in tensors.items()},
-                               order=order, par={"i": lanes}, partition=partition,
+                               order=order, par={"i": lanes, **(inner or {})},
+                               partition=partition,
                                stats=dict(tensors))
     assert any(n.op == "position_split" for n in g.nodes.values())
     out = "y" if expr.startswith("y") else "X"
@@ -87,18 +79,20 @@ def compile_position(kernel: str, A: sp.csr_matrix, lanes: int, partition: str, 
 
 def _cases():
     rng = np.random.default_rng(28)
-    heavy = _skewed(rng, 20, 16, 90, 0.35)
+    heavy = skewed(rng, 20, 16, 90, 0.35)
     two = sp.csr_matrix((np.array([2., 3.], dtype=np.float32), ([4, 4], [1, 6])),
                         shape=(9, 8))
-    for name, kernel, A, lanes, partition in (
-            ("spmv-3", "spmv", heavy, 3, "position"),
-            ("spmm-4", "spmm", heavy, 4, "position"),
-            ("sddmm-4", "sddmm", heavy, 4, "position"),
-            ("intersect3-3", "intersect3", heavy, 3, "position"),
-            ("union-2", "union", heavy, 2, "position"),
-            ("spmm-contiguous-3", "spmm", heavy, 3, "position-contiguous"),
-            ("spmv-8-on-2-nonzeros", "spmv", two, 8, "position")):
-        yield (name, *compile_position(kernel, A, lanes, partition, seed=lanes))
+    for name, kernel, A, lanes, partition, inner in (
+            ("spmv-3", "spmv", heavy, 3, "position", None),
+            ("spmm-4", "spmm", heavy, 4, "position", None),
+            ("sddmm-4", "sddmm", heavy, 4, "position", None),
+            ("intersect3-3", "intersect3", heavy, 3, "position", None),
+            ("union-2", "union", heavy, 2, "position", None),
+            ("spmm-contiguous-3", "spmm", heavy, 3, "position-contiguous", None),
+            ("spmv-8-on-2-nonzeros", "spmv", two, 8, "position", None),
+            ("spmm-nested-i3-j2", "spmm", heavy, 3, "position", {"j": 2}),
+            ("union-nested-i2-j3", "union", heavy, 2, "position-contiguous", {"j": 3})):
+        yield (name, *compile_position(kernel, A, lanes, partition, seed=lanes, inner=inner))
 
 
 CASES = list(_cases())
@@ -106,8 +100,10 @@ IDS = [c[0] for c in CASES]
 
 
 @pytest.mark.parametrize("backend,name,graph,inputs,expected", over(
-    CASES, IDS, only={"hls": ["spmm-4", "sddmm-4", "spmv-8-on-2-nonzeros"],
-                      "rtl-icarus": ["spmv-3", "spmm-4", "sddmm-4", "union-2"],
+    CASES, IDS, only={"hls": ["spmm-4", "sddmm-4", "spmv-8-on-2-nonzeros",
+                              "spmm-nested-i3-j2"],
+                      "rtl-icarus": ["spmv-3", "spmm-4", "sddmm-4", "union-2",
+                                     "spmm-nested-i3-j2"],
                       "rtl-verilator": ["sddmm-4"]}), indirect=["backend"])
 def test_position_lanes_match_model_and_numpy(backend, name, graph, inputs, expected):
     backend.check(graph, inputs, expected, configs=CONFIGS)
@@ -180,17 +176,44 @@ def test_lane_combine2_writes_a_token_every_cycle_across_fibers():
        hub=st.sampled_from([0.0, 0.3, 0.6]),
        partition=st.sampled_from(["position", "position-contiguous"]))
 def test_position_lanes_on_skewed_data(backend, kernel, seed, lanes, hub, partition):
-    A = _skewed(np.random.default_rng(seed), 14, 12, 50, hub)
+    A = skewed(np.random.default_rng(seed), 14, 12, 50, hub)
     graph, tensors, gold = compile_position(kernel, A, lanes, partition, seed)
     backend.check(graph, tensors, gold, configs={"python": [(2, None)],
                                                  "systemc": [(2, None)]})
 
 
+def test_hierarchical_lanes_nest_round_robin_lanes_in_position_lanes():
+    """``par i=3, j=2``: position lanes on ``i`` (their windows, a lane reduction tree),
+    in each two round-robin ``j`` lanes (lane splits, a merge tree); six innermost lanes
+    reported."""
+    name, graph, inputs, _ = CASES[IDS.index("spmm-nested-i3-j2")]
+    ops = [n.op for n in graph.nodes.values()]
+    assert ops.count("lane_combine2") == 2 and ops.count("lane_merge") == 3, name
+    assert ops.count("lane_split") > 0 and ops.count("position_split") > 0
+    report = lane_report(graph, simulate(graph, inputs))
+    assert sorted(report.work) == [f"i{a}.j{b}" for a in range(3) for b in range(2)]
+
+
 def test_interleaved_windows_balance_a_heavy_row():
     rng = np.random.default_rng(3)
-    A = _skewed(rng, 60, 60, 400, 0.4)
+    A = skewed(rng, 60, 60, 400, 0.4)
     graph, tensors, gold = compile_position("spmm", A, 4, "position", 3, min_window=8)
     res = simulate(graph, tensors)
     np.testing.assert_allclose(res.dense("X"), gold["X"], rtol=1e-4, atol=1e-4)
     assert lane_report(graph, res).imbalance < 1.1
     assert graph.meta["parallel"]["partition"] == "position"
+
+
+@pytest.mark.parametrize("backend", over([()], [""], backends=("python", "systemc")),
+                         indirect=["backend"])
+def test_interleaved_windows_on_a_compressed_outer_level(backend):
+    """DCSR key: the lanes' row ranges are positions of A's compressed level 0, not rows."""
+    rng = np.random.default_rng(5)
+    A = sp.vstack([skewed(rng, 20, 20, 80, 0.3), sp.csr_matrix((10, 20), dtype=np.float32)])
+    A = sp.csr_matrix(A[np.r_[20:25, 0:20, 25:30]], dtype=np.float32)  # empty rows first
+    x = rng.random(20, dtype=np.float32)
+    with mock.patch.object(position, "MIN_WINDOW", 2):
+        g = compile_expression("y(i) = A(i,k) * x(k)", {"A": "dcsr"},
+                               {"A": A.shape, "x": x.shape}, order="i,k", par={"i": 3},
+                               partition="position", stats={"A": A, "x": x})
+    backend.check(g, {"A": A, "x": x}, {"y": A @ x}, configs=CONFIGS)

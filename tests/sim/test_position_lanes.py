@@ -14,6 +14,7 @@ from compiler import LoweringError, compile_expression
 from cosim.runs._lanes import lane_report
 from ir import DONE, stop
 from sim_models.python import StreamError, run_primitive, simulate
+from tests._skewed import skewed
 
 S0, S1, D = stop(0), stop(1), DONE
 
@@ -51,17 +52,6 @@ def test_lane_combine2_merges_the_inner_fibers_of_a_shared_row():
     assert run.tokens["val"] == [1., S0, 2., 3., 9., S0, 9., S1, D]
 
 
-def _skewed(rng: np.random.Generator, n: int, m: int, nnz: int, hub: float) -> sp.csr_matrix:
-    """Power-law rows, one of which holds a ``hub`` share of the entries."""
-    weights = (np.arange(n) + 1.0) ** -1.2
-    rows = rng.choice(n, size=nnz, p=weights / weights.sum())
-    rows[: int(hub * nnz)] = rng.integers(n)
-    cols = rng.integers(m, size=nnz)
-    A = sp.csr_matrix((rng.random(nnz, dtype=np.float32) + 0.5, (rows, cols)), shape=(n, m))
-    A.sum_duplicates()
-    return A.astype(np.float32)
-
-
 def _run(expr, formats, tensors, order, lanes):
     shapes = {k: v.shape for k, v in tensors.items()}
     g = compile_expression(expr, formats, shapes, order=order, par={"i": lanes},
@@ -96,7 +86,7 @@ CASES = {
 def test_position_lanes_equal_scipy_on_skewed_data(case, seed, lanes, hub):
     expr, formats, order, make = CASES[case]
     rng = np.random.default_rng(seed)
-    A = _skewed(rng, 12, 10, 40, hub)
+    A = skewed(rng, 12, 10, 40, hub)
 
     def dense(*shape):
         return rng.random(shape, dtype=np.float32)
@@ -121,7 +111,7 @@ def test_more_lanes_than_nonzeros_in_the_only_fiber():
 
 def test_a_heavy_row_spans_lanes_and_balances_them():
     rng = np.random.default_rng(3)
-    A = _skewed(rng, 60, 60, 400, 0.4)
+    A = skewed(rng, 60, 60, 400, 0.4)
     B = rng.random((60, 4), dtype=np.float32)
     g, res = _run("X(i,j) = A(i,k) * B(k,j)", {"A": "csr", "X": "csr"}, {"A": A, "B": B},
                   "i,k,j", 4)
@@ -132,7 +122,7 @@ def test_a_heavy_row_spans_lanes_and_balances_them():
 
 @pytest.mark.parametrize("expr,order,par,what", [
     ("X(i,j) = A(i,k) * B(k,j)", "k,i,j", {"i": 2}, "not outermost"),
-    ("X(i,j) = A(i,k) * B(k,j)", "i,k,j", {"i": 2, "j": 2}, "one index"),
+    ("X(i,j) = A(i,j) * B(i,j)", "i,j", {"i": 2, "j": 2}, "cannot have lanes"),
     ("X(i,j) = A(i,j) + B(i,j)", "i,j", {"i": 2}, "multiplies the whole"),
 ])
 def test_position_lanes_refuse_what_they_cannot_split(expr, order, par, what):

@@ -40,7 +40,7 @@ struct LaneSumMerge {
         SAMFUSE_CHECK_AT(where, (!take_a || !is_stop_or_done(va)) && (!take_b || !is_stop_or_done(vb)),
                       "a val stream holds a control token where crd0 holds a crd");
         crd0.write(take_a ? a : b);
-        val.write(both ? lane_sum<FLOAT>(va, vb) : take_a ? va : vb);
+        val.write(both ? LaneSum<true, FLOAT>::of(va, vb) : take_a ? va : vb);
         if (take_a) {
             h0a.pop();
             hva.pop();

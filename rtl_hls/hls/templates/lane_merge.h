@@ -37,31 +37,54 @@ void lane_take(tok_t c, Head& hc, HeadOf<TV>& hv, hls::stream<TV>& val_in, CrdOu
     hv.pop();
 }
 
-}  // namespace samfuse
+// The value of a crd both lanes hold: the sum of their partials (lane_combine; scalar
+// values, FLOAT: binary32, else int32). lane_merge never meets one.
+template <bool COMBINE, bool FLOAT>
+struct LaneSum {
+    template <class TV>
+    static TV of(const TV& a, const TV&) { return a; }
+};
+template <bool FLOAT>
+struct LaneSum<true, FLOAT> {
+    static tok_t of(const tok_t& a, const tok_t& b) {
+        return data_tok(binop<FLOAT>(OP_ADD, operand(a, 0), operand(b, 0)));
+    }
+};
 
-template <int II = 1, int LAT = 1, int START = 0, class TV, class CrdOut, class ValOut>
-void samfuse_lane_merge(hls::stream<samfuse::tok_t>& crd_a, hls::stream<TV>& val_a,
-                        hls::stream<samfuse::tok_t>& crd_b, hls::stream<TV>& val_b, CrdOut crd,
-                        ValOut val) {
-    samfuse::process_start<II, LAT, START>();
-    using namespace samfuse;
+// The loop of lane_merge and (COMBINE) lane_combine; `where` names the caller in errors.
+template <int II, int LAT, bool COMBINE, bool FLOAT, class TV, class CrdOut, class ValOut>
+void lane_merge_loop(hls::stream<tok_t>& crd_a, hls::stream<TV>& val_a,
+                     hls::stream<tok_t>& crd_b, hls::stream<TV>& val_b, CrdOut& crd,
+                     ValOut& val, const char* where) {
     Head ha, hb;
     HeadOf<TV> hva, hvb;
 lane_merge_loop:
     while (true) {
         SAMFUSE_PIPELINE
         tok_t a = ha.peek(crd_a), b = hb.peek(crd_b);
-        int side = lane_pick(a, b, __func__);
+        if (COMBINE && is_data(a) && is_data(b) && payload(a) == payload(b)) {
+            TV va = hva.peek(val_a), vb = hvb.peek(val_b);
+            SAMFUSE_CHECK_AT(where, !is_stop_or_done(va) && !is_stop_or_done(vb),
+                             "a val stream holds a control token where its crd stream holds a crd");
+            crd.write(a);
+            val.write(LaneSum<COMBINE, FLOAT>::of(va, vb));
+            ha.pop();
+            hb.pop();
+            hva.pop();
+            hvb.pop();
+            continue;
+        }
+        int side = lane_pick(a, b, where);
         if (side == 0) {
-            lane_take(a, ha, hva, val_a, crd, val, __func__,
+            lane_take(a, ha, hva, val_a, crd, val, where,
                       "val_a holds a control token where crd_a holds a crd");
         } else if (side == 1) {
-            lane_take(b, hb, hvb, val_b, crd, val, __func__,
+            lane_take(b, hb, hvb, val_b, crd, val, where,
                       "val_b holds a control token where crd_b holds a crd");
         } else {
             TV va = hva.peek(val_a), vb = hvb.peek(val_b);
-            SAMFUSE_CHECK(same_tok(va, a) && same_tok(vb, a),
-                          "a val stream's stop does not match its crd stream's");
+            SAMFUSE_CHECK_AT(where, same_tok(va, a) && same_tok(vb, a),
+                             "a val stream's stop does not match its crd stream's");
             crd.write(a);
             val.write(a);
             ha.pop();
@@ -71,5 +94,15 @@ lane_merge_loop:
             if (is_done(a)) break;
         }
     }
+}
+
+}  // namespace samfuse
+
+template <int II = 1, int LAT = 1, int START = 0, class TV, class CrdOut, class ValOut>
+void samfuse_lane_merge(hls::stream<samfuse::tok_t>& crd_a, hls::stream<TV>& val_a,
+                        hls::stream<samfuse::tok_t>& crd_b, hls::stream<TV>& val_b, CrdOut crd,
+                        ValOut val) {
+    samfuse::process_start<II, LAT, START>();
+    samfuse::lane_merge_loop<II, LAT, false, true>(crd_a, val_a, crd_b, val_b, crd, val, __func__);
 }
 #endif

@@ -3,10 +3,40 @@
 // pair; the pair is kept when the position lies in one of the windows WIN = lo0, hi0,
 // lo1, hi1, ... (lo <= pos < hi; a comparator pair each), the others are consumed
 // without output. Stops and D pass on both outputs. One firing per input triple, kept or
-// not.
+// not: lane_split's loop (lane_filter), reading pos_in beside the pair.
 #ifndef SAMFUSE_POSITION_SPLIT_H
 #define SAMFUSE_POSITION_SPLIT_H
-#include "samfuse_hls.h"
+#include "lane_split.h"
+
+namespace samfuse {
+
+// position_split's decision: the key position read beside the pair.
+template <uint32_t... WIN>
+struct PositionWindows {
+    static_assert(sizeof...(WIN) >= 2 && sizeof...(WIN) % 2 == 0, "windows come as lo, hi pairs");
+    hls::stream<tok_t>& pos_in;
+    tok_t p;
+    void read() { p = pos_in.read(); }
+    bool control() const { return is_stop_or_done(p); }
+    void check_aligned(const tok_t& c, const tok_t& r) const {
+        SAMFUSE_CHECK_AT("samfuse_position_split", same_tok(c, r) && same_tok(r, p),
+                         "misaligned streams on crd_in / ref_in / pos_in");
+    }
+    bool keeps(const tok_t&) const {
+        SAMFUSE_CHECK_AT("samfuse_position_split", is_data(p),
+                         "pos_in holds N: a position split needs the key's position");
+        static const uint32_t win[] = {WIN...};
+        bool keep = false;
+    position_split_windows:
+        for (unsigned k = 0; k < sizeof...(WIN); k += 2) {
+#pragma HLS unroll
+            keep = keep || (payload(p) >= win[k] && payload(p) < win[k + 1]);
+        }
+        return keep;
+    }
+};
+
+}  // namespace samfuse
 
 // The windows are a parameter pack, so the timing shell's arguments come first here.
 template <int II, int LAT, int START, uint32_t... WIN, class CrdOut, class RefOut>
@@ -14,32 +44,6 @@ void samfuse_position_split(hls::stream<samfuse::tok_t>& crd_in,
                             hls::stream<samfuse::tok_t>& ref_in,
                             hls::stream<samfuse::tok_t>& pos_in, CrdOut crd, RefOut ref) {
     samfuse::process_start<II, LAT, START>();
-    using namespace samfuse;
-    static_assert(sizeof...(WIN) >= 2 && sizeof...(WIN) % 2 == 0, "windows come as lo, hi pairs");
-    static const uint32_t win[] = {WIN...};
-position_split_loop:
-    while (true) {
-        SAMFUSE_PIPELINE
-        tok_t c = crd_in.read(), r = ref_in.read(), p = pos_in.read();
-        if (is_stop_or_done(c) || is_stop_or_done(r) || is_stop_or_done(p)) {
-            SAMFUSE_CHECK(same_tok(c, r) && same_tok(r, p),
-                          "misaligned streams on crd_in / ref_in / pos_in");
-            crd.write(c);
-            ref.write(r);
-            if (is_done(c)) break;
-            continue;
-        }
-        SAMFUSE_CHECK(is_data(p), "pos_in holds N: a position split needs the key's position");
-        bool keep = false;
-    position_split_windows:
-        for (unsigned k = 0; k < sizeof...(WIN); k += 2) {
-#pragma HLS unroll
-            keep = keep || (payload(p) >= win[k] && payload(p) < win[k + 1]);
-        }
-        if (keep) {
-            crd.write(c);
-            ref.write(r);
-        }
-    }
+    samfuse::lane_filter<II, LAT>(crd_in, ref_in, samfuse::PositionWindows<WIN...>{pos_in, {}}, crd, ref);
 }
 #endif
