@@ -6,7 +6,8 @@
 #define SAMFUSE_POSITION_SPLIT_H
 #include "samfuse_hls.h"
 
-template <uint32_t LO, uint32_t HI, int II = 1, int LAT = 1, int START = 0, class CrdOut, class RefOut>
+template <uint32_t LO, uint32_t HI, int II = 1, int LAT = 1, int START = 0,
+          class CrdOut, class RefOut>
 void samfuse_position_split(hls::stream<samfuse::tok_t>& crd_in,
                             hls::stream<samfuse::tok_t>& ref_in,
                             hls::stream<samfuse::tok_t>& pos_in, CrdOut crd, RefOut ref) {
