@@ -6,7 +6,8 @@
 #define SAMFUSE_ALU_H
 #include "block_op.h"
 
-template <int OP, bool FLOAT, class SPEC, int II = 1, int LAT = 1, int START = 0, class TA, class TB, class ValOut>
+template <int OP, bool FLOAT, class SPEC, int II = 1, int LAT = 1, int START = 0,
+          class TA, class TB, class ValOut>
 void samfuse_alu(hls::stream<TA>& a_in, hls::stream<TB>& b_in, ValOut val) {
     samfuse::process_start<II, LAT, START>();
     using namespace samfuse;

@@ -55,7 +55,8 @@ struct LaneSumMerge {
 
 }  // namespace samfuse
 
-template <bool FLOAT, int II = 1, int LAT = 1, int START = 0, class Crd1Out, class Crd0Out, class ValOut>
+template <bool FLOAT, int II = 1, int LAT = 1, int START = 0,
+          class Crd1Out, class Crd0Out, class ValOut>
 void samfuse_lane_combine2(hls::stream<samfuse::tok_t>& crd1_a, hls::stream<samfuse::tok_t>& crd0_a,
                            hls::stream<samfuse::tok_t>& val_a, hls::stream<samfuse::tok_t>& crd1_b,
                            hls::stream<samfuse::tok_t>& crd0_b, hls::stream<samfuse::tok_t>& val_b,

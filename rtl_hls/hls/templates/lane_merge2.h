@@ -131,7 +131,8 @@ lane_merge2_loop:
 
 }  // namespace samfuse
 
-template <int II = 1, int LAT = 1, int START = 0, class TV, class Crd1Out, class Crd0Out, class ValOut>
+template <int II = 1, int LAT = 1, int START = 0,
+          class TV, class Crd1Out, class Crd0Out, class ValOut>
 void samfuse_lane_merge2(hls::stream<samfuse::tok_t>& crd1_a, hls::stream<samfuse::tok_t>& crd0_a,
                          hls::stream<TV>& val_a, hls::stream<samfuse::tok_t>& crd1_b,
                          hls::stream<samfuse::tok_t>& crd0_b, hls::stream<TV>& val_b,

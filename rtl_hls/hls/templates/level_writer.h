@@ -69,8 +69,8 @@ struct DenseFibers {
 
 template <int II = 1, int LAT = 1, int START = 0>
 void samfuse_level_writer(hls::stream<samfuse::tok_t>& crd, samfuse::word_t* crd_out,
-                                 samfuse::word_t* stop_pos, samfuse::word_t* stop_lvl,
-                                 samfuse::word_t* counts, uint32_t cap) {
+                          samfuse::word_t* stop_pos, samfuse::word_t* stop_lvl,
+                          samfuse::word_t* counts, uint32_t cap) {
     samfuse::process_start<II, LAT, START>();
     samfuse::LevelArrays<samfuse::word_t> sink = {crd_out, stop_pos, stop_lvl, cap};
     uint32_t n, ns;
@@ -81,8 +81,7 @@ void samfuse_level_writer(hls::stream<samfuse::tok_t>& crd, samfuse::word_t* crd
 
 template <int II = 1, int LAT = 1, int START = 0>
 void samfuse_level_writer(hls::stream<samfuse::tok_t>& crd, uint32_t* crd_out,
-                                 uint32_t* seg_out, uint32_t* n_crd, uint32_t* n_seg,
-                                 uint32_t cap) {
+                          uint32_t* seg_out, uint32_t* n_crd, uint32_t* n_seg, uint32_t cap) {
     samfuse::process_start<II, LAT, START>();
     samfuse::LevelArrays<uint32_t> sink = {crd_out, seg_out, 0, cap};
     samfuse::level_writer_loop<II, LAT>(crd, sink, *n_crd, *n_seg);

@@ -8,7 +8,8 @@
 #define SAMFUSE_REDUCE_H
 #include "block_op.h"
 
-template <int OP, bool FLOAT, class SPEC, int II = 1, int LAT = 1, int START = 0, class TV, class ValOut>
+template <int OP, bool FLOAT, class SPEC, int II = 1, int LAT = 1, int START = 0,
+          class TV, class ValOut>
 void samfuse_reduce(hls::stream<TV>& val_in, hls::stream<samfuse::tok_t>& outer,
                           ValOut val) {
     samfuse::process_start<II, LAT, START>();

@@ -184,7 +184,8 @@ inline void fail(const char* where, const char* what) {
 // The firing loop: initiation interval II, and an iteration latency (pipeline depth) of at
 // least LAT cycles (Vitis pads a shorter schedule with dummy cycles; min=1 constrains
 // nothing, so the default process is scheduled as Vitis chooses).
-#define SAMFUSE_PIPELINE SAMFUSE_PRAGMA(HLS pipeline II = II) SAMFUSE_PRAGMA(HLS latency min = LAT)
+#define SAMFUSE_PIPELINE \
+    SAMFUSE_PRAGMA(HLS pipeline II = II) SAMFUSE_PRAGMA(HLS latency min = LAT)
 
 #ifndef __SYNTHESIS__
 // Each process's (II, LAT, START) in call (topological) order, as its template was

@@ -7,7 +7,8 @@
 #define SAMFUSE_SPACC_H
 #include "block_op.h"
 
-template <uint32_t CAP, bool FLOAT, int II = 1, int LAT = 1, int START = 0, class TV, class CrdOut, class ValOut>
+template <uint32_t CAP, bool FLOAT, int II = 1, int LAT = 1, int START = 0,
+          class TV, class CrdOut, class ValOut>
 void samfuse_spacc(hls::stream<samfuse::tok_t>& crd_in, hls::stream<TV>& val_in, CrdOut crd,
                    ValOut val) {
     samfuse::process_start<II, LAT, START>();

@@ -11,8 +11,9 @@
 #define SAMFUSE_SPACC3_H
 #include "spacc_core.h"
 
-template <uint32_t CAP2, uint32_t CAP1, uint32_t CAP0, bool FLOAT, int II = 1, int LAT = 1, int START = 0, class TV,
-          class Crd2Out, class Crd1Out, class Crd0Out, class ValOut>
+template <uint32_t CAP2, uint32_t CAP1, uint32_t CAP0, bool FLOAT,
+          int II = 1, int LAT = 1, int START = 0,
+          class TV, class Crd2Out, class Crd1Out, class Crd0Out, class ValOut>
 void samfuse_spacc3(hls::stream<samfuse::tok_t>& crd2_in, hls::stream<samfuse::tok_t>& crd1_in,
                     hls::stream<samfuse::tok_t>& crd0_in, hls::stream<TV>& val_in,
                     Crd2Out crd2, Crd1Out crd1, Crd0Out crd0, ValOut val) {

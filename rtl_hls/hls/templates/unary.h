@@ -5,7 +5,8 @@
 #define SAMFUSE_UNARY_H
 #include "samfuse_hls.h"
 
-template <int OP, bool FLOAT, uint32_t FCONST, int64_t ICONST, int II = 1, int LAT = 1, int START = 0, class TV, class ValOut>
+template <int OP, bool FLOAT, uint32_t FCONST, int64_t ICONST,
+          int II = 1, int LAT = 1, int START = 0, class TV, class ValOut>
 void samfuse_unary(hls::stream<TV>& a_in, ValOut val) {
     samfuse::process_start<II, LAT, START>();
     using namespace samfuse;
