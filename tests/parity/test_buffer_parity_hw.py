@@ -249,3 +249,15 @@ def _top(graph) -> str:
     from rtl_hls.hls._design import ident
 
     return f"{ident(graph.name)}_top"
+
+
+def test_rtl_deadlock_window_outlasts_the_fills():
+    """The bench calls a run deadlocked after a window without FIFO writes; a fill moves
+    no token, so the window covers every fill's lines on the channel."""
+    from rtl_hls.rtl.bench import idle_window
+
+    graph = _graph("spmv", 40, 4000).with_buffers({"c": True})
+    hw = _hw("tight", 1, 0, 1)
+    fill = -(-4000 * 4 // hw.dram.line_bytes) * hw.dram.line_bytes // hw.dram.bytes_per_cycle
+    assert idle_window(graph, hw) > fill + hw.dram.latency_cycles
+    assert idle_window(graph, hw) > idle_window(_graph("spmv", 40, 4000), hw) + fill
