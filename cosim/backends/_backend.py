@@ -113,7 +113,8 @@ class Backend(ABC):
             raise HwError(f"backend {self.name!r} does not render on-chip buffers yet "
                           f"({', '.join(b.name for b in elab.buffers)} are buffered on "
                           f"{machine.name!r}); run it on the python or systemc backend, or "
-                          "with --buffer none")
+                          "without buffers (--buffer none, or no buffer in the graph's "
+                          "tensors)")
         tensors = bind_inputs(elab.graph, inputs)
         done = self.execute(elab, tensors, trace=trace, mem_trace=mem_trace)
         res, graph = done.result, elab.graph

@@ -46,6 +46,8 @@ def _graph(kernel: str, m: int, n: int):
         return compile_expression("Y(i,j) = A(i,k) * X(k,j)",
                                   formats={"A": "csr", "X": "dense", "Y": "dense"},
                                   shapes={"A": (m, n), "X": (n, 3)}, order="ikj")
+    if kernel == "sddmm":
+        return examples.sddmm(m, n, 3)
     assert kernel == "lanes"  # SpMV on 2 lanes: both lanes' arrays read one buffer of x
     return compile_expression("y(i) = A(i,j) * x(j)", formats={"A": "csr", "x": "d", "y": "d"},
                               shapes={"A": (m, n)}, par={"i": 2})
@@ -55,6 +57,9 @@ def _inputs(kernel: str, m: int, n: int, density: float, seed: int):
     """(inputs, gold outputs) of ``kernel`` on random operands."""
     rng = np.random.default_rng(seed)
     a = _csr(m, n, density, seed)
+    if kernel == "sddmm":
+        c, d = (rng.standard_normal(s).astype(np.float32) for s in ((m, 3), (3, n)))
+        return {"B": a, "C": c, "D": d}, {"X": a.toarray() * (c @ d)}
     if kernel == "spmm":
         x = rng.standard_normal((n, 3)).astype(np.float32)
         return {"A": a, "X": x}, {"Y": a @ x}
@@ -71,7 +76,11 @@ CASES = {
     "spmm-X-hbm": ("spmm", {"X": ("vals",)}, "hbm", 2, 0, 1),
     "lanes-x-tight": ("lanes", {"x": True}, "tight", 1, 0, 4),
     "lanes-all-hbm": ("lanes", "all", "hbm", 2, 2, 1),
+    # a scanner with one array on chip and one in DRAM, beside an unbuffered operand
+    "sddmm-mixed-tight": ("sddmm", {"B": ("seg1", "vals"), "D": True}, "tight", 2, 0, 1),
 }
+#: the cases Verilator builds too (each build costs ~30 s)
+VERILATOR_CASES = ["spmv-all-tight", "spmm-X-hbm", "lanes-x-tight", "lanes-all-hbm"]
 SHAPE = (9, 20)
 
 
@@ -100,7 +109,8 @@ def _elab_buffers(graph, hw):
 
 
 @pytest.mark.parametrize(("backend", "cid"), over([(c,) for c in CASES], list(CASES),
-                                                  backends=("python", "hls", *RTL)),
+                                                  backends=("python", "hls", *RTL),
+                                                  only={"rtl-verilator": VERILATOR_CASES}),
                          indirect=["backend"])
 def test_buffered_graph_agrees(backend, cid):
     kernel, graph, hw = _case(cid)
@@ -239,3 +249,15 @@ def _top(graph) -> str:
     from rtl_hls.hls._design import ident
 
     return f"{ident(graph.name)}_top"
+
+
+def test_rtl_deadlock_window_outlasts_the_fills():
+    """The bench calls a run deadlocked after a window without FIFO writes; a fill moves
+    no token, so the window covers every fill's lines on the channel."""
+    from rtl_hls.rtl.bench import idle_window
+
+    graph = _graph("spmv", 40, 4000).with_buffers({"c": True})
+    hw = _hw("tight", 1, 0, 1)
+    fill = -(-4000 * 4 // hw.dram.line_bytes) * hw.dram.line_bytes // hw.dram.bytes_per_cycle
+    assert idle_window(graph, hw) > fill + hw.dram.latency_cycles
+    assert idle_window(graph, hw) > idle_window(_graph("spmv", 40, 4000), hw) + fill
