@@ -454,8 +454,10 @@ class TuneSpace:
                                            (self.outer_index(t) for t in stmts) if v}
             regions.append(Region(label, stmts, list(order) if order else None, par=par,
                                   partition=p.partition))
+        # the buffers explicit, so best.yaml reproduces its cycles under samfuse model
+        # (whose default is auto)
         return Schedule(regions, name=name, block=self.block_seeds(p.block), assoc=p.assoc,
-                        buffer=None if p.buffer == "none" else p.buffer)
+                        buffer=p.buffer)
 
     def outer_index(self, target: str) -> str | None:
         """The index of ``target``'s outermost storage level (None for a scalar)."""
