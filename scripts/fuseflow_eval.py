@@ -205,7 +205,10 @@ def predict(cfg: Any) -> dict[str, float]:
         schedule = dataclasses.replace(schedule, block=seed_blocks(program, cfg.block))
     if cfg.assoc != "as-written":
         schedule = dataclasses.replace(schedule, assoc=cfg.assoc)
-    compiled = compile_model(program, schedule, depth=cfg.depth, stats=binds)
+    # orders priced on the data only where a run prices them (cosim.runs._config_run)
+    priced = schedule.has_lanes or schedule.block or schedule.prices_assoc
+    compiled = compile_model(program, schedule, depth=cfg.depth,
+                             stats=binds if priced else None)
     hw = cfg.hardware()
     used = run_depth("graph", hw)
     values = {**binds, **evaluate(compiled.program, binds)}

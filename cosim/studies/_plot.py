@@ -7,6 +7,7 @@ empty plot.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -137,7 +138,10 @@ def _fig12(frame: Any, fig: Any) -> None:
                     if (got is None or base is None) and (point, sched) in missing[status]:
                         ax.text(mine_x, 1.0, label, rotation=90, ha="center",
                                 va="bottom", fontsize=6)
-                paper = FIG12_SPEEDUP.get(point, (None, None))[n]
+                # a scaled copy of a data set (collab-s16) beside FuseFlow's full size
+                model, data = point
+                paper = FIG12_SPEEDUP.get((model, re.sub(r"-s\d+$", "", data)),
+                                          (None, None))[n]
                 if paper is not None:
                     ax.bar(paper_x, paper, width, color=f"C{n}", alpha=0.35, hatch="//",
                            edgecolor=f"C{n}",
@@ -146,6 +150,7 @@ def _fig12(frame: Any, fig: Any) -> None:
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
         ax.set_xticks(range(len(points)))
+        ax.set_xlim(-0.5, len(points) - 0.5)  # a group's absent bars keep their room
         ax.set_xticklabels([f"{m}\n{d}" if d != "-" else m for m, d in points],
                            fontsize="small")
         ax.set_ylabel("speed-up over unfused")
