@@ -259,9 +259,9 @@ def _call(design: HlsDesign, node: Node, eid: dict[str, int], arrays: list[str],
         tparams = _TEMPLATE_PARAMS.get(node.op, _schema_tparams)(design, node)
     prm = node.params
     timing, note = _timing_shell(design, node)
-    if node.op in _PACKED_TPARAMS:
+    if node.op in _TIMING_FIRST:
         full = timing + [str(default) for _, default in _TIMING_TPARAMS[len(timing):]]
-        tparams = full + _PACKED_TPARAMS[node.op](design, node)
+        tparams = full + tparams
     elif timing:
         tparams = (tparams or _ELIDED_TPARAMS.get(node.op, [])) + timing
     if prm.get("block"):
@@ -361,10 +361,11 @@ def _elab(design: HlsDesign, node: Node) -> NodeElab:
 #: (level sizes, encoded operators, block operators); the rest render the schema
 _TEMPLATE_PARAMS = {
     "scan_dense": _dense_tparams, "locate": _dense_tparams, "alu": _compute_tparams,
-    "reduce": _compute_tparams, "array": _array_tparams, "unary": _unary_tparams}
+    "reduce": _compute_tparams, "array": _array_tparams, "unary": _unary_tparams,
+    "position_split": _position_split_tparams}
 #: templates whose own parameters are a pack (a position split's windows): the timing
 #: shell's three arguments precede them, always spelled out
-_PACKED_TPARAMS = {"position_split": _position_split_tparams}
+_TIMING_FIRST = frozenset({"position_split"})
 
 
 def _signature(design: HlsDesign) -> str:

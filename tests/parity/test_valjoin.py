@@ -237,7 +237,7 @@ def test_hls_templates_share_the_joiner_loops():
         assert f'#include "{op}.h"' in top and f"samfuse_{op}(" in top
     for op, core in (("intersect_val", "intersect_streams"), ("union_val", "union_streams")):
         text = template_path(op).read_text()
-        assert f"samfuse::{core}(crd_a, val_a," in text and "while" not in text
+        assert f"samfuse::{core}<II, LAT>(crd_a, val_a," in text and "while" not in text
 
 
 @pytest.mark.cosim

@@ -99,7 +99,9 @@ def test_every_process_template_has_the_timing_shell():
     for op in CATALOGUE:
         text = (TEMPLATE_DIR / f"{op}.h").read_text()
         assert "process_start<II, LAT, START>()" in text, op
-        assert "int II = 1, int LAT = 1, int START = 0" in text, op
+        # a template whose own parameters are a pack (position_split's windows) takes the
+        # shell's arguments first, so without defaults
+        assert re.search(r"int II( = 1)?, int LAT( = 1)?, int START( = 0)?", text), op
     for path in TEMPLATE_DIR.glob("*.h"):
         assert "#pragma HLS pipeline II" not in path.read_text(), path.name
     shell = (TEMPLATE_DIR / "samfuse_hls.h").read_text()

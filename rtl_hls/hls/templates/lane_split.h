@@ -53,8 +53,8 @@ struct LaneShare {
 
 }  // namespace samfuse
 
-template <uint32_t LANES, uint32_t LANE, uint32_t LO, uint32_t HI, int II = 1, int LAT = 1,
-          int START = 0, class CrdOut, class RefOut>
+template <uint32_t LANES, uint32_t LANE, uint32_t LO, uint32_t HI, int II = 1, int LAT = 1, int START = 0,
+          class CrdOut, class RefOut>
 void samfuse_lane_split(hls::stream<samfuse::tok_t>& crd_in, hls::stream<samfuse::tok_t>& ref_in,
                         CrdOut crd, RefOut ref) {
     SAMFUSE_CHECK(LANE < LANES, "lane is not below lanes");

@@ -14,7 +14,7 @@ void fill_onchip(uint32_t (&buf)[N], const uint32_t* src, uint32_t len) {
     SAMFUSE_CHECK(len <= N, "on-chip buffer: the array is longer than its capacity");
 onchip_fill:
     for (uint32_t i = 0; i < len; i++) {
-#pragma HLS pipeline II = 1
+#pragma HLS pipeline
 #pragma HLS loop_tripcount max = N
         buf[i] = src[i];
     }
