@@ -292,25 +292,18 @@ def _search(job: _Job, stats: Mapping[str, TensorStats], hw: Hardware | None = N
     writes it as asked.
     The preferred order lists output indices (in the output's storage order when a
     format is given) and then reduced indices, innermost last. Orders that need a deep
-    epilogue join (FuseFlow's GCN layer ``i,k3,k2,j``: the accumulated row meets ``W``
-    after its accumulator) are searched in a second pass over the orders the first
-    rejected, and win only when strictly cheaper, so a graph whose deep orders price
-    no lower keeps the order it had.
+    epilogue join are searched only when no order lowers without one (so that adding
+    them changed no graph that compiled before).
     """
     search = _search_orders(job, stats, deep=False, hw=hw)
     if search.best is None:
         search = _search_orders(job, stats, deep=True, hw=hw)
-    elif search.errors:
-        rejected = {tuple(r["order"].split(",")) for r in search.rows if "invalid" in r}
-        search.merge(_search_orders(job, stats, deep=True, hw=hw, only=rejected))
     return search.finish(search.space)
 
 
 def _search_orders(job: _Job, stats: Mapping[str, TensorStats], deep: bool,
-                   hw: Hardware | None = None,
-                   only: set[tuple[str, ...]] | None = None) -> OrderSearch:
-    """One pass of :func:`_search` (deep epilogues admitted or not), over every
-    candidate or ``only`` these user-named orders."""
+                   hw: Hardware | None = None) -> OrderSearch:
+    """One pass of :func:`_search` (deep epilogues admitted or not)."""
     norm, fmts = job.norm, job.fmts
     target = norm.assignment.target
     out_fmt = fmts.get(target.tensor)
@@ -323,8 +316,6 @@ def _search_orders(job: _Job, stats: Mapping[str, TensorStats], deep: bool,
     preferred = out_names + rest
     candidates = [list(p) for p in permutations(preferred)] if len(preferred) <= MAX_SEARCH \
         else [preferred]
-    if only is not None:
-        candidates = [c for c in candidates if tuple(c) in only]
     transposes = transposes_needed(norm, fmts)
     internal_of = {u: [v for v in norm.indices if norm.user[v] == u] for u in preferred}
     factorer = Factorer(norm.assignment.rhs, norm.assignment.target.indices, deep)

@@ -273,20 +273,16 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
     job = prepare(fused.assignment, fmts, shapes, transpose=reg.transpose, depth=depth,
                   dtype=dtype, name=name, block=block)
 
-    def search_orders(deep: bool, only: set[tuple[str, ...]] | None = None) -> OrderSearch:
-        """One pass over the candidates (or ``only`` these): deep epilogue joins only in
-        the second, over every candidate when no order lowers without them, else over
-        the orders the first rejected (:func:`compiler._compile._search`)."""
+    def search_orders(deep: bool) -> OrderSearch:
+        """One pass over the candidates; deep epilogue joins only in the second, when
+        no order lowers without them (graphs that compiled before keep their order)."""
         factorer = Factorer(fused.assignment.rhs, fused.assignment.target.indices, deep)
         budget = cost_tries(factorer.size)
-        failed = tried if only is None else []  # the first pass's rejections are kept
-        failed.clear()
+        tried.clear()
         search = OrderSearch()
         for order in _candidates(graph_of, fused.assignment, sizes, user, reg.transpose,
                                  factorer):
-            if only is not None and tuple(order) not in only:
-                continue
-            if search.costed >= budget or len(failed) >= MAX_TRIES:
+            if search.costed >= budget or len(tried) >= MAX_TRIES:
                 search.skip()
                 break
             if search.prune(order, sum(resort[t] for t in graph_of.transposes(order))):
@@ -294,7 +290,7 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
             try:
                 graph = job.build(parse_order(job.norm, order), deep=deep)
             except LoweringError as exc:
-                failed.append((order, exc.message))
+                tried.append((order, exc.message))
                 search.reject(order, exc)
                 continue
             search.add(order, graph, order_cost(graph, known, hw))
@@ -303,9 +299,6 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
     search = search_orders(deep=False)
     if search.best is None:
         search = search_orders(deep=True)
-    elif search.errors:
-        rejected = {tuple(r["order"].split(",")) for r in search.rows if "invalid" in r}
-        search.merge(search_orders(deep=True, only=rejected))
     if search.best is not None:
         graph = search.finish(f"region {reg.name}: candidates of the partial order graph"
                               + ("" if search.skipped else " (all)"))
