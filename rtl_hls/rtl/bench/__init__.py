@@ -31,6 +31,7 @@ from typing import Any
 from ir import FiberTree, Graph, Hardware
 
 from ..netlist import Netlist, generate, rtl_sources, write_memories
+from . import _cache
 
 __all__ = ["SIMULATORS", "simulator_missing", "run_graph", "run_trace", "GraphRun",
            "EdgeRecord", "cache_root", "RtlDeadlock", "idle_window", "ExternalRtl"]
@@ -170,6 +171,8 @@ def _build(netlist: Netlist, sim: str, waves: bool,
             if sim == "verilator" else [])
     with open(build_dir / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        build_dir.mkdir(parents=True, exist_ok=True)  # trimmed while this waited
+        fresh = not (build_dir / _cache.SIZE).exists()
         if external is None:
             top_file = build_dir / f"{netlist.top}.sv"
             if not top_file.exists() or top_file.read_text() != netlist.text:
@@ -185,6 +188,11 @@ def _build(netlist: Netlist, sim: str, waves: bool,
                              log_file=build_dir / "build.log", **kwargs)
             except (RuntimeError, SystemExit) as exc:
                 raise RuntimeError(_build_failure(sim, top, build_dir, exc)) from None
+        _cache.mark_used(build_dir)
+        if fresh:
+            _cache.build_bytes(build_dir)
+    if fresh:
+        _cache.trim(cache_root())
     return runner, build_dir
 
 
