@@ -57,7 +57,7 @@ def test_size_is_measured_once(tmp_path: Path) -> None:
     assert _cache.build_bytes(d) == 1234  # remembered
 
 
-@pytest.mark.parametrize("raw, expected", [("", int(24e9)), ("0", None), ("1.5", int(1.5e9))])
+@pytest.mark.parametrize("raw, expected", [("", int(40e9)), ("0", None), ("1.5", int(1.5e9))])
 def test_limit_from_environment(monkeypatch: pytest.MonkeyPatch, raw: str,
                                 expected: int | None) -> None:
     monkeypatch.setenv("SAMFUSE_RTL_CACHE_GB", raw)

@@ -2,7 +2,7 @@
 
 Every distinct netlist is a build directory (a Verilator build is ~100 MB), and nothing
 ever removed one: a few sessions of parity runs filled a 250 GB disk. After each build
-the cache is trimmed to ``$SAMFUSE_RTL_CACHE_GB`` (default 24 GB, 0 = no bound) by
+the cache is trimmed to ``$SAMFUSE_RTL_CACHE_GB`` (default 40 GB, 0 = no bound) by
 removing the builds used longest ago. A build used within the last
 :data:`MIN_IDLE_SECONDS`, or locked by a build in progress, is never removed, so a
 parallel test run never loses the build it is about to run.
@@ -19,7 +19,7 @@ from pathlib import Path
 USED = ".used"    # touched on every use: its mtime orders the builds
 SIZE = ".bytes"   # the build's size, measured once after it is built
 MIN_IDLE_SECONDS = 1800
-DEFAULT_LIMIT_GB = 24.0
+DEFAULT_LIMIT_GB = 40.0
 
 
 def limit_bytes() -> int | None:
