@@ -91,9 +91,73 @@ def plan_positions(norm: Normalized, par: Mapping[str, int], order: Sequence[str
                   for k in range(lanes)]
     shares = [float(sum(work[lo:hi].sum() for lo, hi in windows[k::lanes]))
               for k in range(lanes)]
+    plan = LanePlan({**nested.splits, v: splits}, {**nested.imbalance, **_imbalance(
+        name, shares)})
+    for inner, n in wide.items():
+        if inner != name:
+            _nest(plan, norm, internal[inner], n, order, sizes, fmts, tensors, contiguous)
+    return plan
+
+
+def _nest(plan: LanePlan, norm: Normalized, u: str, lanes: int, order: Sequence[str],
+          sizes: Mapping[str, int], fmts: Mapping[str, Format], tensors: Mapping[str, Any],
+          contiguous: bool) -> None:
+    """A nested parallel index ``u`` cuts the positions of its own level, held by a key
+    ``K(p, u)`` (``p`` the loop above ``u``) that multiplies the whole right-hand side:
+    one fiber of ``u`` spans lanes, whose partials the lane reductions add. Its windows
+    are of equal work, a position's work being 1 plus the times its fiber is entered.
+    Without such a key (a union at ``u``) or its data, ``u`` keeps ``plan``'s
+    round-robin lanes."""
+    p = order[order.index(u) - 1]
+    key = next((a for a in _factors(norm.assignment.rhs)
+                if _stored(a, fmts) == [p, u] and _given(tensors.get(a.tensor))), None)
+    if key is None:
+        return
+    fmt = fmts.get(key.tensor) or Format.dense(2)
+    tree = FiberTree.from_any(tensors[key.tensor], fmt)
+    rows, _ = _positions(tree, fmt)
+    work = 1.0 + _visits(norm, key, p, order, sizes, fmts, tensors)[rows]
+    rounds = 1 if contiguous else max(1, min(MAX_ROUNDS, len(rows) // (lanes * MIN_WINDOW)))
+    windows = balanced_ranges(work, lanes * rounds)
+    plan.splits[u] = [LaneSplit(1, 0, 0, 0, key=key.tensor, shares=True, ranges=tuple(
+        (lo, hi) for lo, hi in windows[k::lanes] if hi > lo) or ((0, 0),))
+        for k in range(lanes)]
+    plan.imbalance.update(_imbalance(norm.user[u], [
+        float(sum(work[lo:hi].sum() for lo, hi in windows[k::lanes]))
+        for k in range(lanes)]))
+
+
+def _visits(norm: Normalized, key: Access, p: str, order: Sequence[str],
+            sizes: Mapping[str, int], fmts: Mapping[str, Format],
+            tensors: Mapping[str, Any]) -> np.ndarray:
+    """How often each fiber ``p`` of the key is entered: the fewest entries at ``p`` of
+    an operand that reaches ``p`` from a loop above it (``A(i,k)`` for ``B(k,j)``: the
+    nonzeros of column ``k`` of ``A``); once each when none does."""
+    above = set(order[:order.index(p)])
+    counts = [np.bincount(_coords(a, fmts, tensors)[a.indices.index(p)],
+                          minlength=sizes[p])[:sizes[p]].astype(np.float64)
+              for a in accesses(norm.assignment.rhs)
+              if a is not key and p in a.indices and above & set(a.indices)
+              and _given(tensors.get(a.tensor))]
+    return np.minimum.reduce(counts) if counts else np.ones(sizes[p])
+
+
+def _imbalance(name: str, shares: list[float]) -> dict[str, float]:
+    """The largest lane's share of the work over the mean lane's."""
     mean = sum(shares) / len(shares)
-    imbalance = {name: max(shares) / mean} if mean > 0 else {}
-    return LanePlan({**nested.splits, v: splits}, {**nested.imbalance, **imbalance})
+    return {name: max(shares) / mean} if mean > 0 else {}
+
+
+def _stored(a: Access, fmts: Mapping[str, Format]) -> list[str]:
+    """``a``'s indices in storage order."""
+    fmt = fmts.get(a.tensor) or Format.dense(len(a.indices))
+    return [a.indices[m] for m in fmt.mode_order]
+
+
+def _coords(a: Access, fmts: Mapping[str, Format], tensors: Mapping[str, Any]) -> np.ndarray:
+    """Coordinates of every stored entry of ``a`` (mode order)."""
+    fmt = fmts.get(a.tensor) or Format.dense(len(a.indices))
+    return FiberTree.from_any(tensors[a.tensor], fmt).to_coo(keep_zeros=True)[0]
 
 
 def _contiguous(windows: list[tuple[int, int]], rows: np.ndarray, n_rows: int, w: str,
@@ -139,9 +203,7 @@ def _key(norm: Normalized, v: str, w: str, fmts: Mapping[str, Format]) -> Access
     """The operand whose positions at ``w`` are dealt: it stores ``v`` then ``w`` and
     multiplies the whole right-hand side, so every value is computed under one of them."""
     for a in _factors(norm.assignment.rhs):
-        fmt = fmts.get(a.tensor) or Format.dense(len(a.indices))
-        stored = [a.indices[m] for m in fmt.mode_order]
-        if stored[:2] == [v, w] and len(stored) == 2:
+        if _stored(a, fmts) == [v, w]:
             return a
     raise LoweringError(
         f"partition position deals the positions of a matrix K({norm.user[v]},{norm.user[w]}) "
@@ -189,8 +251,7 @@ def _contribution(a: Access, v: str, w: str, rows: np.ndarray, cols: np.ndarray,
     given): its own entry, its fiber at the position's ``w`` or ``v``, or all of it."""
     if not _given(tensors.get(a.tensor)):
         return 1.0
-    fmt = fmts.get(a.tensor) or Format.dense(len(a.indices))
-    coords = FiberTree.from_any(tensors[a.tensor], fmt).to_coo(keep_zeros=True)[0]
+    coords = _coords(a, fmts, tensors)
     if v in a.indices and w in a.indices:
         return 1.0
     for u, at in ((w, cols), (v, rows)):
