@@ -46,6 +46,11 @@ class LanePlan:
     #: before the run (round-robin on skewed data is where it is far from 1); only for
     #: expressions some of whose operands' data is given
     imbalance: dict[str, float] = field(default_factory=dict)
+    #: user indices whose split points (and imbalance) are estimated by the cost model,
+    #: not measured: their key operand is computed by an earlier region of a model
+    estimated: tuple[str, ...] = ()
+    #: a model kernel a position partition cannot cut (why): it keeps these lanes
+    fallback: str = ""
 
 
 def plan_lanes(norm: Normalized, par: Mapping[str, int], partition: str,

@@ -23,15 +23,17 @@ from typing import Any
 
 import numpy as np
 
-from ir import CompressedLevel, FiberTree, Format
+from ir import CompressedLevel, FiberTree, Format, Program
 
 from ._ast import Access, BinOp, Expr, Reduction, accesses
 from ._errors import LoweringError
 from ._normalize import Normalized
 from ._parallel import LaneSplit
 from ._partition import LanePlan, _given, balanced_ranges
+from ._position_estimate import computed_rows
 
-__all__ = ["plan_positions", "POSITION_PARTITIONS", "MAX_ROUNDS", "MIN_WINDOW"]
+__all__ = ["plan_positions", "model_positions", "POSITION_PARTITIONS", "MAX_ROUNDS",
+           "MIN_WINDOW"]
 
 #: the partitions that cut positions: interleaved windows, and one window a lane
 POSITION_PARTITIONS = ("position", "position-contiguous")
@@ -45,12 +47,15 @@ MIN_WINDOW = 32
 def plan_positions(norm: Normalized, par: Mapping[str, int], order: Sequence[str],
                    sizes: Mapping[str, int], fmts: Mapping[str, Format],
                    tensors: Mapping[str, Any], nested: LanePlan,
-                   contiguous: bool = False) -> LanePlan:
+                   contiguous: bool = False,
+                   estimates: Mapping[str, np.ndarray] | None = None) -> LanePlan:
     """The lanes' row ranges and position windows for the outermost parallel index of
     ``par`` (checked already by ``plan_lanes``), and the imbalance they predict; the
     other parallel indices (hierarchical lanes, nested inside these) keep their
     round-robin splits from ``nested``. ``order`` is the internal order.
-    ``contiguous``: one window a lane (``position-contiguous``), else interleaved."""
+    ``contiguous``: one window a lane (``position-contiguous``), else interleaved.
+    ``estimates``: a computed key's expected entries per row (:func:`computed_rows`),
+    whose rows are dealt instead (:func:`_estimated`)."""
     wide = {name: n for name, n in par.items() if n > 1}
     if not wide:
         return LanePlan()
@@ -69,6 +74,9 @@ def plan_positions(norm: Normalized, par: Mapping[str, int], order: Sequence[str
                             "own: nest lanes on an index below it")
     _check_sums(norm.assignment.rhs)
     key = _key(norm, v, w, fmts)
+    if not _given(tensors.get(key.tensor)) and key.tensor in (estimates or {}):
+        return _estimated(norm, key, v, w, lanes, sizes, fmts, tensors, nested,
+                          estimates[key.tensor], contiguous)
     if not _given(tensors.get(key.tensor)):
         raise LoweringError(f"partition position measures the positions of {key.tensor!r} "
                             "on the data, which was not given: pass every input's data "
@@ -158,6 +166,102 @@ def _coords(a: Access, fmts: Mapping[str, Format], tensors: Mapping[str, Any]) -
     """Coordinates of every stored entry of ``a`` (mode order)."""
     fmt = fmts.get(a.tensor) or Format.dense(len(a.indices))
     return FiberTree.from_any(tensors[a.tensor], fmt).to_coo(keep_zeros=True)[0]
+
+
+def model_positions(program: Program, formats: Mapping[str, str], job: Any,
+                    order: Sequence[str], par: Mapping[str, int], partition: str,
+                    given: Mapping[str, Any], nested: LanePlan) -> LanePlan:
+    """:func:`plan_positions` for a kernel of a model (``job``: its prepared
+    expression; ``order``: its internal order): the bound tensors are measured, and a
+    key an earlier region computes is dealt by its estimated rows (:func:`computed_rows`;
+    equal rows where the estimate cannot follow its statement). A kernel that position
+    lanes cannot cut (no key, a reduction other than a sum) keeps ``nested``'s
+    round-robin lanes, and says why (``LanePlan.fallback``)."""
+    if job.blocks:
+        raise LoweringError("partition position adds the lanes' partial values, which the "
+                            "lane reductions do for scalar values only: drop block, or use "
+                            "balanced")
+    estimates = {}
+    for a in accesses(job.norm.assignment.rhs):
+        if not _given(given.get(a.tensor)):
+            rows = computed_rows(program, formats, given, a.tensor)
+            first = (job.fmts.get(a.tensor) or Format.dense(len(a.indices))).mode_order[0]
+            estimates[a.tensor] = rows if rows is not None else np.ones(
+                program.tensors[a.tensor].shape[first])
+    try:
+        return plan_positions(job.norm, par, order, job.idx_sizes, job.fmts, given, nested,
+                              partition == "position-contiguous", estimates)
+    except LoweringError as exc:  # a schedule-wide partition: this kernel deals coordinates
+        return LanePlan(nested.splits, nested.imbalance, fallback=exc.message)
+
+
+def _estimated(norm: Normalized, key: Access, v: str, w: str, lanes: int,
+               sizes: Mapping[str, int], fmts: Mapping[str, Format],
+               tensors: Mapping[str, Any], nested: LanePlan, rows: np.ndarray,
+               contiguous: bool) -> LanePlan:
+    """A key an earlier region computes: its positions are unknown when compiling, so
+    its *rows* are dealt, in windows of equal estimated work (a row's expected entries
+    ``rows``, each bringing the other operands' mean entries): interleaved coordinate
+    ranges kept by a ``position_split`` on the key's level-0 positions (its rows when
+    that level is dense), else (a compressed level, ``position-contiguous``) one range a
+    lane. A heavy row stays on one lane; other parallel indices keep ``nested``."""
+    work = np.asarray(rows, dtype=np.float64) * (1.0 + sum(
+        _mean_contribution(a, v, w, sizes, fmts, tensors)
+        for a in accesses(norm.assignment.rhs) if a is not key))
+    fmt = fmts.get(key.tensor) or Format.dense(2)
+    dense_rows = fmt.is_dense(0)
+    rounds = 1 if contiguous or not dense_rows else max(1, min(
+        MAX_ROUNDS, int(rows.sum()) // (lanes * MIN_WINDOW)))
+    if rounds == 1:
+        windows = balanced_ranges(work, lanes)
+        splits = [LaneSplit(1, 0, lo, hi) for lo, hi in windows]
+        shares = [float(work[lo:hi].sum()) for lo, hi in windows]
+    else:
+        dealt, shares = _deal_rows(work, lanes, rounds)
+        splits = [LaneSplit(1, 0, 0, 0, key=key.tensor, ranges=tuple(r) or ((0, 0),))
+                  for r in dealt]
+    return LanePlan({**nested.splits, v: splits},
+                    {**nested.imbalance, **_imbalance(norm.user[v], shares)},
+                    (norm.user[v],))
+
+
+def _deal_rows(work: np.ndarray, lanes: int, rounds: int
+               ) -> tuple[list[list[tuple[int, int]]], list[float]]:
+    """Rows in order, gathered into windows of at least ``1 / (lanes · rounds)`` of the
+    work, each given to the lane with the least work so far (a row heavier than a
+    window is a window of its own, and the lanes after it catch up); each lane's
+    ascending windows (adjacent ones joined) and its work."""
+    size = float(work.sum()) / (lanes * rounds)
+    dealt: list[list[tuple[int, int]]] = [[] for _ in range(lanes)]
+    load = [0.0] * lanes
+    lo, acc = 0, 0.0
+    for c, x in enumerate(work):
+        acc += float(x)
+        if acc >= size or c == len(work) - 1:
+            k = load.index(min(load))
+            load[k] += acc
+            mine = dealt[k]
+            if mine and mine[-1][1] == lo:
+                mine[-1] = (mine[-1][0], c + 1)
+            else:
+                mine.append((lo, c + 1))
+            lo, acc = c + 1, 0.0
+    return dealt, load
+
+
+def _mean_contribution(a: Access, v: str, w: str, sizes: Mapping[str, int],
+                       fmts: Mapping[str, Format], tensors: Mapping[str, Any]
+                       ) -> np.ndarray | float:
+    """Entries operand ``a`` brings under a position of row ``v`` on average
+    (:func:`_contribution` without the positions' columns)."""
+    if not _given(tensors.get(a.tensor)) or (v in a.indices and w in a.indices):
+        return 1.0
+    coords = _coords(a, fmts, tensors)
+    if w in a.indices:
+        return coords.shape[1] / max(1, sizes[w])
+    if v in a.indices:
+        return np.bincount(coords[a.indices.index(v)], minlength=sizes[v])[:sizes[v]]
+    return float(coords.shape[1])
 
 
 def _contiguous(windows: list[tuple[int, int]], rows: np.ndarray, n_rows: int, w: str,
