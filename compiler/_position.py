@@ -74,14 +74,26 @@ def plan_positions(norm: Normalized, par: Mapping[str, int], order: Sequence[str
                             "own: nest lanes on an index below it")
     _check_sums(norm.assignment.rhs)
     key = _key(norm, v, w, fmts)
-    if not _given(tensors.get(key.tensor)) and key.tensor in (estimates or {}):
-        return _estimated(norm, key, v, w, lanes, sizes, fmts, tensors, nested,
+    if _given(tensors.get(key.tensor)):
+        plan = _measured(norm, key, v, w, lanes, sizes, fmts, tensors, nested, contiguous)
+    elif key.tensor in (estimates or {}):
+        plan = _estimated(norm, key, v, w, lanes, sizes, fmts, tensors, nested,
                           estimates[key.tensor], contiguous)
-    if not _given(tensors.get(key.tensor)):
+    else:
         raise LoweringError(f"partition position measures the positions of {key.tensor!r} "
                             "on the data, which was not given: pass every input's data "
                             "(samfuse compile --input NAME=FILE; compile_expression(stats="
                             "{name: tensor}))")
+    for inner, n in wide.items():
+        if inner != name:
+            _nest(plan, norm, internal[inner], n, order, sizes, fmts, tensors, contiguous)
+    return plan
+
+
+def _measured(norm: Normalized, key: Access, v: str, w: str, lanes: int,
+              sizes: Mapping[str, int], fmts: Mapping[str, Format],
+              tensors: Mapping[str, Any], nested: LanePlan, contiguous: bool) -> LanePlan:
+    """A given key: its positions at ``w`` cut into windows of equal measured work."""
     fmt = fmts.get(key.tensor) or Format.dense(len(key.indices))
     tree = FiberTree.from_any(tensors[key.tensor], fmt)
     rows, cols = _positions(tree, fmt)
@@ -99,12 +111,8 @@ def plan_positions(norm: Normalized, par: Mapping[str, int], order: Sequence[str
                   for k in range(lanes)]
     shares = [float(sum(work[lo:hi].sum() for lo, hi in windows[k::lanes]))
               for k in range(lanes)]
-    plan = LanePlan({**nested.splits, v: splits}, {**nested.imbalance, **_imbalance(
-        name, shares)})
-    for inner, n in wide.items():
-        if inner != name:
-            _nest(plan, norm, internal[inner], n, order, sizes, fmts, tensors, contiguous)
-    return plan
+    return LanePlan({**nested.splits, v: splits},
+                    {**nested.imbalance, **_imbalance(norm.user[v], shares)})
 
 
 def _nest(plan: LanePlan, norm: Normalized, u: str, lanes: int, order: Sequence[str],

@@ -124,3 +124,20 @@ def test_gnn_layer_on_position_lanes(partition):
     assert "fallback" not in kernels["H"][0].meta["parallel"]
     assert "multiplies the whole expression" in kernels["Y"][0].meta["parallel"]["fallback"]
     assert lane_report(*kernels["H"]).imbalance < 1.3
+
+
+def test_nested_lanes_in_a_model_cut_positions_below_estimated_rows():
+    """A schedule's ``par: {i: 3, j: 2}`` reaches every kernel with those output indices
+    (both, not only the first: ``Schedule.lanes_of`` was handed a generator); in ``Y``
+    the ``i`` lanes deal ``T``'s estimated rows and the ``j`` lanes cut ``C``'s
+    positions."""
+    p, data = _chain(3, 60)
+    sched = dataclasses.replace(Schedule.unfused(p), par={"i": 3, "j": 2},
+                                partition="position")
+    compiled = compile_model(p, sched, stats=data)
+    run = run_model(compiled, data)
+    np.testing.assert_allclose(run.outputs["Y"], (data["A"] @ data["B"]) @ data["C"],
+                               rtol=1e-4, atol=1e-4)
+    meta = {k.target: k.graph.meta["parallel"] for r in compiled.regions for k in r.kernels}
+    assert meta["Y"]["par"] == {"i": 3, "j": 2} and meta["T"]["par"] == {"i": 3}
+    assert meta["Y"]["cut"] == {"i": "rows", "j": "positions"}
