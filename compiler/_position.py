@@ -14,6 +14,11 @@ in coordinate order by the lane reductions (``lane_combine``, ``lane_combine2``)
 Correct when every value of the expression is computed under a position of ``K``: ``K``
 multiplies the whole right-hand side (an intersection with every other operand, however
 nested unions sit under it) and the only reduction is a sum, whose partials add.
+
+Hierarchical: a nested parallel index cuts the positions of its own level the same way,
+by a key ``K2(p, u)`` (``p`` the loop above it). In a model, a key an earlier region
+computes has no positions when compiling: its rows are dealt by the work the cost
+model's statistics estimate for them (``_position_estimate.py``).
 """
 
 from __future__ import annotations
@@ -51,8 +56,9 @@ def plan_positions(norm: Normalized, par: Mapping[str, int], order: Sequence[str
                    estimates: Mapping[str, np.ndarray] | None = None) -> LanePlan:
     """The lanes' row ranges and position windows for the outermost parallel index of
     ``par`` (checked already by ``plan_lanes``), and the imbalance they predict; the
-    other parallel indices (hierarchical lanes, nested inside these) keep their
-    round-robin splits from ``nested``. ``order`` is the internal order.
+    other parallel indices (hierarchical lanes, nested inside these) cut the positions
+    of their own level (:func:`_nest`) or keep their round-robin splits from ``nested``.
+    ``order`` is the internal order.
     ``contiguous``: one window a lane (``position-contiguous``), else interleaved.
     ``estimates``: a computed key's expected entries per row (:func:`computed_rows`),
     whose rows are dealt instead (:func:`_estimated`)."""
