@@ -127,7 +127,8 @@ def lane_buffer_for(one_lane: Graph, splits: Mapping[str, Sequence[LaneSplit]],
     written = max((est.tokens.get(e.name, 0.0) for e in one_lane.edges
                    if one_lane.nodes[e.dst_node].op == "value_writer"), default=0.0)
     lanes = math.prod(len(s) for s in splits.values())
-    rounds = max(len(x.windows) or len(x.ranges) for s in splits.values() for x in s) or 1
+    rounds = max((len(x.windows) or len(x.ranges) for s in splits.values() for x in s
+                  if not x.shares), default=0) or 1  # the outermost lanes' windows
     return max(DEFAULT_LANE_BUFFER, math.ceil(1.25 * written / lanes / rounds) + 2)
 
 
