@@ -22,7 +22,7 @@ from ._lower import lower_order
 from ._normalize import Normalized, normalize
 from ._order import OrderSearch
 from ._order_cost import input_stats, order_cost, transpose_tokens
-from ._parallel import DEFAULT_LANE_BUFFER, LaneSplit
+from ._parallel import DEFAULT_LANE_BUFFER, LaneSplit, lane_cut
 from ._parse import parse
 from ._partition import check_lane_buffer, lane_buffer_for, plan_lanes
 from ._position import POSITION_PARTITIONS, plan_positions
@@ -245,6 +245,7 @@ class _Job:
                 "lane_buffer": lane_buffer,
                 "ranges": {norm.user[v]: [[x.lo, x.hi] for x in s]
                            for v, s in splits.items()},
+                "cut": {norm.user[v]: lane_cut(s) for v, s in splits.items()},
                 "lane_of": lowered.lane_of,
             }
         try:

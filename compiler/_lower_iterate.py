@@ -64,6 +64,20 @@ class Iteration(LowerState):
         else:
             raise self.unjoined(self.deferred[next(iter(late))])
 
+    def key_positions(self, v: str, bundle, key: str) -> str:
+        """The key operand's ref at ``v``, which a position split keeps lanes' windows of;
+        one located from the joined coordinates would follow the split it keys."""
+        ref = bundle.refs[key]
+        node = ref.rpartition(".")[0]
+        if any(e.src == bundle.crd and e.dst.rpartition(".")[0] == node
+               for e in self.b.edges):
+            raise self.fail(f"position lanes on {self.user(v)!r} keep windows of the "
+                            f"positions of {key!r} there, which are located from another "
+                            f"operand's coordinates: store level {self.user(v)!r} of "
+                            f"{key!r} compressed, or the other operands' dense, or use "
+                            "balanced", self.rhs)
+        return ref
+
     def iterate(self, v: str, scope: Expr, parts: list[Operand]) -> None:
         """Join ``scope``'s coordinates at ``v`` and align ``parts`` with them: the
         operands that store ``v`` follow the join, the others are repeated over it."""
@@ -75,7 +89,7 @@ class Iteration(LowerState):
             self.cuts.setdefault(v, []).append((bundle.crd, list(bundle.refs.values())))
             ranged = self.par[v][0]
             if ranged.ranges and ranged.key in bundle.refs:  # interleaved windows
-                self.cut_keys[bundle.crd] = bundle.refs[ranged.key]
+                self.cut_keys[bundle.crd] = self.key_positions(v, bundle, ranged.key)
         if v in self.windowed:
             key = bundle.refs.get(self.windowed[v])
             if key is None:

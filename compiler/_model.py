@@ -41,6 +41,7 @@ from ._order import OrderError, OrderGraph, OrderSearch, order_graph
 from ._order_cost import input_stats, order_cost, transpose_tokens
 from ._parse import parse
 from ._partition import lane_buffer_for, plan_lanes
+from ._position import POSITION_PARTITIONS, model_positions
 
 __all__ = ["CompiledModel", "CompiledRegion", "Kernel", "compile_model", "einsum_program",
            "MAX_TRIES"]
@@ -303,9 +304,13 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
         graph = search.finish(f"region {reg.name}: candidates of the partial order graph"
                               + ("" if search.skipped else " (all)"))
         par = {n: k for n, k in reg.par.items() if n in fused.assignment.target.indices}
-        lanes = plan_lanes(job.norm, par, reg.partition, job.idx_sizes, job.fmts,
-                           grid_stats(job.norm, data or {}, job.blocks, job.idx_sizes),
+        given = grid_stats(job.norm, data or {}, job.blocks, job.idx_sizes)
+        lanes = plan_lanes(job.norm, par, reg.partition, job.idx_sizes, job.fmts, given,
                            measured_only=True)
+        if lanes.splits and reg.partition in POSITION_PARTITIONS:
+            lanes = model_positions(program, formats, job,
+                                    parse_order(job.norm, graph.meta["order"]), par,
+                                    reg.partition, given, lanes)
         if lanes.splits:  # lanes do not change which order is cheapest per lane
             searched = graph.meta.get("order_search")
             graph = job.build_given(parse_order(job.norm, graph.meta["order"]),
@@ -314,6 +319,10 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
                                                     reg.lane_buffer, known))
             graph.meta["order_search"] = searched
             graph.meta["parallel"]["expected_imbalance"] = lanes.imbalance
+            if lanes.estimated:
+                graph.meta["parallel"]["estimated"] = list(lanes.estimated)
+            if lanes.fallback:
+                graph.meta["parallel"]["fallback"] = lanes.fallback
         graph.meta["region"] = reg.name
         graph.meta["inlined"] = list(fused.inlined)
         return Kernel(fused.target, fused.text, list(graph.meta["order"]), graph, graph_of,

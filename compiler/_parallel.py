@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from ir import Edge, GraphBuilder, Node
 
-__all__ = ["LaneSplit", "Replicated", "replicate", "DEFAULT_LANE_BUFFER"]
+__all__ = ["LaneSplit", "Replicated", "replicate", "lane_cut", "DEFAULT_LANE_BUFFER"]
 
 #: tokens of output buffer per lane in front of the merges: a lane that finishes its
 #: coordinates before an earlier lane keeps computing until this fills
@@ -60,6 +60,19 @@ class LaneSplit:
     #: interleaved windows: the lane's coordinate ranges of the parallel index, one per
     #: window, kept by a ``position_split`` on the coordinates (empty: ``lo``, ``hi``)
     ranges: tuple[tuple[int, int], ...] = ()
+    #: the ``ranges`` are windows of the key's positions at the index's own level (a
+    #: nested position lane: one fiber of the index spans lanes), so lanes share its
+    #: coordinates and their outputs are added by lane reductions
+    shares: bool = False
+
+
+def lane_cut(splits: Sequence[LaneSplit]) -> str:
+    """What an index's lanes cut (``graph.meta["parallel"]["cut"]``): ``positions``
+    (windows of a key's positions, here or at the level below), ``rows`` (interleaved
+    coordinate ranges) or ``coordinates`` (a ``lane_split`` each)."""
+    if any(x.windows or x.shares for x in splits):
+        return "positions"
+    return "rows" if any(x.ranges for x in splits) else "coordinates"
 
 
 @dataclass
@@ -148,7 +161,7 @@ def replicate(b: GraphBuilder, tag: str,
         for e in edges:
             src = port(e.src)
             depth = e.depth
-            if src in redirect and split.windows and depth is not None:
+            if src in redirect and (split.windows or split.shares) and depth is not None:
                 depth = max(depth, WINDOW_FIFO)
             b.edges.append(Edge(redirect.get(src, src), port(e.dst), depth))
         for n in nodes:
@@ -156,7 +169,7 @@ def replicate(b: GraphBuilder, tag: str,
                 result.aliases.setdefault(p, []).append(redirect.get(port(p), port(p)))
         lane_outputs.append([redirect.get(port(p), port(p)) for p in outputs])
         result.lanes.append(ids)
-    combine = any(s.windows for s in splits)
+    combine = any(s.windows or s.shares for s in splits)
     result.merged = _merge_tree(b, tag, lane_outputs, n_out, buffer, combine)
     return result
 

@@ -46,6 +46,11 @@ class LanePlan:
     #: before the run (round-robin on skewed data is where it is far from 1); only for
     #: expressions some of whose operands' data is given
     imbalance: dict[str, float] = field(default_factory=dict)
+    #: user indices whose split points (and imbalance) are estimated by the cost model,
+    #: not measured: their key operand is computed by an earlier region of a model
+    estimated: tuple[str, ...] = ()
+    #: a model kernel a position partition cannot cut (why): it keeps these lanes
+    fallback: str = ""
 
 
 def plan_lanes(norm: Normalized, par: Mapping[str, int], partition: str,
@@ -112,8 +117,8 @@ def lane_buffer_for(one_lane: Graph, splits: Mapping[str, Sequence[LaneSplit]],
     after the previous lane's, so it must hold its whole output while the earlier lanes
     drain: the buffer is the heuristic's expected output tokens of one lane (the
     one-lane graph's writers' input, ``docs/cost.md``) plus a quarter, at least the
-    default. A position lane with interleaved windows holds one window's output at most:
-    that share of it."""
+    default. A position lane with interleaved windows (or rows) holds one window's output
+    at most: that share of it."""
     if given is not None:
         return check_lane_buffer(given)
     if partition == "round-robin" or not splits:
@@ -122,7 +127,8 @@ def lane_buffer_for(one_lane: Graph, splits: Mapping[str, Sequence[LaneSplit]],
     written = max((est.tokens.get(e.name, 0.0) for e in one_lane.edges
                    if one_lane.nodes[e.dst_node].op == "value_writer"), default=0.0)
     lanes = math.prod(len(s) for s in splits.values())
-    rounds = max(len(x.windows) for s in splits.values() for x in s) or 1
+    rounds = max((len(x.windows) or len(x.ranges) for s in splits.values() for x in s
+                  if not x.shares), default=0) or 1  # the outermost lanes' windows
     return max(DEFAULT_LANE_BUFFER, math.ceil(1.25 * written / lanes / rounds) + 2)
 
 

@@ -152,7 +152,8 @@ class Schedule:
         ``par`` restricted to ``outputs`` (its kernels' output indices)."""
         if region.par or not self.par:
             return region
-        par = {k: v for k, v in self.par.items() if k in set(outputs)}
+        outs = set(outputs)  # once: ``outputs`` may be a generator
+        par = {k: v for k, v in self.par.items() if k in outs}
         return Region(region.name, region.statements, region.order, region.transpose, par,
                       self.partition, self.lane_buffer, region.assoc, region.buffer)
 

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import compiler._position as position
-from compiler import compile_expression
+from compiler import LoweringError, compile_expression
 from cosim.runs._lanes import lane_report
 from ir import DONE, load_hw, position_windows, stop
 from sim_models.python import run_primitive, simulate
@@ -47,6 +47,14 @@ KERNELS = {
                    lambda A, r: ({"B": _resample(A, r), "C": _resample(A, r)},
                                  lambda t: np.asarray(A.multiply(t["B"]).multiply(t["C"])
                                                       .sum(axis=1)).ravel())),
+    "sddmm-ikj": ("X(i,j) = A(i,j) * U(i,k) * V(k,j)", {"A": "csr", "X": "csr"}, "i,k,j",
+                  lambda A, r: ({"U": r.random((A.shape[0], 2), dtype=np.float32),
+                                 "V": r.random((2, A.shape[1]), dtype=np.float32)},
+                                lambda t: A.multiply(t["U"] @ t["V"]).toarray())),
+    "intersect3-kj": ("X(i,j) = A(i,k) * B(k,j) * C(k,j)",
+                      {"A": "csr", "B": "csr", "C": "csr", "X": "csr"}, "i,k,j",
+                      lambda A, r: ({"B": _resample(A.T, r), "C": _resample(A.T, r)},
+                                    lambda t: (A @ t["B"].multiply(t["C"])).toarray())),
     "union": ("X(i,j) = A(i,k) * (B(k,j) + C(k,j))",
               {"A": "csr", "B": "csr", "C": "csr", "X": "csr"}, "i,k,j",
               lambda A, r: ({"B": _resample(A.T, r), "C": _resample(A.T, r)},
@@ -60,11 +68,14 @@ def _resample(M, rng) -> sp.csr_matrix:
 
 
 def compile_position(kernel: str, A: sp.csr_matrix, lanes: int, partition: str, seed: int,
-                     min_window: int = 2, inner: dict[str, int] | None = None):
-    """The kernel on ``A`` at ``lanes`` position lanes on ``i`` (``inner``: round-robin
-    lanes nested in each); ``min_window`` positions a window at least (small, so that
-    small data is still dealt in many interleaved windows)."""
+                     min_window: int = 2, inner: dict[str, int] | None = None,
+                     fmt: str = "csr"):
+    """The kernel on ``A`` at ``lanes`` position lanes on ``i`` (``inner``: lanes nested
+    in each, cutting their own level's positions where a key holds it); ``min_window``
+    positions a window at least (small, so that small data is still dealt in many
+    interleaved windows); ``fmt``: the sparse inputs' format."""
     expr, formats, order, make = KERNELS[kernel]
+    formats = {t: fmt if f == "csr" and t != "X" else f for t, f in formats.items()}
     others, gold = make(A, np.random.default_rng(seed))
     tensors = {"A": A, **others}
     with mock.patch.object(position, "MIN_WINDOW", min_window):
@@ -91,7 +102,9 @@ def _cases():
             ("spmm-contiguous-3", "spmm", heavy, 3, "position-contiguous", None),
             ("spmv-8-on-2-nonzeros", "spmv", two, 8, "position", None),
             ("spmm-nested-i3-j2", "spmm", heavy, 3, "position", {"j": 2}),
-            ("union-nested-i2-j3", "union", heavy, 2, "position-contiguous", {"j": 3})):
+            ("union-nested-i2-j3", "union", heavy, 2, "position-contiguous", {"j": 3}),
+            ("sddmm-nested-i2-j3", "sddmm-ikj", heavy, 2, "position", {"j": 3}),
+            ("intersect3-nested-i2-j5", "intersect3-kj", heavy, 2, "position", {"j": 5})):
         yield (name, *compile_position(kernel, A, lanes, partition, seed=lanes, inner=inner))
 
 
@@ -101,9 +114,9 @@ IDS = [c[0] for c in CASES]
 
 @pytest.mark.parametrize("backend,name,graph,inputs,expected", over(
     CASES, IDS, only={"hls": ["spmm-4", "sddmm-4", "spmv-8-on-2-nonzeros",
-                              "spmm-nested-i3-j2"],
+                              "spmm-nested-i3-j2", "intersect3-nested-i2-j5"],
                       "rtl-icarus": ["spmv-3", "spmm-4", "sddmm-4", "union-2",
-                                     "spmm-nested-i3-j2"],
+                                     "spmm-nested-i3-j2", "sddmm-nested-i2-j3"],
                       "rtl-verilator": ["sddmm-4"]}), indirect=["backend"])
 def test_position_lanes_match_model_and_numpy(backend, name, graph, inputs, expected):
     backend.check(graph, inputs, expected, configs=CONFIGS)
@@ -182,16 +195,55 @@ def test_position_lanes_on_skewed_data(backend, kernel, seed, lanes, hub, partit
                                                  "systemc": [(2, None)]})
 
 
-def test_hierarchical_lanes_nest_round_robin_lanes_in_position_lanes():
-    """``par i=3, j=2``: position lanes on ``i`` (their windows, a lane reduction tree),
-    in each two round-robin ``j`` lanes (lane splits, a merge tree); six innermost lanes
-    reported."""
+def test_hierarchical_lanes_cut_positions_at_both_levels():
+    """``par i=3, j=2`` on an SpMM: position lanes on ``i`` (windows of ``A``'s positions,
+    a lane reduction tree), in each two ``j`` lanes cutting ``B``'s positions at ``j``
+    (position splits, lane reductions: two lanes hold one ``j`` of a row); six innermost
+    lanes reported."""
     name, graph, inputs, _ = CASES[IDS.index("spmm-nested-i3-j2")]
     ops = [n.op for n in graph.nodes.values()]
-    assert ops.count("lane_combine2") == 2 and ops.count("lane_merge") == 3, name
-    assert ops.count("lane_split") > 0 and ops.count("position_split") > 0
+    assert ops.count("lane_combine2") == 2 and ops.count("lane_combine") == 3, name
+    assert "lane_split" not in ops and "lane_merge" not in ops
+    assert graph.meta["parallel"]["cut"] == {"i": "positions", "j": "positions"}
     report = lane_report(graph, simulate(graph, inputs))
     assert sorted(report.work) == [f"i{a}.j{b}" for a in range(3) for b in range(2)]
+
+
+def test_a_union_at_the_nested_level_keeps_round_robin_lanes():
+    """``B(k,j) + C(k,j)``: no operand holds every entry at ``j``, so the ``j`` lanes
+    inside the position lanes deal its coordinates (lane splits, merges)."""
+    name, graph, inputs, expected = CASES[IDS.index("union-nested-i2-j3")]
+    ops = [n.op for n in graph.nodes.values()]
+    assert ops.count("lane_combine2") == 1 and ops.count("lane_merge") == 4, name
+    assert graph.meta["parallel"]["cut"] == {"i": "positions", "j": "coordinates"}
+    np.testing.assert_allclose(simulate(graph, inputs).dense("X"), expected["X"],
+                               rtol=1e-4, atol=1e-4)
+
+
+#: expressions with a key at the nested level ``j`` (and the union, which has none)
+NESTED = ("spmm", "sddmm-ikj", "intersect3-kj", "union")
+
+
+@pytest.mark.parametrize("backend", over([()], [""], backends=("python", "systemc")),
+                         indirect=["backend"])
+@pytest.mark.parametrize("kernel", NESTED)
+@settings(max_examples=3, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**16), lanes=st.sampled_from([2, 3]),
+       inner=st.sampled_from([2, 3, 7]), hub=st.sampled_from([0.0, 0.5]),
+       partition=st.sampled_from(["position", "position-contiguous"]),
+       fmt=st.sampled_from(["csr", "dcsr"]))
+def test_two_level_position_lanes_on_skewed_data(backend, kernel, seed, lanes, inner, hub,
+                                                 partition, fmt):
+    """Position lanes on ``i`` and ``j`` (7 ``j`` lanes: more than a row of ``B`` holds),
+    the sparse operands stored with a dense or a compressed outer level."""
+    A = skewed(np.random.default_rng(seed), 12, 10, 40, hub)
+    if kernel == "sddmm-ikj":  # its key U is dense: A's compressed i would locate it
+        fmt = "csr"
+    graph, tensors, gold = compile_position(kernel, A, lanes, partition, seed,
+                                            inner={"j": inner}, fmt=fmt)
+    backend.check(graph, tensors, gold, configs={"python": [(2, None)],
+                                                 "systemc": [(2, None)]})
 
 
 def test_interleaved_windows_balance_a_heavy_row():
@@ -217,3 +269,11 @@ def test_interleaved_windows_on_a_compressed_outer_level(backend):
                                {"A": A.shape, "x": x.shape}, order="i,k", par={"i": 3},
                                partition="position", stats={"A": A, "x": x})
     backend.check(g, {"A": A, "x": x}, {"y": A @ x}, configs=CONFIGS)
+
+
+def test_a_key_located_from_another_operands_coordinates_is_one_clear_error():
+    """SDDMM in order ``i,k,j`` with the mask ``A`` stored DCSR: the key ``U``'s row is
+    located from ``A``'s coordinates of ``i``, after the split it would key."""
+    with pytest.raises(LoweringError, match="located from another operand's coordinates"):
+        compile_position("sddmm-ikj", skewed(np.random.default_rng(1), 12, 10, 40, 0.3),
+                         2, "position", 1, fmt="dcsr")
