@@ -106,6 +106,11 @@ class Primitive:
     #: merges two lanes' streams: its bounded input FIFOs are lane buffers
     #: (docs/parallel.md, "Lane buffers")
     merges_lanes: bool = False
+    #: a lane reduction (of a lane merge): a crd both lanes hold passes once with the sum
+    #: of the two values, and at two levels a fiber's closing stop is popped by the next
+    #: outer step's firing, not one of its own (docs/timing.md); every backend's merge
+    #: takes this one flag
+    combines: bool = False
     #: forwards coordinates: the crds of each input ``<p>_in`` leave on output ``<p>``
     #: (followed when bounding an accumulator's crds by the level they are written to)
     forwards_crds: bool = False
@@ -265,13 +270,15 @@ _ENTRIES = [
     Primitive("lane_combine", "lane reduction of one level: ordered merge of two lanes' "
               "(crd, val) streams that adds the values of equal crds",
               _ports("crd_a:crd", "val_a:val", "crd_b:crd", "val_b:val"),
-              _ports("crd:crd", "val:val"), merges_lanes=True, derived=("fp",)),
+              _ports("crd:crd", "val:val"), merges_lanes=True, combines=True,
+              derived=("fp",)),
     Primitive("lane_combine2", "lane reduction of two levels: ordered merge of two lanes' "
               "(outer crd, inner crd, val) streams; equal outer crds merge their inner "
               "fibers, adding the values of equal inner crds",
               _ports("crd1_a:crd", "crd0_a:crd", "val_a:val", "crd1_b:crd", "crd0_b:crd",
                      "val_b:val"),
-              _ports("crd1:crd", "crd0:crd", "val:val"), merges_lanes=True, derived=("fp",)),
+              _ports("crd1:crd", "crd0:crd", "val:val"), merges_lanes=True, combines=True,
+              derived=("fp",)),
     Primitive("level_writer", "coordinate level writer: appends crds, one seg entry per fiber",
               _ports("crd:crd"), (), (_TENSOR, _LEVEL), writes_tensor=True,
               mem_writes=("crd", "seg")),

@@ -78,28 +78,41 @@ def scaling(quick: bool) -> None:
                       f"{r['dram']:>9} B  {r['nodes']:>4} nodes  wall {r['wall']:.1f} s")
 
 
+def kernels(A: sp.csr_matrix, seed: int) -> tuple[tuple[str, str, dict, str], ...]:
+    """SpMM by a dense ``n x 8`` (Gustavson) and SDDMM with ``k = 4`` on graph ``A``:
+    (name, expression, tensors, order) each."""
+    n = A.shape[0]
+    rng = np.random.default_rng(seed)
+    B = rng.random((n, 8), dtype=np.float32)
+    U = rng.random((n, 4), dtype=np.float32)
+    V = rng.random((4, n), dtype=np.float32)
+    return (("SpMM x dense 8", SPMM, {"A": A, "B": B}, "i,k,j"),
+            ("SDDMM k=4", SDDMM, {"A": A, "U": U, "V": V}, "i,j,k"))
+
+
+def partition_table(name: str, expr: str, tensors: Mapping[str, Any], order: str,
+                    one: int | None = None) -> dict[str, dict[str, Any]]:
+    """A row per partition at 8 lanes on ``i`` (ideal memory): cycles, the speed-up over
+    ``one`` lane's cycles when given, imbalance, lane work; the runs by partition."""
+    got = {}
+    for part in PARTITIONS:
+        r = got[part] = run(expr, tensors, order, {"i": 8}, part, "ideal")
+        speed = f"  speed-up {one / r['cycles']:5.2f}x" if one else ""
+        print(f"  {name:<15} {part:<12} cycles {r['cycles']:>9}{speed}  imbalance "
+              f"{r['imbalance']:.3f}  lane work {min(r['work'].values())}.."
+              f"{max(r['work'].values())}  wall {r['wall']:.1f} s")
+    return got
+
+
 def balance(quick: bool) -> None:
     scale, factor = (10, 8) if quick else (12, 24)
     A = rmat_graph(scale, factor, seed=1)
     deg = np.diff(A.indptr)
-    n = A.shape[0]
-    rng = np.random.default_rng(1)
-    B = rng.random((n, 8), dtype=np.float32)
-    U = rng.random((n, 4), dtype=np.float32)
-    V = rng.random((4, n), dtype=np.float32)
-    print(f"balance: R-MAT scale {scale} ({n} nodes, {A.nnz} edges, degrees "
+    print(f"balance: R-MAT scale {scale} ({A.shape[0]} nodes, {A.nnz} edges, degrees "
           f"{deg[deg > 0].min()}..{deg.max()}), 8 lanes on i, ideal memory")
-    for name, expr, tensors, order in (("SpMM x dense 8", SPMM, {"A": A, "B": B}, "i,k,j"),
-                                       ("SDDMM k=4", SDDMM, {"A": A, "U": U, "V": V},
-                                        "i,j,k")):
+    for name, expr, tensors, order in kernels(A, seed=1):
         one = run(expr, tensors, order, {}, "round-robin", "ideal")["cycles"]
-        got = {}
-        for part in PARTITIONS:
-            r = got[part] = run(expr, tensors, order, {"i": 8}, part, "ideal")
-            print(f"  {name:<15} {part:<12} cycles {r['cycles']:>9}  speed-up "
-                  f"{one / r['cycles']:5.2f}x  imbalance {r['imbalance']:.3f}  lane work "
-                  f"{min(r['work'].values())}..{max(r['work'].values())}  "
-                  f"wall {r['wall']:.1f} s")
+        got = partition_table(name, expr, tensors, order, one)
         gain = got["round-robin"]["cycles"] / got["balanced"]["cycles"]
         print(f"  {name:<15} balanced is {gain:.2f}x faster than round-robin, position "
               f"{got['round-robin']['cycles'] / got['position']['cycles']:.2f}x (1 lane: "
@@ -114,22 +127,12 @@ def hub_graph() -> sp.csr_matrix:
 def hubs(quick: bool) -> None:
     A = hub_graph()
     deg = np.diff(A.indptr)
-    n = A.shape[0]
-    rng = np.random.default_rng(2)
-    B = rng.random((n, 8), dtype=np.float32)
-    U = rng.random((n, 4), dtype=np.float32)
-    V = rng.random((4, n), dtype=np.float32)
-    print(f"hubs: power-law graph ({n} nodes, {A.nnz} arcs, heaviest row {deg.max()} = "
-          f"{deg.max() / A.nnz:.1%} of them), 8 lanes on i, ideal memory")
-    for name, expr, tensors, order, scan in (
-            ("SpMM x dense 8", SPMM, {"A": A, "B": B}, "i,k,j", "A_k"),
-            ("SDDMM k=4", SDDMM, {"A": A, "U": U, "V": V}, "i,j,k", "A_j")):
-        got = {}
-        for part in PARTITIONS:
-            r = got[part] = run(expr, tensors, order, {"i": 8}, part, "ideal")
-            print(f"  {name:<15} {part:<12} cycles {r['cycles']:>9}  imbalance "
-                  f"{r['imbalance']:.3f}  lane work {min(r['work'].values())}.."
-                  f"{max(r['work'].values())}  wall {r['wall']:.1f} s")
+    print(f"hubs: power-law graph ({A.shape[0]} nodes, {A.nnz} arcs, heaviest row "
+          f"{deg.max()} = {deg.max() / A.nnz:.1%} of them), 8 lanes on i, ideal memory")
+    # the key operand's scanner whose FIFOs a position lane's window split deepens
+    for (name, expr, tensors, order), scan in zip(kernels(A, seed=2), ("A_k", "A_j"),
+                                                  strict=True):
+        got = partition_table(name, expr, tensors, order)
         gain = got["round-robin"]["cycles"] / got["position"]["cycles"]
         ok = got["position"]["imbalance"] <= 1.1 and gain >= 1.5
         print(f"  {name:<15} position: imbalance {got['position']['imbalance']:.3f} (goal "

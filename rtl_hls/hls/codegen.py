@@ -259,10 +259,7 @@ def _call(design: HlsDesign, node: Node, eid: dict[str, int], arrays: list[str],
         tparams = _TEMPLATE_PARAMS.get(node.op, _schema_tparams)(design, node)
     prm = node.params
     timing, note = _timing_shell(design, node)
-    if node.op in _TIMING_FIRST:
-        full = timing + [str(default) for _, default in _TIMING_TPARAMS[len(timing):]]
-        tparams = full + tparams
-    elif timing:
+    if timing:
         tparams = (tparams or _ELIDED_TPARAMS.get(node.op, [])) + timing
     if prm.get("block"):
         note += f": block {prm['block']}"
@@ -349,7 +346,10 @@ def _schema_tparams(design: HlsDesign, node: Node) -> list[str]:
 
 
 def _position_split_tparams(design: HlsDesign, node: Node) -> list[str]:
-    return [f"{x}u" for w in position_windows(node.params) for x in w]
+    """Its windows as one type (``samfuse::Windows<lo0, hi0, ...>``), not a pack, so the
+    timing arguments trail as in every template."""
+    bounds = ", ".join(f"{x}u" for w in position_windows(node.params) for x in w)
+    return [f"samfuse::Windows<{bounds}>"]
 
 
 def _elab(design: HlsDesign, node: Node) -> NodeElab:
@@ -363,9 +363,6 @@ _TEMPLATE_PARAMS = {
     "scan_dense": _dense_tparams, "locate": _dense_tparams, "alu": _compute_tparams,
     "reduce": _compute_tparams, "array": _array_tparams, "unary": _unary_tparams,
     "position_split": _position_split_tparams}
-#: templates whose own parameters are a pack (a position split's windows): the timing
-#: shell's three arguments precede them, always spelled out
-_TIMING_FIRST = frozenset({"position_split"})
 
 
 def _signature(design: HlsDesign) -> str:

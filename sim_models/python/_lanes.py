@@ -122,82 +122,63 @@ class PositionSplit(_Split):
 
 
 class LaneMerge(Actor):
-    """Merges two lanes' (crd, val) streams of one level by coordinate."""
+    """Merges two lanes' (crd, val) streams of one level by coordinate; as a lane
+    reduction (the catalogue's ``combines``: ``lane_combine``) it adds the values of a
+    coordinate both lanes hold (their partials)."""
 
     op = "lane_merge"
 
     def __init__(self, node, inputs, outputs, ctx):
         super().__init__(node, inputs, outputs, ctx)
-        self.ca, self.va = inputs["crd_a"], inputs["val_a"]
-        self.cb, self.vb = inputs["crd_b"], inputs["val_b"]
-        self.oc, self.ov = outputs["crd"], outputs["val"]
-        self.add = None
-
-    def order(self, a, b) -> str | None:
-        """Which head comes next; lane_merge refuses a coordinate both lanes hold."""
-        return _pick(self, a, b, "crd_a", "crd_b")
+        self.lanes = (inputs["crd_a"], inputs["val_a"]), (inputs["crd_b"], inputs["val_b"])
+        self.outs = outputs["crd"], outputs["val"]
+        self.combines = node.primitive.combines
+        self.add = _adder(self) if self.combines else None
 
     def run(self):
-        ca, va, cb, vb, oc, ov = self.ca, self.va, self.cb, self.vb, self.oc, self.ov
+        (ca, _), (cb, _) = self.lanes
         while True:
             rt, blk = self.ready_all(ca, cb)
             if blk is not None:
                 return blk
             a, b = ca.peek(), cb.peek()
-            side = self.order(a, b)
-            vals = (va, vb) if side in (None, "ab") else (va,) if side == "a" else (vb,)
-            r2, blk = self.ready_all(*vals)
-            if blk is not None:
+            blk = _merge_firing(self, self.lanes, self.outs, (a, b),
+                                _order(self, a, b, "crd_a", "crd_b", self.combines), rt)
+            if blk is not None or self.finished:
                 return blk
-            if side is None:
-                _check_stop(self, va.peek(), a, "val_a")
-                _check_stop(self, vb.peek(), a, "val_b")
-                tok, val = a, a
-            else:
-                tok = a if side != "b" else b
-                for ch, name in zip(vals, ["val_" + x for x in side], strict=True):
-                    _check_value(self, ch.peek(), tok, name)
-                val = self.add(va.peek(), vb.peek()) if side == "ab" else vals[0].peek()
-            st, blk = self.space_all(oc, ov)
-            if blk is not None:
-                return blk
-            ft = self.fire_at(max(rt, r2), st)
-            crds = (ca, cb) if side in (None, "ab") else (ca,) if side == "a" else (cb,)
-            for ch in (*crds, *vals):
-                ch.pop(ft)
-            oc.push(tok, ft)
-            ov.push(val, ft)
-            if tok is DONE:
-                self.finish(ft)
-                return None
 
 
 class LaneMerge2(Actor):
     """Merges two lanes' (outer crd, inner crd, val) streams: the smaller outer crd is
     written, then its inner fiber and values are copied from that lane; the stop that
-    closes a copied fiber is written once the next outer step shows which one it is."""
+    closes a copied fiber is written once the next outer step shows which one it is. As a
+    lane reduction (the catalogue's ``combines``: ``lane_combine2``) an outer crd both
+    lanes hold is written once and its two inner fibers are merged, adding equal inner
+    crds, and a fiber's closing ``S0`` is popped in the next outer step's firing, not in
+    one of its own (one firing per output token, docs/timing.md)."""
 
     op = "lane_merge2"
-    #: pop a copied fiber's closing ``S0`` in the next outer step's firing, not in one of
-    #: its own (the lane reductions: one firing per output token, docs/timing.md)
-    folds = False
 
     def __init__(self, node, inputs, outputs, ctx):
         super().__init__(node, inputs, outputs, ctx)
         self.lane_in = {s: (inputs[f"crd1_{s}"], inputs[f"crd0_{s}"], inputs[f"val_{s}"])
                         for s in "ab"}
         self.o1, self.o0, self.ov = outputs["crd1"], outputs["crd0"], outputs["val"]
+        self.combines = node.primitive.combines
+        self.add = _adder(self) if self.combines else None
         self.copying: str | None = None  # the lane whose inner fiber is being copied
+        self.merging = False  # (combines) both lanes' inner fibers are being merged
         self.pending = False  # a copied inner fiber's closing stop is not written yet
         #: per lane, the level of the inner stop that closed its outer fiber (or None)
         self.closed: dict[str, int | None] = {"a": None, "b": None}
-        #: (folds) the lanes whose closing S0 waits at the head for the next pick, and
+        #: (combines) the lanes whose closing S0 waits at the head for the next pick, and
         #: when the closing stops were all visible (the next firing is no earlier)
         self.held, self.fold_rt = "", 0
 
     def run(self):
         while True:
-            blk = self.copy_step() if self.copying else self.pick_step()
+            blk = self.merge_step() if self.merging else \
+                self.copy_step() if self.copying else self.pick_step()
             if blk is not None:
                 return blk
             if self.finished:
@@ -212,14 +193,14 @@ class LaneMerge2(Actor):
         c, val = c0.peek(), v.peek()
         if c.__class__ is Stop:
             _check_stop(self, val, c, f"val_{side}")
-            if self.folds:  # the next pick (S0) or the fiber's end (S1 and up) pops it
-                self.pending, self.copying, self.fold_rt = True, None, rt
+            self.pending, self.copying = True, None
+            if self.combines:  # the next pick (S0) or the fiber's end (S1 and up) pops it
+                self.fold_rt = rt
                 self.held += side if c.level == 0 else ""
                 return None
             ft = self.fire_at(rt, 0)
             c0.pop(ft)
             v.pop(ft)
-            self.pending, self.copying = True, None
             if c.level > 0:
                 self.closed[side] = c.level
             return None
@@ -236,29 +217,61 @@ class LaneMerge2(Actor):
         self.ov.push(val, ft)
         return None
 
+    def merge_step(self):
+        """One firing of the merge of both lanes' inner fibers (a one-level lane
+        reduction); when both hold their closing stop, they fold into the next pick."""
+        (_, a0, av), (_, b0, bv) = self.lane_in["a"], self.lane_in["b"]
+        rt, blk = self.ready_all(a0, b0)
+        if blk is not None:
+            return blk
+        a, b = a0.peek(), b0.peek()
+        if a.__class__ is Stop and b.__class__ is Stop:  # both fibers closed
+            r2, blk = self.ready_all(av, bv)
+            if blk is not None:
+                return blk
+            _check_stop(self, av.peek(), a, "val_a")
+            _check_stop(self, bv.peek(), b, "val_b")
+            self.pending, self.merging, self.fold_rt = True, False, max(rt, r2)
+            self.held = "".join(s for s, tok in (("a", a), ("b", b)) if tok.level == 0)
+            return None  # folded: the next pick or the fiber's end pops them
+        side = _order(self, a, b, "crd0_a", "crd0_b", True)
+        if side is None:
+            raise self.error(f"crd0_a and crd0_b hold {a!r} inside a fiber")
+        return _merge_firing(self, ((a0, av), (b0, bv)), (self.o0, self.ov), (a, b), side,
+                             rt)
+
     def pick_step(self):
         (a1, _, _), (b1, _, _) = self.lane_in["a"], self.lane_in["b"]
         rt, blk = self.ready_all(a1, b1)
         if blk is not None:
             return blk
         a, b = a1.peek(), b1.peek()
-        side = _pick(self, a, b, "crd1_a", "crd1_b")
-        if side is not None:
-            outs = (self.o1, self.o0, self.ov) if self.pending else (self.o1,)
-            st, blk = self.space_all(*outs)
-            if blk is not None:
-                return blk
-            ft = self.fire_at(max(rt, self.fold_rt), st)
-            self.pop_held(ft)
-            c1 = self.lane_in[side][0]
-            self.o1.push(c1.pop(ft), ft)
-            if self.pending:
-                self.o0.push(stop(0), ft)
-                self.ov.push(stop(0), ft)
-            self.pending, self.copying = False, side
-            return None
-        # both lanes end the outer fiber (S_k) or the stream (D): every lane that did not
-        # close its inner stream in a copy still holds the lone closing stop
+        side = _order(self, a, b, "crd1_a", "crd1_b", self.combines)
+        if side is None:
+            return self.end_fiber(a, rt)
+        outs = (self.o1, self.o0, self.ov) if self.pending else (self.o1,)
+        st, blk = self.space_all(*outs)
+        if blk is not None:
+            return blk
+        ft = self.fire_at(max(rt, self.fold_rt), st)
+        self.pop_held(ft)
+        for s in side:
+            self.lane_in[s][0].pop(ft)
+        self.o1.push(b if side == "b" else a, ft)
+        if self.pending:
+            self.o0.push(stop(0), ft)
+            self.ov.push(stop(0), ft)
+        self.pending = False
+        if side == "ab":
+            self.merging = True
+        else:
+            self.copying = side
+        return None
+
+    def end_fiber(self, a, rt: int):
+        """Both lanes end the outer fiber (S_k) or the stream (D): every lane that did
+        not close its inner stream in a copy still holds the lone closing stop."""
+        (a1, _, _), (b1, _, _) = self.lane_in["a"], self.lane_in["b"]
         inner = DONE if a is DONE else stop(a.level + 1)
         need, names = [], []
         for s in "ab":
@@ -296,7 +309,8 @@ class LaneMerge2(Actor):
         self.held, self.fold_rt = "", 0
 
     def describe_state(self) -> str:
-        return f"copying lane {self.copying}" if self.copying else "picking"
+        return "merging both lanes' fibers" if self.merging else \
+            f"copying lane {self.copying}" if self.copying else "picking"
 
 
 def _adder(actor: Actor):
@@ -306,108 +320,55 @@ def _adder(actor: Actor):
 
 
 class LaneCombine(LaneMerge):
-    """Lane reduction of one level: merges two lanes' (crd, val) streams by coordinate
-    and adds the values of a coordinate both lanes hold (their partials)."""
+    """Lane reduction of one level: ``lane_merge`` with the catalogue's ``combines``."""
 
     op = "lane_combine"
 
-    def __init__(self, node, inputs, outputs, ctx):
-        super().__init__(node, inputs, outputs, ctx)
-        self.add = _adder(self)
-
-    def order(self, a, b) -> str | None:
-        return _order(self, a, b, "crd_a", "crd_b")
-
 
 class LaneCombine2(LaneMerge2):
-    """Lane reduction of two levels: ``lane_merge2``, except that an outer crd both lanes
-    hold is written once and its two inner fibers are merged, adding equal inner crds."""
+    """Lane reduction of two levels: ``lane_merge2`` with the catalogue's ``combines``."""
 
     op = "lane_combine2"
-    folds = True
-
-    def __init__(self, node, inputs, outputs, ctx):
-        super().__init__(node, inputs, outputs, ctx)
-        self.merging = False
-        self.add = _adder(self)
-
-    def run(self):
-        while True:
-            blk = self.merge_step() if self.merging else \
-                self.copy_step() if self.copying else self.pick_step()
-            if blk is not None:
-                return blk
-            if self.finished:
-                return None
-
-    def pick_step(self):
-        (a1, _, _), (b1, _, _) = self.lane_in["a"], self.lane_in["b"]
-        rt, blk = self.ready_all(a1, b1)
-        if blk is not None:
-            return blk
-        if a1.peek().__class__ is not int or a1.peek() != b1.peek():
-            return super().pick_step()
-        outs = (self.o1, self.o0, self.ov) if self.pending else (self.o1,)
-        st, blk = self.space_all(*outs)
-        if blk is not None:
-            return blk
-        ft = self.fire_at(max(rt, self.fold_rt), st)
-        self.pop_held(ft)
-        b1.pop(ft)
-        self.o1.push(a1.pop(ft), ft)
-        if self.pending:
-            self.o0.push(stop(0), ft)
-            self.ov.push(stop(0), ft)
-        self.pending, self.merging = False, True
-        return None
-
-    def merge_step(self):
-        (_, a0, av), (_, b0, bv) = self.lane_in["a"], self.lane_in["b"]
-        rt, blk = self.ready_all(a0, b0)
-        if blk is not None:
-            return blk
-        a, b = a0.peek(), b0.peek()
-        if a.__class__ is Stop and b.__class__ is Stop:  # both fibers closed
-            r2, blk = self.ready_all(av, bv)
-            if blk is not None:
-                return blk
-            _check_stop(self, av.peek(), a, "val_a")
-            _check_stop(self, bv.peek(), b, "val_b")
-            self.pending, self.merging, self.fold_rt = True, False, max(rt, r2)
-            self.held = "".join(s for s, tok in (("a", a), ("b", b)) if tok.level == 0)
-            return None  # folded: the next pick or the fiber's end pops them
-        side = "a" if b.__class__ is Stop else "b" if a.__class__ is Stop else \
-            _order(self, a, b, "crd0_a", "crd0_b")
-        if side is None:
-            raise self.error(f"crd0_a and crd0_b hold {a!r} inside a fiber")
-        vals = (av, bv) if side == "ab" else (av,) if side == "a" else (bv,)
-        r2, blk = self.ready_all(*vals)
-        if blk is not None:
-            return blk
-        tok = b if side == "b" else a
-        for ch, name in zip(vals, ["val_" + x for x in side], strict=True):
-            _check_value(self, ch.peek(), tok, name)
-        st, blk = self.space_all(self.o0, self.ov)
-        if blk is not None:
-            return blk
-        ft = self.fire_at(max(rt, r2), st)
-        val = self.add(av.peek(), bv.peek()) if side == "ab" else vals[0].peek()
-        for ch in ((a0, b0) if side == "ab" else (a0,) if side == "a" else (b0,)):
-            ch.pop(ft)
-        for ch in vals:
-            ch.pop(ft)
-        self.o0.push(tok, ft)
-        self.ov.push(val, ft)
-        return None
-
-    def describe_state(self) -> str:
-        return "merging both lanes' fibers" if self.merging else super().describe_state()
 
 
-def _order(actor: Actor, a, b, name_a: str, name_b: str) -> str | None:
-    """Which head comes next: "a", "b", "ab" (the same coordinate on both lanes), or None
-    when both hold the same stop or ``D``."""
-    if a.__class__ is int and a == b:
+def _merge_firing(actor: Actor, lanes, outs, heads, side: str | None, rt: int):
+    """One firing of a one-level ordered merge of ``lanes`` ((crd, val) channels of a and
+    b) onto ``outs`` (crd, val) whose crd ``heads`` became visible at ``rt``: the head of
+    ``side`` passes with its value ("ab": an equal crd, the values added), or (None) the
+    lanes' aligned stop or ``D`` passes once. Returns the channel blocked on, or None."""
+    taken = (0, 1) if side in (None, "ab") else (0,) if side == "a" else (1,)
+    vals = [lanes[k][1] for k in taken]
+    r2, blk = actor.ready_all(*vals)
+    if blk is not None:
+        return blk
+    tok = heads[1] if side == "b" else heads[0]
+    if side is None:
+        for ch, x in zip(vals, "ab", strict=True):
+            _check_stop(actor, ch.peek(), tok, f"val_{x}")
+        val = tok
+    else:
+        for ch, k in zip(vals, taken, strict=True):
+            _check_value(actor, ch.peek(), tok, f"val_{'ab'[k]}")
+        val = actor.add(vals[0].peek(), vals[1].peek()) if side == "ab" else vals[0].peek()
+    st, blk = actor.space_all(*outs)
+    if blk is not None:
+        return blk
+    ft = actor.fire_at(max(rt, r2), st)
+    for k in taken:
+        lanes[k][0].pop(ft)
+    for ch in vals:
+        ch.pop(ft)
+    outs[0].push(tok, ft)
+    outs[1].push(val, ft)
+    if tok is DONE:
+        actor.finish(ft)
+    return None
+
+
+def _order(actor: Actor, a, b, name_a: str, name_b: str, combines: bool) -> str | None:
+    """Which head comes next: "a", "b", "ab" (the same coordinate on both lanes of a lane
+    reduction), or None when both hold the same stop or ``D``."""
+    if combines and a.__class__ is int and a == b:
         return "ab"
     return _pick(actor, a, b, name_a, name_b)
 

@@ -17,11 +17,20 @@
 
 namespace samfuse {
 
-// Merge helpers shared by lane_merge and lane_merge2.
+// The sum of two lanes' partial values (N counts as zero), in the graph's dtype.
+inline tok_t combine_values(bool fp, tok_t a, tok_t b) {
+  return data_tok(binary_op(OP_ADD, fp, is_empty(a) ? 0u : payload(a), is_empty(b) ? 0u : payload(b)));
+}
+
+// Merge helpers shared by the lane merges. `combines` (the catalogue's flag: lane_combine,
+// lane_combine2) makes a merge a lane reduction: a crd both lanes hold passes once with the
+// sum of the two values (fp: binary32, else int32).
 class LanePrimitive : public Primitive {
  protected:
-  using Primitive::Primitive;
-  enum Pick { PICK_A, PICK_B, PICK_CONTROL };
+  LanePrimitive(const std::string& id, const char* op, int n_in, int n_out,
+                bool combines = false, bool fp = false)
+      : Primitive(id, op, n_in, n_out), combines_(combines), fp_(fp) {}
+  enum Pick { PICK_A, PICK_B, PICK_CONTROL, PICK_BOTH };
 
   // The first of `fifos` whose head is not visible, or nullptr.
   static Fifo* missing(std::initializer_list<Fifo*> fifos) {
@@ -48,6 +57,48 @@ class LanePrimitive : public Primitive {
          a, KIND_CRD, b, KIND_CRD);
   }
 
+  // pick(), and PICK_BOTH for a crd both lanes hold when the merge combines.
+  Pick order(tok_t a, tok_t b, const char* name_a, const char* name_b) const {
+    if (combines_ && is_data(a) && a == b) return PICK_BOTH;
+    return pick(a, b, name_a, name_b);
+  }
+
+  // One firing of a one-level ordered merge of lanes (ca, va) and (cb, vb) onto (oc, ov)
+  // whose crd heads a, b are visible: the head of `side` passes with its value (PICK_BOTH:
+  // the values added), or (PICK_CONTROL) their aligned stop or D passes once.
+  bool merge_firing(cycle_t now, Fifo& ca, Fifo& va, Fifo& cb, Fifo& vb, OutPort& oc,
+                    OutPort& ov, tok_t a, tok_t b, Pick side) {
+    const bool take_a = side != PICK_B, take_b = side != PICK_A;
+    if (take_a && !va.visible()) return wait_in(&va);
+    if (take_b && !vb.visible()) return wait_in(&vb);
+    tok_t tok = side == PICK_B ? b : a, val;
+    if (side == PICK_CONTROL) {
+      check_stop(va.peek(), KIND_VAL, a, "val_a");
+      check_stop(vb.peek(), KIND_VAL, a, "val_b");
+      val = a;
+    } else {
+      if (take_a) check_value(va.peek(), tok, "val_a");
+      if (take_b) check_value(vb.peek(), tok, "val_b");
+      val = side == PICK_BOTH ? combine_values(fp_, va.peek(), vb.peek())
+                              : (take_a ? va : vb).peek();
+    }
+    if (Fifo* f = oc.blocked()) return wait_out(f);
+    if (Fifo* f = ov.blocked()) return wait_out(f);
+    fire(now);
+    if (take_a) {
+      ca.pop();
+      va.pop();
+    }
+    if (take_b) {
+      cb.pop();
+      vb.pop();
+    }
+    oc.push(tok, now);
+    ov.push(val, now);
+    if (is_done(tok)) finish(now);
+    return true;
+  }
+
   // `tok` (of kind `kind`, on `name`) must be the control token `want` its crds hold.
   void check_stop(tok_t tok, char kind, tok_t want, const std::string& name) const {
     if (tok != want)
@@ -59,6 +110,9 @@ class LanePrimitive : public Primitive {
     if (is_stop_or_done(val))
       fail(name + " holds {0} where its coordinates hold {1}", val, KIND_VAL, crd, KIND_CRD);
   }
+
+  const bool combines_;
+  const bool fp_;
 };
 
 // A lane's filter of a (crd, ref) stream (lane_split, position_split): each firing needs
@@ -132,81 +186,52 @@ class LaneSplit : public Split {
   long long lanes_, lane_, lo_, hi_;
 };
 
-// The sum of two lanes' partial values (N counts as zero), in the graph's dtype.
-inline tok_t combine_values(bool fp, tok_t a, tok_t b) {
-  return data_tok(binary_op(OP_ADD, fp, is_empty(a) ? 0u : payload(a), is_empty(b) ? 0u : payload(b)));
-}
-
-// Ordered merge of two lanes' (crd, val) streams of one level; as lane_combine (the
+// Ordered merge of two lanes' (crd, val) streams of one level; combining (lane_combine, the
 // subclass) also the lane reduction, adding the values of a crd both lanes hold.
 class LaneMerge : public LanePrimitive {
  public:
   SAMFUSE_PORTS("crd_a,val_a,crd_b,val_b", "crd,val")
-  explicit LaneMerge(const std::string& id) : LanePrimitive(id, "lane_merge", 4, 2) {}
+  explicit LaneMerge(const std::string& id) : LaneMerge(id, "lane_merge", false, false) {}
 
   bool eval(cycle_t now) override {
-    Fifo &ca = *in_[CA], &va = *in_[VA], &cb = *in_[CB], &vb = *in_[VB];
+    Fifo &ca = *in_[0], &cb = *in_[2];
     if (Fifo* f = missing({&ca, &cb})) return wait_in(f);
     tok_t a = ca.peek(), b = cb.peek();
-    const bool both = combines_ && is_data(a) && a == b;
-    Pick side = both ? PICK_CONTROL : pick(a, b, "crd_a", "crd_b");
-    const bool take_a = both || side != PICK_B, take_b = both || side != PICK_A;
-    if (take_a && !va.visible()) return wait_in(&va);
-    if (take_b && !vb.visible()) return wait_in(&vb);
-    tok_t tok = side == PICK_B ? b : a, val;
-    if (!both && side == PICK_CONTROL) {  // aligned stops or D: pass them once
-      check_stop(va.peek(), KIND_VAL, a, "val_a");
-      check_stop(vb.peek(), KIND_VAL, a, "val_b");
-      val = a;
-    } else {
-      if (take_a) check_value(va.peek(), tok, "val_a");
-      if (take_b) check_value(vb.peek(), tok, "val_b");
-      val = both ? combine_values(fp_, va.peek(), vb.peek()) : (take_a ? va : vb).peek();
-    }
-    if (Fifo* f = out_[0].blocked()) return wait_out(f);
-    if (Fifo* f = out_[1].blocked()) return wait_out(f);
-    fire(now);
-    if (take_a) {
-      ca.pop();
-      va.pop();
-    }
-    if (take_b) {
-      cb.pop();
-      vb.pop();
-    }
-    out_[0].push(tok, now);
-    out_[1].push(val, now);
-    if (is_done(tok)) finish(now);
-    return true;
+    return merge_firing(now, ca, *in_[1], cb, *in_[3], out_[0], out_[1], a, b,
+                        order(a, b, "crd_a", "crd_b"));
   }
 
  protected:
-  LaneMerge(const std::string& id, const char* op, bool fp)
-      : LanePrimitive(id, op, 4, 2), combines_(true), fp_(fp) {}
-
- private:
-  enum { CA, VA, CB, VB };
-  bool combines_ = false;
-  bool fp_ = false;
+  LaneMerge(const std::string& id, const char* op, bool combines, bool fp)
+      : LanePrimitive(id, op, 4, 2, combines, fp) {}
 };
 
 // Ordered merge of two lanes' (outer crd, inner crd, val) streams: the smaller outer crd,
 // then its inner fiber copied from that lane. The stop closing a copied inner fiber is
 // written once the next outer step shows which it is (S0 before another outer crd, S_{k+1}
-// when the outer fiber ends with S_k).
+// when the outer fiber ends with S_k). Combining (lane_combine2, the subclass), an outer
+// crd both lanes hold is written once and its two inner fibers are merged (MERGE), adding
+// equal inner crds, and a fiber's closing stop is popped by the next outer step's firing
+// (one firing per output token), not by one of its own (docs/timing.md).
 class LaneMerge2 : public LanePrimitive {
  public:
   SAMFUSE_PORTS("crd1_a,crd0_a,val_a,crd1_b,crd0_b,val_b", "crd1,crd0,val")
-  explicit LaneMerge2(const std::string& id) : LanePrimitive(id, "lane_merge2", 6, 3) {}
+  explicit LaneMerge2(const std::string& id) : LaneMerge2(id, "lane_merge2", false, false) {}
 
-  bool eval(cycle_t now) override { return copying_ >= 0 ? copy(now) : pick_step(now); }
+  bool eval(cycle_t now) override {
+    return merging_ ? merge(now) : copying_ >= 0 ? copy(now) : pick_step(now);
+  }
 
   std::string describe_state() const override {
+    if (merging_) return "merging both lanes' fibers";
     return copying_ >= 0 ? std::string("copying lane ") + kSide[copying_] : "picking";
   }
 
  protected:
-  LaneMerge2(const std::string& id, const char* op) : LanePrimitive(id, op, 6, 3) {}
+  LaneMerge2(const std::string& id, const char* op, bool combines, bool fp)
+      : LanePrimitive(id, op, 6, 3, combines, fp) {}
+
+ private:
   enum { C1, C0, V, PER_LANE };  // input port = lane * PER_LANE + one of these
   enum { O1, O0, OV };
   static constexpr const char* kSide[2] = {"a", "b"};
@@ -222,17 +247,15 @@ class LaneMerge2 : public LanePrimitive {
     const std::string side = kSide[s];
     if (is_stop(c)) {
       check_stop(val, KIND_VAL, c, "val_" + side);
-      if (folds_) {  // the next pick (S0) or the outer fiber's end (S1 and up) pops it
-        pending_ = true;
-        copying_ = -1;
+      pending_ = true;
+      copying_ = -1;
+      if (combines_) {  // the next pick (S0) or the outer fiber's end (S1 and up) pops it
         held_[s] = payload(c) == 0;
         return eval(now);
       }
       fire(now);
       c0.pop();
       v.pop();
-      pending_ = true;
-      copying_ = -1;
       if (payload(c) > 0) closed_[s] = int(payload(c));
       return true;
     }
@@ -248,17 +271,38 @@ class LaneMerge2 : public LanePrimitive {
     return true;
   }
 
+  // MERGE (combining): one firing of the merge of both lanes' inner fibers; when both hold
+  // their closing stop they fold into the next pick.
+  bool merge(cycle_t now) {
+    Fifo &a0 = in(0, C0), &av = in(0, V), &b0 = in(1, C0), &bv = in(1, V);
+    if (Fifo* f = missing({&a0, &b0})) return wait_in(f);
+    tok_t a = a0.peek(), b = b0.peek();
+    if (is_stop(a) && is_stop(b)) {  // both fibers closed
+      if (Fifo* f = missing({&av, &bv})) return wait_in(f);
+      check_stop(av.peek(), KIND_VAL, a, "val_a");
+      check_stop(bv.peek(), KIND_VAL, b, "val_b");
+      pending_ = true;  // folded: the next pick or the outer fiber's end pops them
+      merging_ = false;
+      held_[0] = payload(a) == 0;
+      held_[1] = payload(b) == 0;
+      return eval(now);
+    }
+    Pick side = order(a, b, "crd0_a", "crd0_b");
+    if (side == PICK_CONTROL) fail("crd0_a and crd0_b hold {0} inside a fiber", a, KIND_CRD);
+    return merge_firing(now, a0, av, b0, bv, out_[O0], out_[OV], a, b, side);
+  }
+
   bool pick_step(cycle_t now) {
     Fifo &a1 = in(0, C1), &b1 = in(1, C1);
     if (Fifo* f = missing({&a1, &b1})) return wait_in(f);
     tok_t a = a1.peek(), b = b1.peek();
-    Pick side = pick(a, b, "crd1_a", "crd1_b");
-    if (side != PICK_CONTROL) return pass_outer(now, side == PICK_A ? 0 : 1);
+    Pick side = order(a, b, "crd1_a", "crd1_b");
+    if (side != PICK_CONTROL) return pass_outer(now, side);
     return end_fiber(now, a);
   }
 
-  // PICK: write the smaller outer crd (and the owed S0 of the last copied fiber).
-  bool pass_outer(cycle_t now, int s) {
+  // PICK: write the smaller (or the shared) outer crd and the owed S0 of the last fiber.
+  bool pass_outer(cycle_t now, Pick side) {
     if (Fifo* f = out_[O1].blocked()) return wait_out(f);
     if (pending_) {
       if (Fifo* f = out_[O0].blocked()) return wait_out(f);
@@ -266,13 +310,16 @@ class LaneMerge2 : public LanePrimitive {
     }
     fire(now);
     pop_held();
-    out_[O1].push(in(s, C1).pop(), now);
+    tok_t outer = side == PICK_B ? in(1, C1).pop() : in(0, C1).pop();
+    if (side == PICK_BOTH) in(1, C1).pop();
+    out_[O1].push(outer, now);
     if (pending_) {
       out_[O0].push(stop_tok(0), now);
       out_[OV].push(stop_tok(0), now);
     }
     pending_ = false;
-    copying_ = s;
+    merging_ = side == PICK_BOTH;
+    copying_ = side == PICK_A ? 0 : side == PICK_B ? 1 : -1;
     return true;
   }
 
@@ -315,7 +362,7 @@ class LaneMerge2 : public LanePrimitive {
     return true;
   }
 
-  // the closing S0s held at the heads (folds_), popped by the pick that follows
+  // the closing S0s held at the heads (combines_), popped by the pick that follows
   void pop_held() {
     for (int s = 0; s < 2; ++s)
       if (held_[s]) {
@@ -325,13 +372,11 @@ class LaneMerge2 : public LanePrimitive {
       }
   }
 
-  int copying_ = -1;      // the lane whose inner fiber is being copied (-1: PICK)
+  int copying_ = -1;      // the lane whose inner fiber is being copied (-1: PICK or MERGE)
+  bool merging_ = false;  // combining: both lanes' inner fibers are being merged
   bool pending_ = false;  // a copied inner fiber's closing stop is not written yet
   int closed_[2] = {-1, -1};  // per lane, the level of the inner stop that closed it, or -1
-  // lane_combine2: a copied fiber's closing stop is popped by the next outer step's firing
-  // (one firing per output token), not by one of its own (docs/timing.md)
-  bool folds_ = false;
-  bool held_[2] = {false, false};  // folds_: a lane's closing S0 waits at its heads
+  bool held_[2] = {false, false};  // combining: a lane's closing S0 waits at its heads
 };
 
 // Keeps a (crd, ref) pair when the key position beside it (pos_in) lies in one of its
@@ -372,92 +417,16 @@ class PositionSplit : public Split {
 };
 
 
-// Lane reduction of one level: lane_merge, adding the values of a crd both lanes hold.
+// Lane reduction of one level: lane_merge that combines (the catalogue's flag).
 class LaneCombine : public LaneMerge {
  public:
-  LaneCombine(const std::string& id, bool fp) : LaneMerge(id, "lane_combine", fp) {}
+  LaneCombine(const std::string& id, bool fp) : LaneMerge(id, "lane_combine", true, fp) {}
 };
 
-// Lane reduction of two levels: lane_merge2, except that an outer crd both lanes hold is
-// written once and its two inner fibers are merged (MERGE), adding equal inner crds.
+// Lane reduction of two levels: lane_merge2 that combines (the catalogue's flag).
 class LaneCombine2 : public LaneMerge2 {
  public:
-  LaneCombine2(const std::string& id, bool fp) : LaneMerge2(id, "lane_combine2"), fp_(fp) {
-    folds_ = true;
-  }
-
-  bool eval(cycle_t now) override {
-    if (merging_) return merge(now);
-    if (copying_ >= 0) return copy(now);
-    Fifo &a1 = in(0, C1), &b1 = in(1, C1);
-    if (Fifo* f = missing({&a1, &b1})) return wait_in(f);
-    if (!is_data(a1.peek()) || a1.peek() != b1.peek()) return pick_step(now);
-    if (Fifo* f = out_[O1].blocked()) return wait_out(f);
-    if (pending_) {
-      if (Fifo* f = out_[O0].blocked()) return wait_out(f);
-      if (Fifo* f = out_[OV].blocked()) return wait_out(f);
-    }
-    fire(now);
-    pop_held();
-    b1.pop();
-    out_[O1].push(a1.pop(), now);
-    if (pending_) {
-      out_[O0].push(stop_tok(0), now);
-      out_[OV].push(stop_tok(0), now);
-    }
-    pending_ = false;
-    merging_ = true;
-    return true;
-  }
-
-  std::string describe_state() const override {
-    return merging_ ? "merging both lanes' fibers" : LaneMerge2::describe_state();
-  }
-
- private:
-  bool merge(cycle_t now) {
-    Fifo &a0 = in(0, C0), &av = in(0, V), &b0 = in(1, C0), &bv = in(1, V);
-    if (Fifo* f = missing({&a0, &b0})) return wait_in(f);
-    tok_t a = a0.peek(), b = b0.peek();
-    if (is_stop(a) && is_stop(b)) {  // both fibers closed
-      if (Fifo* f = missing({&av, &bv})) return wait_in(f);
-      check_stop(av.peek(), KIND_VAL, a, "val_a");
-      check_stop(bv.peek(), KIND_VAL, b, "val_b");
-      pending_ = true;  // folded: the next pick or the outer fiber's end pops them
-      merging_ = false;
-      held_[0] = payload(a) == 0;
-      held_[1] = payload(b) == 0;
-      return eval(now);
-    }
-    const bool both = is_data(a) && a == b;
-    Pick side = both ? PICK_CONTROL : is_stop(b) ? PICK_A : is_stop(a) ? PICK_B
-                                                 : pick(a, b, "crd0_a", "crd0_b");
-    if (!both && side == PICK_CONTROL) fail("crd0_a and crd0_b hold {0} inside a fiber", a, KIND_CRD);
-    const bool take_a = both || side == PICK_A, take_b = both || side == PICK_B;
-    if (take_a && !av.visible()) return wait_in(&av);
-    if (take_b && !bv.visible()) return wait_in(&bv);
-    tok_t tok = take_a ? a : b;
-    if (take_a) check_value(av.peek(), tok, "val_a");
-    if (take_b) check_value(bv.peek(), tok, "val_b");
-    if (Fifo* f = out_[O0].blocked()) return wait_out(f);
-    if (Fifo* f = out_[OV].blocked()) return wait_out(f);
-    fire(now);
-    tok_t val = both ? combine_values(fp_, av.peek(), bv.peek()) : (take_a ? av : bv).peek();
-    if (take_a) {
-      a0.pop();
-      av.pop();
-    }
-    if (take_b) {
-      b0.pop();
-      bv.pop();
-    }
-    out_[O0].push(tok, now);
-    out_[OV].push(val, now);
-    return true;
-  }
-
-  bool fp_;
-  bool merging_ = false;
+  LaneCombine2(const std::string& id, bool fp) : LaneMerge2(id, "lane_combine2", true, fp) {}
 };
 
 }  // namespace samfuse

@@ -24,19 +24,6 @@ inline int lane_pick(const tok_t& a, const tok_t& b, const char* where) {
     return -1;
 }
 
-// The taken lane's crd `c` and its value pass to the outputs; `where` names the caller in
-// an error (the value head must be data where the crd head is).
-template <class TV, class CrdOut, class ValOut>
-void lane_take(tok_t c, Head& hc, HeadOf<TV>& hv, hls::stream<TV>& val_in, CrdOut& crd,
-               ValOut& val, const char* where, const char* what) {
-    TV v = hv.peek(val_in);
-    SAMFUSE_CHECK_AT(where, !is_stop_or_done(v), what);
-    crd.write(c);
-    val.write(v);
-    hc.pop();
-    hv.pop();
-}
-
 // The value of a crd both lanes hold: the sum of their partials (lane_combine; scalar
 // values, FLOAT: binary32, else int32). lane_merge never meets one.
 template <bool COMBINE, bool FLOAT>
@@ -51,6 +38,45 @@ struct LaneSum<true, FLOAT> {
     }
 };
 
+// lane_pick, and 2 for a crd both lanes hold when the merge combines (a lane reduction).
+template <bool COMBINE>
+int lane_order(const tok_t& a, const tok_t& b, const char* where) {
+    if (COMBINE && is_data(a) && is_data(b) && payload(a) == payload(b)) return 2;
+    return lane_pick(a, b, where);
+}
+
+// One firing of a one-level merge whose crd heads are `a` and `b`: the head of `side`
+// (lane_order's) passes with its value (2: the values added), or (-1) their aligned stop
+// or D passes once. Each val head is read only when its side is taken or a stop passes.
+// True when D passed.
+template <bool COMBINE, bool FLOAT, class TV, class CrdOut, class ValOut>
+bool lane_merge_firing(int side, const tok_t& a, const tok_t& b, Head& ha, HeadOf<TV>& hva,
+                       hls::stream<TV>& val_a, Head& hb, HeadOf<TV>& hvb,
+                       hls::stream<TV>& val_b, CrdOut& crd, ValOut& val, const char* where) {
+    const bool take_a = side != 1, take_b = side != 0;
+    TV va = take_a ? hva.peek(val_a) : TV(), vb = take_b ? hvb.peek(val_b) : TV();
+    if (side < 0) {
+        SAMFUSE_CHECK_AT(where, same_tok(va, a) && same_tok(vb, a),
+                         "a val stream's stop does not match its crd stream's");
+        crd.write(a);
+        val.write(a);
+    } else {
+        SAMFUSE_CHECK_AT(where, (!take_a || !is_stop_or_done(va)) && (!take_b || !is_stop_or_done(vb)),
+                         "a val stream holds a control token where its crd stream holds a crd");
+        crd.write(side == 1 ? b : a);
+        val.write(side == 2 ? LaneSum<COMBINE, FLOAT>::of(va, vb) : take_a ? va : vb);
+    }
+    if (take_a) {
+        ha.pop();
+        hva.pop();
+    }
+    if (take_b) {
+        hb.pop();
+        hvb.pop();
+    }
+    return side < 0 && is_done(a);
+}
+
 // The loop of lane_merge and (COMBINE) lane_combine; `where` names the caller in errors.
 template <int II, int LAT, bool COMBINE, bool FLOAT, class TV, class CrdOut, class ValOut>
 void lane_merge_loop(hls::stream<tok_t>& crd_a, hls::stream<TV>& val_a,
@@ -62,37 +88,9 @@ lane_merge_loop:
     while (true) {
         SAMFUSE_PIPELINE
         tok_t a = ha.peek(crd_a), b = hb.peek(crd_b);
-        if (COMBINE && is_data(a) && is_data(b) && payload(a) == payload(b)) {
-            TV va = hva.peek(val_a), vb = hvb.peek(val_b);
-            SAMFUSE_CHECK_AT(where, !is_stop_or_done(va) && !is_stop_or_done(vb),
-                             "a val stream holds a control token where its crd stream holds a crd");
-            crd.write(a);
-            val.write(LaneSum<COMBINE, FLOAT>::of(va, vb));
-            ha.pop();
-            hb.pop();
-            hva.pop();
-            hvb.pop();
-            continue;
-        }
-        int side = lane_pick(a, b, where);
-        if (side == 0) {
-            lane_take(a, ha, hva, val_a, crd, val, where,
-                      "val_a holds a control token where crd_a holds a crd");
-        } else if (side == 1) {
-            lane_take(b, hb, hvb, val_b, crd, val, where,
-                      "val_b holds a control token where crd_b holds a crd");
-        } else {
-            TV va = hva.peek(val_a), vb = hvb.peek(val_b);
-            SAMFUSE_CHECK_AT(where, same_tok(va, a) && same_tok(vb, a),
-                             "a val stream's stop does not match its crd stream's");
-            crd.write(a);
-            val.write(a);
-            ha.pop();
-            hb.pop();
-            hva.pop();
-            hvb.pop();
-            if (is_done(a)) break;
-        }
+        if (lane_merge_firing<COMBINE, FLOAT>(lane_order<COMBINE>(a, b, where), a, b, ha, hva,
+                                              val_a, hb, hvb, val_b, crd, val, where))
+            break;
     }
 }
 

@@ -48,18 +48,12 @@ void lane_close(Head& hc, HeadOf<TV>& hv, hls::stream<tok_t>& crd0_in, hls::stre
     hv.pop();
 }
 
-// lane_merge2's policy: outer crds are disjoint, so it never MERGEs (lane_combine2.h has
-// the policy that does).
-struct LaneNoMerge {
-    static const bool enabled = false;
-    template <class... T>
-    static bool step(T&...) { return true; }
-};
-
-// The PICK / COPY_a / COPY_b machine of both two-level lane merges; with Merge::enabled, an
-// outer crd both lanes hold passes once and Merge::step merges its two inner fibers, one
-// firing at a time, until it returns true (both closed: the closing stop is owed).
-template <class Merge, int II, int LAT, class TV, class Crd1Out, class Crd0Out, class ValOut>
+// The PICK / COPY_a / COPY_b machine of both two-level lane merges; with COMBINE (a lane
+// reduction, lane_combine2), an outer crd both lanes hold passes once and MERGE merges its
+// two inner fibers one firing at a time (lane_merge_firing, lane_combine's firing) until
+// both hold their closing stop, which is then owed like a copied fiber's.
+template <bool COMBINE, bool FLOAT, int II, int LAT, class TV, class Crd1Out, class Crd0Out,
+          class ValOut>
 void lane_merge2_machine(hls::stream<tok_t>& crd1_a, hls::stream<tok_t>& crd0_a,
                          hls::stream<TV>& val_a, hls::stream<tok_t>& crd1_b,
                          hls::stream<tok_t>& crd0_b, hls::stream<TV>& val_b, Crd1Out& crd1,
@@ -86,17 +80,29 @@ lane_merge2_loop:
             }
             continue;
         }
-        if (mode == LM2_MERGE) {
-            if (Merge::step(h0a, hva, h0b, hvb, crd0_a, val_a, crd0_b, val_b, crd0, val,
-                            closed_a, closed_b, where)) {
+        if (COMBINE && mode == LM2_MERGE) {
+            tok_t a = h0a.peek(crd0_a), b = h0b.peek(crd0_b);
+            if (is_stop(a) && is_stop(b)) {  // both fibers closed: their closing stop is owed
+                SAMFUSE_CHECK_AT(where, same_tok(hva.peek(val_a), a) && same_tok(hvb.peek(val_b), b),
+                                 "a val stream's stop does not match its crd0 stream's");
+                if (payload(a) > 0) closed_a = payload(a);
+                if (payload(b) > 0) closed_b = payload(b);
+                h0a.pop();
+                hva.pop();
+                h0b.pop();
+                hvb.pop();
                 mode = LM2_PICK;
                 pending = true;
+                continue;
             }
+            int side = lane_order<COMBINE>(a, b, where);
+            SAMFUSE_CHECK_AT(where, side >= 0, "a crd0 stream holds D inside a fiber");
+            lane_merge_firing<COMBINE, FLOAT>(side, a, b, h0a, hva, val_a, h0b, hvb, val_b, crd0,
+                                              val, where);
             continue;
         }
         tok_t a = h1a.peek(crd1_a), b = h1b.peek(crd1_b);
-        bool same = Merge::enabled && is_data(a) && is_data(b) && payload(a) == payload(b);
-        int side = same ? 2 : lane_pick(a, b, where);
+        int side = lane_order<COMBINE>(a, b, where);
         if (side >= 0) {
             crd1.write(side == 1 ? b : a);
             if (pending) {
@@ -138,7 +144,7 @@ void samfuse_lane_merge2(hls::stream<samfuse::tok_t>& crd1_a, hls::stream<samfus
                          hls::stream<samfuse::tok_t>& crd0_b, hls::stream<TV>& val_b,
                          Crd1Out crd1, Crd0Out crd0, ValOut val) {
     samfuse::process_start<II, LAT, START>();
-    samfuse::lane_merge2_machine<samfuse::LaneNoMerge, II, LAT>(crd1_a, crd0_a, val_a, crd1_b, crd0_b,
-                                                       val_b, crd1, crd0, val, __func__);
+    samfuse::lane_merge2_machine<false, true, II, LAT>(crd1_a, crd0_a, val_a, crd1_b, crd0_b, val_b,
+                                                       crd1, crd0, val, __func__);
 }
 #endif

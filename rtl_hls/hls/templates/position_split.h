@@ -10,10 +10,22 @@
 
 namespace samfuse {
 
-// position_split's decision: the key position read beside the pair.
+// A position split's windows lo0, hi0, lo1, hi1, ... as one type (a constant table): the
+// template's own parameter is then no pack, so the timing shell's arguments trail its
+// parameters as in every template.
 template <uint32_t... WIN>
-struct PositionWindows {
+struct Windows {
     static_assert(sizeof...(WIN) >= 2 && sizeof...(WIN) % 2 == 0, "windows come as lo, hi pairs");
+    static const unsigned size = sizeof...(WIN);
+    static uint32_t at(unsigned k) {
+        static const uint32_t win[] = {WIN...};
+        return win[k];
+    }
+};
+
+// position_split's decision: the key position read beside the pair.
+template <class WIN>
+struct PositionWindows {
     hls::stream<tok_t>& pos_in;
     tok_t p;
     void read() { p = pos_in.read(); }
@@ -25,12 +37,11 @@ struct PositionWindows {
     bool keeps(const tok_t&) const {
         SAMFUSE_CHECK_AT("samfuse_position_split", is_data(p),
                          "pos_in holds N: a position split needs the key's position");
-        static const uint32_t win[] = {WIN...};
         bool keep = false;
     position_split_windows:
-        for (unsigned k = 0; k < sizeof...(WIN); k += 2) {
+        for (unsigned k = 0; k < WIN::size; k += 2) {
 #pragma HLS unroll
-            keep = keep || (payload(p) >= win[k] && payload(p) < win[k + 1]);
+            keep = keep || (payload(p) >= WIN::at(k) && payload(p) < WIN::at(k + 1));
         }
         return keep;
     }
@@ -38,12 +49,11 @@ struct PositionWindows {
 
 }  // namespace samfuse
 
-// The windows are a parameter pack, so the timing shell's arguments come first here.
-template <int II, int LAT, int START, uint32_t... WIN, class CrdOut, class RefOut>
+template <class WIN, int II = 1, int LAT = 1, int START = 0, class CrdOut, class RefOut>
 void samfuse_position_split(hls::stream<samfuse::tok_t>& crd_in,
                             hls::stream<samfuse::tok_t>& ref_in,
                             hls::stream<samfuse::tok_t>& pos_in, CrdOut crd, RefOut ref) {
     samfuse::process_start<II, LAT, START>();
-    samfuse::lane_filter<II, LAT>(crd_in, ref_in, samfuse::PositionWindows<WIN...>{pos_in, {}}, crd, ref);
+    samfuse::lane_filter<II, LAT>(crd_in, ref_in, samfuse::PositionWindows<WIN>{pos_in, {}}, crd, ref);
 }
 #endif

@@ -1,4 +1,4 @@
-// lane_combine: the lane reduction of one level — samfuse_lane_merge_core with COMBINE: a
+// lane_combine: the lane reduction of one level — samfuse_lane_merge with COMBINE: a
 // crd both lanes hold passes once with the sum of the two values (FP: binary32, else
 // int32). Scalar values.
 module samfuse_lane_combine #(
@@ -12,5 +12,5 @@ module samfuse_lane_combine #(
     `SAMFUSE_OUT(crd),
     `SAMFUSE_OUT(val)
 );
-  samfuse_lane_merge_core #(.W(34), .COMBINE(1'b1), .FP(FP)) u_core (.*);
+  samfuse_lane_merge #(.W(34), .COMBINE(1'b1), .FP(FP)) u_core (.*);
 endmodule

@@ -1,4 +1,4 @@
-// lane_combine2: the lane reduction of two levels — samfuse_lane_merge2_core with COMBINE:
+// lane_combine2: the lane reduction of two levels — samfuse_lane_merge2 with COMBINE:
 // an outer crd both lanes hold passes once and its two inner fibers are merged, equal inner
 // crds adding their values (FP: binary32, else int32). Scalar values.
 module samfuse_lane_combine2 #(
@@ -15,5 +15,5 @@ module samfuse_lane_combine2 #(
     `SAMFUSE_OUT(crd0),
     `SAMFUSE_OUT(val)
 );
-  samfuse_lane_merge2_core #(.W(34), .COMBINE(1'b1), .FP(FP)) u_core (.*);
+  samfuse_lane_merge2 #(.W(34), .COMBINE(1'b1), .FP(FP)) u_core (.*);
 endmodule
