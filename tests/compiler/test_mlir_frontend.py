@@ -170,6 +170,21 @@ def test_gcn_layer_against_torch():
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
+def test_graphsage_layer_against_torch():
+    torch = pytest.importorskip("torch")
+    model = _case("graphsage_layer")
+    t = mlir_tensors(model, seed=4, given=CASES["graphsage_layer"][0](4))
+    adj = torch.sparse_csr_tensor(*(torch.from_numpy(np.array(a)) for a in (
+        t["adj"].indptr.astype(np.int64), t["adj"].indices.astype(np.int64),
+        t["adj"].data)), size=t["adj"].shape)
+    x, ws, wn, b = (torch.from_numpy(np.array(t[n], np.float32))
+                    for n in ("x", "w_self", "w_neigh", "bias"))
+    want = torch.relu(x @ ws.T + torch.sparse.mm(adj, x @ wn.T) + b).numpy()
+    for schedule in SCHEDULES:
+        np.testing.assert_allclose(_simulate(model.program, t, schedule), want, rtol=1e-4,
+                                   atol=1e-5)
+
+
 def test_softmax_against_torch():
     torch = pytest.importorskip("torch")
     model = _case("softmax")
