@@ -41,9 +41,9 @@ from compiler import (  # noqa: E402
     read_mlir,
     to_array,
     torch_inputs,
+    torch_to_mlir,
     torch_weights,
 )
-from compiler._mlir_torch import torch_to_mlir  # noqa: E402
 
 
 def _best(fn, repeat: int) -> tuple[float, float, object]:

@@ -130,7 +130,7 @@ def test_broadcast_to_a_new_dim_is_one_line():
 
 def test_a_generated_mask_is_zero_one_with_an_entry_in_every_row():
     from compiler import models as M
-    from compiler._mlir_torch import torch_to_mlir
+    from compiler import torch_to_mlir
 
     module = M.MODELS["bigbird"].from_config("tiny").eval()
     exported = torch_to_mlir(module, module.example_inputs(), lift=["mask"])
@@ -381,9 +381,8 @@ def test_missing_file_and_unknown_format_name(tmp_path):
 # -- torch → MLIR (FX importer) against torch.export -------------------------------------
 @functools.cache
 def _fx(name: str):
-    from compiler import from_torch, torch_inputs, torch_weights
+    from compiler import from_torch, torch_inputs, torch_to_mlir, torch_weights
     from compiler import models as M
-    from compiler._mlir_torch import torch_to_mlir
 
     module = M.MODELS[name].from_config("tiny").eval()
     example = module.example_inputs()
@@ -429,9 +428,8 @@ def test_fx_imported_model_simulates(name):
 def test_fx_attention_mask_becomes_a_csr_argument_and_simulates():
     """A model's sparse_formats buffer (BigBird's bool mask) is lifted to an argument, so
     formats= stores it CSR as from_torch does; the masked softmax still matches."""
-    from compiler import from_torch, to_array, torch_inputs, torch_weights
+    from compiler import from_torch, to_array, torch_inputs, torch_to_mlir, torch_weights
     from compiler import models as M
-    from compiler._mlir_torch import torch_to_mlir
 
     module = M.MODELS["bigbird"].from_config("tiny").eval()
     example = module.example_inputs()
@@ -483,7 +481,7 @@ def test_fx_mm_statements_match_torch_export_one_to_one():
 
 def test_elided_export_generates_weights_at_the_declared_shapes():
     from compiler import models as M
-    from compiler._mlir_torch import torch_to_mlir
+    from compiler import torch_to_mlir
 
     module = M.MODELS["gcn"].from_config("tiny").eval()
     exported = torch_to_mlir(module, module.example_inputs(), elide=True)
