@@ -157,6 +157,23 @@ def test_dead_ops_and_unread_constants_are_dropped():
     assert p.inputs == ["scores"] and "unused" not in p.tensors and not p.meta["elided"]
 
 
+def test_module_level_ops_that_compute_nothing_are_skipped():
+    """Globals, declarations and module attributes are not part of the program; any
+    other module-level op is one line naming it."""
+    body = (HERE / "sddmm.mlir").read_text()
+    extra = ('  ml_program.global private mutable @seed(dense<0> : tensor<i64>) : tensor<i64>\n'
+             '  memref.global "private" constant @table : memref<2xf32> = dense<[1.0, 2.0]>\n'
+             "  func.func private @declared(tensor<4xf32>) -> tensor<4xf32>\n")
+    text = body.replace("func.func @", extra + "  func.func @", 1)
+    assert "memref.global" in text
+    assert [s.text for s in from_mlir(text).statements] == \
+        [s.text for s in from_mlir(body).statements]
+    bad = body.replace("func.func @", "  memref.alloca_scope {\n  }\n  func.func @", 1)
+    with pytest.raises(MlirError, match=r"^<mlir>:\d+:\d+: memref.alloca_scope: "
+                       "module-level memref.alloca_scope is not supported"):
+        from_mlir(bad)
+
+
 def test_gcn_layer_against_torch():
     torch = pytest.importorskip("torch")
     model = _case("gcn_layer")
