@@ -247,8 +247,8 @@ def level_format(st: Any, encoding: Any, rank: int, fail: Any) -> str:
 
 # -- constants -----------------------------------------------------------------------------
 #: numpy types of the element types a blob may hold
-_DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i1": np.int8,
-           "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64}
+_DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": np.uint16,
+           "i1": np.int8, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64}
 
 
 def constant_value(ir: Any, attr: Any, tt: TensorType, blobs: dict[str, bytes],
@@ -259,7 +259,7 @@ def constant_value(ir: Any, attr: Any, tt: TensorType, blobs: dict[str, bytes],
         dense = ir.DenseElementsAttr(attr)
         if dense.is_splat:
             return np.full(shape, float(dense.get_splat_value().value), np.float32)
-        return np.asarray(dense, dtype=np.float32).reshape(shape)
+        return _dense_values(ir, attr, shape, tt.element)
     text = str(attr)
     if text.startswith("dense_resource<"):
         key = text[len("dense_resource<"):text.index(">")]
@@ -272,10 +272,32 @@ def constant_value(ir: Any, attr: Any, tt: TensorType, blobs: dict[str, bytes],
         if len(blob) != math.prod(shape) * dtype.itemsize:
             raise fail(f"resource {key!r} holds {len(blob)} bytes; {tt.element} "
                        f"tensor{list(shape)} needs {math.prod(shape) * dtype.itemsize}")
+        if tt.element == "bf16":
+            return _bf16(blob).reshape(shape)
         return np.frombuffer(blob, dtype=dtype).astype(np.float32).reshape(shape)
     if text.startswith("sparse<"):
         return _sparse_constant(ir, text, tt, fail)
     raise fail(f"constant {text[:60]!r} is not dense, sparse or dense_resource")
+
+
+def _dense_values(ir: Any, attr: Any, shape: tuple[int, ...], element: str) -> np.ndarray:
+    """A non-splat dense attribute's values as float32. The bindings hand out every
+    element type but bf16 as a buffer; bf16 is read from its printed form: hex (16-bit
+    patterns, the upper halves of float32s) or a literal that MLIR re-reads as f32."""
+    if element != "bf16":
+        return np.asarray(ir.DenseElementsAttr(attr)).astype(np.float32).reshape(shape)
+    text = str(attr)
+    body = text[len("dense<"):text.rindex(">", 0, text.rindex(":"))]
+    if body.startswith('"0x'):
+        return _bf16(bytes.fromhex(body[3:-1])).reshape(shape)
+    dims = "".join(f"{d}x" for d in shape)
+    f32 = ir.DenseElementsAttr(ir.Attribute.parse(f"dense<{body}> : tensor<{dims}f32>"))
+    return np.asarray(f32, np.float32).reshape(shape)
+
+
+def _bf16(data: bytes | memoryview) -> np.ndarray:
+    """Little-endian bf16 values as float32 (bf16 is the upper half of a float32)."""
+    return (np.frombuffer(data, "<u2").astype(np.uint32) << 16).view(np.float32)
 
 
 def _sparse_constant(ir: Any, text: str, tt: TensorType, fail: Any) -> np.ndarray:
@@ -302,8 +324,8 @@ def _sparse_constant(ir: Any, text: str, tt: TensorType, fail: Any) -> np.ndarra
     try:
         idx = np.asarray(ir.DenseElementsAttr(ir.Attribute.parse(
             f"dense<{idx_text}> : tensor<{nnz}x{len(shape)}xi64>")), np.int64)
-        vals = np.asarray(ir.DenseElementsAttr(ir.Attribute.parse(
-            f"dense<{val_text}> : tensor<{nnz}x{tt.element}>"))).astype(np.float32)
+        vals = _dense_values(ir, ir.Attribute.parse(
+            f"dense<{val_text}> : tensor<{nnz}x{tt.element}>"), (nnz,), tt.element)
     except Exception as exc:  # noqa: BLE001 - MLIRError: the halves do not fit nnz
         raise fail(f"sparse constant cannot be read: {str(exc).splitlines()[-1].strip()}") \
             from None

@@ -107,6 +107,40 @@ def test_sparse_constant_index_outside_its_shape_is_one_line():
         from_mlir(_matmul_file(4, 4, 2, "sparse<[[0, 9]], [1.0]>"))
 
 
+# -- every float width, every printed form -----------------------------------------------
+#: values every float type holds exactly (bf16 keeps 8 significant bits)
+_EXACT = np.array([1.0, 2.5, -3.0, 0.15625, 0.0, -0.5, 96.0, 0.75], np.float32)
+_NUMPY = {"f32": "<f4", "f64": "<f8", "f16": "<f2"}
+
+
+def _raw(values: np.ndarray, element: str) -> bytes:
+    if element == "bf16":  # the upper halves of the float32s
+        return (values.astype(np.float32).view(np.uint32) >> 16).astype("<u2").tobytes()
+    return values.astype(_NUMPY[element]).tobytes()
+
+
+@pytest.mark.parametrize("element", ["f32", "f64", "f16", "bf16"])
+@pytest.mark.parametrize("form", ["list", "hex", "blob", "sparse"])
+def test_float_constants_of_every_width_and_form(element, form):
+    """Dense literals (listed, and in hex: MLIR prints above 100 elements so), resource
+    blobs and sparse literals of every float width give the values numpy holds."""
+    w = np.tile(_EXACT, 20 if form == "hex" else 1).reshape(-1, 4)  # 40x4 or 2x4
+    rows = w.shape[0]
+    listed = ", ".join("[" + ", ".join(repr(float(v)) for v in row) + "]" for row in w)
+    literal, tail = {
+        "list": (f"dense<[{listed}]>", ""),
+        "hex": (f'dense<"0x{_raw(w, element).hex().upper()}">', ""),
+        "blob": ("dense_resource<wblob>", "{-#\n  dialect_resources: {\n    builtin: {\n"
+                 f'      wblob: "0x{(struct.pack("<I", 2) + _raw(w, element)).hex()}"\n'
+                 "    }\n  }\n#-}\n"),
+        "sparse": (_sparse_literal(list(zip(*np.nonzero(w), strict=True)), w[w != 0]), ""),
+    }[form]
+    model = read_mlir(_matmul_file(rows, 4, 2, literal, element, tail))
+    np.testing.assert_array_equal(model.constants["w"], w)
+    if form == "list":
+        _check_simulated(model, w)
+
+
 # -- dense_resource blobs -----------------------------------------------------------------
 def _blob(values: np.ndarray) -> str:
     """MLIR's hex form of a blob: a little-endian alignment word, then the data."""
