@@ -25,6 +25,7 @@ from ir import Format, Program, Statement, TensorDecl
 
 from ._ast import accesses
 from ._errors import CompileError
+from ._mlir_parse import parse_module
 from ._mlir_types import (
     MAX_TOTAL_ELEMENTS,
     MlirError,
@@ -404,15 +405,7 @@ def read_mlir(source: str | Path, *, func: str | None = None, name: str | None =
     """
     ir, st = _bindings()
     src = MlirSource.read(source)
-    ctx = ir.Context()
-    try:
-        module = ir.Module.parse(src.text, ctx)
-    except ir.MLIRError as exc:
-        diags = getattr(exc, "error_diagnostics", None) or []
-        if diags:
-            raise MlirError(diags[0].message.splitlines()[0],
-                            where=src.where(diags[0].location)) from None
-        raise MlirError(str(exc).splitlines()[-1].strip(), where=src.name) from None
+    ctx, module = parse_module(ir, src)
     with ctx:
         f = _function(ir, module, src, func)
         tr = _Translator(src, ir, st, formats or {})

@@ -366,6 +366,21 @@ def test_deep_nesting_is_refused_before_parsing(text):
         from_mlir(text)
 
 
+@pytest.mark.parametrize("dims", ["5", "tensor.empty()", '"x"'])
+def test_a_file_that_crashes_mlir_s_parser_is_one_line(dims):
+    """MLIR's linalg.reduce parser dereferences a missing list (a segmentation fault of
+    the interpreter); the file is parsed in a forked child first and refused."""
+    text = ("func.func @f(%x: tensor<4x3xf32>, %i: tensor<4xf32>) -> tensor<4xf32> {\n"
+            "  %r = linalg.reduce ins(%x : tensor<4x3xf32>) outs(%i : tensor<4xf32>) "
+            f"dimensions = {dims}\n"
+            "    (%in: f32, %init: f32) {\n      %t = arith.addf %in, %init : f32\n"
+            "      linalg.yield %t : f32\n    }\n  return %r : tensor<4xf32>\n}\n")
+    with pytest.raises(MlirError, match=r"^<mlir>: MLIR's parser crashed on this file "
+                       r"\(SIGSEGV\): a malformed op its parser does not check; refused$"):
+        from_mlir(text)
+    assert from_mlir(text.replace(f"dimensions = {dims}", "dimensions = [1]")).statements
+
+
 def test_arrows_comments_and_strings_do_not_count_as_brackets():
     deep = "// " + "<" * 300 + "\n" + "\n".join(
         f"#map{n} = affine_map<(d0, d1) -> (d1, d0)>" for n in range(300))
