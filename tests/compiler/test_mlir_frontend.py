@@ -511,6 +511,37 @@ def test_fx_mm_statements_match_torch_export_one_to_one():
     assert all(a.startswith("sum(k) adj(i,k) * ") for a in adj + ref_adj)
 
 
+#: aten ops that torch-mlir lowers to one linalg op each (linear, softmax, layer_norm are
+#: decomposed into several)
+_ONE_TO_ONE = ("aten.mm.default", "aten.relu.default", "aten.mul.Tensor",
+               "aten.masked_fill.Scalar", "aten.bmm.default")
+
+
+def _form(program, statement, keep: set[str]) -> str:
+    """A statement with every tensor but those in ``keep`` written T (the two frontends
+    name intermediates and weights differently)."""
+    import re
+
+    return re.sub(r"\b[A-Za-z_]\w*\b(?=\(|\s*=)", lambda m: m.group() if m.group() in keep
+                  or m.group() not in program.tensors else "T", statement.text)
+
+
+@pytest.mark.parametrize("name", ["autoencoder", "bigbird", "gcn", "gpt", "graphsage"])
+def test_fx_every_one_to_one_op_gives_the_same_statement(name):
+    """Each statement torch.export makes of an op that maps one to one (mm, relu, a scalar
+    mul, masked_fill) is also in the MLIR program, up to the names of intermediates."""
+    from collections import Counter
+
+    _, _, exported, ref, _ = _fx(name)
+    p = from_mlir(exported.text)
+    given = {n for n, t in ref.tensors.items() if t.role in ("input", "weight")}
+    keep = {n for n in given if n in p.tensors and p.tensors[n].role in ("input", "weight")}
+    assert keep  # the inputs (x, adj, mask): named alike by both
+    want = Counter(_form(ref, s, keep) for s in ref.statements if s.op in _ONE_TO_ONE)
+    assert sum(want.values()) >= 3
+    assert not want - Counter(_form(p, s, keep) for s in p.statements)
+
+
 def test_elided_export_generates_weights_at_the_declared_shapes():
     from compiler import models as M
     from compiler import torch_to_mlir
