@@ -95,3 +95,12 @@ def test_an_elided_weight_is_taken_from_input(tmp_path, capsys):
     assert "check      PASS" in capsys.readouterr().out
     (read,) = (tmp_path / "out").glob("*.weight.mtx")
     np.testing.assert_array_equal(scipy.io.mmread(read).toarray(), w.toarray())
+
+
+def test_model_runs_an_mlir_file_on_simulated_hardware_with_lanes(capsys):
+    """--hw and --par apply to an MLIR file as to a bundled model."""
+    assert main(["model", str(MLIR / "graphsage_layer.mlir"), "--schedule", "full",
+                 "--hw", "comal-hbm", "--par", "i=2", "--seed", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "hw         comal-hbm: " in out and "DRAM" in out
+    assert "check      PASS: max |out - numpy|" in out
