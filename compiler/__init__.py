@@ -89,6 +89,8 @@ __all__ = [
     "from_torch", "torch_weights", "torch_inputs", "to_array", "FrontendError", "evaluate",
     # MLIR frontend (loaded on first use; the bindings come with the ``mlir`` extra)
     "from_mlir", "read_mlir", "mlir_tensors", "MlirModel", "MlirError",
+    # torch -> MLIR through torch-mlir's FX importer (the MLIR frontend's second path)
+    "torch_to_mlir", "MlirExport",
     # cost heuristic (FLOPs/bytes from shapes and densities)
     "estimate", "Estimate", "TensorStats", "cycle_estimate", "factor", "Factoring",
     # errors
@@ -97,6 +99,7 @@ __all__ = [
 
 _TORCH_FRONTEND = ("from_torch", "torch_weights", "torch_inputs", "to_array", "FrontendError")
 _MLIR_FRONTEND = ("from_mlir", "read_mlir", "mlir_tensors", "MlirModel", "MlirError")
+_MLIR_TORCH = ("torch_to_mlir", "MlirExport")
 
 
 def __getattr__(name: str) -> object:
@@ -107,4 +110,7 @@ def __getattr__(name: str) -> object:
     if name in _MLIR_FRONTEND:
         from . import _mlir_frontend
         return getattr(_mlir_frontend, name)
+    if name in _MLIR_TORCH:
+        from . import _mlir_torch
+        return getattr(_mlir_torch, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

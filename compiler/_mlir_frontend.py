@@ -25,7 +25,9 @@ from ir import Format, Program, Statement, TensorDecl
 
 from ._ast import accesses
 from ._errors import CompileError
+from ._mlir_parse import parse_module
 from ._mlir_types import (
+    MAX_TOTAL_ELEMENTS,
     MlirError,
     MlirSource,
     TensorType,
@@ -128,11 +130,11 @@ class _Translator:
         #: tensors whose entries off a pattern are -inf (stored as 0): masked_fill(~P, -inf)
         self.masked: dict[str, _View] = {}
         self.tensors: dict[str, TensorDecl] = {}
+        self.elements = 0  # in all tensors declared
         self.statements: list[Statement] = []
         self.inputs: list[str] = []
         self.values: dict[Any, Any] = {}  # ir.Value -> _View | _Fill | _Empty | float
         self.model = MlirModel(Program({}, [], [], []))
-        self.blobs = src.blobs()
         self.op: Any = None
         self.arg_loc: Any = None
 
@@ -162,17 +164,26 @@ class _Translator:
             name, n = f"{base}_{n}", n + 1
         return name
 
+    def add(self, decl: TensorDecl) -> None:
+        """Declare a tensor, within the elements a program may hold in all (the oracle
+        and the generator hold every tensor dense: refused before allocation)."""
+        self.elements += math.prod(decl.shape)
+        if self.elements > MAX_TOTAL_ELEMENTS:
+            raise self.fail(f"the program's tensors hold more than {MAX_TOTAL_ELEMENTS} "
+                            f"elements in all (at {decl.name!r}); refused before allocation")
+        self.tensors[decl.name] = decl
+
     def declare(self, hint: str, tt: TensorType, role: str) -> _View:
         name = self.fresh(hint)
         fmt = self.formats.get(name, tt.format)
-        self.tensors[name] = TensorDecl(name, tt.shape, fmt, role)
+        self.add(TensorDecl(name, tt.shape, fmt, role))
         return _View(name, tuple(range(len(tt.shape))))
 
     def emit(self, hint: str, lhs: Sequence[str], shape: Sequence[int], rhs: str,
              fmt: str = "dense") -> str:
         name = self.fresh(hint)
         fmt = self.formats.get(name, fmt)
-        self.tensors[name] = TensorDecl(name, tuple(shape), fmt, "intermediate")
+        self.add(TensorDecl(name, tuple(shape), fmt, "intermediate"))
         text = f"{name}({','.join(lhs)}) = {rhs}" if lhs else f"{name} = {rhs}"
         try:
             assign = normalize(parse(text)).assignment
@@ -246,7 +257,7 @@ class _Translator:
         self.inputs.append(view.tensor)
         if tt.element in _INTEGERS:
             self.model.masks.append(view.tensor)
-        data = constant_value(self.ir, attr, tt, self.blobs, self.fail)
+        data = constant_value(self.ir, attr, tt, self.src.blobs, self.fail)
         if data is None:
             self.model.elided.append(view.tensor)
         else:
@@ -394,15 +405,7 @@ def read_mlir(source: str | Path, *, func: str | None = None, name: str | None =
     """
     ir, st = _bindings()
     src = MlirSource.read(source)
-    ctx = ir.Context()
-    try:
-        module = ir.Module.parse(src.text, ctx)
-    except ir.MLIRError as exc:
-        diags = getattr(exc, "error_diagnostics", None) or []
-        if diags:
-            raise MlirError(diags[0].message.splitlines()[0],
-                            where=src.where(diags[0].location)) from None
-        raise MlirError(str(exc).splitlines()[-1].strip(), where=src.name) from None
+    ctx, module = parse_module(ir, src)
     with ctx:
         f = _function(ir, module, src, func)
         tr = _Translator(src, ir, st, formats or {})

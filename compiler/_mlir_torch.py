@@ -56,7 +56,11 @@ def torch_to_mlir(module: torch.nn.Module, example_inputs: Sequence[Any], *,
     other parameters and buffers are constants. ``elide`` leaves their values out of the
     text (``dense_resource`` without a blob), as large models are shared.
     """
-    from torch_mlir import fx
+    try:
+        from torch_mlir import fx
+    except ImportError:
+        raise MlirError("torch_to_mlir needs the torch-mlir wheel: pip install "
+                        "'samfuse[mlir]'") from None
 
     buffers = dict(module.named_buffers())
     sparse = [n for n, b in buffers.items()

@@ -4,12 +4,14 @@ encodings and constants.
 Everything here goes through the MLIR Python bindings of the pinned ``torch-mlir``
 wheel; the only text the frontend scans itself is the file's bracket nesting (refused
 before the C++ parser can recurse on it), the SSA names it prints in error messages and
-tensor names, and the hex blobs of ``dialect_resources`` (the bindings cannot read a
-``dense_resource`` blob back).
+tensor names, and the trailing resource section with the hex blobs of
+``dense_resource`` constants (the bindings cannot read a blob back, so MLIR parses the
+module without it).
 """
 
 from __future__ import annotations
 
+import binascii
 import math
 import re
 from dataclasses import dataclass, field
@@ -22,12 +24,14 @@ from ir import Format
 
 from ._errors import CompileError
 
-__all__ = ["MlirError", "MlirSource", "MAX_ELEMENTS", "MAX_NESTING", "MAX_BYTES", "MAX_RANK",
-           "tensor_type", "level_format", "constant_value", "generate"]
+__all__ = ["MlirError", "MlirSource", "MAX_ELEMENTS", "MAX_TOTAL_ELEMENTS", "MAX_NESTING",
+           "MAX_BYTES", "MAX_RANK", "tensor_type", "level_format", "constant_value", "generate"]
 
 #: the largest tensor a program may declare (elements): the numpy oracle and the input
 #: generator hold tensors dense, so anything larger is refused before allocation
 MAX_ELEMENTS = 1 << 26
+#: the most elements a program's tensors may hold in all (GPT-3 Small's layer: 2^25.4)
+MAX_TOTAL_ELEMENTS = 1 << 28
 #: deepest bracket nesting accepted: MLIR's parser recurses once per nested region,
 #: attribute or type (and a few hundred thousand levels overflow its stack)
 MAX_NESTING = 256
@@ -41,7 +45,13 @@ _BRACKETS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|//[^\n]*|->|[{}()\[\]<>]')
 _OPEN = {"{": "}", "(": ")", "[": "]", "<": ">"}
 _SSA = re.compile(r"%([A-Za-z_$.][\w$.-]*|\d+)")
 _RESULTS = re.compile(r"(%[\w$.-]+)(?::\d+)?\s*(?:,\s*%[\w$.-]+\s*)*=\s*$")
-_BLOB = re.compile(r'^\s*([\w$.-]+)\s*:\s*"0x', re.M)
+#: the file metadata section, which MLIR's printer puts at the start of a line at the end
+_METADATA = re.compile(r"^[ \t]*\{-#", re.M)
+_RESOURCE_HEAD = re.compile(r"\{-#\s*dialect_resources\s*:\s*\{\s*builtin\s*:\s*\{\s*")
+_RESOURCE_KEY = re.compile(r'([\w$.-]+)\s*:\s*"0x')
+_RESOURCE_SEP = re.compile(r'"\s*(?:,\s*|(?=\}))')
+_RESOURCE_NONE = re.compile(r"\{-#\s*#-\}\s*\Z")
+_RESOURCE_TAIL = re.compile(r"\}\s*\}\s*#-\}\s*\Z")
 
 
 class MlirError(CompileError):
@@ -56,10 +66,14 @@ class MlirError(CompileError):
 
 @dataclass
 class MlirSource:
-    """The text of a file and its name, for locations and SSA names."""
+    """A file split into the module MLIR parses (``text``) and the blobs of its trailing
+    resource section (``{-# dialect_resources: {builtin: {KEY: "0x…"}} #-}``, decoded
+    here: the bindings cannot read a ``dense_resource`` back, and leaving the blobs out of
+    the parse saves MLIR copying them — most of a large model's reading time)."""
 
     text: str
     name: str = "<mlir>"
+    blobs: dict[str, bytes] = field(default_factory=dict, repr=False)
     _lines: list[str] | None = field(default=None, repr=False)
 
     @classmethod
@@ -74,17 +88,20 @@ class MlirSource:
             if size > MAX_BYTES:
                 raise MlirError(f"{path}: {size} bytes; files up to {MAX_BYTES} bytes are "
                                 "read")
-            src = cls(path.read_text(errors="replace"), path.name)
+            text, name = path.read_text(errors="replace"), path.name
         else:
-            src = cls(str(source))
+            text, name = str(source), "<mlir>"
+        m = _METADATA.search(text)  # strings cannot span lines: this is the section
+        src = cls(text[:m.start()] if m else text, name)
         src.check_nesting()
+        if m:
+            src.blobs = src.read_resources(text, m.start())
         return src
 
     def check_nesting(self) -> None:
         """Refuse deeply nested regions and attributes before the recursive parser."""
         stack: list[tuple[str, int]] = []
-        end = self.text.rfind("{-#")  # the resource blobs: long strings, no regions
-        for m in _BRACKETS.finditer(self.text, 0, end if end >= 0 else len(self.text)):
+        for m in _BRACKETS.finditer(self.text):
             tok = m.group()
             if tok in _OPEN:
                 stack.append((_OPEN[tok], m.start()))
@@ -96,10 +113,39 @@ class MlirSource:
                 if stack and stack[-1][0] == tok:
                     stack.pop()
 
-    def position(self, offset: int) -> str:
-        line = self.text.count("\n", 0, offset) + 1
-        col = offset - (self.text.rfind("\n", 0, offset) + 1) + 1
+    def read_resources(self, text: str, start: int) -> dict[str, bytes]:
+        """The builtin blobs of the resource section at ``start`` (the end of the file),
+        by key; anything else there is an error naming where."""
+        blobs: dict[str, bytes] = {}
+        if _RESOURCE_NONE.match(text, start):  # printed without any resource
+            return blobs
+        head = _RESOURCE_HEAD.match(text, start)
+        pos = head.end() if head else start
+        while head and not text.startswith("}", pos):
+            key = _RESOURCE_KEY.match(text, pos)
+            end = text.find('"', key.end()) if key else -1
+            sep = _RESOURCE_SEP.match(text, end) if end >= 0 else None
+            if sep is None:
+                break
+            try:
+                blobs[key.group(1)] = binascii.a2b_hex(text[key.end():end])
+            except (binascii.Error, ValueError):
+                raise MlirError(f"resource {key.group(1)!r} is not hexadecimal",
+                                where=self._position(text, key.start())) from None
+            pos = sep.end()
+        if head is None or not _RESOURCE_TAIL.match(text, pos):
+            raise MlirError("the file's metadata {-# … #-} is read only as "
+                            "'dialect_resources: { builtin: { KEY: \"0x…\", … } }' at the "
+                            "end of the file", where=self._position(text, pos))
+        return blobs
+
+    def _position(self, text: str, offset: int) -> str:
+        line = text.count("\n", 0, offset) + 1
+        col = offset - (text.rfind("\n", 0, offset) + 1) + 1
         return f"{self.name}:{line}:{col}"
+
+    def position(self, offset: int) -> str:
+        return self._position(self.text, offset)
 
     def where(self, loc: Any) -> str:
         """``file:line:col`` of an MLIR location (its first file location)."""
@@ -123,17 +169,6 @@ class MlirSource:
         m = _RESULTS.search(self._line(line)[:max(col - 1, 0)]) if line else None
         name = m.group(1)[1:] if m else ""
         return None if name.isdigit() or not name else name  # %3: the op names it
-
-    def blobs(self) -> dict[str, str]:
-        """``dialect_resources`` hex blobs by key (decoded by :func:`constant_value`)."""
-        start = self.text.rfind("{-#")
-        if start < 0:
-            return {}
-        out = {}
-        for m in _BLOB.finditer(self.text, start):
-            end = self.text.find('"', m.end())
-            out[m.group(1)] = self.text[m.end():end]
-        return out
 
 
 def _line_col(loc: Any) -> tuple[int, int]:
@@ -212,11 +247,11 @@ def level_format(st: Any, encoding: Any, rank: int, fail: Any) -> str:
 
 # -- constants -----------------------------------------------------------------------------
 #: numpy types of the element types a blob may hold
-_DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i1": np.int8,
-           "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64}
+_DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": np.uint16,
+           "i1": np.int8, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64}
 
 
-def constant_value(ir: Any, attr: Any, tt: TensorType, blobs: dict[str, str],
+def constant_value(ir: Any, attr: Any, tt: TensorType, blobs: dict[str, bytes],
                    fail: Any) -> np.ndarray | None:
     """A constant's values (float32, dense), or None when they are elided."""
     shape = tt.shape
@@ -224,7 +259,7 @@ def constant_value(ir: Any, attr: Any, tt: TensorType, blobs: dict[str, str],
         dense = ir.DenseElementsAttr(attr)
         if dense.is_splat:
             return np.full(shape, float(dense.get_splat_value().value), np.float32)
-        return np.asarray(dense, dtype=np.float32).reshape(shape)
+        return _dense_values(ir, attr, shape, tt.element)
     text = str(attr)
     if text.startswith("dense_resource<"):
         key = text[len("dense_resource<"):text.index(">")]
@@ -233,56 +268,88 @@ def constant_value(ir: Any, attr: Any, tt: TensorType, blobs: dict[str, str],
         if tt.element not in _DTYPES:
             raise fail(f"resource {key!r}: element type {tt.element} cannot be read")
         dtype = np.dtype(_DTYPES[tt.element])
-        try:  # the hex of a little-endian alignment word, then the data
-            blob = bytes.fromhex(blobs[key])[4:]
-        except ValueError:
-            raise fail(f"resource {key!r} is not hexadecimal") from None
+        blob = memoryview(blobs[key])[4:]  # a little-endian alignment word, then the data
         if len(blob) != math.prod(shape) * dtype.itemsize:
             raise fail(f"resource {key!r} holds {len(blob)} bytes; {tt.element} "
                        f"tensor{list(shape)} needs {math.prod(shape) * dtype.itemsize}")
+        if tt.element == "bf16":
+            return _bf16(blob).reshape(shape)
         return np.frombuffer(blob, dtype=dtype).astype(np.float32).reshape(shape)
     if text.startswith("sparse<"):
-        return _sparse_constant(ir, text, shape, fail)
+        return _sparse_constant(ir, text, tt, fail)
     raise fail(f"constant {text[:60]!r} is not dense, sparse or dense_resource")
 
 
-def _sparse_constant(ir: Any, text: str, shape: tuple[int, ...], fail: Any) -> np.ndarray:
-    """``sparse<indices, values> : type``: both halves are re-read by MLIR's own parser as
-    dense attributes (the bindings have no SparseElementsAttr accessor)."""
-    body = text[len("sparse<"):text.rindex(">")]
-    depth, cut = 0, -1
-    for n, ch in enumerate(body):
-        depth += ch in "[(<"
-        depth -= ch in "])>"
-        if ch == "," and depth == 0:
-            cut = n
-            break
-    if cut < 0:
-        return np.zeros(shape, np.float32)
-    idx_text, val_text = body[:cut].strip(), body[cut + 1:].strip()
-    try:
-        vals = np.asarray(ir.DenseElementsAttr(ir.Attribute.parse(
-            f"dense<{val_text}> : tensor<{_count(val_text)}xf32>")), np.float32).ravel()
-        nested = idx_text.startswith("[[")
-        idx_type = f"{len(vals)}x{len(shape)}" if nested else f"{len(vals) * len(shape)}"
-        idx = np.asarray(ir.DenseElementsAttr(ir.Attribute.parse(
-            f"dense<{idx_text}> : tensor<{idx_type}xi64>")), np.int64)
-    except Exception as exc:  # noqa: BLE001 - MLIRError or a shape mismatch
-        raise fail(f"sparse constant cannot be read: {str(exc).splitlines()[0]}") from None
+def _dense_values(ir: Any, attr: Any, shape: tuple[int, ...], element: str) -> np.ndarray:
+    """A non-splat dense attribute's values as float32. The bindings hand out every
+    element type but bf16 as a buffer; bf16 is read from its printed form: hex (16-bit
+    patterns, the upper halves of float32s) or a literal that MLIR re-reads as f32."""
+    if element != "bf16":
+        return np.asarray(ir.DenseElementsAttr(attr)).astype(np.float32).reshape(shape)
+    text = str(attr)
+    body = text[len("dense<"):text.rindex(">", 0, text.rindex(":"))]
+    if body.startswith('"0x'):
+        return _bf16(bytes.fromhex(body[3:-1])).reshape(shape)
+    dims = "".join(f"{d}x" for d in shape)
+    f32 = ir.DenseElementsAttr(ir.Attribute.parse(f"dense<{body}> : tensor<{dims}f32>"))
+    return np.asarray(f32, np.float32).reshape(shape)
+
+
+def _bf16(data: bytes | memoryview) -> np.ndarray:
+    """Little-endian bf16 values as float32 (bf16 is the upper half of a float32)."""
+    return (np.frombuffer(data, "<u2").astype(np.uint32) << 16).view(np.float32)
+
+
+def _sparse_constant(ir: Any, text: str, tt: TensorType, fail: Any) -> np.ndarray:
+    """``sparse<indices, values> : type``, as dense float32. The bindings have no
+    SparseElementsAttr accessor, so the two halves of the printed attribute are re-read by
+    MLIR's own parser as dense attributes of a known shape: ``nnz x rank`` indices (i64)
+    and ``nnz`` values of the constant's element type (a splat, or hex above 100 values,
+    as MLIR prints them)."""
+    shape = tt.shape
+    halves = _top_level_split(text[len("sparse<"):])
     out = np.zeros(shape, np.float32)
-    idx = idx.reshape(len(vals), len(shape))
-    if len(vals) and ((idx < 0).any() or (idx >= np.array(shape)).any()):
+    if halves is None:  # ``sparse<>``: no entries
+        return out
+    idx_text, val_text = halves
+    if idx_text.startswith("["):  # [[i, j], ...]: one bracket per entry, one outside
+        nnz = idx_text.count("[") - 1
+    elif val_text.startswith("["):
+        nnz = val_text.count(",") + 1
+    elif val_text.startswith('"0x'):
+        nnz = (len(val_text) - 4) // (2 * np.dtype(_DTYPES.get(tt.element, np.float32))
+                                      .itemsize)
+    else:  # one index and one value, both splats: every entry is the same one
+        nnz = 1
+    try:
+        idx = np.asarray(ir.DenseElementsAttr(ir.Attribute.parse(
+            f"dense<{idx_text}> : tensor<{nnz}x{len(shape)}xi64>")), np.int64)
+        vals = _dense_values(ir, ir.Attribute.parse(
+            f"dense<{val_text}> : tensor<{nnz}x{tt.element}>"), (nnz,), tt.element)
+    except Exception as exc:  # noqa: BLE001 - MLIRError: the halves do not fit nnz
+        raise fail(f"sparse constant cannot be read: {str(exc).splitlines()[-1].strip()}") \
+            from None
+    idx = idx.reshape(nnz, len(shape))
+    if nnz and ((idx < 0).any() or (idx >= np.array(shape)).any()):
         raise fail("sparse constant has an index outside its shape")
-    out[tuple(idx.T)] = vals
+    out[tuple(idx.T)] = vals.ravel()
     return out
 
 
-def _count(values: str) -> int:
-    """Number of scalars in a printed dense literal (a splat counts one)."""
-    inner = values.strip()
-    if not inner.startswith("["):
-        return 1
-    return inner.count(",") + 1 if inner.strip("[] ") else 0
+def _top_level_split(body: str) -> tuple[str, str] | None:
+    """``indices, values>…`` → the two halves (None for an empty ``>``): the comma and the
+    closing bracket at nesting depth 0 (hex values are quoted, without brackets)."""
+    depth, cut = 0, -1
+    for n, ch in enumerate(body):
+        if ch in "[(<":
+            depth += 1
+        elif ch in "])>":
+            if depth == 0:
+                return None if cut < 0 else (body[:cut].strip(), body[cut + 1:n].strip())
+            depth -= 1
+        elif ch == "," and depth == 0 and cut < 0:
+            cut = n
+    return None
 
 
 def generate(shape: tuple[int, ...], fmt: str, seed: int, density: float,

@@ -181,3 +181,34 @@ def test_softmax_file_matches_mlir_jit():
     program = from_mlir(text)
     np.testing.assert_allclose(evaluate(program, {"scores": x})["probs"], want, rtol=1e-5,
                                atol=1e-7)
+
+
+@pytest.mark.parametrize(("out_map", "iterators", "out_shape"), [
+    ("(d0)", '"parallel", "parallel"', [4]),  # a parallel loop no output uses: summed
+    ("(d0, d1)", '"parallel", "reduction"', [4, 3]),  # a reduction loop the output uses
+])
+def test_iterator_types_that_disagree_with_the_maps_read_as_mlir_runs_them(
+        out_map, iterators, out_shape):
+    """Reductions are read from the maps (the loops no output uses); MLIR's verifier accepts
+    iterator types that say otherwise, and its loop lowering computes what the maps say."""
+    out = _ttype(out_shape)
+    text = f"""func.func @f(%a: tensor<4x3xf32>) -> {out} {{
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : {out}
+  %fill = linalg.fill ins(%zero : f32) outs(%e : {out}) -> {out}
+  %r = linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+      affine_map<(d0, d1) -> {out_map}>], iterator_types = [{iterators}]}}
+      ins(%a : tensor<4x3xf32>) outs(%fill : {out}) {{
+    ^bb0(%in: f32, %out: f32):
+      %s = arith.addf %out, %in : f32
+      linalg.yield %s : f32
+  }} -> {out}
+  return %r : {out}
+}}
+"""
+    a = np.random.default_rng(1).normal(size=(4, 3)).astype(np.float32)
+    want = _jit(text, [a], len(out_shape))
+    np.testing.assert_allclose(want, a.sum(1) if len(out_shape) == 1 else a, rtol=1e-6)
+    program = from_mlir(text)
+    np.testing.assert_allclose(evaluate(program, {"a": a})[program.outputs[0]], want,
+                               rtol=1e-6, atol=1e-7)

@@ -130,7 +130,7 @@ def test_broadcast_to_a_new_dim_is_one_line():
 
 def test_a_generated_mask_is_zero_one_with_an_entry_in_every_row():
     from compiler import models as M
-    from compiler._mlir_torch import torch_to_mlir
+    from compiler import torch_to_mlir
 
     module = M.MODELS["bigbird"].from_config("tiny").eval()
     exported = torch_to_mlir(module, module.example_inputs(), lift=["mask"])
@@ -157,6 +157,23 @@ def test_dead_ops_and_unread_constants_are_dropped():
     assert p.inputs == ["scores"] and "unused" not in p.tensors and not p.meta["elided"]
 
 
+def test_module_level_ops_that_compute_nothing_are_skipped():
+    """Globals, declarations and module attributes are not part of the program; any
+    other module-level op is one line naming it."""
+    body = (HERE / "sddmm.mlir").read_text()
+    extra = ('  ml_program.global private mutable @seed(dense<0> : tensor<i64>) : tensor<i64>\n'
+             '  memref.global "private" constant @table : memref<2xf32> = dense<[1.0, 2.0]>\n'
+             "  func.func private @declared(tensor<4xf32>) -> tensor<4xf32>\n")
+    text = body.replace("func.func @", extra + "  func.func @", 1)
+    assert "memref.global" in text
+    assert [s.text for s in from_mlir(text).statements] == \
+        [s.text for s in from_mlir(body).statements]
+    bad = body.replace("func.func @", "  memref.alloca_scope {\n  }\n  func.func @", 1)
+    with pytest.raises(MlirError, match=r"^<mlir>:\d+:\d+: memref.alloca_scope: "
+                       "module-level memref.alloca_scope is not supported"):
+        from_mlir(bad)
+
+
 def test_gcn_layer_against_torch():
     torch = pytest.importorskip("torch")
     model = _case("gcn_layer")
@@ -168,6 +185,21 @@ def test_gcn_layer_against_torch():
     want = torch.relu(torch.mm(adj, x @ w.T) + b).numpy()
     got = _simulate(model.program, t, "unfused")
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_graphsage_layer_against_torch():
+    torch = pytest.importorskip("torch")
+    model = _case("graphsage_layer")
+    t = mlir_tensors(model, seed=4, given=CASES["graphsage_layer"][0](4))
+    adj = torch.sparse_csr_tensor(*(torch.from_numpy(np.array(a)) for a in (
+        t["adj"].indptr.astype(np.int64), t["adj"].indices.astype(np.int64),
+        t["adj"].data)), size=t["adj"].shape)
+    x, ws, wn, b = (torch.from_numpy(np.array(t[n], np.float32))
+                    for n in ("x", "w_self", "w_neigh", "bias"))
+    want = torch.relu(x @ ws.T + torch.sparse.mm(adj, x @ wn.T) + b).numpy()
+    for schedule in SCHEDULES:
+        np.testing.assert_allclose(_simulate(model.program, t, schedule), want, rtol=1e-4,
+                                   atol=1e-5)
 
 
 def test_softmax_against_torch():
@@ -334,6 +366,21 @@ def test_deep_nesting_is_refused_before_parsing(text):
         from_mlir(text)
 
 
+@pytest.mark.parametrize("dims", ["5", "tensor.empty()", '"x"'])
+def test_a_file_that_crashes_mlir_s_parser_is_one_line(dims):
+    """MLIR's linalg.reduce parser dereferences a missing list (a segmentation fault of
+    the interpreter); the file is parsed in a forked child first and refused."""
+    text = ("func.func @f(%x: tensor<4x3xf32>, %i: tensor<4xf32>) -> tensor<4xf32> {\n"
+            "  %r = linalg.reduce ins(%x : tensor<4x3xf32>) outs(%i : tensor<4xf32>) "
+            f"dimensions = {dims}\n"
+            "    (%in: f32, %init: f32) {\n      %t = arith.addf %in, %init : f32\n"
+            "      linalg.yield %t : f32\n    }\n  return %r : tensor<4xf32>\n}\n")
+    with pytest.raises(MlirError, match=r"^<mlir>: MLIR's parser crashed on this file "
+                       r"\(SIGSEGV\): a malformed op its parser does not check; refused$"):
+        from_mlir(text)
+    assert from_mlir(text.replace(f"dimensions = {dims}", "dimensions = [1]")).statements
+
+
 def test_arrows_comments_and_strings_do_not_count_as_brackets():
     deep = "// " + "<" * 300 + "\n" + "\n".join(
         f"#map{n} = affine_map<(d0, d1) -> (d1, d0)>" for n in range(300))
@@ -366,9 +413,8 @@ def test_missing_file_and_unknown_format_name(tmp_path):
 # -- torch → MLIR (FX importer) against torch.export -------------------------------------
 @functools.cache
 def _fx(name: str):
-    from compiler import from_torch, torch_inputs, torch_weights
+    from compiler import from_torch, torch_inputs, torch_to_mlir, torch_weights
     from compiler import models as M
-    from compiler._mlir_torch import torch_to_mlir
 
     module = M.MODELS[name].from_config("tiny").eval()
     example = module.example_inputs()
@@ -414,9 +460,8 @@ def test_fx_imported_model_simulates(name):
 def test_fx_attention_mask_becomes_a_csr_argument_and_simulates():
     """A model's sparse_formats buffer (BigBird's bool mask) is lifted to an argument, so
     formats= stores it CSR as from_torch does; the masked softmax still matches."""
-    from compiler import from_torch, to_array, torch_inputs, torch_weights
+    from compiler import from_torch, to_array, torch_inputs, torch_to_mlir, torch_weights
     from compiler import models as M
-    from compiler._mlir_torch import torch_to_mlir
 
     module = M.MODELS["bigbird"].from_config("tiny").eval()
     example = module.example_inputs()
@@ -466,9 +511,40 @@ def test_fx_mm_statements_match_torch_export_one_to_one():
     assert all(a.startswith("sum(k) adj(i,k) * ") for a in adj + ref_adj)
 
 
+#: aten ops that torch-mlir lowers to one linalg op each (linear, softmax, layer_norm are
+#: decomposed into several)
+_ONE_TO_ONE = ("aten.mm.default", "aten.relu.default", "aten.mul.Tensor",
+               "aten.masked_fill.Scalar", "aten.bmm.default")
+
+
+def _form(program, statement, keep: set[str]) -> str:
+    """A statement with every tensor but those in ``keep`` written T (the two frontends
+    name intermediates and weights differently)."""
+    import re
+
+    return re.sub(r"\b[A-Za-z_]\w*\b(?=\(|\s*=)", lambda m: m.group() if m.group() in keep
+                  or m.group() not in program.tensors else "T", statement.text)
+
+
+@pytest.mark.parametrize("name", ["autoencoder", "bigbird", "gcn", "gpt", "graphsage"])
+def test_fx_every_one_to_one_op_gives_the_same_statement(name):
+    """Each statement torch.export makes of an op that maps one to one (mm, relu, a scalar
+    mul, masked_fill) is also in the MLIR program, up to the names of intermediates."""
+    from collections import Counter
+
+    _, _, exported, ref, _ = _fx(name)
+    p = from_mlir(exported.text)
+    given = {n for n, t in ref.tensors.items() if t.role in ("input", "weight")}
+    keep = {n for n in given if n in p.tensors and p.tensors[n].role in ("input", "weight")}
+    assert keep  # the inputs (x, adj, mask): named alike by both
+    want = Counter(_form(ref, s, keep) for s in ref.statements if s.op in _ONE_TO_ONE)
+    assert sum(want.values()) >= 3
+    assert not want - Counter(_form(p, s, keep) for s in p.statements)
+
+
 def test_elided_export_generates_weights_at_the_declared_shapes():
     from compiler import models as M
-    from compiler._mlir_torch import torch_to_mlir
+    from compiler import torch_to_mlir
 
     module = M.MODELS["gcn"].from_config("tiny").eval()
     exported = torch_to_mlir(module, module.example_inputs(), elide=True)

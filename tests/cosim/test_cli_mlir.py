@@ -82,3 +82,25 @@ def test_unsupported_op_is_one_line_with_its_location(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("samfuse: error: tanh.mlir:25:12: math.tanh: not supported")
     assert err.count("\n") == 1
+
+
+def test_an_elided_weight_is_taken_from_input(tmp_path, capsys):
+    """gcn_layer.mlir's weight is exported elided: --input gives its values, and the
+    kernel that reads it reads exactly those (the file written by --out)."""
+    w = sp.random_array((4, 6), density=0.5, rng=np.random.default_rng(1), dtype=np.float32,
+                        format="coo")
+    scipy.io.mmwrite(tmp_path / "w.mtx", sp.coo_matrix(w))
+    assert main(["model", str(MLIR / "gcn_layer.mlir"), "--input", f"weight={tmp_path / 'w.mtx'}",
+                 "--out", str(tmp_path / "out")]) == 0
+    assert "check      PASS" in capsys.readouterr().out
+    (read,) = (tmp_path / "out").glob("*.weight.mtx")
+    np.testing.assert_array_equal(scipy.io.mmread(read).toarray(), w.toarray())
+
+
+def test_model_runs_an_mlir_file_on_simulated_hardware_with_lanes(capsys):
+    """--hw and --par apply to an MLIR file as to a bundled model."""
+    assert main(["model", str(MLIR / "graphsage_layer.mlir"), "--schedule", "full",
+                 "--hw", "comal-hbm", "--par", "i=2", "--seed", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "hw         comal-hbm: " in out and "DRAM" in out
+    assert "check      PASS: max |out - numpy|" in out
