@@ -18,7 +18,7 @@ import scipy.sparse as sp
 from compiler import CompiledModel, compile_model, einsum_program
 from ir import Region, Schedule
 
-__all__ = ["gcn_chain"]
+__all__ = ["gcn_chain", "kernel_cases", "STATEMENTS"]
 
 STATEMENTS = ["T(k,j) = X(k,l) * W(l,j)", "Y(i,j) = A(i,k) * T(k,j)"]
 
@@ -41,3 +41,17 @@ def gcn_chain(n: int, f: int, h: int, density: float, seed: int, *,
     compiled = compile_model(prog, Schedule([region], name="materialised"))
     gold = {"Y": a.toarray().astype(np.float64) @ (x.astype(np.float64) @ w)}
     return compiled, {"A": a, "X": x, "W": w}, gold
+
+
+def kernel_cases(compiled: CompiledModel, inputs: dict[str, Any]
+                 ) -> list[tuple[Any, dict[str, Any], dict[str, np.ndarray]]]:
+    """Each kernel of ``compiled`` alone: (graph, its inputs as the model run binds them,
+    the numpy gold of its output), T's gold computed by numpy, not by the code under
+    test, and fed to its consumer."""
+    x, w, a = (np.asarray(inputs[t].toarray() if hasattr(inputs[t], "toarray")
+                          else inputs[t], dtype=np.float64) for t in ("X", "W", "A"))
+    memory = {"X": inputs["X"], "W": inputs["W"], "A": inputs["A"],
+              "T": (x @ w).astype(np.float32)}
+    gold = {"T": x @ w, "Y": a @ (x @ w)}
+    return [(k.graph, {t: memory[k.source(t)] for t in k.inputs}, {k.target: gold[k.target]})
+            for reg in compiled.regions for k in reg.kernels]
