@@ -130,3 +130,22 @@ def test_onchip_beside_a_partial_buffer_list_is_refused():
     spec["onchip"], spec["buffer"] = True, ["vals"]
     with pytest.raises(GraphError, match="holds every array it stores"):
         Graph.from_dict(data)
+
+
+def test_the_heuristic_prices_a_materialised_tensor_on_chip():
+    """The producer writes no DRAM line of T and each consumer loads none; the estimate
+    of the consumer's DRAM bytes is then the simulated bytes of its other operands."""
+    from compiler import estimate
+    from sim_models.python import simulate
+    from tests._materialised import kernel_cases
+
+    compiled, inputs, _ = gcn_chain(30, 12, 6, 0.1, 4)
+    (producer, p_in, _), (consumer, c_in, _) = kernel_cases(compiled, inputs)
+    est = estimate(producer, p_in, HBM)
+    assert est.dram_write_bytes == 0 and simulate(producer, p_in, hw=HBM).dram_write_bytes == 0
+    est = estimate(consumer, c_in, HBM)
+    t_ports = [k for k in est.ports if consumer.nodes[k[0]].params["tensor"] == "T"]
+    assert t_ports and all(est.port_costs[k].lines == 0 for k in t_ports)
+    sim = simulate(consumer, c_in, hw=HBM)
+    assert est.dram_bytes == pytest.approx(sim.dram_read_bytes + sim.dram_write_bytes,
+                                           rel=0.1)
