@@ -134,8 +134,10 @@ class CompiledModel:
                  f"{len(self.regions)} region(s), compiled in "
                  f"{self.compile_seconds * 1e3:.1f} ms"]
         for reg in self.regions:
+            writes = [f"{k.target} (on chip)" if k.graph.tensors[k.target].onchip
+                      else k.target for k in reg.kernels]
             lines.append(f"region {reg.name} [{', '.join(reg.statements)}]: reads "
-                         f"{', '.join(reg.inputs)} -> writes {', '.join(reg.outputs)}")
+                         f"{', '.join(reg.inputs)} -> writes {', '.join(writes)}")
             for k in reg.kernels:
                 moved = ", ".join(f"{t} {v['requested']}->{v['bound']}"
                                   for t, v in k.transposed.items())
