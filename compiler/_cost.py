@@ -207,6 +207,7 @@ class _Walker:
         name = node.params["tensor"]
         level = None if array == "vals" else node.params.get("level")
         buffered = array_name(array, level) in buffered_arrays(self.graph.tensors[name])
+        onchip = self.graph.tensors[name].onchip
 
         def access(s: _Stream, words: float, again: PortAccess | None = None
                    ) -> PortAccess:
@@ -214,14 +215,16 @@ class _Walker:
             return PortAccess(node.id, array, words / repeats * elems,
                               array_words * elems, sweeps, array_words * elems / above,
                               min(run * elems, array_words * elems), aligned=aligned,
-                              buffered=buffered, again=again)
+                              buffered=buffered, again=again, onchip=onchip)
 
         again = _without_restarts(ref)
         self.est.ports[(node.id, array)] = access(
             ref, accesses, None if again is None else access(again[0], accesses / again[1]))
 
     def _written(self, node_id: str, array: str, words: float) -> None:
-        if self.hw is not None and self.hw.memory:
+        """A writer's port (none for a materialised output: its writers write on chip)."""
+        tensor = self.graph.tensors[self.graph.nodes[node_id].params["tensor"]]
+        if self.hw is not None and self.hw.memory and not tensor.onchip:
             self.est.ports[(node_id, array)] = PortAccess(node_id, array, words, words,
                                                           write=True)
 

@@ -10,7 +10,8 @@ fetches one line, a jump followed by the next line restarts a full window. The l
 touched in a sweep are modelled as independent (line gaps geometric), and the window as
 a two-state chain: *jumping* (the last access was a jump) or *streaming*. Written arrays
 are written once in order: ``⌈words / W⌉`` lines. A tensor in an on-chip buffer is
-loaded once, every line of each of its arrays.
+loaded once, every line of each of its arrays; a materialised intermediate (``onchip``)
+moves none: its producer writes it on chip, its consumers find it there.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ class PortAccess:
     address order; ``span_words``: the part of the array one sweep ranges over; ``run``:
     consecutive words per run (a fiber, a dense row, a block); ``write``: a written array
     (always one sequential pass); ``buffered``: the tensor lives in an on-chip buffer;
+    ``onchip``: a materialised intermediate's buffer, written by an earlier kernel (no
+    fill, no DRAM line);
     ``aligned``: runs start at multiples of their length (dense rows), not anywhere
     (fibers); ``again``: the same port when a sweep that re-reads the part of the
     array the previous one read finds it still in the window (that part fits in a
@@ -67,6 +70,7 @@ class PortAccess:
     buffered: bool = False
     aligned: bool = False
     again: PortAccess | None = None
+    onchip: bool = False
 
 
 @dataclass(frozen=True)
@@ -86,7 +90,7 @@ def port_cost(acc: PortAccess, hw: Hardware) -> PortCost:
     """Lines and jumps of ``acc`` on ``hw`` (module docstring)."""
     wpl = hw.words_per_line()
     n = max(1.0, math.ceil(acc.array_words / wpl)) if acc.array_words > 0 else 0.0
-    if acc.words <= 0 or n == 0:
+    if acc.words <= 0 or n == 0 or acc.onchip:
         return PortCost(0.0, 0.0)
     if acc.write:
         return PortCost(math.ceil(acc.words / wpl), 0.0)

@@ -140,12 +140,18 @@ def region_exports(program: Program, targets: Sequence[str]) -> list[str]:
     return out
 
 
-def fuse_region(program: Program, targets: Sequence[str]) -> list[FusedExpression]:
-    """One :class:`FusedExpression` per exported tensor of the region, in program order."""
+def fuse_region(program: Program, targets: Sequence[str],
+                materialise: Sequence[str] = ()) -> list[FusedExpression]:
+    """One :class:`FusedExpression` per exported tensor of the region, in program order.
+    ``materialise``: internal tensors computed once into an on-chip buffer (a fused
+    expression of their own, read by their consumers) instead of inlined."""
     for t in targets:
         program.statement(t)  # raises for an unknown target
     inside = [st.target for st in program.statements if st.target in set(targets)]
     exported = region_exports(program, inside)
+    for t in materialise:
+        _check_materialised(t, inside, exported)
+    exported = [t for t in inside if t in exported or t in materialise]
     internal = {t: _explicit(program, t) for t in inside if t not in exported}
     out = []
     for t in exported:
@@ -156,6 +162,17 @@ def fuse_region(program: Program, targets: Sequence[str]) -> list[FusedExpressio
         used = [s for s in inside if s == t or s in inliner.inlined]
         out.append(FusedExpression(t, fused, tuple(used), tuple(inliner.inlined)))
     return out
+
+
+def _check_materialised(tensor: str, inside: Sequence[str],
+                        exported: Sequence[str]) -> None:
+    """A materialised tensor is one the region defines and keeps to itself."""
+    if tensor not in inside:
+        raise FusionError(f"materialise {tensor!r}: the region does not define it")
+    if tensor in exported:
+        raise FusionError(f"materialise {tensor!r}: later regions or the caller read it, so "
+                          "it is written to memory already; materialise only a tensor the "
+                          "region keeps to itself")
 
 
 def _explicit(program: Program, target: str) -> Assignment:

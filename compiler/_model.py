@@ -102,8 +102,10 @@ class CompiledRegion:
 
     @property
     def inputs(self) -> list[str]:
-        """Tensors the region reads from memory (inputs, weights, earlier results)."""
-        return list(dict.fromkeys(k.source(t) for k in self.kernels for t in k.inputs))
+        """Tensors the region reads from memory (inputs, weights, earlier results; not
+        its materialised intermediates, which stay on chip)."""
+        return list(dict.fromkeys(k.source(t) for k in self.kernels for t in k.inputs
+                                  if not k.graph.tensors[t].onchip))
 
     @property
     def outputs(self) -> list[str]:
@@ -133,8 +135,10 @@ class CompiledModel:
                  f"{len(self.regions)} region(s), compiled in "
                  f"{self.compile_seconds * 1e3:.1f} ms"]
         for reg in self.regions:
+            writes = [f"{k.target} (on chip)" if k.graph.tensors[k.target].onchip
+                      else k.target for k in reg.kernels]
             lines.append(f"region {reg.name} [{', '.join(reg.statements)}]: reads "
-                         f"{', '.join(reg.inputs)} -> writes {', '.join(reg.outputs)}")
+                         f"{', '.join(reg.inputs)} -> writes {', '.join(writes)}")
             for k in reg.kernels:
                 moved = ", ".join(f"{t} {v['requested']}->{v['bound']}"
                                   for t, v in k.transposed.items())
@@ -180,13 +184,34 @@ def _compile_region(program: Program, schedule: Schedule, reg: Region,
                     known: Mapping[str, TensorStats], data: Mapping[str, Any],
                     blocks: Mapping[str, tuple[int, ...]], hw: Hardware | None = None
                     ) -> CompiledRegion:
-    fused = fuse_region(program, reg.statements)
+    fused = fuse_region(program, reg.statements, reg.materialise)
     reg = schedule.lanes_of(reg, (n for f in fused for n in f.assignment.target.indices))
     _check_order_names(reg, fused)
     _check_par_names(reg, fused)
     kernels = [_compile_kernel(program, formats, reg, f, depth, known, data, blocks, hw)
                for f in fused]
+    if reg.materialise:
+        kernels = _materialised(reg, kernels, formats, program)
     return CompiledRegion(reg.name, list(reg.statements), kernels)
+
+
+def _materialised(reg: Region, kernels: list[Kernel], formats: Mapping[str, str],
+                  program: Program) -> list[Kernel]:
+    """The region's kernels with its materialised tensors on chip (docs/fusion.md,
+    "Materialised intermediates"): the producer's output and the consumers' inputs (and
+    their second views) marked ``onchip``. The tensor must be stored dense: an on-chip
+    buffer is addressed, so a reader viewing it in another mode order costs nothing."""
+    for t in reg.materialise:
+        fmt = Format.parse(formats[t], len(program.tensors[t].shape))
+        if not all(fmt.is_dense(k) for k in range(fmt.ndim)):
+            raise CompileError(f"region {reg.name!r}: materialise {t!r}: its format "
+                               f"{formats[t]!r} is not dense; an on-chip intermediate is "
+                               "stored dense (give it a dense format in formats:)")
+    out = []
+    for k in kernels:
+        names = {n for n in k.graph.tensors if k.source(n) in reg.materialise}
+        out.append(replace(k, graph=k.graph.with_onchip(names)) if names else k)
+    return out
 
 
 def _price(program: Program, schedule: Schedule, names: Sequence[str],

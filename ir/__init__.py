@@ -113,6 +113,7 @@ from ._memory import (
     array_name,
     memory_ports,
     onchip_buffers,
+    written_buffers,
 )
 from ._program import TENSOR_ROLES, Program, ProgramError, Statement, TensorDecl
 from ._render import RENDER_FORMATS, render, to_dot
@@ -177,6 +178,7 @@ __all__ = [
     "Hardware", "DramSpec", "OnchipSpec", "ComputeSpec", "FifoSpec", "HwError", "HW_KEYS",
     "HW_MAX", "HW_PRESETS", "DEFAULT_HW", "WORD_BYTES", "load_hw", "run_depth", "at_run_depth",
     "load_yaml", "MemPortSpec", "BufferSpec", "onchip_buffers", "array_capacity", "array_name",
+    "written_buffers",
     # the timing knobs (latency, II, start-up per node; FIFO read latency per edge)
     "TIMING_KNOBS", "NODE_KNOBS", "NODE_DEFAULTS", "DEFAULT_NODE_TIMING", "FIFO_LATENCIES",
     "NodeTiming", "EdgeTiming", "TimingSpec", "hw_key_doc",

@@ -110,7 +110,7 @@ def elaborate(graph: Graph, hw: Hardware | None = None, depth: int | None | str 
     widths = value_elems(graph)
     ports = tuple(memory_ports(graph, hw)) if hw is not None else ()
     buffers = tuple(onchip_buffers(graph, hw, list(ports))) if hw is not None else ()
-    if buffers:
+    if hw is not None:
         check_buffers_fit(graph, hw, list(buffers))
     timing = hw.timing if hw is not None else None
     nodes = {nid: _node(graph, graph.nodes[nid], widths, hw,

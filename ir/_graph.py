@@ -97,6 +97,14 @@ class Graph(GraphChecks, GraphJson):
         return Graph(self.name, self.nodes.values(), self.edges, tensors, self.dtype,
                      self.meta)
 
+    def with_onchip(self, names: set[str] | frozenset[str]) -> Graph:
+        """A copy whose tensors in ``names`` are materialised on chip (``TensorSpec.onchip``:
+        written there by an earlier kernel of the region, docs/timing.md)."""
+        tensors = [replace(t, onchip=True) if t.name in names else t
+                   for t in self.tensors.values()]
+        return Graph(self.name, self.nodes.values(), self.edges, tensors, self.dtype,
+                     self.meta)
+
     def __repr__(self) -> str:
         return f"<Graph {self.name!r}: {len(self.nodes)} nodes, {len(self.edges)} edges>"
 

@@ -65,6 +65,9 @@ class GraphChecks:
 
     def _check_buffer(self, t: TensorSpec) -> None:
         """``buffer`` names arrays the tensor stores, of an input (docs/graph-json.md)."""
+        if t.onchip and t.buffer not in (False, True):
+            raise GraphError(f"tensor {t.name!r}: buffer {_show(t.buffer)} beside onchip: a "
+                             "tensor materialised on chip holds every array it stores")
         if not t.buffer:
             return
         if t.role != "input":

@@ -98,6 +98,11 @@ class TensorSpec:
     #: arrays held in on-chip buffers (docs/timing.md, "On-chip buffers"): False (none),
     #: True (every stored array) or the arrays' names (``"vals"``, ``"seg1"``, ``"crd1"``)
     buffer: bool | tuple[str, ...] = False
+    #: a *materialised intermediate* (docs/timing.md, "On-chip buffers"): the tensor lives
+    #: on chip, written there by an earlier kernel of its region. An output: its writers
+    #: write the on-chip buffer, no DRAM. An input: every array it stores is a buffer that
+    #: needs no fill (it already holds the tensor)
+    onchip: bool = False
 
 
 def stored_arrays(spec: TensorSpec) -> tuple[str, ...]:
@@ -109,7 +114,8 @@ def stored_arrays(spec: TensorSpec) -> tuple[str, ...]:
 
 
 def buffered_arrays(spec: TensorSpec) -> tuple[str, ...]:
-    """The arrays of ``spec`` held on chip (its ``buffer`` field resolved)."""
-    if spec.buffer is True:
+    """The arrays of ``spec`` held on chip (its ``buffer`` field resolved; a materialised
+    input holds all of them)."""
+    if spec.buffer is True or spec.onchip and spec.role == "input":
         return stored_arrays(spec)
     return tuple(spec.buffer) if spec.buffer else ()

@@ -27,7 +27,8 @@ class GraphJson:
             "tensors": [{"name": t.name, "shape": list(t.shape), "format": t.format,
                          "role": t.role, **({"block": list(t.block)} if t.block else {}),
                          **({"buffer": t.buffer if t.buffer is True else list(t.buffer)}
-                            if t.buffer else {})}
+                            if t.buffer else {}),
+                         **({"onchip": True} if t.onchip else {})}
                         for t in self.tensors.values()],
             "nodes": [{"id": n.id, "op": n.op, "params": n.params}
                       for n in self.nodes.values()],
@@ -69,7 +70,7 @@ class GraphJson:
         tensors = []
         for k, t in enumerate(_items(top, "tensors")):
             t = _fields(t, f"tensors[{k}]", ("name", "shape", "format", "role", "block",
-                                              "buffer"), ("name", "shape", "format"))
+                                              "buffer", "onchip"), ("name", "shape", "format"))
             name = _text(t, "name", f"tensors[{k}]")
             if not isinstance(t["shape"], list):
                 raise GraphError(f"tensor {name!r}: shape {t['shape']!r} must be a list of "
@@ -82,11 +83,15 @@ class GraphJson:
                     and all(isinstance(a, str) for a in buffer)):
                 raise GraphError(f"tensor {name!r}: buffer {buffer!r:.60} must be true, false "
                                  "or a list of array names such as [\"vals\", \"crd1\"]")
+            onchip = t.get("onchip", False)
+            if not isinstance(onchip, bool):
+                raise GraphError(f"tensor {name!r}: onchip {onchip!r:.60} must be true or false")
             tensors.append(TensorSpec(name, tuple(t["shape"]),
                                       _text(t, "format", f"tensor {name!r}"),
                                       _text(t, "role", f"tensor {name!r}", "input"),
                                       tuple(block) if block is not None else None,
-                                      buffer if isinstance(buffer, bool) else tuple(buffer)))
+                                      buffer if isinstance(buffer, bool) else tuple(buffer),
+                                      onchip))
         meta = top.get("meta", {})
         if not isinstance(meta, dict):
             raise GraphError(f"graph meta {meta!r} must be a JSON object")

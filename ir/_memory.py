@@ -6,7 +6,10 @@ so port numbers, channel assignment and arbitration priority agree without the b
 talking to each other. Each port is one sequential-access stream of 4-byte words into one
 array (``seg``, ``crd`` of a compressed level, or ``vals``) of one off-chip tensor. A
 *buffer* is one array of an input the graph marks ``buffer`` (docs/timing.md, "On-chip
-buffers"): loaded once at cycle 0 by one burst, then read by all its ports on chip.
+buffers"): loaded once at cycle 0 by one burst, then read by all its ports on chip. An
+input marked ``onchip`` (a *materialised intermediate*, written on chip by an earlier
+kernel of its region) is buffered whole and needs no fill; an output marked ``onchip`` has
+no write ports: its writers write the on-chip buffer.
 """
 
 from __future__ import annotations
@@ -16,11 +19,11 @@ from dataclasses import dataclass
 
 from ._formats import Format
 from ._graph import Graph
-from ._graph_items import GraphError, buffered_arrays
+from ._graph_items import GraphError, buffered_arrays, stored_arrays
 from ._hw import WORD_BYTES, Hardware
 
 __all__ = ["MemPortSpec", "BufferSpec", "memory_ports", "onchip_buffers", "array_name",
-           "array_capacity", "check_buffers_fit"]
+           "array_capacity", "check_buffers_fit", "written_buffers"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,14 @@ class BufferSpec:
     #: reads served per cycle and cycles from service to use (``onchip.*``)
     ports: int
     latency: int
+    #: where its contents come from: ``"dram"`` (the fill) or ``"onchip"`` (written by an
+    #: earlier kernel of the region: no fill, ``filled`` = 0)
+    source: str = "dram"
+
+    @property
+    def fills(self) -> bool:
+        """Whether the buffer loads its array from DRAM (its fill port's burst)."""
+        return self.source == "dram"
 
     @property
     def name(self) -> str:
@@ -102,6 +113,8 @@ def memory_ports(graph: Graph, hw: Hardware) -> list[MemPortSpec]:
         if level is not None and Format.parse(spec.format, len(spec.shape)).is_dense(level):
             continue
         on_chip = buffered_arrays(spec)
+        if spec.onchip and prim.mem_writes:
+            continue  # a materialised output: its writers write the on-chip buffer
         for array, write in arrays:
             no = len(ports)
             lvl = None if array == "vals" else level
@@ -131,8 +144,25 @@ def onchip_buffers(graph: Graph, hw: Hardware,
         out.append(BufferSpec(no, first.tensor, first.array, first.level,
                               array_capacity(graph, first.tensor, first.array, first.level),
                               first.no, first.channel, tuple(p.no for p in readers[no]),
-                              hw.onchip.ports, hw.onchip.latency))
+                              hw.onchip.ports, hw.onchip.latency,
+                              "onchip" if graph.tensors[first.tensor].onchip else "dram"))
     return out
+
+
+def written_buffers(graph: Graph, hw: Hardware) -> list[tuple[str, int]]:
+    """The on-chip buffers a graph's materialised outputs write (``onchip`` outputs), as
+    (``tensor.array``, bytes at capacity): on chip as the graph runs, so they count
+    towards ``onchip.bytes`` like the buffers it reads (none on ideal memory)."""
+    if not hw.memory:
+        return []
+    return [(f"{t.name}.{a}", WORD_BYTES * array_capacity(graph, t.name, *_parse_array(a)))
+            for t in graph.tensors.values() if t.onchip and t.role == "output"
+            for a in stored_arrays(t)]
+
+
+def _parse_array(name: str) -> tuple[str, int | None]:
+    """(array, level) of an array name (:func:`array_name`'s inverse)."""
+    return ("vals", None) if name == "vals" else (name[:3], int(name[3:]))
 
 
 def array_capacity(graph: Graph, tensor: str, array: str, level: int | None) -> int:
@@ -152,11 +182,13 @@ def array_capacity(graph: Graph, tensor: str, array: str, level: int | None) -> 
 
 
 def check_buffers_fit(graph: Graph, hw: Hardware, buffers: list[BufferSpec]) -> None:
-    """The buffers alone must fit ``onchip.bytes`` (what else is on chip is checked with
-    them after a run, by the backends' on-chip check): one error naming each buffer."""
-    total = sum(b.bytes for b in buffers)
+    """The buffers alone (those read and those a materialised output writes) must fit
+    ``onchip.bytes`` (what else is on chip is checked with them after a run, by the
+    backends' on-chip check): one error naming each buffer."""
+    named = [(b.name, b.bytes) for b in buffers] + written_buffers(graph, hw)
+    total = sum(n for _, n in named)
     if total > hw.onchip.bytes:
-        parts = ", ".join(f"{b.name} {b.bytes} bytes" for b in buffers)
+        parts = ", ".join(f"{name} {n} bytes" for name, n in named)
         raise GraphError(f"graph {graph.name!r}: its on-chip buffers need {total} bytes "
                          f"({parts}) but onchip.bytes of {hw.name!r} is {hw.onchip.bytes}; "
                          "buffer fewer arrays (buffer: in the graph or schedule) or raise "

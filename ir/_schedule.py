@@ -50,9 +50,13 @@ class Region:
     #: which inputs' arrays live in on-chip buffers (:func:`check_buffer`; None: the
     #: schedule's); docs/timing.md, "On-chip buffers"
     buffer: str | tuple[str, ...] | None = None
+    #: intermediates the region computes once into an on-chip buffer instead of inlining
+    #: them into their consumers (docs/fusion.md, "Materialised intermediates")
+    materialise: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         check_name("region", self.name, ScheduleError)
+        self.materialise = _check_materialise(self.name, self.materialise)
         if self.assoc is not None:
             check_assoc(f"region {self.name!r}", self.assoc)
         if self.buffer is not None:
@@ -101,7 +105,20 @@ class Region:
             out["assoc"] = self.assoc
         if self.buffer is not None:
             out["buffer"] = _buffer_out(self.buffer)
+        if self.materialise:
+            out["materialise"] = list(self.materialise)
         return out
+
+
+def _check_materialise(region: str, value: Any) -> tuple[str, ...]:
+    """A region's ``materialise``: tensor names (a list or one comma-separated string)."""
+    if isinstance(value, str):
+        value = [p for p in value.replace(" ", "").split(",") if p]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v
+                                                        for v in value):
+        raise ScheduleError(f"region {region!r}: materialise {value!r}: expected a list of "
+                            "tensors the region defines, such as [XW]")
+    return tuple(value)
 
 
 @dataclass
@@ -155,7 +172,8 @@ class Schedule:
         outs = set(outputs)  # once: ``outputs`` may be a generator
         par = {k: v for k, v in self.par.items() if k in outs}
         return Region(region.name, region.statements, region.order, region.transpose, par,
-                      self.partition, self.lane_buffer, region.assoc, region.buffer)
+                      self.partition, self.lane_buffer, region.assoc, region.buffer,
+                      region.materialise)
 
     def assoc_of(self, region: Region) -> str:
         """The association of ``region``'s product chains: its own, else the schedule's."""
@@ -243,6 +261,10 @@ class Schedule:
                     raise ScheduleError(f"statement {t!r} is listed {where}; each "
                                         "statement belongs to exactly one region")
                 owner[t] = reg.name
+            for t in reg.materialise:
+                if t not in reg.statements:
+                    raise ScheduleError(f"region {reg.name!r}: materialise names {t!r}, which "
+                                        f"is not one of its statements {reg.statements}")
         missing = [t for t in targets if t not in owner]
         if missing:
             raise ScheduleError(f"statement(s) {missing} are in no region; every statement "
@@ -375,6 +397,8 @@ class Schedule:
                     f" {reg.partition}"
             if reg.assoc is not None:
                 extra += f"  assoc {reg.assoc}"
+            if reg.materialise:
+                extra += f"  materialise {','.join(reg.materialise)}"
             lines.append(f"  region {reg.name}: {', '.join(reg.statements)}{extra}")
         lines += [f"  format {t}: {f}" for t, f in self.formats.items()]
         return "\n".join(lines)
@@ -418,11 +442,12 @@ def _region_from(data: Any, n: int) -> Region:
                             f"{transpose!r}")
     return Region(data.get("name", f"r{n}"), stmts, data.get("order"), transpose,
                   data.get("par") or {}, data.get("partition", "round-robin"),
-                  data.get("lane_buffer"), data.get("assoc"), data.get("buffer"))
+                  data.get("lane_buffer"), data.get("assoc"), data.get("buffer"),
+                  data.get("materialise") or ())
 
 
 _REGION_KEYS = ("name", "statements", "order", "transpose", "par", "partition",
-                "lane_buffer", "assoc", "buffer")
+                "lane_buffer", "assoc", "buffer", "materialise")
 #: the on-chip buffer choices that are not a list of names (docs/timing.md)
 BUFFER_MODES = ("auto", "none")
 

@@ -259,7 +259,7 @@ def _memory_plan(elab: Elaboration, tensors: dict[str, FiberTree], mem_trace: bo
         return None, []
     d = hw.dram
     ports = []
-    fills = {b.fill_port for b in elab.buffers}
+    fills = {b.fill_port for b in elab.buffers if b.fills}
     for spec in elab.mem_ports:
         slot = elab.graph.nodes[spec.node].primitive.mem_arrays.index(spec.array)
         reads = not spec.write and (spec.buffer is None or spec.no in fills)

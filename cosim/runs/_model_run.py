@@ -8,7 +8,8 @@ can read it. Cycles add up over kernels and regions (they run one after the othe
 
 Bytes moved through memory: every tensor a kernel reads, as bound, plus the tensor it
 writes, as written, at 4 bytes per stored ``seg``, ``crd`` and value entry (dense levels
-store nothing but their size). A tensor read by two kernels counts twice. On a hardware
+store nothing but their size). A tensor read by two kernels counts twice; a materialised
+intermediate (on chip, docs/fusion.md) counts nowhere. On a hardware
 with memory (``hw``) the backends also report what DRAM moved, in whole lines, with the
 requests and stall cycles it cost (docs/timing.md, "Memory"); each region sums its
 kernels'.
@@ -253,7 +254,8 @@ def run_model(compiled: CompiledModel, inputs: Mapping[str, Any], backend: str =
         for k in reg.kernels:
             bound = bind_inputs(k.graph, {t: memory[k.source(t)] for t in k.inputs})
             for t, tree in bound.items():
-                rr.bytes_read[t] = rr.bytes_read.get(t, 0) + storage_bytes(tree)
+                if not k.graph.tensors[t].onchip:  # a materialised tensor stays on chip
+                    rr.bytes_read[t] = rr.bytes_read.get(t, 0) + storage_bytes(tree)
                 if inputs_dir is not None:
                     write_tensor(tree, inputs_dir, f"{reg.name}.{k.target}.{t}")
             kernel_runner = runner if vcd is None else \
@@ -263,7 +265,8 @@ def run_model(compiled: CompiledModel, inputs: Mapping[str, Any], backend: str =
             written = res.outputs[k.target]
             if mem_trace is not None:
                 _write_kernel_trace(Path(mem_trace), reg.name, k, machine, res, bound)
-            rr.bytes_written[k.target] = storage_bytes(written)
+            if not k.graph.tensors[k.target].onchip:
+                rr.bytes_written[k.target] = storage_bytes(written)
             memory[k.target] = _to_memory(written, _memory_format(compiled, k.target),
                                           k.graph.dtype)
             rr.results[k.target] = res

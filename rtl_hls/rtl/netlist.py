@@ -402,7 +402,7 @@ def _memory(hw: Hardware | None, mports: list[MemPortSpec],
         else:
             lines.append(f"  logic [15:0] mp{mp.no}_nlines;")
         lines.append(f"  logic [63:0] mp{mp.no}_base;")
-    fills = {b.fill_port: b for b in buffers}
+    fills = {b.fill_port: b for b in buffers if b.fills}
     for ch in sorted({mp.channel for mp in mports}):
         on = [mp.no for mp in mports if mp.channel == ch
               and (mp.buffer is None or mp.no in fills)]
@@ -436,6 +436,10 @@ def _buffer(hw: Hardware, buf: BufferSpec, readers: list[MemPortSpec]) -> list[s
              f"{buf.fill_port} on channel {buf.channel}",
              f"  logic [31:0] {b}_fill_nlines;", f"  logic [63:0] {b}_fill_base;",
              f"  logic [{32 * total - 1}:0] {b}_ready;"]
+    if not buf.fills:  # written on chip by an earlier kernel: no fill, no channel slot
+        lines[1:2] = ["  /* verilator lint_off UNUSEDSIGNAL */", lines[1],
+                      "  /* verilator lint_on UNUSEDSIGNAL */"]
+        lines.append(f"  assign {b}_fill_base = '0;")
     at = 0
     for p in readers:
         n = _ACCESSES[p.array]
@@ -445,7 +449,8 @@ def _buffer(hw: Hardware, buf: BufferSpec, readers: list[MemPortSpec]) -> list[s
     first = readers[0]
     lines += [f"  samfuse_onchip_buffer #(.NA({total}), .P({buf.ports}), .LAT({buf.latency}), "
               f".WPL({hw.words_per_line()}), .LB({d.line_bytes}), .B({d.bytes_per_cycle}), "
-              f".MEM_LAT({d.latency_cycles}), .PORT({buf.fill_port}),",
+              f".MEM_LAT({d.latency_cycles}), .PORT({buf.fill_port}), "
+              f".FILL(1'b{int(buf.fills)}),",
               f'      .LEN_FILE("{len_file(first.tensor, first.level, first.array)}")) '
               f"u_{b} (",
               "      .ap_clk(ap_clk), .ap_rst(ap_rst), .now(mem_now),",

@@ -28,6 +28,7 @@ from ir import (
     onchip_buffers,
     run_cycles,
     to_blocks,
+    written_buffers,
 )
 
 # the families of actors: each class with an ``op`` implements that primitive (ACTORS)
@@ -312,15 +313,16 @@ def check_onchip(graph: Graph, actors, hw: Hardware) -> None:
     on-chip buffers (docs/timing.md) must fit ``onchip.bytes``."""
     held = [(a.id, a.op, a.peak * ENTRY_BYTES[a.op]) for a in actors if a.op in ENTRY_BYTES]
     lanes = lane_buffers(graph)
-    buffers = onchip_buffers(graph, hw) if hw.memory else []
-    total = sum(b for _, _, b in held) + sum(b for _, b in lanes) + sum(b.bytes for b in buffers)
+    buffers = [(b.name, b.bytes) for b in onchip_buffers(graph, hw)] + \
+        written_buffers(graph, hw) if hw.memory else []
+    total = sum(b for _, _, b in held) + sum(b for _, b in lanes) + sum(b for _, b in buffers)
     if total > hw.onchip.bytes:
         parts = ", ".join(f"{nid} ({op}) {b} bytes" for nid, op, b in held if b)
         if lanes:
             parts = ", ".join(p for p in (parts, f"{len(lanes)} lane buffers "
                                           f"{sum(b for _, b in lanes)} bytes") if p)
         parts = ", ".join([p for p in (parts,) if p] +
-                          [f"buffer {b.name} {b.bytes} bytes" for b in buffers])
+                          [f"buffer {name} {b} bytes" for name, b in buffers])
         raise SimulationError(
             f"graph {graph.name!r}: the sparse accumulators, lane buffers and on-chip "
             f"buffers need {total} "

@@ -322,7 +322,7 @@ class MemorySystem:
             elif spec.buffer is not None:
                 buf = self.buffers[spec.buffer]
                 port = BufferPort(spec, self, buf)
-                if spec.no == buf.spec.fill_port:
+                if spec.no == buf.spec.fill_port and buf.spec.fills:
                     buf.start_fill(port, -(-_words(tensors[spec.tensor], spec)
                                            // hw.words_per_line()))
             else:

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from compiler import compile_expression
 from ir import GraphError, HwError, compare_traces, examples, load_hw, stored_arrays
 from sim_models.python import SimulationError, simulate
+from tests._materialised import gcn_chain, kernel_cases
 
 #: hardware regimes: the preset, and one narrow channel every fill and port shares
 REGIMES = {"hbm": {}, "tight": {"dram.channels": 1, "dram.bytes_per_cycle": 4}}
@@ -221,3 +222,55 @@ def test_per_module_systemc_refuses_buffers():
                      hw=_hw("hbm"), mem_trace=False)
     with pytest.raises(SystemCError, match="fused evaluation"):
         SystemCBackend(per_module_processes=True).run_batch([run])
+
+
+# -- materialised intermediates (docs/fusion.md): a buffer an earlier kernel wrote ----------
+
+
+@pytest.mark.cosim
+@settings(max_examples=6, deadline=None, suppress_health_check=[
+    HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(n=st.integers(1, 9), f=st.integers(1, 5), h=st.integers(1, 4),
+       density=st.floats(0.0, 0.7), seed=st.integers(0, 2**16),
+       a_format=st.sampled_from(("csr", "dcsr")), x_format=st.sampled_from(("dense", "csr")),
+       regime=st.sampled_from(sorted(REGIMES)))
+def test_materialised_chain_agrees(systemc, n, f, h, density, seed, a_format, x_format,
+                                   regime):
+    """GCN's A·(X·W) with X·W on chip: the producer (writing T on chip) and the consumer
+    (gathering T's rows from a buffer with no fill), every port count and latency."""
+    from cosim import SystemCRun
+
+    compiled, inputs, _ = gcn_chain(n, f, h, density, seed, a_format=a_format,
+                                    x_format=x_format)
+    hws = [_hw(regime, p, lat, 4) for p in (1, 2) for lat in (0, 3)]
+    for graph, ins, gold in kernel_cases(compiled, inputs):
+        runs = [SystemCRun(graph, ins, trace=True, depth=2, hw=hw, mem_trace=True)
+                for hw in hws]
+        for hw, sc in zip(hws, systemc.run_batch(runs), strict=True):
+            py = python_run(graph, ins, 2, hw)
+            _check(graph, ins, gold, hw, py, sc, f"{graph.name} {hw.name}")
+            if "T" in graph.tensors and graph.tensors["T"].role == "input":
+                assert py.buffers["T.vals"].fill_bytes == 0 and py.buffers["T.vals"].filled == 0
+            else:
+                assert py.dram_write_bytes == 0  # T written on chip
+
+
+def test_a_materialised_buffer_is_a_buffer_without_its_fill():
+    """The consumer reading T materialised and reading T from a buffer it fills from
+    DRAM: the same reads of T, DRAM bytes apart by exactly that fill, ready from cycle 0
+    and never slower."""
+    from dataclasses import replace
+
+    compiled, inputs, _ = gcn_chain(8, 4, 3, 0.3, 2)
+    graph, ins, gold = kernel_cases(compiled, inputs)[1]
+    filled = type(graph)(graph.name, graph.nodes.values(), graph.edges,
+                         [replace(t, onchip=False, buffer=True) if t.name == "T" else t
+                          for t in graph.tensors.values()], graph.dtype, graph.meta)
+    hw = _hw("hbm", ports=2)
+    mat, dram = simulate(graph, ins, hw=hw), simulate(filled, ins, hw=hw)
+    np.testing.assert_allclose(mat.dense("Y"), gold["Y"], rtol=1e-4, atol=1e-4)
+    one, two = mat.buffers["T.vals"], dram.buffers["T.vals"]
+    assert (one.fill_bytes, one.filled) == (0, 0) and two.fill_bytes > 0 and two.filled > 0
+    assert one.reads == two.reads
+    assert mat.dram_read_bytes == dram.dram_read_bytes - two.fill_bytes
+    assert mat.cycles <= dram.cycles

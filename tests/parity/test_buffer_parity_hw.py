@@ -25,6 +25,7 @@ from compiler import compile_expression
 from cosim.backends._backend import BACKENDS, _load_optional
 from ir import CATALOGUE, HwError, examples, load_hw
 from tests._block_graphs import block_cases
+from tests._materialised import gcn_chain, kernel_cases
 
 #: hardware regimes: the preset, and one narrow channel every fill and port shares
 REGIMES = {"hbm": {}, "tight": {"dram.channels": 1, "dram.bytes_per_cycle": 4}}
@@ -261,3 +262,86 @@ def test_rtl_deadlock_window_outlasts_the_fills():
     fill = -(-4000 * 4 // hw.dram.line_bytes) * hw.dram.line_bytes // hw.dram.bytes_per_cycle
     assert idle_window(graph, hw) > fill + hw.dram.latency_cycles
     assert idle_window(graph, hw) > idle_window(_graph("spmv", 40, 4000), hw) + fill
+
+
+# -- materialised intermediates (docs/fusion.md): a buffer an earlier kernel wrote ----------
+
+#: GCN's A·(X·W) with X·W on chip, on the narrow channel with one buffer port, latency 2
+MATERIALISED = {"producer": 0, "consumer": 1}
+MAT_SHAPE = (7, 4, 3)
+
+
+def _materialised(which: str, density: float = 0.3, seed: int = 5):
+    compiled, inputs, _ = gcn_chain(*MAT_SHAPE, 0.3, 5)
+    graph, _, _ = kernel_cases(compiled, inputs)[MATERIALISED[which]]
+    # other operands through the same built graph: the netlist depends on shapes only
+    _, inputs, _ = gcn_chain(*MAT_SHAPE, density, seed)
+    _, ins, gold = kernel_cases(compiled, inputs)[MATERIALISED[which]]
+    return graph, ins, gold
+
+
+def _check_materialised(under: Under, graph, ins, gold) -> None:
+    """As :func:`_check_buffers`, at float32 tolerance against the float64 gold."""
+    hw = _hw("tight", 1, 2, 4)
+    (got,) = under.check(graph, ins, gold, configs={under.name: [(2, hw)]}, rtol=1e-4,
+                         atol=1e-4)
+    if under.name in RTL:
+        from _backends import python_run
+
+        assert got.buffers == python_run(graph, ins, 2, hw).buffers
+
+
+@pytest.mark.parametrize(("backend", "which"), over([(w,) for w in MATERIALISED],
+                                                    list(MATERIALISED),
+                                                    backends=("python", *RTL)),
+                         indirect=["backend"])
+def test_materialised_chain_agrees(backend, which):
+    """The producer writes T on chip (no write port), the consumer reads it from a buffer
+    with no load phase (``FILL 0``): cycle for cycle with the model."""
+    _check_materialised(backend, *_materialised(which))
+
+
+@pytest.mark.cosim
+@settings(max_examples=4, deadline=None, suppress_health_check=[
+    HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(which=st.sampled_from(sorted(MATERIALISED)), density=st.floats(0.0, 0.8),
+       seed=st.integers(0, 2**16))
+def test_materialised_random_inputs_agree_on_icarus(which, density, seed):
+    from cosim.backends._rtl import RtlBackend
+
+    _check_materialised(Under("rtl-icarus", RtlBackend("icarus")),
+                        *_materialised(which, density, seed))
+
+
+def test_materialised_netlist_has_no_load_phase(tmp_path):
+    """The consumer's buffer of T: FILL 0, on no channel (the channel serves A alone)."""
+    from rtl_hls.rtl.netlist import generate
+
+    graph, _, _ = _materialised("consumer")
+    hw = _hw("tight", 1, 2, 4)
+    net = generate(graph, hw=hw)
+    (buf,) = _elab_buffers(graph, hw)
+    assert (buf.name, buf.fills) == ("T.vals", False)
+    assert ".FILL(1'b0)" in net.text and "buf0_fill_nlines" not in re.search(
+        r"\.nlines\(\{([^}]*)\}\)", net.text).group(1)
+    assert_lint_clean(net, tmp_path)
+
+
+def test_hls_refuses_materialised_tensors_on_memory_hardware_in_one_line():
+    """Its tops are one per kernel, and two tops share no on-chip array."""
+    from cosim.backends._hls import HlsCsimBackend
+
+    graph, ins, _ = _materialised("consumer")
+    with pytest.raises(HwError, match=r"does not render materialised intermediates yet "
+                                      r"\(T on chip") as err:
+        HlsCsimBackend().run(graph, ins, hw=_hw("hbm", 2, 0, 1))
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(("backend", "which"), over([(w,) for w in MATERIALISED],
+                                                    list(MATERIALISED), backends=("hls",)),
+                         indirect=["backend"])
+def test_hls_runs_materialised_kernels_on_ideal_memory(backend, which):
+    """On ideal memory nothing is off chip: token for token with the model."""
+    graph, ins, gold = _materialised(which)
+    backend.check(graph, ins, gold, configs={"hls": [(2, None)]}, rtol=1e-4, atol=1e-4)

@@ -5,7 +5,8 @@
 // Fill: at cycle 0 it asks its fill port's channel slot (samfuse_mem_channel, the fill
 // port's number as priority) for all n lines of the array (n from LEN_FILE, as a read
 // port's); `filled` is the last line's ready cycle (mem_ready of the channel's `base`),
-// 0 when the array is empty (no fill).
+// 0 when the array is empty (no fill). A materialised intermediate's buffer (FILL 0) was
+// written by an earlier kernel of its region: no fill, `filled` 0.
 // Reads: like a channel whose unit is an access, not a byte: it serves P accesses a cycle
 // (onchip.ports). Every access issued in a cycle is known in that cycle, so it orders them
 // combinationally by (port number, order within the port), i.e. by its access bits, lowest
@@ -22,6 +23,7 @@ module samfuse_onchip_buffer #(
     parameter int B = 64,       //   channel bytes per cycle,
     parameter int MEM_LAT = 1,  //   dram.latency_cycles
     parameter int PORT = 0,     // the fill port's ir.memory_ports number (burst log)
+    parameter bit FILL = 1'b1,  // 0: BufferSpec.source "onchip", already holds its array
     parameter LEN_FILE = ""
 ) (
     `SAMFUSE_CLOCK,
@@ -38,7 +40,7 @@ module samfuse_onchip_buffer #(
   logic [63:0] free, f, s, t0;
   logic [31:0] nread, lost;  // this cycle's accesses and their cycles lost to the ports
   logic start;  // cycle 0: the fill is issued and timed
-  assign n = (len_mem[0] + 32'(WPL) - 32'd1) / 32'(WPL);
+  assign n = FILL ? (len_mem[0] + 32'(WPL) - 32'd1) / 32'(WPL) : 32'd0;
   assign start = !ap_rst && now == 32'd0;
   assign fill_nlines = start ? n : 32'd0;
   assign filled = !start ? filled_r : n == 32'd0 ? 32'd0
