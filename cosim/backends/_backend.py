@@ -90,9 +90,6 @@ class Backend(ABC):
     #: whether the backend renders on-chip buffers (docs/timing.md, "On-chip buffers"); a
     #: run with buffered arrays on memory hardware is refused by one that does not
     onchip_buffers: ClassVar[bool] = False
-    #: whether it renders materialised intermediates (``onchip`` tensors: written on chip
-    #: by an earlier kernel of the region, docs/fusion.md); refused on memory hardware
-    materialised: ClassVar[bool] = True
 
     @classmethod
     def unavailable(cls) -> str | None:
@@ -118,12 +115,6 @@ class Backend(ABC):
                           f"{machine.name!r}); run it on the python or systemc backend, or "
                           "without buffers (--buffer none, or no buffer in the graph's "
                           "tensors)")
-        onchip = [t.name for t in graph.tensors.values() if t.onchip]
-        if onchip and machine is not None and machine.memory and not self.materialised:
-            raise HwError(f"backend {self.name!r} does not render materialised intermediates "
-                          f"yet ({', '.join(onchip)} on chip, written by an earlier kernel of "
-                          f"the region, on {machine.name!r}); run it on the python, systemc "
-                          "or rtl backend, on ideal memory, or without materialise")
         tensors = bind_inputs(elab.graph, inputs)
         done = self.execute(elab, tensors, trace=trace, mem_trace=mem_trace)
         res, graph = done.result, elab.graph

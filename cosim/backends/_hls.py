@@ -81,11 +81,10 @@ class HlsCsimBackend(Backend):
     #: iteration latency and start-up per process, stream storage by read latency);
     #: C-simulation itself is untimed (token-exact under any knobs)
     timing_knobs = frozenset(TIMING_KNOBS)
-    #: a buffered array is a local copy its process fills from its m_axi port first
+    #: a buffered array is a local copy its process fills from its m_axi port first; a
+    #: materialised intermediate's is an on-chip array argument, with no fill
     #: (rtl_hls/hls/_onchip.py; C-simulation is untimed)
     onchip_buffers = True
-    #: its tops are one per kernel, and two tops share no on-chip array (docs/hls.md)
-    materialised = False
 
     def __init__(self, cache_dir: str | Path | None = None) -> None:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else hls_cache_dir()

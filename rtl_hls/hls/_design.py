@@ -2,7 +2,8 @@
 
 A design's top takes its tensors either as *recording* arrays (no memory system: one array
 per input level and per writer output, today's csim contract) or, when the hardware has
-off-chip memory, as one ``m_axi`` pointer per ``ir.memory_ports`` port (:class:`MemArg`).
+off-chip memory, as one ``m_axi`` pointer per ``ir.memory_ports`` port (:class:`MemArg`),
+and a materialised intermediate's arrays as on-chip array arguments (:class:`ChipArg`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 
 from ir import Edge, Elaboration, Graph, Hardware, MemPortSpec, block_elems, level_sizes
 
-__all__ = ["ArrayArg", "MemArg", "WriterArgs", "HlsDesign", "ident", "level_size",
+__all__ = ["ArrayArg", "MemArg", "ChipArg", "WriterArgs", "HlsDesign", "ident", "level_size",
            "writer_nodes"]
 
 
@@ -45,6 +46,31 @@ class MemArg:
 
 
 @dataclass(frozen=True)
+class ChipArg:
+    """One on-chip array argument of a top with memory: an array of a materialised
+    intermediate (docs/fusion.md), in the block RAM the kernels of its region share. The
+    producer's writer stores into it; a consumer's process reads it in place of the memory
+    port ``port`` (one argument per port, as ``m_axi`` pointers), with no fill."""
+
+    name: str
+    node: str
+    tensor: str
+    array: str          # "seg", "crd" or "vals"
+    level: int | None   # None for "vals"
+    #: capacity in words (``ir.array_capacity``): the interface's depth
+    words: int
+    write: bool
+    #: the memory port a read replaces (None for a writer's array)
+    port: int | None = None
+
+    @property
+    def param(self) -> str:
+        """The C parameter: a sized array, as Vitis needs of a RAM interface."""
+        const = "" if self.write else "const "
+        return f"{const}uint32_t {self.name}[{max(1, self.words)}]"
+
+
+@dataclass(frozen=True)
 class WriterArgs:
     """A writer node's output arrays; the testbench writes them to ``writer<index>.txt``."""
 
@@ -71,6 +97,8 @@ class HlsDesign:
     files: dict[str, str] = field(default_factory=dict)
     hw: Hardware | None = None
     mem: list[MemArg] = field(default_factory=list)   # empty without memory
+    #: with memory: the materialised intermediates' on-chip arrays (``onchip`` tensors)
+    chip: list[ChipArg] = field(default_factory=list)
     #: elements per value token of every ``val`` edge (``ir.value_elems``; 1 = scalar)
     elems: dict[str, int] = field(default_factory=dict)
     #: firing interval of each block operator that takes more than one cycle

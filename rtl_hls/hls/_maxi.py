@@ -7,7 +7,8 @@ share one AXI master. Burst length, outstanding requests and latency come from t
 hardware (``dram.line_bytes``, ``dram.outstanding`` and ``dram.load_queue``,
 ``dram.latency_cycles``). Writers
 report their counts through ``s_axilite`` scalar outputs; a writer of a dense level stores
-nothing off-chip and only counts (and checks that its fibers are full).
+nothing off-chip and only counts (and checks that its fibers are full). A materialised
+intermediate's ports are on-chip array arguments instead (:func:`._onchip.chip_args`).
 """
 
 from __future__ import annotations
@@ -17,8 +18,17 @@ from pathlib import Path
 
 from ir import Graph, Hardware, memory_ports
 
-from ._design import ArrayArg, HlsDesign, MemArg, WriterArgs, ident, level_size, writer_nodes
-from ._onchip import buffered, len_arg
+from ._design import (
+    ArrayArg,
+    ChipArg,
+    HlsDesign,
+    MemArg,
+    WriterArgs,
+    ident,
+    level_size,
+    writer_nodes,
+)
+from ._onchip import buffered, chip_pragma, len_arg
 
 __all__ = ["mem_args", "mem_inputs", "mem_writers", "mem_pragmas", "mem_node_arrays",
            "mem_signature_params", "mem_tb_slots", "MAX_AXI_BURST"]
@@ -28,22 +38,26 @@ MAX_AXI_BURST = 256
 
 
 def mem_args(graph: Graph, hw: Hardware) -> list[MemArg]:
-    """One pointer per memory port, named ``m<port>_<tensor>_<array><level>``."""
+    """One pointer per memory port, named ``m<port>_<tensor>_<array><level>``, but those of
+    a materialised intermediate (on chip: :func:`._onchip.chip_args`)."""
     return [MemArg(f"m{p.no}_{ident(p.tensor)}_{p.array}{'' if p.level is None else p.level}",
-                   p) for p in memory_ports(graph, hw)]
+                   p) for p in memory_ports(graph, hw) if not graph.tensors[p.tensor].onchip]
 
 
-def mem_inputs(mem: list[MemArg]) -> list[ArrayArg]:
-    """The read ports as testbench input files (one file per port, even of one array)."""
+def mem_inputs(mem: list[MemArg], chip: list[ChipArg]) -> list[ArrayArg]:
+    """The read ports and on-chip arrays read as testbench input files (one file per
+    argument, even of one array)."""
     return [ArrayArg(m.name, m.port.tensor, m.port.array, m.port.level)
-            for m in mem if not m.port.write]
+            for m in mem if not m.port.write] + \
+        [ArrayArg(c.name, c.tensor, c.array, c.level) for c in chip if not c.write]
 
 
-def mem_writers(graph: Graph, mem: list[MemArg]) -> list[WriterArgs]:
+def mem_writers(graph: Graph, mem: list[MemArg], chip: list[ChipArg]) -> list[WriterArgs]:
     out = []
     for k, nid in enumerate(writer_nodes(graph)):
         node = graph.nodes[nid]
-        arrays = tuple(m.name for m in mem if m.port.node == nid)
+        arrays = tuple(m.name for m in mem if m.port.node == nid) + \
+            tuple(c.name for c in chip if c.node == nid)
         p = f"out{k}_{ident(nid)}"
         counts = (f"{p}_ncrd", f"{p}_nseg") if node.op == "level_writer" else (f"{p}_nvals",)
         dense = None if arrays else level_size(graph, node.params["tensor"],
@@ -53,7 +67,7 @@ def mem_writers(graph: Graph, mem: list[MemArg]) -> list[WriterArgs]:
 
 
 def mem_signature_params(design: HlsDesign) -> list[str]:
-    params = [f"{m.ctype} {m.name}" for m in design.mem]
+    params = [f"{m.ctype} {m.name}" for m in design.mem] + [c.param for c in design.chip]
     params += [f"uint32_t* {c}" for w in design.writers for c in w.counts]
     params += [f"uint32_t {len_arg(m)}" for m in design.mem if buffered(m)]
     return [*params, "uint32_t cap"]
@@ -77,6 +91,7 @@ def mem_pragmas(design: HlsDesign, depth: int) -> list[str]:
     opts = _axi_options(design.hw, depth)
     lines = [f"#pragma HLS interface m_axi port={m.name} offset=slave bundle={m.bundle} {opts}"
              for m in design.mem]
+    lines += [chip_pragma(c, design.hw) for c in design.chip]
     lines += [f"#pragma HLS interface s_axilite port={c}"
               for w in design.writers for c in w.counts]
     lines += [f"#pragma HLS interface s_axilite port={len_arg(m)}"
@@ -86,12 +101,15 @@ def mem_pragmas(design: HlsDesign, depth: int) -> list[str]:
 
 def mem_node_arrays(design: HlsDesign) -> dict[str, list[str]]:
     """The trailing C arguments of each node that touches memory: its ports in
-    ``ir.memory_ports`` order (a buffered one with its fill's length), then (writers) its
+    ``ir.memory_ports`` order (a buffered one with its fill's length) or its on-chip
+    arrays (a node's arrays are of one tensor: all on chip or none), then (writers) its
     count outputs and ``cap``."""
     args: dict[str, list[str]] = {}
     for m in design.mem:  # a buffered port: its pointer and its fill's length
         args.setdefault(m.port.node, []).extend([m.name, len_arg(m)] if buffered(m)
                                                 else [m.name])
+    for c in design.chip:
+        args.setdefault(c.node, []).append(c.name)
     for w in design.writers:
         tail = list(w.counts) if w.dense is not None else [*w.counts, "cap"]
         args[w.node] = args.get(w.node, []) + tail
@@ -100,12 +118,13 @@ def mem_node_arrays(design: HlsDesign) -> dict[str, list[str]]:
 
 def mem_tb_slots(design: HlsDesign) -> dict[str, str]:
     """The testbench slots of a top with memory (see tb/testbench.cpp.in)."""
-    reads = [f'    std::vector<uint32_t> {m.name} = read_u32(in_dir, "{m.name}");'
-             for m in design.mem if not m.port.write]
-    written = [m.name for m in design.mem if m.port.write]
+    reads = [f'    std::vector<uint32_t> {a.name} = read_u32(in_dir, "{a.name}");'
+             for a in design.inputs]
+    written = [m.name for m in design.mem if m.port.write] + \
+        [c.name for c in design.chip if c.write]
     decls = [f"    std::vector<uint32_t> {a};" for a in written]
     decls += [f"    uint32_t {c} = 0;" for w in design.writers for c in w.counts]
-    call = [f"{m.name}.data()" for m in design.mem]
+    call = [f"{m.name}.data()" for m in design.mem] + [f"{c.name}.data()" for c in design.chip]
     call += [f"&{c}" for w in design.writers for c in w.counts]
     call += [f"static_cast<uint32_t>({m.name}.size())" for m in design.mem if buffered(m)]
     need, writes = [], []

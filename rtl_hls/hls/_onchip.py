@@ -7,15 +7,22 @@ its main loop, then reads the local copy, bound to the RAM type ``onchip.ports``
 read by several processes (every lane's array of ``x``) is one local copy per process:
 an array of a dataflow region has one consumer. The fill's length is an ``s_axilite``
 scalar ``<port>_len`` beside the port (the array's words; its capacity bounds it).
+
+A materialised intermediate (``tensors[T].onchip``, docs/fusion.md) is on chip already:
+its arrays are not ``m_axi`` ports but on-chip array arguments of the top
+(:class:`ChipArg`, ``#pragma HLS interface bram``), wired to the block RAM the region's
+kernels share. The producer's writer stores into its array; a consumer's process reads
+its array in place, with no fill (the producer finished before it started).
 """
 
 from __future__ import annotations
 
-from ir import Hardware
+from ir import Graph, Hardware, MemPortSpec, array_capacity, array_name, stored_arrays
 
-from ._design import HlsDesign, MemArg, ident
+from ._design import ChipArg, HlsDesign, MemArg, ident
 
-__all__ = ["buffered", "len_arg", "storage_pragma", "onchip_process"]
+__all__ = ["buffered", "len_arg", "storage_pragma", "onchip_process", "chip_args",
+           "chip_pragma"]
 
 
 def buffered(m: MemArg) -> bool:
@@ -33,8 +40,43 @@ def storage_pragma(var: str, hw: Hardware) -> str:
     read latency (a block RAM's is at least 1; at 0 Vitis chooses)."""
     ports = hw.onchip.ports
     kind = "ram_1p" if ports == 1 else "ram_t2p" if ports == 2 else "ram_1wnr"
-    latency = f" latency={hw.onchip.latency}" if hw.onchip.latency else ""
-    return f"#pragma HLS bind_storage variable={var} type={kind} impl=bram{latency}"
+    return f"#pragma HLS bind_storage variable={var} type={kind} impl=bram{_latency(hw)}"
+
+
+def _latency(hw: Hardware) -> str:
+    return f" latency={hw.onchip.latency}" if hw.onchip.latency else ""
+
+
+def chip_args(graph: Graph, ports: list[MemPortSpec]) -> list[ChipArg]:
+    """The on-chip array arguments of a top with memory: one per port reading a
+    materialised intermediate (``c<port>_<tensor>_<array>``; an array of a dataflow region
+    has one consumer, so readers do not share an argument), then one per array a writer of
+    one stores (``c_<tensor>_<array>``; a dense level stores none)."""
+    args = [ChipArg(f"c{p.no}_{ident(p.tensor)}_{p.array_name}", p.node, p.tensor, p.array,
+                    p.level, array_capacity(graph, p.tensor, p.array, p.level), False, p.no)
+            for p in ports if graph.tensors[p.tensor].onchip]
+    for nid in graph.topological_order():
+        node = graph.nodes[nid]
+        spec = graph.tensors.get(node.params.get("tensor", ""))
+        if not node.primitive.mem_writes or spec is None or not spec.onchip:
+            continue
+        for array in node.primitive.mem_writes:
+            level = None if array == "vals" else node.params["level"]
+            name = array_name(array, level)
+            if name in stored_arrays(spec):
+                args.append(ChipArg(f"c_{ident(spec.name)}_{name}", nid, spec.name, array,
+                                    level, array_capacity(graph, spec.name, array, level),
+                                    True))
+    return args
+
+
+def chip_pragma(arg: ChipArg, hw: Hardware) -> str:
+    """An on-chip array argument's RAM interface: one port of the shared buffer, a
+    single-port RAM for the writer, a single-port ROM for a reader, at ``onchip.latency``
+    (at 0 Vitis's own)."""
+    kind = "ram_1p" if arg.write else "rom_1p"
+    return (f"#pragma HLS interface bram port={arg.name} storage_type={kind}"
+            f"{_latency(hw)}")
 
 
 def onchip_process(design: HlsDesign, node: str, template: str, n_in: int, n_out: int,
