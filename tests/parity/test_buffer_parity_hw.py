@@ -354,6 +354,17 @@ def test_materialised_random_inputs_agree_in_hls(hls, which, density, seed):
                             rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("backend", over([()], ["sddmm-B-X"], backends=("python", "hls")),
+                         indirect=True)
+def test_compressed_onchip_tensors_agree(backend):
+    """The compiler materialises dense tensors only, but a graph may mark any tensor
+    ``onchip``: SDDMM with its csr operand B and its csr result X on chip, each of their
+    seg, crd and vals arrays an on-chip argument of the HLS top."""
+    graph = _graph("sddmm", *SHAPE).with_onchip({"B", "X"})
+    inputs, gold = _inputs("sddmm", *SHAPE, 0.3, 11)
+    backend.check(graph, inputs, gold, configs={backend.name: [(2, load_hw("hbm2-u280"))]})
+
+
 def test_hls_materialised_tensor_is_an_onchip_array_argument():
     """T is no m_axi port in either top: a sized array argument on a bram interface, the
     producer's value writer storing into it and the consumer's array reading it, with no
