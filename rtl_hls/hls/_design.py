@@ -49,8 +49,8 @@ class MemArg:
 class ChipArg:
     """One on-chip array argument of a top with memory: an array of a materialised
     intermediate (docs/fusion.md), in the block RAM the kernels of its region share. The
-    producer's writer stores into it; a consumer's process reads it in place of the memory
-    port ``port`` (one argument per port, as ``m_axi`` pointers), with no fill."""
+    producer's writer stores into it; a consumer's process reads it in place of a memory
+    port (one argument per port, as ``m_axi`` pointers), with no fill."""
 
     name: str
     node: str
@@ -60,8 +60,6 @@ class ChipArg:
     #: capacity in words (``ir.array_capacity``): the interface's depth
     words: int
     write: bool
-    #: the memory port a read replaces (None for a writer's array)
-    port: int | None = None
 
     @property
     def param(self) -> str:

@@ -53,7 +53,7 @@ def chip_args(graph: Graph, ports: list[MemPortSpec]) -> list[ChipArg]:
     has one consumer, so readers do not share an argument), then one per array a writer of
     one stores (``c_<tensor>_<array>``; a dense level stores none)."""
     args = [ChipArg(f"c{p.no}_{ident(p.tensor)}_{p.array_name}", p.node, p.tensor, p.array,
-                    p.level, array_capacity(graph, p.tensor, p.array, p.level), False, p.no)
+                    p.level, array_capacity(graph, p.tensor, p.array, p.level), False)
             for p in ports if graph.tensors[p.tensor].onchip]
     for nid in graph.topological_order():
         node = graph.nodes[nid]
