@@ -453,6 +453,58 @@ def test_plot_of_a_bad_table_is_one_line(tmp_path, capsys, name, match):
     assert not (tmp_path / "f.png").exists()
 
 
+_KINDS = ["speedup", "fig12", "orders", "heuristic", "depth", "bandwidth", "latency",
+          "lanes", "block"]
+
+
+@pytest.fixture(scope="module")
+def model_table(tmp_path_factory) -> Path:
+    """A results table every figure can draw from: a tiny GCN unfused and partial."""
+    out = tmp_path_factory.mktemp("gcn-table")
+    spec = load_study({"name": "t", "workloads": [{"model": "gcn", "config": "tiny"}],
+                       "axes": {"schedule": ["unfused", "partial"]}})
+    run_study(spec, out, workers=1, progress=False)
+    return out / "results.parquet"
+
+
+@pytest.mark.parametrize("kind", _KINDS)
+@pytest.mark.parametrize("edit, match", [
+    ("cycles=abc", "column 'cycles' holds 'abc', not a number"),
+    ("-kind", "the table has no column(s) ['kind'"),
+    ("-status", "the table has no column(s) ["),
+    ("-cycles", "the table has no column(s) [")])
+def test_every_figure_of_an_edited_table_is_one_line(model_table, tmp_path, capsys, kind,
+                                                     edit, match):
+    """fig12 divided the strings of a hand-edited cycles column (TypeError), and speedup,
+    fig12 and orders indexed a dropped 'kind' column (KeyError)."""
+    table = pd.read_parquet(model_table)
+    if edit.startswith("-"):
+        table = table.drop(columns=[edit[1:]])
+    else:
+        col, value = edit.split("=")
+        table[col] = table[col].astype(object)
+        table.loc[table.index[0], col] = value
+    path = tmp_path / "edited.csv"
+    table.to_csv(path, index=False)
+    code = main(["plot", str(path), "--kind", kind, "-o", str(tmp_path / "f.png")])
+    if code == 0:  # a figure that does not read the edited column still draws
+        assert edit == "-kind" and kind not in ("speedup", "fig12", "orders")
+        return
+    assert code == 1
+    err = _one_line_error(capsys)
+    assert f"samfuse: error: --kind {kind}: " in err
+    if edit != "-kind" or kind in ("speedup", "fig12", "orders"):
+        assert match in err
+    assert not (tmp_path / "f.png").exists()
+
+
+def test_the_unedited_table_draws_the_model_figures(model_table, tmp_path):
+    for kind in ("speedup", "fig12"):
+        assert main(["plot", str(model_table), "--kind", kind, "-o",
+                     str(tmp_path / f"{kind}.png")]) == 0
+        assert (tmp_path / f"{kind}.png").stat().st_size > 0
+
+
 def _python(code: str, **kwargs) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=env, text=True,
