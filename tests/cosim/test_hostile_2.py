@@ -169,8 +169,9 @@ def test_non_finite_inputs_are_refused(spmv, capsys, value, shown):
 
 def test_model_lanes_on_an_index_it_lacks_are_an_error(capsys):
     assert main(["model", "gcn", "--config", "tiny", "--par", "q=4"]) == 1
-    assert "par q=4: no kernel of gcn has an output index 'q'" in \
-        _one_line_error(capsys)
+    err = _one_line_error(capsys)
+    assert "par q=4: no kernel of gcn has an output index 'q', so nothing would run on " \
+        "those lanes (its kernels' output indices: i, j)" in err, err
 
 
 def test_a_schedule_axis_on_expressions_alone_is_an_error():
