@@ -167,6 +167,25 @@ def test_non_finite_inputs_are_refused(spmv, capsys, value, shown):
     assert main(["sim", str(spmv["graph"]), *spmv["inputs"], "--allow-nonfinite"]) == 0
 
 
+@pytest.mark.parametrize("command", ["model", "compile"])
+@pytest.mark.parametrize("value, shown", [(1e40, "inf"), (np.nan, "nan")])
+def test_non_finite_inputs_of_an_mlir_model_are_refused(tmp_path, capsys, command, value,
+                                                         shown):
+    """model ran the program and reported 'check FAIL: max |out - numpy| = nan' (with
+    numpy's overflow warning) instead of naming the input."""
+    a = np.ones((8, 5))
+    a[1, 2] = value
+    np.save(tmp_path / "a.npy", a)
+    mlir = str(ROOT / "tests" / "compiler" / "mlir" / "sddmm.mlir")
+    extra = ["--hw", "ideal"] if command == "model" else ["--par", "i=2"]
+    assert main([command, mlir, "--schedule", "full", "--input",
+                 f"a={tmp_path / 'a.npy'}", *extra]) == 1
+    assert _one_line_error(capsys) == (
+        f"samfuse: error: --input a={tmp_path / 'a.npy'}: 1 value(s) are NaN, infinite or "
+        f"beyond float32's range (+-3.4e38), the first {shown}; an MLIR program's float32 "
+        "tensors cannot hold them\n")
+
+
 def test_model_lanes_on_an_index_it_lacks_are_an_error(capsys):
     assert main(["model", "gcn", "--config", "tiny", "--par", "q=4"]) == 1
     err = _one_line_error(capsys)
