@@ -34,7 +34,7 @@ from ..runs._files import atomic_path, safe_join, write_tensor
 __all__ = ["PROG", "CliError", "TENSOR_SUFFIXES", "name_value_pairs", "parse_shape",
            "load_graph", "load_inputs", "check_size", "still_running", "write_outputs",
            "write_trace", "say", "read_tensor", "input_densities", "add_nonfinite",
-           "refuse_nonfinite"]
+           "refuse_nonfinite", "check_workers"]
 
 
 PROG = "samfuse"
@@ -265,3 +265,13 @@ def add_nonfinite(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-nonfinite", action="store_true",
                    help="accept NaN, infinite and out-of-range float32 input values (refused "
                    "by default)")
+
+
+def check_workers(workers: int, error: type[Exception]) -> None:
+    """``--workers`` of a study or tuning run: each is a local process (a pool of 10^5
+    would exhaust memory before the first run)."""
+    from ..studies._executors import MAX_WORKERS
+
+    if not 1 <= workers <= MAX_WORKERS:
+        raise error(f"--workers {workers}: expected 1 to {MAX_WORKERS} (parallel runs, each "
+                    "a process of its own)")

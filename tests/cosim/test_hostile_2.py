@@ -242,6 +242,37 @@ def test_a_study_of_ten_million_runs_is_refused_before_expanding():
                     "axes": axes})
 
 
+@pytest.mark.parametrize("argv", [["study", "smoke"], ["tune", "gcn"]])
+@pytest.mark.parametrize("workers", ["100000", "257", "0"])
+def test_workers_are_bounded(tmp_path, capsys, argv, workers):
+    """--workers 100000 was accepted: a pool of that many processes for a large study."""
+    from cosim.studies._executors import MAX_WORKERS
+
+    out = tmp_path / "o"
+    assert main([*argv, "--workers", workers, "--out", str(out)]) == 1
+    assert _one_line_error(capsys) == (f"samfuse: error: --workers {workers}: expected 1 to "
+                                       f"{MAX_WORKERS} (parallel runs, each a process of its "
+                                       "own)\n")
+    assert not out.exists()
+
+
+def test_a_pool_starts_no_more_processes_than_runs(tmp_path, monkeypatch):
+    import concurrent.futures as cf
+
+    sizes = []
+    real = cf.ProcessPoolExecutor
+
+    def recording(*args, max_workers, **kwargs):
+        sizes.append(max_workers)
+        return real(*args, max_workers=max_workers, **kwargs)
+
+    monkeypatch.setattr(cf, "ProcessPoolExecutor", recording)
+    configs = load_study(_KERNEL_STUDY).expand()
+    rows, ran = run_configs(configs, tmp_path, workers=64, progress=False)
+    assert ran == 3 and sizes == [3]
+    assert all(r["status"] == "ok" for c in configs for r in rows[c])
+
+
 @pytest.mark.parametrize("item, match", [
     ("dram.channels=281474976710656", r"dram.channels = 281474976710656 is above 1,024, "
      "the largest a simulated machine can have"),
