@@ -33,7 +33,8 @@ from ..runs._files import atomic_path, safe_join, write_tensor
 
 __all__ = ["PROG", "CliError", "TENSOR_SUFFIXES", "name_value_pairs", "parse_shape",
            "load_graph", "load_inputs", "check_size", "still_running", "write_outputs",
-           "write_trace", "say", "read_tensor", "input_densities", "add_nonfinite"]
+           "write_trace", "say", "read_tensor", "input_densities", "add_nonfinite",
+           "refuse_nonfinite", "check_workers"]
 
 
 PROG = "samfuse"
@@ -141,13 +142,23 @@ def load_inputs(graph: Graph, items: Sequence[str] | None,
             if text.startswith(("cannot read", "tensor file", ".npy file")):
                 raise  # already names the file
             raise CliError(f"input {name!r} ({str(path)!r}): {text}") from None
-        bad = np.flatnonzero(~np.isfinite(out[name].vals)) if not nonfinite else ()
-        if len(bad):
-            raise CliError(f"input {name!r} ({str(path)!r}): {len(bad)} value(s) are NaN, "
-                           "infinite or beyond float32's range (+-3.4e38), the first "
-                           f"{out[name].vals.flat[bad[0]]}; give --allow-nonfinite to "
-                           "simulate IEEE-754 special values as they are")
+        if not nonfinite:
+            refuse_nonfinite(f"input {name!r} ({str(path)!r})", out[name].vals,
+                             "give --allow-nonfinite to simulate IEEE-754 special values "
+                             "as they are")
     return out
+
+
+def refuse_nonfinite(label: str, values: np.ndarray, hint: str) -> None:
+    """One line for input values a float32 run cannot hold: NaN, infinite or beyond
+    float32's range (1e40 would become inf)."""
+    limit = float(np.finfo(np.float32).max)
+    with np.errstate(invalid="ignore"):
+        bad = np.flatnonzero(~np.isfinite(values) | (np.abs(values) > limit))
+    if len(bad):
+        raise CliError(f"{label}: {len(bad)} value(s) are NaN, infinite or beyond "
+                       "float32's range (+-3.4e38), the first "
+                       f"{np.asarray(values).flat[bad[0]]:g}; {hint}")
 
 
 
@@ -254,3 +265,13 @@ def add_nonfinite(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-nonfinite", action="store_true",
                    help="accept NaN, infinite and out-of-range float32 input values (refused "
                    "by default)")
+
+
+def check_workers(workers: int, error: type[Exception]) -> None:
+    """``--workers`` of a study or tuning run: each is a local process (a pool of 10^5
+    would exhaust memory before the first run)."""
+    from ..studies._executors import MAX_WORKERS
+
+    if not 1 <= workers <= MAX_WORKERS:
+        raise error(f"--workers {workers}: expected 1 to {MAX_WORKERS} (parallel runs, each "
+                    "a process of its own)")

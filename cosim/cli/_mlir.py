@@ -16,9 +16,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from compiler import compile_model
 
 from ..runs._files import writable_dir
+from ._args import refuse_nonfinite
 
 __all__ = ["is_mlir_file", "compile_mlir", "mlir_frontend", "read_inputs"]
 
@@ -45,9 +48,12 @@ def read_inputs(items: list[str] | None, error: type[Exception]) -> dict[str, An
         if not Path(path).is_file():
             raise error(f"--input {name}={path}: no such file")
         try:
-            out[name.strip()] = FiberTree.from_any(path).to_dense()
+            with np.errstate(over="ignore", invalid="ignore"):  # refused below
+                out[name.strip()] = FiberTree.from_any(path).to_dense()
         except (ValueError, OSError) as exc:
             raise error(f"--input {name}={path}: {exc}") from None
+        refuse_nonfinite(f"--input {name}={path}", out[name.strip()],
+                         "an MLIR program's float32 tensors cannot hold them")
     return out
 
 

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..runs._files import path_arg
+from ._args import check_workers
 
 __all__ = ["add_study_parsers"]
 
@@ -43,8 +44,7 @@ def cmd_study(args: argparse.Namespace, error: type[Exception]) -> int:
     from ..studies._runner import run_study
     from ..studies._spec import StudyError, load_study, study_path
 
-    if args.workers < 1:
-        raise error(f"--workers {args.workers}: expected at least 1")
+    check_workers(args.workers, error)
     try:
         path = study_path(args.study)
         spec = load_study(path, models=False)  # run_study checks the models it runs

@@ -6,6 +6,7 @@ import argparse
 import math
 
 from ..runs._files import path_arg
+from ._args import check_workers
 from ._model import seed_arg
 
 __all__ = ["add_tune_parser"]
@@ -92,9 +93,10 @@ def cmd_tune(args: argparse.Namespace, error: type[Exception]) -> int:
     from ..tuning._run import tune
     from ..tuning._space import TuneError
 
-    for name in ("budget", "batch", "workers", "max_orders"):
+    for name in ("budget", "batch", "max_orders"):
         if getattr(args, name) < 1:
             raise error(f"--{name.replace('_', '-')} {getattr(args, name)}: expected >= 1")
+    check_workers(args.workers, error)
     if not (args.prune == 0 or 1 <= args.prune < math.inf):
         raise error(f"--prune {args.prune:g}: expected 0 (off) or a factor >= 1 (a point "
                     "priced above F times the cheapest is skipped; below 1 would skip every "

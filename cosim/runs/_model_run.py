@@ -188,15 +188,20 @@ def check_lanes_used(compiled: CompiledModel, par: Mapping[str, int],
                      label: str = "the model") -> None:
     """Refuse lanes on an index no kernel outputs: the run would go on one lane, silently
     (``--par q=4`` on a model without ``q``)."""
-    used = {i for reg in compiled.regions for k in reg.kernels
-            for i in k.graph.meta.get("parallel", {}).get("par", {})}
+    kernels = [k for reg in compiled.regions for k in reg.kernels]
+    used = {i for k in kernels for i in k.graph.meta.get("parallel", {}).get("par", {})}
     unused = [i for i, n in par.items() if n > 1 and i not in used]
     if unused:
         from compiler import CompileError
 
+        # the index names of each kernel's output, from its statement's left-hand side
+        outputs = {i.strip() for k in kernels
+                   for i in k.text.split("=", 1)[0].partition("(")[2].rstrip(") ").split(",")
+                   if i.strip()}
         raise CompileError(f"par {unused[0]}={par[unused[0]]}: no kernel of {label} has "
                            f"an output index {unused[0]!r}, so nothing would run on those "
-                           f"lanes (indices on lanes here: {', '.join(sorted(used)) or 'none'})")
+                           f"lanes (its kernels' output indices: "
+                           f"{', '.join(sorted(outputs)) or 'none'})")
 
 
 def region_weights(compiled: CompiledModel, known: Mapping[str, Any]) -> list[float]:

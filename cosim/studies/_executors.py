@@ -14,7 +14,11 @@ from typing import Any
 from ..runs._config import RunConfig
 from ..runs._config_run import run_config
 
-__all__ = ["Executor", "local_pool", "serial", "dask_cluster", "executor"]
+__all__ = ["Executor", "local_pool", "serial", "dask_cluster", "executor", "MAX_WORKERS"]
+
+#: most local worker processes a study or tuning run starts (each is a Python process of
+#: its own; a Dask cluster brings its own workers)
+MAX_WORKERS = 256
 
 #: the configurations to run -> (config, its future) as each finishes
 Executor = Callable[[list[RunConfig]], Iterator[tuple[RunConfig, Any]]]
@@ -34,7 +38,9 @@ def local_pool(workers: int) -> Callable[[list[RunConfig]], Iterator[tuple[RunCo
         import multiprocessing
 
         ctx = multiprocessing.get_context("forkserver")
-        pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+        # never more processes than runs: each one costs a Python process's memory
+        pool = cf.ProcessPoolExecutor(max_workers=max(1, min(workers, len(todo))),
+                                      mp_context=ctx)
         try:
             futures = {pool.submit(run_config, c): c for c in todo}
             for fut in cf.as_completed(futures):

@@ -43,8 +43,9 @@ _NUMERIC = ("cycles", "depth", "lanes", "block", "imbalance", "bytes_moved", "es
             "dram_write_bytes")
 
 
-def _ok(frame: Any, needs: list[str], kind: str) -> Any:
-    """The successful runs of a table holding ``needs`` (and ``status``, ``cycles``)."""
+def _checked(frame: Any, needs: list[str], kind: str) -> Any:
+    """A copy of a table holding ``needs`` (and ``status``, ``cycles``) whose numeric
+    columns hold numbers: a hand-edited table is one line, not a traceback."""
     import pandas as pd
 
     missing = [c for c in dict.fromkeys([*needs, "status", "cycles"])
@@ -59,6 +60,12 @@ def _ok(frame: Any, needs: list[str], kind: str) -> Any:
             raise PlotError(f"--kind {kind}: column {col!r} holds {wrong.iloc[0]!r}, not a "
                             "number")
         frame[col] = values
+    return frame
+
+
+def _ok(frame: Any, needs: list[str], kind: str) -> Any:
+    """The successful runs of a table holding ``needs`` (and ``status``, ``cycles``)."""
+    frame = _checked(frame, needs, kind)
     rows = frame[(frame["status"] == "ok") & frame["cycles"].notna()]
     if rows.empty:
         raise PlotError(f"--kind {kind}: no successful runs in the table")
@@ -67,7 +74,7 @@ def _ok(frame: Any, needs: list[str], kind: str) -> Any:
 
 def _speedup(frame: Any, ax: Any) -> None:
     """FuseFlow Fig. 12: speed-up of each fusion schedule over unfused, per model."""
-    rows = _ok(frame, ["workload", "schedule", "cycles"], "speedup")
+    rows = _ok(frame, ["workload", "kind", "schedule", "cycles"], "speedup")
     rows = rows[rows["kind"] == "model"]
     cycles = rows.groupby(["workload", "schedule"])["cycles"].min().unstack()
     if "unfused" not in cycles.columns:
@@ -101,10 +108,7 @@ def _fig12(frame: Any, fig: Any) -> None:
 
     from ._published import FIG12_SPEEDUP
 
-    needs = ["model", "config", "schedule", "cycles", "hw", "status"]
-    missing = [c for c in needs if c not in frame.columns]
-    if missing:
-        raise PlotError(f"--kind fig12: the table has no column(s) {missing}")
+    frame = _checked(frame, ["kind", "model", "config", "schedule", "hw"], "fig12")
     rows = frame[frame["kind"] == "model"].copy()
     if "block" not in rows.columns:
         rows["block"] = 1
@@ -167,7 +171,7 @@ _DATASET_ORDER = {"cora": 0, "cora-ml": 1, "dblp": 2, "collab": 3, "mag": 4}
 def _orders(frame: Any, ax: Any) -> None:
     """FuseFlow Fig. 18: cycles of every dataflow order, per workload (and every other
     axis that varies); the orders on the x axis by name, sorted by the first line."""
-    rows = _ok(frame, ["workload", "order_used", "cycles"], "orders")
+    rows = _ok(frame, ["workload", "kind", "order_used", "cycles"], "orders")
     rows = rows[(rows["kind"] == "expr") & rows["order_used"].notna()]
     if rows.empty:
         raise PlotError("--kind orders: no successful expression run in the table")

@@ -167,10 +167,30 @@ def test_non_finite_inputs_are_refused(spmv, capsys, value, shown):
     assert main(["sim", str(spmv["graph"]), *spmv["inputs"], "--allow-nonfinite"]) == 0
 
 
+@pytest.mark.parametrize("command", ["model", "compile"])
+@pytest.mark.parametrize("value, shown", [(1e40, "inf"), (np.nan, "nan")])
+def test_non_finite_inputs_of_an_mlir_model_are_refused(tmp_path, capsys, command, value,
+                                                         shown):
+    """model ran the program and reported 'check FAIL: max |out - numpy| = nan' (with
+    numpy's overflow warning) instead of naming the input."""
+    a = np.ones((8, 5))
+    a[1, 2] = value
+    np.save(tmp_path / "a.npy", a)
+    mlir = str(ROOT / "tests" / "compiler" / "mlir" / "sddmm.mlir")
+    extra = ["--hw", "ideal"] if command == "model" else ["--par", "i=2"]
+    assert main([command, mlir, "--schedule", "full", "--input",
+                 f"a={tmp_path / 'a.npy'}", *extra]) == 1
+    assert _one_line_error(capsys) == (
+        f"samfuse: error: --input a={tmp_path / 'a.npy'}: 1 value(s) are NaN, infinite or "
+        f"beyond float32's range (+-3.4e38), the first {shown}; an MLIR program's float32 "
+        "tensors cannot hold them\n")
+
+
 def test_model_lanes_on_an_index_it_lacks_are_an_error(capsys):
     assert main(["model", "gcn", "--config", "tiny", "--par", "q=4"]) == 1
-    assert "par q=4: no kernel of gcn has an output index 'q'" in \
-        _one_line_error(capsys)
+    err = _one_line_error(capsys)
+    assert "par q=4: no kernel of gcn has an output index 'q', so nothing would run on " \
+        "those lanes (its kernels' output indices: i, j)" in err, err
 
 
 def test_a_schedule_axis_on_expressions_alone_is_an_error():
@@ -220,6 +240,37 @@ def test_a_study_of_ten_million_runs_is_refused_before_expanding():
                        rf"{MAX_RUNS:,} a study may"):
         load_study({"name": "big", "workloads": [{"kernel": "spmv", "size": 4}],
                     "axes": axes})
+
+
+@pytest.mark.parametrize("argv", [["study", "smoke"], ["tune", "gcn"]])
+@pytest.mark.parametrize("workers", ["100000", "257", "0"])
+def test_workers_are_bounded(tmp_path, capsys, argv, workers):
+    """--workers 100000 was accepted: a pool of that many processes for a large study."""
+    from cosim.studies._executors import MAX_WORKERS
+
+    out = tmp_path / "o"
+    assert main([*argv, "--workers", workers, "--out", str(out)]) == 1
+    assert _one_line_error(capsys) == (f"samfuse: error: --workers {workers}: expected 1 to "
+                                       f"{MAX_WORKERS} (parallel runs, each a process of its "
+                                       "own)\n")
+    assert not out.exists()
+
+
+def test_a_pool_starts_no_more_processes_than_runs(tmp_path, monkeypatch):
+    import concurrent.futures as cf
+
+    sizes = []
+    real = cf.ProcessPoolExecutor
+
+    def recording(*args, max_workers, **kwargs):
+        sizes.append(max_workers)
+        return real(*args, max_workers=max_workers, **kwargs)
+
+    monkeypatch.setattr(cf, "ProcessPoolExecutor", recording)
+    configs = load_study(_KERNEL_STUDY).expand()
+    rows, ran = run_configs(configs, tmp_path, workers=64, progress=False)
+    assert ran == 3 and sizes == [3]
+    assert all(r["status"] == "ok" for c in configs for r in rows[c])
 
 
 @pytest.mark.parametrize("item, match", [
@@ -451,6 +502,58 @@ def test_plot_of_a_bad_table_is_one_line(tmp_path, capsys, name, match):
     assert main(["plot", str(path), "--kind", "depth", "-o", str(tmp_path / "f.png")]) == 1
     assert match in _one_line_error(capsys)
     assert not (tmp_path / "f.png").exists()
+
+
+_KINDS = ["speedup", "fig12", "orders", "heuristic", "depth", "bandwidth", "latency",
+          "lanes", "block"]
+
+
+@pytest.fixture(scope="module")
+def model_table(tmp_path_factory) -> Path:
+    """A results table every figure can draw from: a tiny GCN unfused and partial."""
+    out = tmp_path_factory.mktemp("gcn-table")
+    spec = load_study({"name": "t", "workloads": [{"model": "gcn", "config": "tiny"}],
+                       "axes": {"schedule": ["unfused", "partial"]}})
+    run_study(spec, out, workers=1, progress=False)
+    return out / "results.parquet"
+
+
+@pytest.mark.parametrize("kind", _KINDS)
+@pytest.mark.parametrize("edit, match", [
+    ("cycles=abc", "column 'cycles' holds 'abc', not a number"),
+    ("-kind", "the table has no column(s) ['kind'"),
+    ("-status", "the table has no column(s) ["),
+    ("-cycles", "the table has no column(s) [")])
+def test_every_figure_of_an_edited_table_is_one_line(model_table, tmp_path, capsys, kind,
+                                                     edit, match):
+    """fig12 divided the strings of a hand-edited cycles column (TypeError), and speedup,
+    fig12 and orders indexed a dropped 'kind' column (KeyError)."""
+    table = pd.read_parquet(model_table)
+    if edit.startswith("-"):
+        table = table.drop(columns=[edit[1:]])
+    else:
+        col, value = edit.split("=")
+        table[col] = table[col].astype(object)
+        table.loc[table.index[0], col] = value
+    path = tmp_path / "edited.csv"
+    table.to_csv(path, index=False)
+    code = main(["plot", str(path), "--kind", kind, "-o", str(tmp_path / "f.png")])
+    if code == 0:  # a figure that does not read the edited column still draws
+        assert edit == "-kind" and kind not in ("speedup", "fig12", "orders")
+        return
+    assert code == 1
+    err = _one_line_error(capsys)
+    assert f"samfuse: error: --kind {kind}: " in err
+    if edit != "-kind" or kind in ("speedup", "fig12", "orders"):
+        assert match in err
+    assert not (tmp_path / "f.png").exists()
+
+
+def test_the_unedited_table_draws_the_model_figures(model_table, tmp_path):
+    for kind in ("speedup", "fig12"):
+        assert main(["plot", str(model_table), "--kind", kind, "-o",
+                     str(tmp_path / f"{kind}.png")]) == 0
+        assert (tmp_path / f"{kind}.png").stat().st_size > 0
 
 
 def _python(code: str, **kwargs) -> subprocess.Popen:
