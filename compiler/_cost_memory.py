@@ -53,7 +53,10 @@ class PortAccess:
     ``aligned``: runs start at multiples of their length (dense rows), not anywhere
     (fibers); ``again``: the same port when a sweep that re-reads the part of the
     array the previous one read finds it still in the window (that part fits in a
-    line), which :func:`port_cost` weighs by how likely that is.
+    line), which :func:`port_cost` weighs by how likely that is; ``rereads``: reads of
+    a two-word pair (a scanner's ``seg[r]``, ``seg[r + 1]``) right after the same pair
+    (a repeat below the reference re-opens the fiber): free in the window unless the
+    pair straddles two lines.
     """
 
     node: str
@@ -67,6 +70,7 @@ class PortAccess:
     buffered: bool = False
     aligned: bool = False
     again: PortAccess | None = None
+    rereads: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,10 @@ def port_cost(acc: PortAccess, hw: Hardware) -> PortCost:
         return PortCost(math.ceil(acc.words / wpl), 0.0)
     if acc.buffered or n == 1:  # loaded once; a one-line array stays in the window
         return PortCost(n, 0.0)
+    if acc.rereads > 0:
+        once = port_cost(replace(acc, rereads=0.0), hw)
+        lines, misses = _straddled_rereads(acc.rereads, n, wpl, max(1, hw.dram.outstanding))
+        return PortCost(once.lines + lines, once.misses + misses)
     span = min(acc.array_words, acc.span_words or acc.array_words)
     if acc.again is not None:
         # the first sweep over each part continues the stream of the parts before it;
@@ -125,6 +133,20 @@ def port_cost(acc: PortAccess, hw: Hardware) -> PortCost:
         waste = 0.0
     lines = max(touched, min(lines, span_lines + waste))
     return PortCost(sweeps * lines, sweeps * misses)
+
+
+def _straddled_rereads(rereads: float, n: float, wpl: int, k: int) -> tuple[float, float]:
+    """Lines and misses of ``rereads`` re-reads of a pair ``(r, r + 1)`` just read. Its
+    second word left the window at line ``l + 1``; when the pair straddles lines ``l``
+    and ``l + 1`` (one reference in ``W``), its first word jumps back to ``l`` (one line)
+    and its second continues that stream: a window of ``min(K, n - 1 - l)`` lines, ``l``
+    uniform over the array's first ``n - 1`` lines."""
+    last = n - 1.0  # the pair's second line l + 1 is one of lines 1 .. n - 1
+    if last < 1:
+        return 0.0, 0.0
+    ahead = (last * (last + 1) / 2 if last <= k else k * (k + 1) / 2 + k * (last - k)) / last
+    straddles = rereads / wpl
+    return straddles * (1.0 + ahead), 2.0 * straddles
 
 
 def _lines_spanned(run: float, wpl: int, aligned: bool) -> float:
