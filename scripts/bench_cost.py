@@ -16,6 +16,7 @@ hardware, its simulated cycles, and the best simulated order among the candidate
     .venv/bin/python scripts/bench_cost.py --hw ideal        # the same on ideal memory
     .venv/bin/python scripts/bench_cost.py --orders          # the order table
     .venv/bin/python scripts/bench_cost.py --buffer auto     # with on-chip buffers
+    .venv/bin/python scripts/bench_cost.py --orders --buffer auto  # orders, buffers priced
 """
 
 from __future__ import annotations
@@ -159,13 +160,14 @@ MAX_ORDERS = 12
 
 
 def order_table(models: list[str], hw_name: str, cache: Path,
-                schedules: tuple[str, ...]) -> None:
+                schedules: tuple[str, ...], buffer: str = "none") -> None:
     """Per kernel: the order the search picks priced on ``hw_name`` (and on ideal
     memory), each simulated on ``hw_name`` with the kernel's real inputs, against the
     best simulated candidate; each order's cycles include the re-sorting of the inputs
     it transposes, as the search prices it (the simulators bind the permuted copy before
-    the run)."""
-    from compiler import compile_expression, order_cost
+    the run). ``buffer``: the on-chip buffers every order is priced and simulated with
+    (``auto``: the compiler's rule per order)."""
+    from compiler import buffer_graph, compile_expression, order_cost
     from sim_models.python import simulate
 
     hw = load_hw(hw_name)
@@ -174,7 +176,7 @@ def order_table(models: list[str], hw_name: str, cache: Path,
     ratios = []
     for name in models:
         for schedule in schedules:
-            for row in measure(name, schedule, hw_name, cache) or []:
+            for row in measure(name, schedule, hw_name, cache, buffer) or []:
                 g = row["graph"]
                 moved = g.meta.get("transposed", {})
                 formats = {n: moved.get(n, {}).get("requested", t.format)
@@ -183,7 +185,7 @@ def order_table(models: list[str], hw_name: str, cache: Path,
                 compiled = partial(compile_expression, g.meta["expression"], formats, shapes)
 
                 try:
-                    on_hw = compiled(stats=row["inputs"], hw=hw)
+                    on_hw = compiled(stats=row["inputs"], hw=hw, buffer=buffer)
                     on_ideal = compiled(stats=row["inputs"])
                 except CompileError as exc:  # a fused kernel the model compiler split
                     print(f"| {name} | {schedule} | {row['region']}/{row['kernel']} | "
@@ -195,7 +197,8 @@ def order_table(models: list[str], hw_name: str, cache: Path,
                 for order in dict.fromkeys([*cands, ",".join(on_hw.meta["order"]),
                                             ",".join(on_ideal.meta["order"])]):
                     graph = compiled(order=order)  # + the re-sort the search prices
-                    cycles[order] = simulate(graph, row["inputs"], hw=hw).cycles + \
+                    run = buffer_graph(graph, hw, buffer, row["inputs"])
+                    cycles[order] = simulate(run, row["inputs"], hw=hw).cycles + \
                         sum(order_cost(graph, row["inputs"], hw).transposes.values())
                 best = min(cycles, key=cycles.get)
                 mine, ideal = ",".join(on_hw.meta["order"]), ",".join(on_ideal.meta["order"])
@@ -226,7 +229,7 @@ def main() -> None:
     models = args.models.split(",")
     if args.orders:
         order_table([m for m in models if m in ORDER_MODELS], args.hw, Path(args.cache),
-                    tuple(s for s in args.schedules.split(",") if s != "full"))
+                    tuple(s for s in args.schedules.split(",") if s != "full"), args.buffer)
         return
     error_table(models, args.hw, Path(args.cache), args.verbose, args.before,
                 tuple(args.schedules.split(",")), args.cached, args.buffer)
