@@ -107,7 +107,7 @@ def port_cost(acc: PortAccess, hw: Hardware) -> PortCost:
         # each further sweep re-reads the part just read
         first = port_cost(acc.again, hw)
         count = acc.sweeps * (1.0 - acc.again.words / acc.words)
-        lines, misses = _rereads(count, span, n, wpl, k, acc.aligned)
+        lines, misses = _rereads(count, span, n, wpl, k, acc.aligned, fiber=not acc.aligned)
         return PortCost(first.lines + lines, first.misses + misses)
     # a part of the array starts anywhere in a line
     span_lines = n if span >= acc.array_words else (span + wpl - 1) / wpl
@@ -132,19 +132,27 @@ def port_cost(acc: PortAccess, hw: Hardware) -> PortCost:
     return PortCost(sweeps * lines, sweeps * misses)
 
 
-def _rereads(count: float, part: float, n: float, wpl: int, k: int, aligned: bool
-             ) -> tuple[float, float]:
+def _rereads(count: float, part: float, n: float, wpl: int, k: int, aligned: bool,
+             fiber: bool = False) -> tuple[float, float]:
     """Lines and misses of ``count`` re-reads of a part of ``part`` consecutive words
     (a fiber, a dense row, a ``seg`` pair) right after it was read. The read left the
     window at the part's last line, so a part in one line is read again from the window;
     a part over ``L >= 2`` lines from line ``l`` jumps back to ``l`` (one line), restarts
     the stream at ``l + 1`` (``K`` lines ahead) and tops it up to the part's end: ``1 +
-    min(n - 1 - l, K + L - 2)`` lines and two misses, ``l`` uniform where the part fits."""
-    one = _in_one_line(part, wpl, aligned)
-    if count <= 0 or one >= 1.0 or n <= 1:
+    min(n - 1 - l, K + L - 2)`` lines and two misses, ``l`` uniform where the part fits.
+    ``fiber``: ``part`` is the mean of a Poisson length (a sparse fiber), so a part
+    spans a line boundary with probability ``E[(len - 1)+] / W``, not ``(part - 1) / W``."""
+    if count <= 0 or n <= 1:
+        return 0.0, 0.0
+    if fiber:
+        over = (part - 1.0 + math.exp(-part)) / wpl  # expected line boundaries inside
+        one, spanned = max(0.0, 1.0 - over), 1.0 + over
+    else:
+        one, spanned = _in_one_line(part, wpl, aligned), _lines_spanned(part, wpl, aligned)
+    if one >= 1.0:
         return 0.0, 0.0
     spread = 1.0 - one  # P(the part spans two lines or more)
-    lines = max(2.0, (_lines_spanned(part, wpl, aligned) - one) / spread)
+    lines = max(2.0, (spanned - one) / spread)
     lo, hi, cap = lines - 1.0, n - 1.0, k + lines - 2.0  # n - 1 - l over [lo, hi]
     if hi <= lo:
         ahead = lo

@@ -204,8 +204,8 @@ def order_table(models: list[str], hw_name: str, cache: Path,
                 mine, ideal = ",".join(on_hw.meta["order"]), ",".join(on_ideal.meta["order"])
                 ratios.append(cycles[mine] / cycles[best])
                 print(f"| {name} | {schedule} | {row['region']}/{row['kernel']} | {mine} | "
-                      f"{cycles[mine]:,} | {ideal} | {cycles[ideal]:,} | {best} | "
-                      f"{cycles[best]:,} | {ratios[-1]:.2f} |", flush=True)
+                      f"{cycles[mine]:,.0f} | {ideal} | {cycles[ideal]:,.0f} | {best} | "
+                      f"{cycles[best]:,.0f} | {ratios[-1]:.2f} |", flush=True)
     within = sum(r <= 1.10 for r in ratios)
     print(f"\n{within} of {len(ratios)} kernels within 10 % of the best simulated order; "
           f"worst {max(ratios):.2f}x")
