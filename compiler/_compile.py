@@ -61,7 +61,8 @@ def compile_expression(expr: str | Assignment,
                        partition: str = "round-robin",
                        lane_buffer: int | None = None,
                        block: Mapping[str, int] | None = None,
-                       assoc: str = "as-written", hw: Hardware | None = None) -> Graph:
+                       assoc: str = "as-written", hw: Hardware | None = None,
+                       buffer: str | tuple[str, ...] | None = None) -> Graph:
     """Compile one tensor index expression into a validated SAMML :class:`ir.Graph`.
 
     ``formats`` maps tensor names (inputs and the output) to format specs (``"csr"``,
@@ -79,7 +80,9 @@ def compile_expression(expr: str | Assignment,
     ``par`` then speak of the grid. ``assoc`` re-associates a chain of three or more
     products (``left``, ``right``, or ``cost``: the association whose graph
     :func:`order_cost` prices cheapest; docs/fusion.md, "Association"). ``hw`` is the
-    machine the orders are priced on (``docs/cost.md``; None: ideal memory).
+    machine the orders are priced on (``docs/cost.md``; None: ideal memory), each with
+    the on-chip buffers ``buffer`` would give it there (``compiler.buffer_graph``;
+    None: none; the graph returned has none: ``buffer_graph`` adds them).
     """
     if assoc != "as-written":
         if not isinstance(expr, str):
@@ -88,11 +91,11 @@ def compile_expression(expr: str | Assignment,
         kwargs = dict(formats=formats, shapes=shapes, sizes=sizes, order=order,
                       reduce=reduce, dtype=dtype, depth=depth, transpose=transpose,
                       name=name, stats=stats, par=par, partition=partition,
-                      lane_buffer=lane_buffer, block=block, hw=hw)
+                      lane_buffer=lane_buffer, block=block, hw=hw, buffer=buffer)
         if len(texts) == 1:
             return compile_expression(texts[0], **kwargs)
         graphs = [compile_expression(t, **kwargs) for t in texts]
-        costs = [order_cost(g, stats, hw).total for g in graphs]
+        costs = [order_cost(g, stats, hw, buffer).total for g in graphs]
         best = graphs[costs.index(min(costs))]
         best.meta["assoc_search"] = [{"expression": t, "cost": c}
                                      for t, c in zip(texts, costs, strict=True)]
@@ -118,7 +121,7 @@ def compile_expression(expr: str | Assignment,
                                           tuple(idx_sizes[i] for i in a.indices), fmt,
                                           "the expression", a.tensor)
         best = job.build_given(parse_order(norm, order)) if order is not None else \
-            _search(job, known, hw)
+            _search(job, known, hw, buffer)
         if not splits:
             return best
         if partition in POSITION_PARTITIONS:  # windows depend on the order's outer levels
@@ -278,8 +281,8 @@ def parse_order(norm: Normalized, order: str | Sequence[str]) -> list[str]:
     return [v for p in parts for v in norm.indices if norm.user[v] == p]
 
 
-def _search(job: _Job, stats: Mapping[str, TensorStats], hw: Hardware | None = None
-            ) -> Graph:
+def _search(job: _Job, stats: Mapping[str, TensorStats], hw: Hardware | None = None,
+            buffer: str | tuple[str, ...] | None = None) -> Graph:
     """The cheapest candidate order by :func:`order_cost`.
 
     Candidates: every permutation of the indices (up to :data:`MAX_SEARCH` of them,
@@ -296,14 +299,15 @@ def _search(job: _Job, stats: Mapping[str, TensorStats], hw: Hardware | None = N
     epilogue join are searched only when no order lowers without one (so that adding
     them changed no graph that compiled before).
     """
-    search = _search_orders(job, stats, deep=False, hw=hw)
+    search = _search_orders(job, stats, deep=False, hw=hw, buffer=buffer)
     if search.best is None:
-        search = _search_orders(job, stats, deep=True, hw=hw)
+        search = _search_orders(job, stats, deep=True, hw=hw, buffer=buffer)
     return search.finish(search.space)
 
 
 def _search_orders(job: _Job, stats: Mapping[str, TensorStats], deep: bool,
-                   hw: Hardware | None = None) -> OrderSearch:
+                   hw: Hardware | None = None,
+                   buffer: str | tuple[str, ...] | None = None) -> OrderSearch:
     """One pass of :func:`_search` (deep epilogues admitted or not)."""
     norm, fmts = job.norm, job.fmts
     target = norm.assignment.target
@@ -348,7 +352,7 @@ def _search_orders(job: _Job, stats: Mapping[str, TensorStats], deep: bool,
         except LoweringError as exc:
             search.reject(order, exc, n)
             continue
-        search.add(order, graph, order_cost(graph, stats, hw), out_moved)
+        search.add(order, graph, order_cost(graph, stats, hw, buffer), out_moved)
     search.space = f"{len(candidates)} permutation(s) of {len(preferred)} indices"
     return search
 

@@ -199,9 +199,11 @@ class _Walker:
         return out
 
     def _port(self, node: Node, array: str, ref: _Stream, accesses: float,
-              array_words: float, elems: int = 1) -> None:
+              array_words: float, elems: int = 1, pair: bool = False) -> None:
         """Record the accesses of ``node``'s port on ``array`` (addressed by the
-        reference stream ``ref``) for the memory pricing."""
+        reference stream ``ref``) for the memory pricing. ``pair``: each reference
+        reads two words, ``array[r]`` and ``array[r + 1]`` (a scanner's ``seg``), so a
+        run of ``n`` references reads ``n + 1`` consecutive words."""
         if self.hw is None or not self.hw.memory:
             return
         name = node.params["tensor"]
@@ -212,10 +214,15 @@ class _Walker:
         def access(s: _Stream, words: float, again: PortAccess | None = None
                    ) -> PortAccess:
             sweeps, above, run, repeats, aligned = _address(s)
-            return PortAccess(node.id, array, words / repeats * elems,
-                              array_words * elems, sweeps, array_words * elems / above,
+            touched = words / repeats * elems
+            span = array_words * elems / above
+            if pair:  # a run of references ends one word further on
+                touched, span, run = touched * (run + 1) / run, span + 1, run + 1
+                aligned = False
+            return PortAccess(node.id, array, touched, array_words * elems, sweeps, span,
                               min(run * elems, array_words * elems), aligned=aligned,
-                              buffered=buffered, again=again, onchip=onchip)
+                              buffered=buffered, again=again, onchip=onchip,
+                              rereads=(repeats - 1) * words / repeats if pair else 0.0)
 
         again = _without_restarts(ref)
         self.est.ports[(node.id, array)] = access(
@@ -262,7 +269,7 @@ class _Walker:
             self._read(name, 2 * ref.count * ref.real + s.count)
             pos = self._positions(name)
             parents = pos[level - 1] if level else 1.0
-            self._port(node, "seg", ref, ref.count * ref.real, parents + 1)
+            self._port(node, "seg", ref, ref.count * ref.real, parents + 1, pair=True)
             self._port(node, "crd", s, s.count, pos[level])
         return {"crd": s, "ref": s}
 

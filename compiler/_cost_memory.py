@@ -56,7 +56,10 @@ class PortAccess:
     ``aligned``: runs start at multiples of their length (dense rows), not anywhere
     (fibers); ``again``: the same port when a sweep that re-reads the part of the
     array the previous one read finds it still in the window (that part fits in a
-    line), which :func:`port_cost` weighs by how likely that is.
+    line), which :func:`port_cost` weighs by how likely that is; ``rereads``: reads of
+    a two-word pair (a scanner's ``seg[r]``, ``seg[r + 1]``) right after the same pair
+    (a repeat below the reference re-opens the fiber): free in the window unless the
+    pair straddles two lines.
     """
 
     node: str
@@ -71,6 +74,7 @@ class PortAccess:
     aligned: bool = False
     again: PortAccess | None = None
     onchip: bool = False
+    rereads: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -96,18 +100,19 @@ def port_cost(acc: PortAccess, hw: Hardware) -> PortCost:
         return PortCost(math.ceil(acc.words / wpl), 0.0)
     if acc.buffered or n == 1:  # loaded once; a one-line array stays in the window
         return PortCost(n, 0.0)
+    k = max(1, hw.dram.outstanding)
+    if acc.rereads > 0:  # a seg pair read again under a repeat
+        once = port_cost(replace(acc, rereads=0.0), hw)
+        lines, misses = _rereads(acc.rereads, 2.0, n, wpl, k, aligned=False)
+        return PortCost(once.lines + lines, once.misses + misses)
     span = min(acc.array_words, acc.span_words or acc.array_words)
     if acc.again is not None:
         # the first sweep over each part continues the stream of the parts before it;
-        # each re-read restarts it, unless the part lies in one line (still in the window)
+        # each further sweep re-reads the part just read
         first = port_cost(acc.again, hw)
-        again = (1.0 - _in_one_line(span, wpl, acc.aligned)) * \
-            (1.0 - acc.again.words / acc.words)
-        if again <= 0:
-            return first
-        each = port_cost(replace(acc, again=None), hw)
-        return PortCost(first.lines + again * each.lines, first.misses + again * each.misses)
-    k = max(1, hw.dram.outstanding)
+        count = acc.sweeps * (1.0 - acc.again.words / acc.words)
+        lines, misses = _rereads(count, span, n, wpl, k, acc.aligned, fiber=not acc.aligned)
+        return PortCost(first.lines + lines, first.misses + misses)
     # a part of the array starts anywhere in a line
     span_lines = n if span >= acc.array_words else (span + wpl - 1) / wpl
     sweeps = max(1.0, acc.sweeps)
@@ -129,6 +134,39 @@ def port_cost(acc: PortAccess, hw: Hardware) -> PortCost:
         waste = 0.0
     lines = max(touched, min(lines, span_lines + waste))
     return PortCost(sweeps * lines, sweeps * misses)
+
+
+def _rereads(count: float, part: float, n: float, wpl: int, k: int, aligned: bool,
+             fiber: bool = False) -> tuple[float, float]:
+    """Lines and misses of ``count`` re-reads of a part of ``part`` consecutive words
+    (a fiber, a dense row, a ``seg`` pair) right after it was read. The read left the
+    window at the part's last line, so a part in one line is read again from the window;
+    a part over ``L >= 2`` lines from line ``l`` jumps back to ``l`` (one line), restarts
+    the stream at ``l + 1`` (``K`` lines ahead) and tops it up to the part's end: ``1 +
+    min(n - 1 - l, K + L - 2)`` lines and two misses, ``l`` uniform where the part fits.
+    ``fiber``: ``part`` is the mean of a Poisson length (a sparse fiber), so a part
+    spans a line boundary with probability ``E[(len - 1)+] / W``, not ``(part - 1) / W``."""
+    if count <= 0 or n <= 1:
+        return 0.0, 0.0
+    if fiber:
+        over = (part - 1.0 + math.exp(-part)) / wpl  # expected line boundaries inside
+        one, spanned = max(0.0, 1.0 - over), 1.0 + over
+    else:
+        one, spanned = _in_one_line(part, wpl, aligned), _lines_spanned(part, wpl, aligned)
+    if one >= 1.0:
+        return 0.0, 0.0
+    spread = 1.0 - one  # P(the part spans two lines or more)
+    lines = max(2.0, (spanned - one) / spread)
+    lo, hi, cap = lines - 1.0, n - 1.0, k + lines - 2.0  # n - 1 - l over [lo, hi]
+    if hi <= lo:
+        ahead = lo
+    elif hi <= cap:
+        ahead = (lo + hi) / 2
+    elif lo >= cap:
+        ahead = cap
+    else:
+        ahead = ((cap * cap - lo * lo) / 2 + cap * (hi - cap)) / (hi - lo)
+    return count * spread * (1.0 + ahead), 2.0 * count * spread
 
 
 def _lines_spanned(run: float, wpl: int, aligned: bool) -> float:

@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain, islice, permutations
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ir import (
     Format,
@@ -42,6 +42,9 @@ from ._order_cost import input_stats, order_cost, transpose_tokens
 from ._parse import parse
 from ._partition import lane_buffer_for, plan_lanes
 from ._position import POSITION_PARTITIONS, model_positions
+
+if TYPE_CHECKING:
+    from ._buffer import BufferChoice
 
 __all__ = ["CompiledModel", "CompiledRegion", "Kernel", "compile_model", "einsum_program",
            "MAX_TRIES"]
@@ -153,13 +156,16 @@ class CompiledModel:
 
 def compile_model(program: Program, schedule: Schedule | None = None, *,
                   depth: int | None = 2, stats: Mapping[str, Any] | None = None,
-                  hw: Hardware | None = None) -> CompiledModel:
+                  hw: Hardware | None = None, buffer: BufferChoice | None = None
+                  ) -> CompiledModel:
     """Compile ``program`` region by region (default schedule: unfused).
 
     Each kernel's order is the cheapest candidate by :func:`compiler.order_cost`, given
     ``stats`` (per tensor: a density, a :class:`TensorStats` or the tensor itself, e.g.
     the bound inputs and weights; tensors without stats: dense if stored dense, else
-    :data:`compiler.DEFAULT_DENSITY`), priced on ``hw`` (None: ideal memory)."""
+    :data:`compiler.DEFAULT_DENSITY`), priced on ``hw`` (None: ideal memory) with the
+    on-chip buffers each candidate would get (the region's ``buffer``, else the
+    schedule's, else ``buffer``; :func:`compiler.buffer_model` adds them after)."""
     schedule = schedule if schedule is not None else Schedule.unfused(program)
     schedule.validate(program)
     if schedule.reassociates:  # before fusion: the regions fuse the rewritten chains
@@ -175,21 +181,22 @@ def compile_model(program: Program, schedule: Schedule | None = None, *,
     with no_gc_pauses():
         for reg in schedule.execution_order(program):
             regions.append(_compile_region(program, schedule, reg, formats, depth, known,
-                                           stats or {}, blocks, hw))
+                                           stats or {}, blocks, hw, buffer))
     return CompiledModel(program, schedule, regions, depth, formats)
 
 
 def _compile_region(program: Program, schedule: Schedule, reg: Region,
                     formats: dict[str, str], depth: int | None,
                     known: Mapping[str, TensorStats], data: Mapping[str, Any],
-                    blocks: Mapping[str, tuple[int, ...]], hw: Hardware | None = None
-                    ) -> CompiledRegion:
+                    blocks: Mapping[str, tuple[int, ...]], hw: Hardware | None = None,
+                    buffer: BufferChoice | None = None) -> CompiledRegion:
     fused = fuse_region(program, reg.statements, reg.materialise)
     reg = schedule.lanes_of(reg, (n for f in fused for n in f.assignment.target.indices))
     _check_order_names(reg, fused)
     _check_par_names(reg, fused)
-    kernels = [_compile_kernel(program, formats, reg, f, depth, known, data, blocks, hw)
-               for f in fused]
+    choice = reg.buffer or schedule.buffer or buffer
+    kernels = [_compile_kernel(program, formats, reg, f, depth, known, data, blocks, hw,
+                               choice) for f in fused]
     if reg.materialise:
         kernels = _materialised(reg, kernels, formats, program)
     return CompiledRegion(reg.name, list(reg.statements), kernels)
@@ -271,9 +278,11 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
                     stats: Mapping[str, TensorStats],
                     data: Mapping[str, Any] | None = None,
                     blocks: Mapping[str, tuple[int, ...]] | None = None,
-                    hw: Hardware | None = None) -> Kernel:
+                    hw: Hardware | None = None, buffer: BufferChoice | None = None
+                    ) -> Kernel:
     """The cheapest of the first candidate orders that lower (as many as the search
-    budget affords for the expression's size: :func:`compiler._compile.cost_tries`)."""
+    budget affords for the expression's size: :func:`compiler._compile.cost_tries`),
+    each priced with the on-chip buffers ``buffer`` gives it on ``hw``."""
     start = time.perf_counter()
     names = fused.index_names()
     user = [n for n in reg.order or () if n in names]
@@ -319,7 +328,7 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
                 tried.append((order, exc.message))
                 search.reject(order, exc)
                 continue
-            search.add(order, graph, order_cost(graph, known, hw))
+            search.add(order, graph, order_cost(graph, known, hw, buffer))
         return search
 
     search = search_orders(deep=False)
@@ -356,7 +365,8 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
     views = _dense_views(program, formats, fused, blocks)
     if views is not None:  # a dense tensor read in two orders: a second name for it
         prog, fmts, aliased, names = views
-        kernel = _compile_kernel(prog, fmts, reg, aliased, depth, stats, data, blocks)
+        kernel = _compile_kernel(prog, fmts, reg, aliased, depth, stats, data, blocks, hw,
+                                 buffer)
         kernel.views = names
         kernel.graph.meta["views"] = dict(names)
         return kernel

@@ -92,12 +92,15 @@ class OrderCost:
 
 
 def order_cost(graph: Graph, stats: Mapping[str, TensorStats | float | Any] | None = None,
-               hw: Hardware | None = None) -> OrderCost:
+               hw: Hardware | None = None, buffer: str | tuple[str, ...] | None = None
+               ) -> OrderCost:
     """The :class:`OrderCost` of a compiled graph. Inputs without statistics are dense
     (density 1) when the user stored them dense and :data:`DEFAULT_DENSITY` otherwise;
     a transposed input is priced in the format the user asked for
     (``graph.meta["transposed"]``). ``hw``: the machine the cycles are priced on (its
-    memory and datapath; None: ideal memory, unbounded block datapath)."""
+    memory and datapath; None: ideal memory, unbounded block datapath). ``buffer``: the
+    on-chip buffer choice the graph will run with (``compiler.buffer_graph``: ``auto``,
+    ``none`` or names), so an order is priced with the buffers it would get."""
     stats = stats or {}
     moved = graph.meta.get("transposed", {})
     full: dict[str, TensorStats] = {}
@@ -107,6 +110,10 @@ def order_cost(graph: Graph, stats: Mapping[str, TensorStats | float | Any] | No
         asked = moved.get(name, {}).get("requested", spec.format)
         full[name] = input_stats(_grid(stats.get(name), spec), grid_shape(spec), asked,
                                  f"graph {graph.name!r}", name)
+    if buffer is not None and buffer != "none":
+        from ._buffer import buffer_graph  # it prices with this module's statistics
+
+        graph = buffer_graph(graph, hw, buffer, full)
     est = estimate(graph, full, hw)
     return OrderCost(cycle_estimate(graph, est, hw), sum(est.tokens.values()),
                      {t: transpose_tokens(full[t], v["requested"]) for t, v in moved.items()

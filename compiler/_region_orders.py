@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ir import Hardware, Program, Region
+
+if TYPE_CHECKING:
+    from ._buffer import BufferChoice
 
 from ._blocks import tensor_blocks
 from ._fusion import fuse_region
@@ -48,12 +51,14 @@ def region_orders(program: Program, statements: Sequence[str], *,
                   stats: Mapping[str, Any] | None = None,
                   depth: int | None = 2,
                   block: Mapping[str, int] | None = None,
-                  hw: Hardware | None = None) -> RegionOrders:
+                  hw: Hardware | None = None,
+                  buffer: BufferChoice | None = None) -> RegionOrders:
     """Compile the region of ``statements`` (raises :class:`CompileError` if it does not
     lower) and list the orders its search lowered and costed, given ``stats`` (as for
     :func:`compile_model`: per tensor a density, a ``TensorStats`` or the tensor);
     ``block`` seeds block sparsity as a schedule's ``block`` does; ``hw`` is the machine
-    the orders are priced on (None: ideal memory)."""
+    the orders are priced on (None: ideal memory), each with the on-chip buffers
+    ``buffer`` would give it there (``compiler.buffer_graph``; None: none)."""
     fmts = {n: (formats or {}).get(n, t.format) for n, t in program.tensors.items()}
     name = "+".join(statements)
     region = Region(name if len(name) <= 120 else f"{statements[0]}+{len(statements) - 1}",
@@ -61,7 +66,7 @@ def region_orders(program: Program, statements: Sequence[str], *,
     blocks = tensor_blocks(program, block or {})
     known = program_stats(program, fmts, stats, blocks)
     kernels = [_compile_kernel(program, fmts, region, f, depth, known, stats or {}, blocks,
-                               hw) for f in fuse_region(program, list(statements))]
+                               hw, buffer) for f in fuse_region(program, list(statements))]
     searches = [k.graph.meta["order_search"] for k in kernels]
     chosen = [next(c["cost"] for c in s["candidates"] if c["order"] == s["chosen"]
                    and "cost" in c) for s in searches]

@@ -16,6 +16,7 @@ hardware, its simulated cycles, and the best simulated order among the candidate
     .venv/bin/python scripts/bench_cost.py --hw ideal        # the same on ideal memory
     .venv/bin/python scripts/bench_cost.py --orders          # the order table
     .venv/bin/python scripts/bench_cost.py --buffer auto     # with on-chip buffers
+    .venv/bin/python scripts/bench_cost.py --orders --buffer auto  # orders, buffers priced
 """
 
 from __future__ import annotations
@@ -159,13 +160,16 @@ MAX_ORDERS = 12
 
 
 def order_table(models: list[str], hw_name: str, cache: Path,
-                schedules: tuple[str, ...]) -> None:
+                schedules: tuple[str, ...], buffer: str = "none") -> None:
     """Per kernel: the order the search picks priced on ``hw_name`` (and on ideal
     memory), each simulated on ``hw_name`` with the kernel's real inputs, against the
     best simulated candidate; each order's cycles include the re-sorting of the inputs
     it transposes, as the search prices it (the simulators bind the permuted copy before
-    the run)."""
-    from compiler import compile_expression, order_cost
+    the run). ``buffer``: the on-chip buffers every order is priced and simulated with
+    (``auto``: the compiler's rule per order). A kernel ``compile_expression`` cannot
+    take alone (it reads one tensor in two orders) is searched and compiled as its
+    region by the model compiler."""
+    from compiler import buffer_graph, order_cost
     from sim_models.python import simulate
 
     hw = load_hw(hw_name)
@@ -174,38 +178,72 @@ def order_table(models: list[str], hw_name: str, cache: Path,
     ratios = []
     for name in models:
         for schedule in schedules:
-            for row in measure(name, schedule, hw_name, cache) or []:
-                g = row["graph"]
-                moved = g.meta.get("transposed", {})
-                formats = {n: moved.get(n, {}).get("requested", t.format)
-                           for n, t in g.tensors.items()}
-                shapes = {n: t.shape for n, t in g.tensors.items()}
-                compiled = partial(compile_expression, g.meta["expression"], formats, shapes)
-
+            for row in measure(name, schedule, hw_name, cache, buffer) or []:
                 try:
-                    on_hw = compiled(stats=row["inputs"], hw=hw)
-                    on_ideal = compiled(stats=row["inputs"])
-                except CompileError as exc:  # a fused kernel the model compiler split
-                    print(f"| {name} | {schedule} | {row['region']}/{row['kernel']} | "
-                          f"not compiled alone: {str(exc).splitlines()[0][:60]} |")
-                    continue
-                cands = [c["order"] for c in on_hw.meta["order_search"]["candidates"]
-                         if "cost" in c][:MAX_ORDERS]
+                    mine, ideal, cands, graph_of = _kernel_orders(row, hw, buffer)
+                except CompileError:  # a tensor read in two orders: the region's views
+                    mine, ideal, cands, graph_of = _region_orders(name, schedule, row, hw,
+                                                                  buffer)
                 cycles = {}
-                for order in dict.fromkeys([*cands, ",".join(on_hw.meta["order"]),
-                                            ",".join(on_ideal.meta["order"])]):
-                    graph = compiled(order=order)  # + the re-sort the search prices
-                    cycles[order] = simulate(graph, row["inputs"], hw=hw).cycles + \
+                for order in dict.fromkeys([*cands[:MAX_ORDERS], mine, ideal]):
+                    graph = graph_of(order)  # + the re-sort the search prices
+                    run = buffer_graph(graph, hw, buffer, row["inputs"])
+                    cycles[order] = simulate(run, row["inputs"], hw=hw).cycles + \
                         sum(order_cost(graph, row["inputs"], hw).transposes.values())
                 best = min(cycles, key=cycles.get)
-                mine, ideal = ",".join(on_hw.meta["order"]), ",".join(on_ideal.meta["order"])
                 ratios.append(cycles[mine] / cycles[best])
                 print(f"| {name} | {schedule} | {row['region']}/{row['kernel']} | {mine} | "
-                      f"{cycles[mine]:,} | {ideal} | {cycles[ideal]:,} | {best} | "
-                      f"{cycles[best]:,} | {ratios[-1]:.2f} |", flush=True)
+                      f"{cycles[mine]:,.0f} | {ideal} | {cycles[ideal]:,.0f} | {best} | "
+                      f"{cycles[best]:,.0f} | {ratios[-1]:.2f} |", flush=True)
     within = sum(r <= 1.10 for r in ratios)
     print(f"\n{within} of {len(ratios)} kernels within 10 % of the best simulated order; "
           f"worst {max(ratios):.2f}x")
+
+
+#: (order picked on the hardware, on ideal memory, the costed candidates, order -> graph)
+Orders = tuple[str, str, list[str], Any]
+
+
+def _kernel_orders(row: dict, hw: Any, buffer: str) -> Orders:
+    """The kernel's expression searched alone, given the tensors it read."""
+    from compiler import compile_expression
+
+    g = row["graph"]
+    moved = g.meta.get("transposed", {})
+    formats = {n: moved.get(n, {}).get("requested", t.format) for n, t in g.tensors.items()}
+    shapes = {n: t.shape for n, t in g.tensors.items()}
+    compiled = partial(compile_expression, g.meta["expression"], formats, shapes)
+    on_hw = compiled(stats=row["inputs"], hw=hw, buffer=buffer)
+    on_ideal = compiled(stats=row["inputs"])
+    cands = [c["order"] for c in on_hw.meta["order_search"]["candidates"] if "cost" in c]
+    return (",".join(on_hw.meta["order"]), ",".join(on_ideal.meta["order"]), cands,
+            lambda order: compiled(order=order))
+
+
+def _region_orders(name: str, schedule: str, row: dict, hw: Any, buffer: str) -> Orders:
+    """The kernel's region searched by the model compiler (``region_orders``, as the
+    tuner sees it), given the model's tensors and intermediates; each order compiled
+    as the region's ``order``."""
+    from dataclasses import replace
+
+    from compiler import evaluate, region_orders
+
+    program, binds = model_binds(name)
+    sched = NAMED_SCHEDULES[schedule](program)
+    reg = next(r for r in sched.regions if r.name == row["region"])
+    stats = {**binds, **evaluate(program, binds)}
+    on_hw = region_orders(program, reg.statements, stats=stats, hw=hw, buffer=buffer)
+    on_ideal = region_orders(program, reg.statements, stats=stats)
+
+    def graph_of(order: str) -> Any:
+        given = replace(sched, regions=[replace(r, order=order.split(",")) if r is reg
+                                        else r for r in sched.regions])
+        compiled = compile_model(program, given)
+        kernels = next(r for r in compiled.regions if r.name == reg.name).kernels
+        return next(k.graph for k in kernels if k.target == row["kernel"])
+
+    return (",".join(on_hw.chosen), ",".join(on_ideal.chosen),
+            [",".join(o) for o in on_hw.orders], graph_of)
 
 
 def main() -> None:
@@ -226,7 +264,7 @@ def main() -> None:
     models = args.models.split(",")
     if args.orders:
         order_table([m for m in models if m in ORDER_MODELS], args.hw, Path(args.cache),
-                    tuple(s for s in args.schedules.split(",") if s != "full"))
+                    tuple(s for s in args.schedules.split(",") if s != "full"), args.buffer)
         return
     error_table(models, args.hw, Path(args.cache), args.verbose, args.before,
                 tuple(args.schedules.split(",")), args.cached, args.buffer)

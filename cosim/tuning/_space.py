@@ -167,18 +167,23 @@ class TuneSpace:
         bounds = [0, *[i + 1 for i, c in enumerate(cuts) if c], self.n]
         return list(itertools.pairwise(bounds))
 
-    def span(self, a: int, b: int, assoc: str = "as-written") -> Any:
+    def span(self, a: int, b: int, assoc: str = "as-written", buffer: str = "none") -> Any:
         """The compiler's view of one region (``RegionOrders`` with the heuristic's
         costs and ``default``, the compiler's own order choice), or the
-        ``CompileError`` that says why it does not compile; computed once."""
+        ``CompileError`` that says why it does not compile; computed once. ``buffer``:
+        the on-chip buffer choice every order is priced with (a point's ``buffer``)."""
         key = (a, b) if assoc == "as-written" else (a, b, assoc)
+        key = key if buffer == "none" else (*key, buffer)
         if key not in self._spans:
             from compiler import CompileError, region_orders
 
             program, stmts, stats = self.associated(a, b, assoc)
+            bought = None if buffer == "none" else buffer
             try:
-                priced = region_orders(program, stmts, stats=stats, hw=self.hw)
-                plain = region_orders(program, stmts, hw=self.hw) if stats else priced
+                priced = region_orders(program, stmts, stats=stats, hw=self.hw,
+                                       buffer=bought)
+                plain = region_orders(program, stmts, hw=self.hw, buffer=bought) \
+                    if stats else priced
                 default = plain.chosen
                 self._spans[key] = (priced, default)
             except CompileError as exc:
@@ -275,7 +280,9 @@ class TuneSpace:
         """Each region's order cost over the lane count: the heuristic's busiest node
         sees a lane's share (it assumes uniform data, so no partition differs). A block
         point prices its regions compiled with blocks (block operators at one firing per
-        cycle: the heuristic does not see ``compute.macs_per_cycle``)."""
+        cycle: the heuristic does not see ``compute.macs_per_cycle``); any other point
+        prices each order with its on-chip buffers (``p.buffer`` on the space's ``hw``:
+        a buffered gather is loaded once, docs/cost.md)."""
         total = 0.0
         for (a, b), order in zip(self.regions(p.cuts), p.orders, strict=True):
             if not self.compiles(a, b, p.assoc):
@@ -288,8 +295,21 @@ class TuneSpace:
                 order = order or default
                 if priced.orders and tuple(order or ()) not in priced.orders:
                     return math.inf  # the order does not lower with blocks
+            elif p.buffer != "none":
+                priced = self._buffered(a, b, p, priced, order or default)
             total += priced.cost_of(order or default) if priced.orders else priced.cost
         return total / p.lanes
+
+    def _buffered(self, a: int, b: int, p: Point, plain: Any, order: Any) -> Any:
+        """The region priced with ``p``'s on-chip buffers; the unbuffered pricing when
+        that search did not cost ``order`` (its bound pruned it: an expensive order)."""
+        got = self.span(a, b, p.assoc, p.buffer)
+        if isinstance(got, Exception):
+            return plain
+        priced = got[0]
+        if priced.orders and order is not None and tuple(order) not in priced.orders:
+            return plain
+        return priced
 
     # -- groupings ---------------------------------------------------------------------
     def hand_cuts(self) -> dict[str, tuple[bool, ...]]:

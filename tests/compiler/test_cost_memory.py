@@ -137,3 +137,48 @@ def test_gathers_cost_round_trips():
     sim = simulate(g, {"B": b, "c": c}, hw=HBM).cycles
     assert cycle_estimate(g, est, HBM) > 3 * cycle_estimate(g, estimate(g, {"B": b, "c": c}))
     assert cycle_estimate(g, est, HBM) == pytest.approx(sim, rel=0.3)
+
+
+def rescan_gold_lines(b: sp.csr_matrix, times: int, k: int) -> tuple[int, int]:
+    """Lines of ``B``'s ``seg`` and ``crd`` ports when every row is scanned ``times``
+    times in a row (``i,j,k``), counted on the data with the window rule: each scan
+    reads ``seg[i]``, ``seg[i + 1]`` and then the row's crd words."""
+    seg = np.concatenate([[i, i + 1] for i in range(b.shape[0]) for _ in range(times)])
+    crd = np.concatenate([np.arange(b.indptr[i], b.indptr[i + 1])
+                          for i in range(b.shape[0]) for _ in range(times)] + [[]])
+    return (window_lines(seg, stream_lines(b.shape[0] + 1), k),
+            window_lines(crd.astype(int), stream_lines(b.nnz), k))
+
+
+@settings(max_examples=20, deadline=None)
+@given(rows=st.integers(150, 500), inner=st.integers(40, 200),
+       density=st.sampled_from([0.05, 0.1, 0.2]), cols=st.integers(2, 6),
+       k=st.sampled_from([4, 16]), seed=st.integers(0, 2**16))
+def test_a_rescanned_row_and_its_seg_pair_jump_back_when_they_straddle_lines(
+        rows, inner, density, cols, k, seed):
+    """``i,j,k`` scans row ``i`` of a CSR ``B`` once per ``j`` (a fused GNN layer's
+    adjacency): a re-read of a row (or of its ``seg`` pair) that spans two lines jumps
+    back to its first line and restarts a window; one in a line is read from the window."""
+    b = sp.random(rows, inner, density=density, format="csr", random_state=seed,
+                  dtype=np.float32)
+    if b.nnz < 40 * WPL:  # a few lines: which rows straddle is sampling noise
+        return
+    hw = HBM.with_overrides({"dram.outstanding": k})
+    g = compile_expression("y(i,j) = B(i,k) * w(k,j)", {"B": "csr"},
+                           {"B": (rows, inner), "w": (inner, cols)}, order="i,j,k")
+    est = estimate(g, {"B": b, "w": np.ones((inner, cols), np.float32)}, hw=hw)
+    seg, crd = rescan_gold_lines(b, cols, k)
+    lines = {a: c.lines for (n, a), c in est.port_costs.items() if n.startswith("B_k")}
+    assert lines["seg"] == pytest.approx(seg, rel=0.2)
+    assert lines["crd"] == pytest.approx(crd, rel=0.2)
+
+
+def test_rescan_gold_is_what_the_simulator_moves():
+    """The gold's own check: B's scanner moves exactly the lines counted above."""
+    b = sp.random(70, 40, density=0.1, format="csr", random_state=3, dtype=np.float32)
+    g = compile_expression("y(i,j) = B(i,k) * w(k,j)", {"B": "csr"},
+                           {"B": (70, 40), "w": (40, 3)}, order="i,j,k")
+    res = simulate(g, {"B": b, "w": np.ones((40, 3), np.float32)}, hw=HBM)
+    scanner = next(n for n in res.nodes if n.startswith("B_k"))
+    seg, crd = rescan_gold_lines(b, 3, HBM.dram.outstanding)
+    assert res.nodes[scanner].dram_read_bytes == (seg + crd) * HBM.dram.line_bytes
