@@ -205,10 +205,12 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
         schedule.validate(program)
     if args.assoc is not None:
         schedule = dataclasses.replace(schedule, assoc=args.assoc)
-    priced = schedule.has_lanes or schedule.block or schedule.prices_assoc
-    compiled = compile_model(program, schedule, stats=binds if priced else None)
     buffer = parse_buffer(args.buffer) if args.buffer is not None else \
         "auto" if runner.onchip_buffers else "none"
+    # on a memory system the order search prices each candidate on it, with its buffers
+    priced = schedule.has_lanes or schedule.block or schedule.prices_assoc or hw.memory
+    compiled = compile_model(program, schedule, stats=binds if priced else None,
+                             hw=hw if hw.memory else None, buffer=buffer)
     compiled = buffer_model(compiled, hw, buffer, binds)
     if args.par:
         check_lanes_used(compiled, schedule.par, args.model)

@@ -208,7 +208,14 @@ def _program_frontend(cfg: RunConfig) -> tuple[Any, dict[str, Any], np.ndarray]:
 
 
 def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from compiler import NAMED_SCHEDULES, compile_model, estimate, evaluate
+    from compiler import (
+        NAMED_SCHEDULES,
+        buffer_model,
+        compile_model,
+        estimate,
+        evaluate,
+        parse_buffer,
+    )
     from compiler._blocks import seed_blocks
     from ir import Schedule
 
@@ -229,15 +236,16 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         schedule = dataclasses.replace(schedule, block=seed_blocks(program, cfg.block))
     if cfg.assoc != "as-written":  # the schedule's own; regions may still set theirs
         schedule = dataclasses.replace(schedule, assoc=cfg.assoc)
-    priced = schedule.has_lanes or schedule.block or schedule.prices_assoc
+    hw = cfg.hardware()
+    # on a memory system the order search prices each candidate on it, with its buffers
+    priced = schedule.has_lanes or schedule.block or schedule.prices_assoc or hw.memory
+    buffer = parse_buffer(cfg.buffer, "buffer")
     compiled = compile_model(program, schedule, depth=cfg.depth,
-                             stats=binds if priced else None)
+                             stats=binds if priced else None,
+                             hw=hw if hw.memory else None, buffer=buffer)
     if cfg.buffer != "none" or schedule.buffer is not None or \
             any(r.buffer is not None for r in schedule.regions):
-        from compiler import buffer_model, parse_buffer
-
-        compiled = buffer_model(compiled, cfg.hardware(), parse_buffer(cfg.buffer, "buffer"),
-                                binds)
+        compiled = buffer_model(compiled, hw, buffer, binds)
     compile_s = time.perf_counter() - t0
     check_lanes_used(compiled, dict(cfg.par), w.label)
     values = {**binds, **evaluate(compiled.program, binds)}  # re-associated: its own
