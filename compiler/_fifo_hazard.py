@@ -38,17 +38,20 @@ def fifo_hazard(graph: Graph) -> str | None:
         a, b = e.src.split(".")[0], e.dst.split(".")[0]
         succ[a].add(b)
         pred[b].add(a)
-    pos = _positions(graph)
     order = list(graph.meta.get("order", []))
-    accumulators = {n for n, node in graph.nodes.items() if node.op in ACCUMULATORS}
-    for acc, node in graph.nodes.items():
-        loop = _accumulated(acc, node.op, order) if node.op in ACCUMULATORS else None
+    loops = {n: _accumulated(n, node.op, order) for n, node in graph.nodes.items()
+             if node.op in ACCUMULATORS}
+    pos: dict[str, float] = dict(_positions(graph))
+    for n, loop in loops.items():  # an accumulator fires once per row it drains
+        kept = [pos.get(e.src.split(".")[0], -1) for e in graph.edges
+                if e.dst.startswith(f"{n}.crd")]
+        pos[n] = max(kept) if kept else (loop - 0.5 if loop is not None else -1)
+    for acc, loop in loops.items():
         if loop is None:
             continue
         down = _reach(succ[acc], succ)
         # the streams it counts fibers of: its ancestors up to the nearest accumulators
-        # (an accumulator upstream forks its drained rows, value row after every loop)
-        for fork in sorted(_reach(pred[acc], pred, stop=accumulators)):
+        for fork in sorted(_reach(pred[acc], pred, stop=set(loops))):
             if pos.get(fork, -1) <= loop:
                 continue  # the fork fires at most once per fiber of the accumulator
             bypass = _reach(succ[fork] - {acc}, succ, avoid=acc) & down
@@ -80,7 +83,9 @@ def _accumulated(node_id: str, op: str, order: list[str]) -> int | None:
 
 def _positions(graph: Graph) -> dict[str, int]:
     """Each node's loop: the row of the fusion table it was made in, as a position of
-    the dataflow order (the value row after every index)."""
+    the dataflow order (the value row after every index). An accumulator is placed
+    instead at the innermost loop whose crds it drains (a reducer: just outside its own
+    loop)."""
     table = graph.meta.get("fusion_table")
     if not isinstance(table, Mapping):
         return {}

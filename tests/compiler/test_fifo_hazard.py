@@ -100,3 +100,24 @@ def test_every_picked_graph_runs_at_compiled_depths(case, assoc):
     run = run_model(compiled, ops)  # at the depths compiled in
     np.testing.assert_allclose(run.outputs[program.outputs[0]], _gold(ops, flips),
                                rtol=1e-5, atol=1e-5)
+
+
+def test_a_deep_order_that_runs_at_depth_two_is_not_flagged():
+    """GraphSAGE's layer in ``j,k2,k3,i,k``: the neighbour rows' accumulator drains one
+    row per ``i`` into the self term's inner product over ``k``, which sits inside it,
+    so no bypass holds more than a token; the check passes it and it runs at depth 2."""
+    rng = np.random.default_rng(1)
+    n, f, h = 12, 7, 4
+    a = {"A": (rng.random((n, n)) < 0.3).astype(np.float32),
+         "X": rng.uniform(-1, 1, (n, f)).astype(np.float32),
+         "S": (rng.uniform(-1, 1, (h, f)) * (rng.random((h, f)) < 0.4)).astype(np.float32),
+         "N": (rng.uniform(-1, 1, (h, f)) * (rng.random((h, f)) < 0.4)).astype(np.float32),
+         "b": rng.uniform(-1, 1, (h,)).astype(np.float32)}
+    a["Z"] = a["X"].copy()
+    expr = ("Y(i,j) = relu(sum(k) X(i,k) * S(j,k) + b(j) + "
+            "sum(k2) (sum(k3) A(i,k3) * Z(k3,k2)) * N(j,k2))")
+    g = compile_expression(expr, {"A": "csr", "S": "csr", "N": "csr"},
+                           {t: x.shape for t, x in a.items()}, order="j,k2,k3,i,k")
+    assert fifo_hazard(g) is None
+    want = np.maximum(a["X"] @ a["S"].T + a["b"] + (a["A"] @ a["X"]) @ a["N"].T, 0)
+    np.testing.assert_allclose(simulate(g, a).dense("Y"), want, rtol=1e-4, atol=1e-4)
