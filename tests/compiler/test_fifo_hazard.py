@@ -13,16 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiler import compile_expression, compile_model
-from compiler._assoc import trees
 from compiler._fifo_hazard import fifo_hazard
 from cosim import run_model
-from ir import Schedule
 from sim_models.python import DeadlockError, simulate
-from tests.compiler.test_assoc import _chain_program, _gold, _operands
+from tests.compiler.test_assoc import _SCHEDULES, _chain_program, _gold, _operands, chains
 
 warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
 
-FORMATS = ("dense", "csr", "dcsr", "csc")
 #: a chain the withdrawn search fused in orders that deadlock at depth 2
 CHAIN = "P(i,j) = sum(k) (sum(k2) F0(k2,i) * F1(k,k2)) * sum(k3) F2(k3,k) * F3(k3,j)"
 CHAIN_FORMATS = {"F0": "dense", "F1": "csr", "F2": "dense", "F3": "dcsr"}
@@ -72,25 +69,16 @@ def test_the_searched_chain_is_safe_and_equals_numpy():
     np.testing.assert_allclose(simulate(g, ops).dense("P"), want, rtol=1e-5)
 
 
-@st.composite
-def fused_chains(draw) -> tuple:
-    n = draw(st.integers(3, 5))  # 2-4 products
-    dims = draw(st.lists(st.integers(1, 5), min_size=n + 1, max_size=n + 1))
-    flips = draw(st.lists(st.booleans(), min_size=n, max_size=n))
-    fmts = draw(st.lists(st.sampled_from(FORMATS), min_size=n, max_size=n))
-    tree = draw(st.sampled_from(trees(n)))
-    return dims, flips, fmts, tree, draw(st.booleans()), draw(st.integers(0, 2**16))
-
-
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(fused_chains(), st.sampled_from(["cost", "as-written"]))
+@given(chains().filter(lambda case: case[4] != "unfused"),
+       st.sampled_from(["cost", "as-written"]))
 def test_every_picked_graph_runs_at_compiled_depths(case, assoc):
     """Chains fused into one region (or by scope) and priced on their data, where the
     deep-epilogue pass picks orders: no picked graph is flagged, every one runs at the
     compiled depths without deadlock, and the result equals scipy's product."""
-    dims, flips, fmts, tree, whole, seed = case
+    dims, flips, fmts, tree, sched_name, _, seed = case
     program = _chain_program(dims, flips, fmts, tree)
-    schedule = (Schedule.fused if whole else Schedule.by_scope)(program)
+    schedule = _SCHEDULES[sched_name](program)
     schedule.assoc = assoc
     ops = _operands(dims, flips, fmts, seed)
     compiled = compile_model(program, schedule, stats=ops)
