@@ -17,6 +17,7 @@ from ._blocks import block_extents, grid_sizes, grid_stats
 from ._cost import TensorStats
 from ._errors import LoweringError
 from ._factor import Factorer
+from ._fifo_hazard import check_fifos
 from ._layout import index_sizes, layouts, parse_formats, transposes_needed
 from ._lower import lower_order
 from ._normalize import Normalized, normalize
@@ -296,19 +297,27 @@ def _search(job: _Job, stats: Mapping[str, TensorStats], hw: Hardware | None = N
     writes it as asked.
     The preferred order lists output indices (in the output's storage order when a
     format is given) and then reduced indices, innermost last. Orders that need a deep
-    epilogue join are searched only when no order lowers without one (so that adding
-    them changed no graph that compiled before).
+    epilogue join (FuseFlow's GCN layer ``i,k3,k2,j``: the accumulated row meets ``W``
+    after its accumulator) are searched in a second pass over the orders the first
+    rejected, and win only when strictly cheaper, so a graph whose deep orders price
+    no lower keeps the order it had.
     """
     search = _search_orders(job, stats, deep=False, hw=hw, buffer=buffer)
     if search.best is None:
         search = _search_orders(job, stats, deep=True, hw=hw, buffer=buffer)
+    elif search.errors:
+        rejected = {tuple(r["order"].split(",")) for r in search.rows if "invalid" in r}
+        search.merge(_search_orders(job, stats, deep=True, hw=hw, buffer=buffer,
+                                    only=rejected))
     return search.finish(search.space)
 
 
 def _search_orders(job: _Job, stats: Mapping[str, TensorStats], deep: bool,
                    hw: Hardware | None = None,
-                   buffer: str | tuple[str, ...] | None = None) -> OrderSearch:
-    """One pass of :func:`_search` (deep epilogues admitted or not)."""
+                   buffer: str | tuple[str, ...] | None = None,
+                   only: set[tuple[str, ...]] | None = None) -> OrderSearch:
+    """One pass of :func:`_search` (deep epilogues admitted or not), over every
+    candidate or ``only`` these user-named orders."""
     norm, fmts = job.norm, job.fmts
     target = norm.assignment.target
     out_fmt = fmts.get(target.tensor)
@@ -321,6 +330,8 @@ def _search_orders(job: _Job, stats: Mapping[str, TensorStats], deep: bool,
     preferred = out_names + rest
     candidates = [list(p) for p in permutations(preferred)] if len(preferred) <= MAX_SEARCH \
         else [preferred]
+    if only is not None:
+        candidates = [c for c in candidates if tuple(c) in only]
     transposes = transposes_needed(norm, fmts)
     internal_of = {u: [v for v in norm.indices if norm.user[v] == u] for u in preferred}
     factorer = Factorer(norm.assignment.rhs, norm.assignment.target.indices, deep)
@@ -349,6 +360,8 @@ def _search_orders(job: _Job, stats: Mapping[str, TensorStats], deep: bool,
         lowered += 1
         try:
             graph = job.build(internal, deep=deep)
+            if only is not None:  # a deep order beside plain ones: no deadlock risked
+                check_fifos(graph)
         except LoweringError as exc:
             search.reject(order, exc, n)
             continue

@@ -101,7 +101,8 @@ class Accumulation(LowerState):
                           not {op.id for op in group} <= set(aligned)):
             joined = self.after_join(key, crd, group, set(aligned), other, joined,
                                      later or [])
-        other_val = self.value(other)
+        # hoisted out of the rows' loops, the other side repeats over the rows' crds
+        other_val = self.value(other, joined.spacc.crds)
         return (joined, other_val) if acc_side is e.left else (other_val, joined)
 
     def after_join(self, key: tuple[str, int], crd: str, group: list[Operand],

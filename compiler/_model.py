@@ -36,6 +36,7 @@ from ._compile import cost_tries, no_gc_pauses, parse_order, prepare
 from ._cost import TensorStats, as_stats
 from ._errors import CompileError, LoweringError
 from ._factor import Factorer
+from ._fifo_hazard import check_fifos
 from ._fusion import FusedExpression, _map_children, format_assignment, fuse_region
 from ._order import OrderError, OrderGraph, OrderSearch, order_graph
 from ._order_cost import input_stats, order_cost, transpose_tokens
@@ -308,24 +309,30 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
     job = prepare(fused.assignment, fmts, shapes, transpose=reg.transpose, depth=depth,
                   dtype=dtype, name=name, block=block)
 
-    def search_orders(deep: bool) -> OrderSearch:
-        """One pass over the candidates; deep epilogue joins only in the second, when
-        no order lowers without them (graphs that compiled before keep their order)."""
+    def search_orders(deep: bool, only: set[tuple[str, ...]] | None = None) -> OrderSearch:
+        """One pass over the candidates (or ``only`` these): deep epilogue joins only in
+        the second, over every candidate when no order lowers without them, else over
+        the orders the first rejected (:func:`compiler._compile._search`)."""
         factorer = Factorer(fused.assignment.rhs, fused.assignment.target.indices, deep)
         budget = cost_tries(factorer.size)
-        tried.clear()
+        failed = tried if only is None else []  # the first pass's rejections are kept
+        failed.clear()
         search = OrderSearch()
         for order in _candidates(graph_of, fused.assignment, sizes, user, reg.transpose,
                                  factorer):
-            if search.costed >= budget or len(tried) >= MAX_TRIES:
+            if only is not None and tuple(order) not in only:
+                continue
+            if search.costed >= budget or len(failed) >= MAX_TRIES:
                 search.skip()
                 break
             if search.prune(order, sum(resort[t] for t in graph_of.transposes(order))):
                 continue
             try:
                 graph = job.build(parse_order(job.norm, order), deep=deep)
+                if only is not None:  # a deep order beside plain ones: no deadlock risked
+                    check_fifos(graph)
             except LoweringError as exc:
-                tried.append((order, exc.message))
+                failed.append((order, exc.message))
                 search.reject(order, exc)
                 continue
             search.add(order, graph, order_cost(graph, known, hw, buffer))
@@ -334,6 +341,9 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
     search = search_orders(deep=False)
     if search.best is None:
         search = search_orders(deep=True)
+    elif search.errors:
+        rejected = {tuple(r["order"].split(",")) for r in search.rows if "invalid" in r}
+        search.merge(search_orders(deep=True, only=rejected))
     if search.best is not None:
         graph = search.finish(f"region {reg.name}: candidates of the partial order graph"
                               + ("" if search.skipped else " (all)"))

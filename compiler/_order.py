@@ -350,6 +350,19 @@ class OrderSearch:
     def skip(self, order: Sequence[str] | None = None) -> None:
         self.skipped += 1
 
+    def merge(self, other: OrderSearch) -> None:
+        """Take a second pass's costed orders (deep epilogues, over the orders this one
+        rejected): each replaces its rejection here, and becomes the best only if
+        strictly cheaper (ties keep this search's choice)."""
+        costed = {r["order"]: r for r in other.rows if "cost" in r}
+        self.rows = [costed.pop(r["order"]) if r["order"] in costed else r
+                     for r in self.rows] + list(costed.values())
+        self.costed += other.costed
+        self.skipped += other.skipped
+        if other.best is not None and self.best is not None and \
+                other.best[0][:2] < self.best[0][:2]:
+            self.best = other.best
+
     def finish(self, space: str) -> Graph:
         """The cheapest costed graph (or the first rejection, if nothing lowered)."""
         if self.best is None:
