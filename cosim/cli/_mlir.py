@@ -110,7 +110,7 @@ def compile_mlir(args: argparse.Namespace, error: type[Exception]) -> int:
 def mlir_frontend(args: argparse.Namespace, error: type[Exception]
                   ) -> tuple[str, Any, dict[str, Any], Any, float]:
     """The MLIR half of ``samfuse model``: label, program, bound tensors, gold (numpy
-    oracle) and the frontend's seconds."""
+    oracle, every result of the function) and the frontend's seconds."""
     from compiler import evaluate, mlir_tensors, read_mlir
 
     if args.config != "small":
@@ -120,5 +120,6 @@ def mlir_frontend(args: argparse.Namespace, error: type[Exception]
     seconds = time.perf_counter() - t0
     binds = mlir_tensors(model, args.seed, read_inputs(args.input, error))
     program = model.program
-    gold = evaluate(program, binds)[program.outputs[0]]
+    values = evaluate(program, binds)
+    gold = {name: values[name] for name in program.outputs}
     return Path(args.model).name, program, binds, gold, seconds

@@ -25,7 +25,7 @@ from ..backends._backend import get_backend
 from ..runs._config import MAX_SEED
 from ..runs._files import path_arg, safe_join, writable_dir, write_atomic
 from ..runs._model_json import model_json
-from ..runs._model_run import check_lanes_used, run_model
+from ..runs._model_run import check_lanes_used, compare_outputs, run_model
 from ._hw import add_depth_option, add_hw_options, depth_and_hw
 
 __all__ = ["add_model_parser", "MODEL_NAMES"]
@@ -192,7 +192,7 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
     out = writable_dir(args.out, "--out") if args.out else None
     traces = writable_dir(args.mem_trace, "--mem-trace") if args.mem_trace else None
     waves = writable_dir(args.vcd, "--vcd") if args.vcd is not None else None
-    label, program, binds, want_np, export_s = (mlir_frontend if mlir else _torch_frontend)(
+    label, program, binds, gold, export_s = (mlir_frontend if mlir else _torch_frontend)(
         args, error)
     if args.program:
         print(program)
@@ -229,9 +229,7 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
                     trace=args.json and not runner.counts_work, inputs_dir=out, vcd=waves)
     wall = time.perf_counter() - t0
     print(run)
-    got = run.outputs[program.outputs[0]]
-    err = float(np.max(np.abs(got - want_np))) if got.size else 0.0
-    ok = bool(np.allclose(got, want_np, rtol=1e-4, atol=1e-5))
+    err, ok = compare_outputs(run.outputs, gold)
     print(f"simulated  {run.cycles} cycles, {run.bytes_moved} bytes moved, {wall:.2f} s wall")
     if hw.memory:
         print(f"hw         {hw.name}: {hw.seconds(run.cycles) * 1e6:.3f} µs at "
@@ -273,7 +271,8 @@ def _torch_frontend(args: argparse.Namespace, error: type[Exception]
     with torch.no_grad():
         want = model(*example)
     want_np = want.to_dense().numpy() if want.is_sparse else want.numpy()
-    return f"{args.model} ({args.config})", program, binds, want_np, export_s
+    return f"{args.model} ({args.config})", program, binds, {program.outputs[0]: want_np}, \
+        export_s
 
 
 def print_tables(compiled: Any) -> None:

@@ -33,7 +33,7 @@ from ..backends._backend import get_backend
 from ._files import safe_join, write_tensor
 
 __all__ = ["ModelRun", "RegionRun", "RegionProgress", "run_model", "region_weights",
-           "check_lanes_used",
+           "check_lanes_used", "compare_outputs",
            "storage_bytes", "BYTES_PER_ENTRY"]
 
 #: bytes per stored seg, crd or value entry (32-bit words, as in the hardware)
@@ -182,6 +182,19 @@ class RegionProgress:
         left = "" if self.remaining is None else f", ~{self.remaining:.1f} s left"
         return (f"region {self.index}/{self.count} {self.region} on {self.backend}: "
                 f"{self.seconds:.2f} s (elapsed {self.elapsed:.1f} s{left})")
+
+
+def compare_outputs(outputs: Mapping[str, np.ndarray], gold: Mapping[str, np.ndarray]
+                    ) -> tuple[float, bool]:
+    """Every result against its gold (a function may return several): the largest
+    absolute error, and whether all are close (rtol 1e-4, atol 1e-5)."""
+    err, ok = 0.0, True
+    for name, want in gold.items():
+        got = outputs[name]
+        if got.size:
+            err = max(err, float(np.max(np.abs(got - want))))
+        ok = ok and bool(np.allclose(got, want, rtol=1e-4, atol=1e-5))
+    return err, ok
 
 
 def check_lanes_used(compiled: CompiledModel, par: Mapping[str, int],

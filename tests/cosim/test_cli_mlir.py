@@ -104,3 +104,22 @@ def test_model_runs_an_mlir_file_on_simulated_hardware_with_lanes(capsys):
     out = capsys.readouterr().out
     assert "hw         comal-hbm: " in out and "DRAM" in out
     assert "check      PASS: max |out - numpy|" in out
+
+
+def test_every_result_of_the_function_is_checked() -> None:
+    """named_ops.mlir returns five results: the check covers each, not only the first."""
+    import argparse
+
+    from cosim.cli._mlir import mlir_frontend
+    from cosim.runs._model_run import compare_outputs
+
+    args = argparse.Namespace(model=str(MLIR / "named_ops.mlir"), config="small", function=None,
+                              seed=0, input=[])
+    _, program, _, gold, _ = mlir_frontend(args, SystemExit)
+    assert len(program.outputs) == 5 and set(gold) == set(program.outputs)
+    right = {name: value.copy() for name, value in gold.items()}
+    assert compare_outputs(right, gold) == (0.0, True)
+    last = program.outputs[-1]
+    wrong = {**right, last: right[last] + 1.0}
+    err, ok = compare_outputs(wrong, gold)
+    assert not ok and err == pytest.approx(1.0)
