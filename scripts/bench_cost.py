@@ -10,13 +10,16 @@ and worst relative errors. Simulations are cached in ``--cache`` (a pickle per m
 schedule × hardware), so a change to the estimator re-prices without re-simulating.
 
 ``--orders`` prints, per GCN/GraphSAGE/BigBird kernel, the order the search picks on the
-hardware, its simulated cycles, and the best simulated order among the candidates.
+hardware, its simulated cycles, and the best simulated order among the candidates
+(``--backend systemc``: on the SystemC model, each candidate but the two picks stopped at
+``CAP_FACTOR`` × the best finished so far, which it then cannot be).
 
     .venv/bin/python scripts/bench_cost.py                   # the error table
     .venv/bin/python scripts/bench_cost.py --hw ideal        # the same on ideal memory
     .venv/bin/python scripts/bench_cost.py --orders          # the order table
     .venv/bin/python scripts/bench_cost.py --buffer auto     # with on-chip buffers
     .venv/bin/python scripts/bench_cost.py --orders --buffer auto  # orders, buffers priced
+    .venv/bin/python scripts/bench_cost.py --orders --backend systemc  # on SystemC, capped
 """
 
 from __future__ import annotations
