@@ -223,7 +223,7 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     from ir import Schedule
 
     from ._lanes import lane_report
-    from ._model_run import check_lanes_used, compare_outputs, run_model
+    from ._model_run import check_lanes_used, compare_outputs, order_pricing_hw, run_model
 
     w = cfg.workload
     program, binds, gold = _program_frontend(cfg)
@@ -240,12 +240,11 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     if cfg.assoc != "as-written":  # the schedule's own; regions may still set theirs
         schedule = dataclasses.replace(schedule, assoc=cfg.assoc)
     hw = cfg.hardware()
-    # on a memory system the order search prices each candidate on it, with its buffers
     priced = schedule.has_lanes or schedule.block or schedule.prices_assoc or hw.memory
     buffer = parse_buffer(cfg.buffer, "buffer")
     compiled = compile_model(program, schedule, depth=cfg.depth,
                              stats=binds if priced else None,
-                             hw=hw if hw.memory else None, buffer=buffer)
+                             hw=order_pricing_hw(hw, schedule), buffer=buffer)
     if cfg.buffer != "none" or schedule.buffer is not None or \
             any(r.buffer is not None for r in schedule.regions):
         compiled = buffer_model(compiled, hw, buffer, binds)
