@@ -336,7 +336,8 @@ def _merge_firing(actor: Actor, lanes, outs, heads, side: str | None, rt: int):
     b) onto ``outs`` (crd, val) whose crd ``heads`` became visible at ``rt``: the head of
     ``side`` passes with its value ("ab": an equal crd, the values added), or (None) the
     lanes' aligned stop or ``D`` passes once. Returns the channel blocked on, or None."""
-    taken = (0, 1) if side in (None, "ab") else (0,) if side == "a" else (1,)
+    # a list: the compiled core types tuples of different lengths apart
+    taken = [0, 1] if side in (None, "ab") else [0] if side == "a" else [1]
     vals = [lanes[k][1] for k in taken]
     r2, blk = actor.ready_all(*vals)
     if blk is not None:
