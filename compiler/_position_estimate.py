@@ -21,7 +21,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from ir import FiberTree, Format, Program
 
@@ -151,6 +150,8 @@ class _Estimator:
             coords = FiberTree.from_any(self.data[f.tensor], self.fmt(f.tensor)).to_coo(
                 keep_zeros=True)[0]
             shape = self.program.tensors[f.tensor].shape
+            import scipy.sparse as sp  # on first use: `samfuse --help` and sim import no scipy
+
             pattern = sp.csr_matrix((np.ones(coords.shape[1]), (
                 coords[f.indices.index(r)], coords[f.indices.index(k)])),
                 shape=(shape[f.indices.index(r)], shape[f.indices.index(k)]))
