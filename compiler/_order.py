@@ -352,13 +352,13 @@ class OrderSearch:
 
     def merge(self, other: OrderSearch) -> None:
         """Take a second pass's costed orders (deep epilogues, over the orders this one
-        rejected): each replaces its rejection here, and becomes the best only if
-        strictly cheaper (ties keep this search's choice)."""
-        costed = {r["order"]: r for r in other.rows if "cost" in r}
+        rejected): each replaces its rejection here, marked ``deep``, and becomes the
+        best only if strictly cheaper (ties keep this search's choice). An order the
+        second pass skips keeps its rejection row, so every order is counted once."""
+        costed = {r["order"]: {**r, "deep": True} for r in other.rows if "cost" in r}
         self.rows = [costed.pop(r["order"]) if r["order"] in costed else r
                      for r in self.rows] + list(costed.values())
         self.costed += other.costed
-        self.skipped += other.skipped
         if other.best is not None and self.best is not None and \
                 other.best[0][:2] < self.best[0][:2]:
             self.best = other.best
