@@ -158,9 +158,25 @@ class GraphChecks:
         drivers: dict[str, str] = {}
         seen: set[str] = set()
         checked = []
+        #: (primitive, outgoing) -> its ports' kinds by name (a fused layer has 20,000
+        #: edges over a few dozen primitives)
+        kinds: dict[tuple[str, bool], dict[str, str]] = {}
+
+        def kind(end: str, outgoing: bool) -> str:
+            node = self.nodes.get(end.rpartition(".")[0])
+            if node is not None:
+                ports = kinds.get((node.op, outgoing))
+                if ports is None:
+                    ports = kinds[(node.op, outgoing)] = {}
+                    for p in node.primitive.outputs if outgoing else node.primitive.inputs:
+                        ports.setdefault(p.name, p.kind)
+                found = ports.get(end.rpartition(".")[2])
+                if found is not None:
+                    return found
+            return self._port(end, outgoing)[1]  # raises, naming what is wrong
+
         for e in edges:
-            _, src_kind = self._port(e.src, outgoing=True)
-            _, dst_kind = self._port(e.dst, outgoing=False)
+            src_kind, dst_kind = kind(e.src, True), kind(e.dst, False)
             if src_kind != dst_kind:
                 raise GraphError(f"edge {e.name}: stream kind mismatch, {e.src} is {src_kind}"
                                  f" but {e.dst} expects {dst_kind}")
