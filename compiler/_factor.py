@@ -16,7 +16,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from ._ast import Access, BinOp, Expr, Reduction, accesses, children, free_indices, walk
+from ._ast import Access, BinOp, Expr, Reduction, Subtrees, children, free_indices
 from ._operators import OPERATORS
 
 __all__ = ["Factorer", "Factoring", "factor", "reduction_groups", "epilogue_reduction",
@@ -47,25 +47,30 @@ class Factorer:
         #: id(node) -> the indices its accesses use, for nodes that read a tensor and
         #: hold no reduction
         self.plain: dict[int, frozenset[str]] = {}
+        #: id(node) -> the indices its accesses use, for every node
+        self.indices: dict[int, frozenset[str]] = {}
         #: expression nodes: planning one order visits each once
         self.size = 0
         self._scan(rhs)
-        self._access_nodes = accesses(rhs)
+        #: the accesses under each node
+        self.subtrees = Subtrees(rhs)
+        self._access_nodes = self.subtrees.accesses
         #: reduced index -> its reduction
         self.owner = {v: r for r in _reductions(rhs) for v in r.indices}
-        self.inside = accesses_under(rhs)
+        self.inside = accesses_under(rhs, self.subtrees)
 
     def _scan(self, e: Expr) -> tuple[frozenset[str], bool]:
         """The indices ``e``'s accesses use and whether it holds a reduction (one pass)."""
         self.size += 1
         if isinstance(e, Access):
             self.accesses.add(id(e))
-            self.plain[id(e)] = frozenset(e.indices)
+            self.plain[id(e)] = self.indices[id(e)] = frozenset(e.indices)
             return self.plain[id(e)], False
         used, reduces = frozenset(), isinstance(e, Reduction)
         for child in children(e):
             u, r = self._scan(child)
             used, reduces = used | u, reduces or r
+        self.indices[id(e)] = used
         if reduces:
             self.used[id(e)] = used
         elif any(id(c) in self.plain for c in children(e)):  # it reads a tensor
@@ -250,28 +255,13 @@ def epilogue_reduction(v: str, parts: Sequence[tuple[Access, tuple[str, ...]]],
     return red
 
 
-def accesses_under(rhs: Expr) -> dict[int, frozenset[int]]:
-    """id(reduction) -> the ids of the accesses under it, for every reduction of ``rhs``.
-
-    One walk (a fused GPT layer has a thousand reductions, and walking each one's
-    subtree again cost a tenth of its compile): in walk order a subtree is a run of
-    nodes, so the accesses under a node are a slice of the accesses in that order."""
-    nodes = list(walk(rhs))
-    before = []  # per node: accesses ahead of it in walk order (then one past the end)
-    found: list[int] = []
-    for e in nodes:
-        before.append(len(found))
-        if isinstance(e, Access):
-            found.append(id(e))
-    before.append(len(found))
-    size = [1] * len(nodes)  # nodes in each subtree, children first: they follow it
-    for n in range(len(nodes) - 1, -1, -1):
-        k = n + 1
-        for _ in children(nodes[n]):
-            size[n] += size[k]
-            k += size[k]
-    return {id(e): frozenset(found[before[n]:before[n + size[n]]])
-            for n, e in enumerate(nodes) if isinstance(e, Reduction)}
+def accesses_under(rhs: Expr, subtrees: Subtrees | None = None
+                   ) -> dict[int, frozenset[int]]:
+    """id(reduction) -> the ids of the accesses under it, for every reduction of ``rhs``
+    (``subtrees``: ``rhs``'s, if made already)."""
+    subtrees = subtrees or Subtrees(rhs)
+    return {id(e): frozenset(map(id, subtrees.under(e))) for e in subtrees.nodes
+            if isinstance(e, Reduction)}
 
 
 def factor(rhs: Expr, out: Sequence[str], order: Sequence[str], deep: bool = False

@@ -132,6 +132,8 @@ class LowerState:
         self.context = plan.context  # id(node) -> the loops it is computed in
         self.hoisted = plan.hoisted  # id(node) -> the later loops it is broadcast over
         self.inside = factorer.inside  # id(reduction) -> the ids of the accesses under it
+        self.subtrees = factorer.subtrees  # the accesses under each node
+        self.indices_under = factorer.indices  # id(node) -> the indices its accesses use
         self.owner: dict[str, Reduction] = {}  # reduced index -> its reduction
         self.crd: dict[str, str] = {}
         self.full: dict[str, bool] = {}
@@ -164,7 +166,7 @@ class LowerState:
 
     def first(self, e: Expr) -> str:
         """The column of an expression's value nodes: that of its first operand."""
-        return next(self.ops[id(n)].id for n in walk(e) if isinstance(n, Access))
+        return self.ops[id(self.subtrees.under(e)[0])].id
 
     def fail(self, msg: str, at: Expr | None = None) -> LoweringError:
         col = getattr(at, "col", 0) or None
@@ -201,8 +203,8 @@ class LowerState:
     def operands(self, e: Expr) -> list[Operand]:
         found = self._operands.get(id(e))
         if found is None:
-            found = self._operands[id(e)] = [self.ops[id(n)] for n in walk(e)
-                                             if isinstance(n, Access)]
+            found = self._operands[id(e)] = [self.ops[id(n)]
+                                             for n in self.subtrees.under(e)]
         return found
 
     def op_by_id(self, oid: str) -> Operand:
