@@ -153,14 +153,20 @@ class Subtrees:
                 self.accesses.append(node)
         before.append(len(self.accesses))
         size = [1] * len(self.nodes)  # nodes in each subtree: its children follow it
+        used: list[frozenset[str]] = [frozenset()] * len(self.nodes)
         for n in range(len(self.nodes) - 1, -1, -1):
-            k = n + 1
-            for _ in children(self.nodes[n]):
+            node, k = self.nodes[n], n + 1
+            if isinstance(node, Access):
+                used[n] = frozenset(node.indices)
+            for _ in children(node):
                 size[n] += size[k]
+                used[n] = used[n] | used[k]
                 k += size[k]
         #: id(node) -> the slice of :attr:`accesses` under it
         self.span = {id(node): (before[n], before[n + size[n]])
                      for n, node in enumerate(self.nodes)}
+        #: id(node) -> the indices its accesses use (:func:`index_occurrences`)
+        self.indices = {id(node): used[n] for n, node in enumerate(self.nodes)}
 
     def under(self, e: Expr) -> list[Access]:
         """:func:`accesses` of ``e`` (a node of the expression, else walked)."""

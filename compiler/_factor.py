@@ -16,7 +16,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from ._ast import Access, BinOp, Expr, Reduction, Subtrees, children, free_indices
+from ._ast import Access, BinOp, Expr, Reduction, Subtrees, children
 from ._operators import OPERATORS
 
 __all__ = ["Factorer", "Factoring", "factor", "reduction_groups", "epilogue_reduction",
@@ -47,8 +47,6 @@ class Factorer:
         #: id(node) -> the indices its accesses use, for nodes that read a tensor and
         #: hold no reduction
         self.plain: dict[int, frozenset[str]] = {}
-        #: id(node) -> the indices its accesses use, for every node
-        self.indices: dict[int, frozenset[str]] = {}
         #: expression nodes: planning one order visits each once
         self.size = 0
         self._scan(rhs)
@@ -64,13 +62,12 @@ class Factorer:
         self.size += 1
         if isinstance(e, Access):
             self.accesses.add(id(e))
-            self.plain[id(e)] = self.indices[id(e)] = frozenset(e.indices)
+            self.plain[id(e)] = frozenset(e.indices)
             return self.plain[id(e)], False
         used, reduces = frozenset(), isinstance(e, Reduction)
         for child in children(e):
             u, r = self._scan(child)
             used, reduces = used | u, reduces or r
-        self.indices[id(e)] = used
         if reduces:
             self.used[id(e)] = used
         elif any(id(c) in self.plain for c in children(e)):  # it reads a tensor
@@ -289,16 +286,23 @@ def _reductions(e: Expr) -> Iterator[Reduction]:
 
 def reduction_groups(rhs: Expr) -> list[ReductionGroup]:
     """Every reduction of ``rhs``, parents before children."""
-    groups: list[ReductionGroup] = []
+    groups: list[ReductionGroup | None] = []
 
-    def visit(e: Expr, depth: int) -> None:
+    def visit(e: Expr, depth: int) -> frozenset[str]:
+        """The free indices of ``e`` (bottom-up: a fused layer nests a thousand
+        reductions, and asking each for its own would walk its body again)."""
+        if isinstance(e, Access):
+            return frozenset(e.indices)
+        slot = len(groups)
         if isinstance(e, Reduction):
-            groups.append(ReductionGroup(frozenset(e.indices), frozenset(free_indices(e)),
-                                         depth))
+            groups.append(None)  # parents before children: filled in below
             depth += 1
-        for child in children(e):
-            visit(child, depth)
+        free = frozenset().union(*(visit(child, depth) for child in children(e)))
+        if isinstance(e, Reduction):
+            free = free.difference(e.indices)
+            groups[slot] = ReductionGroup(frozenset(e.indices), free, depth - 1)
+        return free
 
     visit(rhs, 0)
-    return groups
+    return [g for g in groups if g is not None]
 

@@ -133,7 +133,7 @@ class LowerState:
         self.hoisted = plan.hoisted  # id(node) -> the later loops it is broadcast over
         self.inside = factorer.inside  # id(reduction) -> the ids of the accesses under it
         self.subtrees = factorer.subtrees  # the accesses under each node
-        self.indices_under = factorer.indices  # id(node) -> the indices its accesses use
+        self.indices_under = factorer.subtrees.indices  # id(node) -> its accesses' indices
         self.owner: dict[str, Reduction] = {}  # reduced index -> its reduction
         self.crd: dict[str, str] = {}
         self.full: dict[str, bool] = {}
