@@ -156,7 +156,6 @@ class GraphChecks:
 
     def _validate_edges(self, edges: list[Edge]) -> list[Edge]:
         drivers: dict[str, str] = {}
-        seen: set[str] = set()
         checked = []
         #: (primitive, outgoing) -> its ports' kinds by name (a fused layer has 20,000
         #: edges over a few dozen primitives)
@@ -186,12 +185,9 @@ class GraphChecks:
                 raise GraphError(f"edge {e.name}: depth {e.depth!r} must be an int >= 1 or "
                                  f"null (unbounded); a FIFO holds at most {MAX_DEPTH:,} "
                                  "tokens")
-            if e.dst in drivers:
+            if e.dst in drivers:  # an edge listed twice drives its input twice
                 raise GraphError(f"input port {e.dst} is driven twice: by {drivers[e.dst]} "
                                  f"and {e.src}")
-            if e.name in seen:
-                raise GraphError(f"edge {e.name} appears twice")
-            seen.add(e.name)
             drivers[e.dst] = e.src
             checked.append(Edge(e.src, e.dst, e.depth, src_kind))
         for node in self.nodes.values():
