@@ -211,6 +211,7 @@ class _Inliner:
     def __init__(self, internal: dict[str, Assignment], used: set[str]) -> None:
         self.internal, self.used = internal, used
         self.inlined: list[str] = []
+        self.suffixes: dict[str, int] = {}  # for _fresh: a fused layer renames k 400 times
 
     def expr(self, e: Expr) -> Expr:
         if isinstance(e, Access) and e.tensor in self.internal:
@@ -227,18 +228,23 @@ class _Inliner:
         reduced = [i for e in _walk(producer.rhs) if isinstance(e, Reduction)
                    for i in e.indices]
         for i in reduced:
-            env[i] = _fresh(i, self.used)
+            env[i] = _fresh(i, self.used, self.suffixes)
         self.inlined.append(use.tensor)
         return _substitute(producer.rhs, env)
 
 
-def _fresh(base: str, used: set[str]) -> str:
-    """``base`` if free, else ``base2``, ``base3``…; the name is then taken."""
-    name, n = base, 1
+def _fresh(base: str, used: set[str], suffixes: dict[str, int] | None = None) -> str:
+    """``base`` if free, else ``base2``, ``base3``…; the name is then taken. ``suffixes``
+    (base -> its last suffix taken) lets repeated calls on one growing ``used`` start
+    after the names they took."""
+    n = suffixes.get(base, 1) if suffixes is not None else 1
+    name = base if n == 1 else f"{base}{n}"
     while name in used:
         n += 1
         name = f"{base}{n}"
     used.add(name)
+    if suffixes is not None:
+        suffixes[base] = n
     return name
 
 

@@ -183,6 +183,7 @@ class LowerState:
     def collect(self, e: Expr) -> None:
         """Create an operand per access, iterated over its context in the plan."""
         taken = {op.id for op in self.ops.values()}
+        tried: dict[str, int] = {}  # tensor -> its last suffix taken (names only grow)
         for node in walk(e):
             if isinstance(node, Reduction):
                 for v in node.indices:
@@ -190,10 +191,12 @@ class LowerState:
             if not isinstance(node, Access):
                 continue
             fmt = self.layouts[node.tensor].format
-            oid, n = node.tensor, 1
+            n = tried.get(node.tensor, 0) + 1
+            oid = node.tensor if n == 1 else f"{node.tensor}{n}"
             while oid in taken or (n > 1 and oid in self.layouts):
                 n += 1
                 oid = f"{node.tensor}{n}"
+            tried[node.tensor] = n
             self.ops[id(node)] = Operand(oid, node,
                                          tuple(node.indices[m] for m in fmt.mode_order),
                                          fmt.levels, self.context[id(node)])

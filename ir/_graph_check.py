@@ -162,14 +162,15 @@ class GraphChecks:
         kinds: dict[tuple[str, bool], dict[str, str]] = {}
 
         def kind(end: str, outgoing: bool) -> str:
-            node = self.nodes.get(end.rpartition(".")[0])
+            node_id, _, port = end.rpartition(".")
+            node = self.nodes.get(node_id)
             if node is not None:
                 ports = kinds.get((node.op, outgoing))
                 if ports is None:
                     ports = kinds[(node.op, outgoing)] = {}
                     for p in node.primitive.outputs if outgoing else node.primitive.inputs:
                         ports.setdefault(p.name, p.kind)
-                found = ports.get(end.rpartition(".")[2])
+                found = ports.get(port)
                 if found is not None:
                     return found
             return self._port(end, outgoing)[1]  # raises, naming what is wrong
