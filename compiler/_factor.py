@@ -74,23 +74,33 @@ class Factorer:
             self.plain[id(e)] = used
         return used, reduces
 
-    def _streamed(self, e: Expr, ctx: frozenset[str], pos: Mapping[str, int]
+    def _streamed(self, e: Expr, ctx: frozenset[str], pos: Mapping[str, int],
+                  memo: dict[tuple[int, frozenset[str]], frozenset[str]]
                   ) -> frozenset[str]:
         """The context indices ``e``'s value reaches only through a sparse accumulator's
         crd streams: kept indices after one of an accumulated reduction's own indices.
         Products and functions pass an accumulator's rows on; a union cannot, unless
-        deep epilogues may join the rows with its other side."""
+        deep epilogues may join the rows with its other side. ``memo``: the answers of
+        this order's pass (each product asks again for every product below it)."""
         if id(e) not in self.used or isinstance(e, BinOp) and \
                 not OPERATORS[e.op].multiplicative and not self.deep:
             return frozenset()
+        found = memo.get((id(e), ctx))
+        if found is not None:
+            return found
         if not isinstance(e, Reduction):
-            return frozenset().union(*(self._streamed(c, ctx, pos) for c in children(e)))
-        used = self.used[id(e)]
-        first, last = min(pos[r] for r in e.indices), max(pos[v] for v in used)
-        return frozenset(u for u in ctx if u not in e.indices and pos[u] > first
-                         and (u in used or pos[u] < last))
+            found = frozenset().union(*(self._streamed(c, ctx, pos, memo)
+                                        for c in children(e)))
+        else:
+            used = self.used[id(e)]
+            first, last = min(pos[r] for r in e.indices), max(map(pos.__getitem__, used))
+            found = frozenset(u for u in ctx if u not in e.indices and pos[u] > first
+                              and (u in used or pos[u] < last))
+        memo[(id(e), ctx)] = found
+        return found
 
-    def _beside(self, e: Expr, ctx: frozenset[str], pos: Mapping[str, int]
+    def _beside(self, e: Expr, ctx: frozenset[str], pos: Mapping[str, int],
+                memo: dict[tuple[int, frozenset[str]], frozenset[str]]
                 ) -> dict[int, frozenset[str]]:
         """For a product whose one factor is an accumulator's rows: the other factor is
         computed outside the rows' loops and broadcast over the rows' crds (the inner
@@ -99,7 +109,7 @@ class Factorer:
             return {}
         found = {}
         for side, other in ((e.left, e.right), (e.right, e.left)):
-            rows = self._streamed(side, ctx, pos)
+            rows = self._streamed(side, ctx, pos, memo)
             uses = self.plain.get(id(other))
             if rows and uses is not None and not uses & rows:
                 found[id(other)] = rows
@@ -110,6 +120,7 @@ class Factorer:
         """Every node with the loops it is computed in and the later loops it is hoisted
         out of (those after all of its own loops that it does not use)."""
         pos = {v: n for n, v in enumerate(order)}
+        memo: dict[tuple[int, frozenset[str]], frozenset[str]] = {}  # for _streamed
         stack: list[tuple[Expr, frozenset[str], frozenset[str]]] = [
             (self.rhs, frozenset(self.out), frozenset())]
         while stack:
@@ -117,7 +128,7 @@ class Factorer:
             used = self.used.get(id(e))
             later: list[str] = []
             if used:
-                last = max(pos[v] for v in used)
+                last = max(map(pos.__getitem__, used))
                 later = [u for u in ctx if u not in used and pos[u] > last]
             if rows:
                 later = [*later, *(u for u in rows & ctx if u not in later)]
@@ -127,7 +138,7 @@ class Factorer:
             yield e, ctx, later
             if isinstance(e, Reduction):  # its body runs in its loops too
                 ctx = ctx.union(e.indices)
-            beside = self._beside(e, ctx, pos) if id(e) in self.used else {}
+            beside = self._beside(e, ctx, pos, memo) if id(e) in self.used else {}
             stack.extend((child, ctx, beside.get(id(child), frozenset()))
                          for child in reversed(children(e)))
 
