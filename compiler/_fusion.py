@@ -274,8 +274,10 @@ def _child_fields(cls: type) -> tuple[str, ...]:
 
 @cache
 def _plain_fields(cls: type) -> tuple[str, ...]:
-    """The fields of an expression node class other than its children and its column."""
-    return tuple(f.name for f in fields(cls) if f.type != "Expr" and f.name != "col")
+    """The fields of an expression node class its equality compares, other than its
+    children and its column."""
+    return tuple(f.name for f in fields(cls)
+                 if f.compare and f.type != "Expr" and f.name != "col")
 
 
 def _map_children(e: Expr, fn) -> Expr:
