@@ -12,7 +12,7 @@ from typing import Union
 
 __all__ = ["Access", "Const", "Neg", "BinOp", "Reduction", "Call", "Expr", "Assignment",
            "FUNCTIONS", "children", "walk", "accesses", "free_indices", "index_occurrences",
-           "tensor_ranks"]
+           "tensor_ranks", "Subtrees"]
 
 #: elementwise functions of the language: the ``unary`` primitive ops of the same name
 FUNCTIONS = ("relu", "exp", "rsqrt")
@@ -135,6 +135,43 @@ def walk(e: Expr) -> Iterator[Expr]:
 
 def accesses(e: Expr) -> list[Access]:
     return [n for n in walk(e) if isinstance(n, Access)]
+
+
+class Subtrees:
+    """The accesses under every node of one expression, from one walk: in walk order a
+    subtree is a run of nodes, so its accesses are a run of :attr:`accesses` (a fused
+    GPT layer asks for those of a thousand reductions; walking each again cost a tenth
+    of its compile)."""
+
+    def __init__(self, e: Expr) -> None:
+        self.nodes = list(walk(e))
+        self.accesses: list[Access] = []
+        before = []  # per node: the accesses ahead of it in walk order
+        for node in self.nodes:
+            before.append(len(self.accesses))
+            if isinstance(node, Access):
+                self.accesses.append(node)
+        before.append(len(self.accesses))
+        size = [1] * len(self.nodes)  # nodes in each subtree: its children follow it
+        used: list[frozenset[str]] = [frozenset()] * len(self.nodes)
+        for n in range(len(self.nodes) - 1, -1, -1):
+            node, k = self.nodes[n], n + 1
+            if isinstance(node, Access):
+                used[n] = frozenset(node.indices)
+            for _ in children(node):
+                size[n] += size[k]
+                used[n] = used[n] | used[k]
+                k += size[k]
+        #: id(node) -> the slice of :attr:`accesses` under it
+        self.span = {id(node): (before[n], before[n + size[n]])
+                     for n, node in enumerate(self.nodes)}
+        #: id(node) -> the indices its accesses use (:func:`index_occurrences`)
+        self.indices = {id(node): used[n] for n, node in enumerate(self.nodes)}
+
+    def under(self, e: Expr) -> list[Access]:
+        """:func:`accesses` of ``e`` (a node of the expression, else walked)."""
+        lo, hi = self.span.get(id(e), (0, -1))
+        return self.accesses[lo:hi] if hi >= 0 else accesses(e)
 
 
 def tensor_ranks(assign: Assignment) -> dict[str, int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -260,26 +261,29 @@ class _Job:
 
 def parse_order(norm: Normalized, order: str | Sequence[str]) -> list[str]:
     """User order (``"i,k,j"``, ``"ikj"`` or a sequence) → internal index order."""
-    names = sorted(set(norm.user.values()), key=lambda n: min(
-        k for k, v in enumerate(norm.indices) if norm.user[v] == n))
+    internal: dict[str, list[str]] = {}  # user name -> its internal names, in order
+    for v in norm.indices:
+        internal.setdefault(norm.user[v], []).append(v)
+    names = list(internal)  # by first appearance (a fused layer has hundreds of indices)
     if isinstance(order, str):
         text = order.replace(" ", "")
-        parts = text.split(",") if "," in text or text in names else list(text)
+        parts = text.split(",") if "," in text or text in internal else list(text)
     else:
         parts = [str(p) for p in order]
     shown = ",".join(parts)
     for p in parts:
-        if p not in names:
+        if p not in internal:
             raise LoweringError(f"order {shown!r} names {p!r}, which is not an index of the "
                                 f"expression; its indices are {','.join(names)}")
-    dup = sorted({p for p in parts if parts.count(p) > 1})
+    counts = Counter(parts)
+    dup = sorted(p for p, n in counts.items() if n > 1)
     if dup:
         raise LoweringError(f"order {shown!r} lists {', '.join(dup)} more than once")
-    missing = [n for n in names if n not in parts]
+    missing = [n for n in names if n not in counts]
     if missing:
         raise LoweringError(f"order {shown!r} misses {', '.join(missing)}; it must list "
                             f"every index once: {','.join(names)}")
-    return [v for p in parts for v in norm.indices if norm.user[v] == p]
+    return [v for p in parts for v in internal[p]]
 
 
 def _search(job: _Job, stats: Mapping[str, TensorStats], hw: Hardware | None = None,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from ir import (
@@ -64,8 +65,9 @@ class _Stream:
         pad = len(self.levels) - len(owned)
         return _Stream(self.levels, self.real, owned + (False,) * pad, fill + (1.0,) * pad)
 
-    @property
+    @cached_property
     def count(self) -> float:
+        """Expected data tokens (asked once per reader: a fused layer forks streams)."""
         return math.prod(s * d for s, d in self.levels)
 
     def outer_count(self, drop: int = 1) -> float:
@@ -131,10 +133,12 @@ class _Walker:
         self.drained: dict[str, float] = {}  # accumulator -> expected input values
 
     def run(self) -> Estimate:
+        rules: dict[str, Callable[[Node], dict[str, _Stream]] | None] = {}
         for nid in self.graph.topological_order():
             node = self.graph.nodes[nid]
-            rule: Callable[[Node], dict[str, _Stream]] | None = getattr(
-                self, f"_op_{node.op}", None)
+            if node.op not in rules:
+                rules[node.op] = getattr(self, f"_op_{node.op}", None)
+            rule = rules[node.op]
             if rule is None:
                 raise NotImplementedError(f"cost model: no rule for primitive {node.op!r}")
             for port, stream in rule(node).items():

@@ -16,7 +16,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from ._ast import Access, BinOp, Expr, Reduction, accesses, children, free_indices
+from ._ast import Access, BinOp, Expr, Reduction, Subtrees, children
 from ._operators import OPERATORS
 
 __all__ = ["Factorer", "Factoring", "factor", "reduction_groups", "epilogue_reduction",
@@ -50,10 +50,12 @@ class Factorer:
         #: expression nodes: planning one order visits each once
         self.size = 0
         self._scan(rhs)
-        self._access_nodes = accesses(rhs)
+        #: the accesses under each node
+        self.subtrees = Subtrees(rhs)
+        self._access_nodes = self.subtrees.accesses
         #: reduced index -> its reduction
         self.owner = {v: r for r in _reductions(rhs) for v in r.indices}
-        self.inside = accesses_under(rhs)
+        self.inside = accesses_under(rhs, self.subtrees)
 
     def _scan(self, e: Expr) -> tuple[frozenset[str], bool]:
         """The indices ``e``'s accesses use and whether it holds a reduction (one pass)."""
@@ -72,23 +74,33 @@ class Factorer:
             self.plain[id(e)] = used
         return used, reduces
 
-    def _streamed(self, e: Expr, ctx: frozenset[str], pos: Mapping[str, int]
+    def _streamed(self, e: Expr, ctx: frozenset[str], pos: Mapping[str, int],
+                  memo: dict[tuple[int, frozenset[str]], frozenset[str]]
                   ) -> frozenset[str]:
         """The context indices ``e``'s value reaches only through a sparse accumulator's
         crd streams: kept indices after one of an accumulated reduction's own indices.
         Products and functions pass an accumulator's rows on; a union cannot, unless
-        deep epilogues may join the rows with its other side."""
+        deep epilogues may join the rows with its other side. ``memo``: the answers of
+        this order's pass (each product asks again for every product below it)."""
         if id(e) not in self.used or isinstance(e, BinOp) and \
                 not OPERATORS[e.op].multiplicative and not self.deep:
             return frozenset()
+        found = memo.get((id(e), ctx))
+        if found is not None:
+            return found
         if not isinstance(e, Reduction):
-            return frozenset().union(*(self._streamed(c, ctx, pos) for c in children(e)))
-        used = self.used[id(e)]
-        first, last = min(pos[r] for r in e.indices), max(pos[v] for v in used)
-        return frozenset(u for u in ctx if u not in e.indices and pos[u] > first
-                         and (u in used or pos[u] < last))
+            found = frozenset().union(*(self._streamed(c, ctx, pos, memo)
+                                        for c in children(e)))
+        else:
+            used = self.used[id(e)]
+            first, last = min(pos[r] for r in e.indices), max(map(pos.__getitem__, used))
+            found = frozenset(u for u in ctx if u not in e.indices and pos[u] > first
+                              and (u in used or pos[u] < last))
+        memo[(id(e), ctx)] = found
+        return found
 
-    def _beside(self, e: Expr, ctx: frozenset[str], pos: Mapping[str, int]
+    def _beside(self, e: Expr, ctx: frozenset[str], pos: Mapping[str, int],
+                memo: dict[tuple[int, frozenset[str]], frozenset[str]]
                 ) -> dict[int, frozenset[str]]:
         """For a product whose one factor is an accumulator's rows: the other factor is
         computed outside the rows' loops and broadcast over the rows' crds (the inner
@@ -97,7 +109,7 @@ class Factorer:
             return {}
         found = {}
         for side, other in ((e.left, e.right), (e.right, e.left)):
-            rows = self._streamed(side, ctx, pos)
+            rows = self._streamed(side, ctx, pos, memo)
             uses = self.plain.get(id(other))
             if rows and uses is not None and not uses & rows:
                 found[id(other)] = rows
@@ -108,6 +120,7 @@ class Factorer:
         """Every node with the loops it is computed in and the later loops it is hoisted
         out of (those after all of its own loops that it does not use)."""
         pos = {v: n for n, v in enumerate(order)}
+        memo: dict[tuple[int, frozenset[str]], frozenset[str]] = {}  # for _streamed
         stack: list[tuple[Expr, frozenset[str], frozenset[str]]] = [
             (self.rhs, frozenset(self.out), frozenset())]
         while stack:
@@ -115,7 +128,7 @@ class Factorer:
             used = self.used.get(id(e))
             later: list[str] = []
             if used:
-                last = max(pos[v] for v in used)
+                last = max(map(pos.__getitem__, used))
                 later = [u for u in ctx if u not in used and pos[u] > last]
             if rows:
                 later = [*later, *(u for u in rows & ctx if u not in later)]
@@ -125,7 +138,7 @@ class Factorer:
             yield e, ctx, later
             if isinstance(e, Reduction):  # its body runs in its loops too
                 ctx = ctx.union(e.indices)
-            beside = self._beside(e, ctx, pos) if id(e) in self.used else {}
+            beside = self._beside(e, ctx, pos, memo) if id(e) in self.used else {}
             stack.extend((child, ctx, beside.get(id(child), frozenset()))
                          for child in reversed(children(e)))
 
@@ -250,9 +263,13 @@ def epilogue_reduction(v: str, parts: Sequence[tuple[Access, tuple[str, ...]]],
     return red
 
 
-def accesses_under(rhs: Expr) -> dict[int, frozenset[int]]:
-    """id(reduction) -> the ids of the accesses under it, for every reduction of ``rhs``."""
-    return {id(r): frozenset(id(a) for a in accesses(r)) for r in _reductions(rhs)}
+def accesses_under(rhs: Expr, subtrees: Subtrees | None = None
+                   ) -> dict[int, frozenset[int]]:
+    """id(reduction) -> the ids of the accesses under it, for every reduction of ``rhs``
+    (``subtrees``: ``rhs``'s, if made already)."""
+    subtrees = subtrees or Subtrees(rhs)
+    return {id(e): frozenset(map(id, subtrees.under(e))) for e in subtrees.nodes
+            if isinstance(e, Reduction)}
 
 
 def factor(rhs: Expr, out: Sequence[str], order: Sequence[str], deep: bool = False
@@ -280,16 +297,23 @@ def _reductions(e: Expr) -> Iterator[Reduction]:
 
 def reduction_groups(rhs: Expr) -> list[ReductionGroup]:
     """Every reduction of ``rhs``, parents before children."""
-    groups: list[ReductionGroup] = []
+    groups: list[ReductionGroup | None] = []
 
-    def visit(e: Expr, depth: int) -> None:
+    def visit(e: Expr, depth: int) -> frozenset[str]:
+        """The free indices of ``e`` (bottom-up: a fused layer nests a thousand
+        reductions, and asking each for its own would walk its body again)."""
+        if isinstance(e, Access):
+            return frozenset(e.indices)
+        slot = len(groups)
         if isinstance(e, Reduction):
-            groups.append(ReductionGroup(frozenset(e.indices), frozenset(free_indices(e)),
-                                         depth))
+            groups.append(None)  # parents before children: filled in below
             depth += 1
-        for child in children(e):
-            visit(child, depth)
+        free = frozenset().union(*(visit(child, depth) for child in children(e)))
+        if isinstance(e, Reduction):
+            free = free.difference(e.indices)
+            groups[slot] = ReductionGroup(frozenset(e.indices), free, depth - 1)
+        return free
 
     visit(rhs, 0)
-    return groups
+    return [g for g in groups if g is not None]
 

@@ -81,7 +81,7 @@ def _reparsed(assign: Assignment) -> Assignment:
     text = f"{assign.target} = {_fmt(assign.rhs, 0, True)}"
     try:
         back = parse(text)
-        if _uncolumned(back.rhs) == _uncolumned(assign.rhs):
+        if _same_tree(back.rhs, assign.rhs):
             return back
     except CompileError:
         pass
@@ -119,10 +119,20 @@ def _fmt(e: Expr, need: int, tail: bool) -> str:
     raise TypeError(f"cannot print expression node {e!r}: unknown node class")
 
 
-def _uncolumned(e: Expr) -> Expr:
-    """``e`` with every source column zeroed, to compare trees parsed from two texts."""
-    e = replace(e, col=0) if getattr(e, "col", 0) else e
-    return _map_children(e, _uncolumned)
+def _same_tree(a: Expr, b: Expr) -> bool:
+    """Whether two trees are equal but for their source columns (parsed from two texts);
+    iterative and without copies: a fused layer has thousands of nodes."""
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if type(x) is not type(y):
+            return False
+        kids = _child_fields(type(x))
+        same = _plain_fields(type(x))
+        if tuple(getattr(x, n) for n in same) != tuple(getattr(y, n) for n in same):
+            return False
+        stack.extend((getattr(x, n), getattr(y, n)) for n in kids)
+    return True
 
 
 def region_exports(program: Program, targets: Sequence[str]) -> list[str]:
@@ -201,6 +211,7 @@ class _Inliner:
     def __init__(self, internal: dict[str, Assignment], used: set[str]) -> None:
         self.internal, self.used = internal, used
         self.inlined: list[str] = []
+        self.suffixes: dict[str, int] = {}  # for _fresh: a fused layer renames k 400 times
 
     def expr(self, e: Expr) -> Expr:
         if isinstance(e, Access) and e.tensor in self.internal:
@@ -217,18 +228,23 @@ class _Inliner:
         reduced = [i for e in _walk(producer.rhs) if isinstance(e, Reduction)
                    for i in e.indices]
         for i in reduced:
-            env[i] = _fresh(i, self.used)
+            env[i] = _fresh(i, self.used, self.suffixes)
         self.inlined.append(use.tensor)
         return _substitute(producer.rhs, env)
 
 
-def _fresh(base: str, used: set[str]) -> str:
-    """``base`` if free, else ``base2``, ``base3``…; the name is then taken."""
-    name, n = base, 1
+def _fresh(base: str, used: set[str], suffixes: dict[str, int] | None = None) -> str:
+    """``base`` if free, else ``base2``, ``base3``…; the name is then taken. ``suffixes``
+    (base -> its last suffix taken) lets repeated calls on one growing ``used`` start
+    after the names they took."""
+    n = suffixes.get(base, 1) if suffixes is not None else 1
+    name = base if n == 1 else f"{base}{n}"
     while name in used:
         n += 1
         name = f"{base}{n}"
     used.add(name)
+    if suffixes is not None:
+        suffixes[base] = n
     return name
 
 
@@ -254,6 +270,14 @@ def _child_fields(cls: type) -> tuple[str, ...]:
     if not is_dataclass(cls):
         raise TypeError(f"not an expression node class: {cls!r}")
     return tuple(f.name for f in fields(cls) if f.type == "Expr")
+
+
+@cache
+def _plain_fields(cls: type) -> tuple[str, ...]:
+    """The fields of an expression node class its equality compares, other than its
+    children and its column."""
+    return tuple(f.name for f in fields(cls)
+                 if f.compare and f.type != "Expr" and f.name != "col")
 
 
 def _map_children(e: Expr, fn) -> Expr:

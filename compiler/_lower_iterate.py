@@ -15,7 +15,7 @@ from itertools import pairwise
 
 from ._ast import Expr, Reduction
 from ._errors import LoweringError
-from ._factor import accesses_under, epilogue_reduction
+from ._factor import epilogue_reduction
 from ._lower_state import BCAST, LowerState, Operand
 
 __all__ = ["Iteration"]
@@ -164,10 +164,8 @@ class Iteration(LowerState):
         accumulator drains, in an epilogue join (:meth:`epilogue`; the rule is
         :func:`_factor.epilogue_reduction`). Returns the reduction whose loop ``v`` then
         iterates, or None when the loop is shared."""
-        if self._inside is None:
-            self._inside = accesses_under(self.rhs)
         red = epilogue_reduction(v, [(op.access, op.context) for op in parts], self.pos,
-                                 self.owner, self._inside, self.deep)
+                                 self.owner, self.inside, self.deep)
         if red is None:
             return None
         inside = {op.id for op in self.operands(red)}

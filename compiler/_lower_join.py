@@ -27,6 +27,8 @@ class Joins(LowerState):
         ``within``: the coordinates of the factor ``e`` is multiplied by; only those
         matter, so a sum with a term that lacks ``v`` (dense there) unites with them
         instead of iterating every coordinate (``P·exp(S − m)``: :meth:`restricted`)."""
+        if v not in self.indices_under.get(id(e), (v,)):  # no access below uses ``v``
+            return BCAST
         if isinstance(e, Access):
             op = self.ops[id(e)]
             if v not in e.indices:

@@ -19,7 +19,7 @@ from ir import GraphBuilder
 from ._ast import Access, Expr, Reduction, walk
 from ._blocks import BlockPlan
 from ._errors import LoweringError
-from ._factor import factor
+from ._factor import Factorer
 from ._layout import Layout
 from ._normalize import Normalized
 from ._parallel import LaneSplit
@@ -107,7 +107,6 @@ class LowerState:
         #: id(reduction) -> the reduction, for the reductions epilogues join with
         self.reds: dict[int, Reduction] = {}
         self.deferred_at: dict[str, list[Operand]] = {}
-        self._inside: dict[int, frozenset[int]] | None = None  # accesses per reduction
         #: per parallel index, each join's crd port and its ref ports (what a lane
         #: splits): the index's step, and an epilogue union there
         self.cuts: dict[str, list[tuple[str, list[str]]]] = {}
@@ -128,9 +127,13 @@ class LowerState:
         self.rhs = norm.assignment.rhs
         self.ops: dict[int, Operand] = {}  # id(Access) -> operand
         self._operands: dict[int, list[Operand]] = {}  # id(node) -> operands under it
-        plan = factor(self.rhs, self.target.indices, order, deep)
+        factorer = Factorer(self.rhs, self.target.indices, deep)
+        plan = factorer.plan(order)
         self.context = plan.context  # id(node) -> the loops it is computed in
         self.hoisted = plan.hoisted  # id(node) -> the later loops it is broadcast over
+        self.inside = factorer.inside  # id(reduction) -> the ids of the accesses under it
+        self.subtrees = factorer.subtrees  # the accesses under each node
+        self.indices_under = factorer.subtrees.indices  # id(node) -> its accesses' indices
         self.owner: dict[str, Reduction] = {}  # reduced index -> its reduction
         self.crd: dict[str, str] = {}
         self.full: dict[str, bool] = {}
@@ -159,16 +162,11 @@ class LowerState:
             self.table.add(row, self.view[col], Entry(nid, "", ref=True))
 
     def add_view(self, key: str, text: str) -> None:
-        n, label = 1, text
-        while label in self.table.columns:
-            n += 1
-            label = f"{text}#{n}"
-        self.view[key] = label
-        self.table.columns.append(label)
+        self.view[key] = self.table.add_column(text)
 
     def first(self, e: Expr) -> str:
         """The column of an expression's value nodes: that of its first operand."""
-        return next(self.ops[id(n)].id for n in walk(e) if isinstance(n, Access))
+        return self.ops[id(self.subtrees.under(e)[0])].id
 
     def fail(self, msg: str, at: Expr | None = None) -> LoweringError:
         col = getattr(at, "col", 0) or None
@@ -184,6 +182,8 @@ class LowerState:
 
     def collect(self, e: Expr) -> None:
         """Create an operand per access, iterated over its context in the plan."""
+        taken = {op.id for op in self.ops.values()}
+        tried: dict[str, int] = {}  # tensor -> its last suffix taken (names only grow)
         for node in walk(e):
             if isinstance(node, Reduction):
                 for v in node.indices:
@@ -191,21 +191,23 @@ class LowerState:
             if not isinstance(node, Access):
                 continue
             fmt = self.layouts[node.tensor].format
-            taken = {op.id for op in self.ops.values()}
-            oid, n = node.tensor, 1
+            n = tried.get(node.tensor, 0) + 1
+            oid = node.tensor if n == 1 else f"{node.tensor}{n}"
             while oid in taken or (n > 1 and oid in self.layouts):
                 n += 1
                 oid = f"{node.tensor}{n}"
+            tried[node.tensor] = n
             self.ops[id(node)] = Operand(oid, node,
                                          tuple(node.indices[m] for m in fmt.mode_order),
                                          fmt.levels, self.context[id(node)])
+            taken.add(oid)
             self.add_view(oid, str(node))
 
     def operands(self, e: Expr) -> list[Operand]:
         found = self._operands.get(id(e))
         if found is None:
-            found = self._operands[id(e)] = [self.ops[id(n)] for n in walk(e)
-                                             if isinstance(n, Access)]
+            found = self._operands[id(e)] = [self.ops[id(n)]
+                                             for n in self.subtrees.under(e)]
         return found
 
     def op_by_id(self, oid: str) -> Operand:

@@ -287,9 +287,10 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
     start = time.perf_counter()
     names = fused.index_names()
     user = [n for n in reg.order or () if n in names]
-    graph_of = order_graph(fused.assignment, {t: formats[t] for t in fused.reads}, user,
+    reads = fused.reads  # walks the expression: a fused layer's is large
+    graph_of = order_graph(fused.assignment, {t: formats[t] for t in reads}, user,
                            transpose=reg.transpose)
-    tensors = [fused.target, *fused.reads]
+    tensors = [fused.target, *reads]
     fmts = {t: formats[t] for t in tensors}
     shapes = {t: program.tensors[t].shape for t in tensors}
     blocks = blocks or {}
@@ -298,8 +299,8 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
             for t in tensors}
     known = {t: input_stats(grid_given(stats.get(t), shapes[t], blocks[t]) if t in blocks
                             else stats.get(t), grid[t], fmts[t], f"region {reg.name!r}", t)
-             for t in fused.reads}
-    resort = {t: transpose_tokens(known[t], fmts[t]) for t in fused.reads}
+             for t in reads}
+    resort = {t: transpose_tokens(known[t], fmts[t]) for t in reads}
     dtype = program.tensors[fused.target].dtype
     name = f"{program.name}.{reg.name}.{fused.target}"
     tried: list[tuple[list[str], str]] = []

@@ -28,9 +28,9 @@ from ._ast import (
     Expr,
     Neg,
     Reduction,
+    Subtrees,
     accesses,
     free_indices,
-    index_occurrences,
 )
 from ._errors import LoweringError
 
@@ -76,8 +76,11 @@ class _Checker:
     def run(self) -> None:
         t, rhs = self.a.target, self.a.rhs
         self.check_access(t)
+        #: the indices under every node, from one walk (a fused layer has a thousand
+        #: reductions, each checked against the indices of its body)
+        self.subtrees = Subtrees(rhs)
         ranks: dict[str, tuple[int, Access]] = {}
-        for acc in accesses(rhs):
+        for acc in self.subtrees.accesses:
             self.check_access(acc)
             if acc.tensor == t.tensor:
                 raise self.fail(f"the output {t.tensor!r} is also read on the right-hand "
@@ -87,10 +90,10 @@ class _Checker:
                 raise self.fail(f"tensor {acc.tensor!r} is used with {len(acc.indices)} "
                                 f"indices here but as {prev[1]} (rank {prev[0]}) before",
                                 acc.col)
-        if not accesses(rhs):
+        if not self.subtrees.accesses:
             raise self.fail("the right-hand side reads no tensor; there is nothing to "
                             "stream", _col(rhs))
-        used = index_occurrences(rhs)
+        used = self.subtrees.indices[id(rhs)]
         for i in t.indices:
             if i not in used:
                 raise self.fail(f"output index {i!r} does not appear on the right-hand side "
@@ -109,7 +112,7 @@ class _Checker:
         if isinstance(e, Reduction):
             if len(set(e.indices)) != len(e.indices):
                 raise self.fail(f"{e.op}({','.join(e.indices)}) names an index twice", e.col)
-            used = index_occurrences(e.body)
+            used = self.subtrees.indices[id(e.body)]
             for i in e.indices:
                 if i in out:
                     raise self.fail(f"{e.op}({i}) reduces {i!r}, which is an output index",

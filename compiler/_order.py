@@ -111,7 +111,10 @@ class OrderGraph:
         return self._extensions()
 
     def _predecessors(self) -> dict[str, set[str]]:
-        return {v: {a for a, b in self.edges if b == v} for v in self.indices}
+        preds: dict[str, set[str]] = {v: set() for v in self.indices}
+        for a, b in self.edges:
+            preds[b].add(a)
+        return preds
 
     def _extensions(self) -> Iterator[list[str]]:
         preds = self._predecessors()
@@ -258,9 +261,11 @@ def _user_chain(order: Sequence[str] | str | None, names: list[str]) -> list[str
 
 def _by_tensor(assign: Assignment) -> dict[str, list[Access]]:
     out: dict[str, list[Access]] = {}
+    seen: set[Access] = set()  # a fused layer reads one weight thousands of times
     for a in accesses(assign.rhs):
-        if a not in out.setdefault(a.tensor, []):
-            out[a.tensor].append(a)
+        if a not in seen:
+            seen.add(a)
+            out.setdefault(a.tensor, []).append(a)
     return out
 
 

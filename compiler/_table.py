@@ -43,16 +43,31 @@ class FusionTable:
     columns: list[str]
     cells: dict[tuple[str, str], list[Entry]] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        #: rows and columns as sets: a fused layer's table has thousands of columns and
+        #: :meth:`add` checks every entry's cell (list lookups took a tenth of its lowering)
+        self._rows, self._columns = set(self.rows), set(self.columns)
+
+    def add_column(self, text: str) -> str:
+        """Append a column labelled ``text`` (``text#2``, ``text#3``… if taken); its label."""
+        n, label = 1, text
+        while label in self._columns:
+            n += 1
+            label = f"{text}#{n}"
+        self.columns.append(label)
+        self._columns.add(label)
+        return label
+
     def cell(self, row: str, column: str) -> list[Entry]:
         """The entries of one cell (empty when nothing happens there)."""
-        if row not in self.rows or column not in self.columns:
+        if row not in self._rows or column not in self._columns:
             raise KeyError(f"no cell ({row!r}, {column!r}); rows are {self.rows}, "
                            f"columns are {self.columns}")
         return self.cells.get((row, column), [])
 
     def add(self, row: str, column: str, entry: Entry) -> None:
         """Record ``entry``; a reference already in the cell is not repeated."""
-        assert row in self.rows and column in self.columns, (row, column)
+        assert row in self._rows and column in self._columns, (row, column)
         cell = self.cells.setdefault((row, column), [])
         if entry.ref and entry in cell:
             return

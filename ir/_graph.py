@@ -57,27 +57,37 @@ class Graph(GraphChecks, GraphJson):
         #: an output port may feed several edges (a fork: one FIFO per reader)
         self.out_edges: dict[str, dict[str, list[Edge]]] = {n: {} for n in self.nodes}
         for e in self.edges:
-            self.out_edges[e.src_node].setdefault(e.src.rsplit(".", 1)[1], []).append(e)
-            self.in_edges[e.dst_node][e.dst.rsplit(".", 1)[1]] = e
+            src, _, src_port = e.src.rpartition(".")
+            dst, _, dst_port = e.dst.rpartition(".")
+            self.out_edges[src].setdefault(src_port, []).append(e)
+            self.in_edges[dst][dst_port] = e
         self._validate_chains()
         self._validate_lane_splits()
-        self.topological_order()  # a cycle is a load error, not a surprise at run time
+        # a cycle is a load error, not a surprise at run time; the order is kept, as the
+        # graph is never changed once built (every backend and the cost model ask for it)
+        self._topological = self._sort()
         self._validate_blocks()
         self._validate_output_sizes()
 
     # -- queries ------------------------------------------------------------------------
     def topological_order(self) -> list[str]:
+        """Node ids producers-first (a cycle is refused when the graph is built)."""
+        return list(self._topological)
+
+    def _sort(self) -> list[str]:
         """Node ids producers-first; raises GraphError on a cycle."""
         indeg = {n: len(self.in_edges[n]) for n in self.nodes}
+        readers = {n: [e.dst.rpartition(".")[0] for es in outs.values() for e in es]
+                   for n, outs in self.out_edges.items()}
         ready = [n for n, d in indeg.items() if d == 0]
         order: list[str] = []
         while ready:
             n = ready.pop()
             order.append(n)
-            for e in (e for es in self.out_edges[n].values() for e in es):
-                indeg[e.dst_node] -= 1
-                if indeg[e.dst_node] == 0:
-                    ready.append(e.dst_node)
+            for dst in readers[n]:
+                indeg[dst] -= 1
+                if indeg[dst] == 0:
+                    ready.append(dst)
         if len(order) != len(self.nodes):
             stuck = sorted(n for n, d in indeg.items() if d > 0)
             raise GraphError(f"graph has a cycle through {stuck}")

@@ -156,11 +156,27 @@ class GraphChecks:
 
     def _validate_edges(self, edges: list[Edge]) -> list[Edge]:
         drivers: dict[str, str] = {}
-        seen: set[str] = set()
         checked = []
+        #: (primitive, outgoing) -> its ports' kinds by name (a fused layer has 20,000
+        #: edges over a few dozen primitives)
+        kinds: dict[tuple[str, bool], dict[str, str]] = {}
+
+        def kind(end: str, outgoing: bool) -> str:
+            node_id, _, port = end.rpartition(".")
+            node = self.nodes.get(node_id)
+            if node is not None:
+                ports = kinds.get((node.op, outgoing))
+                if ports is None:
+                    ports = kinds[(node.op, outgoing)] = {}
+                    for p in node.primitive.outputs if outgoing else node.primitive.inputs:
+                        ports.setdefault(p.name, p.kind)
+                found = ports.get(port)
+                if found is not None:
+                    return found
+            return self._port(end, outgoing)[1]  # raises, naming what is wrong
+
         for e in edges:
-            _, src_kind = self._port(e.src, outgoing=True)
-            _, dst_kind = self._port(e.dst, outgoing=False)
+            src_kind, dst_kind = kind(e.src, True), kind(e.dst, False)
             if src_kind != dst_kind:
                 raise GraphError(f"edge {e.name}: stream kind mismatch, {e.src} is {src_kind}"
                                  f" but {e.dst} expects {dst_kind}")
@@ -170,12 +186,9 @@ class GraphChecks:
                 raise GraphError(f"edge {e.name}: depth {e.depth!r} must be an int >= 1 or "
                                  f"null (unbounded); a FIFO holds at most {MAX_DEPTH:,} "
                                  "tokens")
-            if e.dst in drivers:
+            if e.dst in drivers:  # an edge listed twice drives its input twice
                 raise GraphError(f"input port {e.dst} is driven twice: by {drivers[e.dst]} "
                                  f"and {e.src}")
-            if e.name in seen:
-                raise GraphError(f"edge {e.name} appears twice")
-            seen.add(e.name)
             drivers[e.dst] = e.src
             checked.append(Edge(e.src, e.dst, e.depth, src_kind))
         for node in self.nodes.values():
