@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from compiler import NAMED_SCHEDULES, buffer_model, compile_model, fusion_table, parse_buffer
+from compiler import NAMED_SCHEDULES, buffer_model, fusion_table, parse_buffer
 from compiler._blocks import seed_blocks
 from ir import DEFAULT_HW, PARTITIONS, Schedule, check_assoc
 
@@ -25,7 +25,7 @@ from ..backends._backend import get_backend
 from ..runs._config import MAX_SEED
 from ..runs._files import path_arg, safe_join, writable_dir, write_atomic
 from ..runs._model_json import model_json
-from ..runs._model_run import check_lanes_used, compare_outputs, order_pricing_hw, run_model
+from ..runs._model_run import check_lanes_used, compare_outputs, compile_for_run, run_model
 from ._hw import add_depth_option, add_hw_options, depth_and_hw
 
 __all__ = ["add_model_parser", "MODEL_NAMES"]
@@ -207,9 +207,7 @@ def cmd_model(args: argparse.Namespace, error: type[Exception]) -> int:
         schedule = dataclasses.replace(schedule, assoc=args.assoc)
     buffer = parse_buffer(args.buffer) if args.buffer is not None else \
         "auto" if runner.onchip_buffers else "none"
-    priced = schedule.has_lanes or schedule.block or schedule.prices_assoc or hw.memory
-    compiled = compile_model(program, schedule, stats=binds if priced else None,
-                             hw=order_pricing_hw(hw, schedule), buffer=buffer)
+    compiled = compile_for_run(program, schedule, hw, buffer, binds)
     compiled = buffer_model(compiled, hw, buffer, binds)
     if args.par:
         check_lanes_used(compiled, schedule.par, args.model)

@@ -214,7 +214,6 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     from compiler import (
         NAMED_SCHEDULES,
         buffer_model,
-        compile_model,
         estimate,
         evaluate,
         parse_buffer,
@@ -223,7 +222,7 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     from ir import Schedule
 
     from ._lanes import lane_report
-    from ._model_run import check_lanes_used, compare_outputs, order_pricing_hw, run_model
+    from ._model_run import check_lanes_used, compare_outputs, compile_for_run, run_model
 
     w = cfg.workload
     program, binds, gold = _program_frontend(cfg)
@@ -240,11 +239,8 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     if cfg.assoc != "as-written":  # the schedule's own; regions may still set theirs
         schedule = dataclasses.replace(schedule, assoc=cfg.assoc)
     hw = cfg.hardware()
-    priced = schedule.has_lanes or schedule.block or schedule.prices_assoc or hw.memory
     buffer = parse_buffer(cfg.buffer, "buffer")
-    compiled = compile_model(program, schedule, depth=cfg.depth,
-                             stats=binds if priced else None,
-                             hw=order_pricing_hw(hw, schedule), buffer=buffer)
+    compiled = compile_for_run(program, schedule, hw, buffer, binds, depth=cfg.depth)
     if cfg.buffer != "none" or schedule.buffer is not None or \
             any(r.buffer is not None for r in schedule.regions):
         compiled = buffer_model(compiled, hw, buffer, binds)

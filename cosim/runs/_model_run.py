@@ -33,7 +33,7 @@ from ..backends._backend import get_backend
 from ._files import safe_join, write_tensor
 
 __all__ = ["ModelRun", "RegionRun", "RegionProgress", "run_model", "region_weights",
-           "check_lanes_used", "compare_outputs", "order_pricing_hw",
+           "check_lanes_used", "compare_outputs", "compile_for_run",
            "storage_bytes", "BYTES_PER_ENTRY"]
 
 #: bytes per stored seg, crd or value entry (32-bit words, as in the hardware)
@@ -184,13 +184,21 @@ class RegionProgress:
                 f"{self.seconds:.2f} s (elapsed {self.elapsed:.1f} s{left})")
 
 
-def order_pricing_hw(hw: Hardware, schedule: Any) -> Hardware | None:
-    """The hardware a model run's order search prices candidates on: the run's own when
-    it has a memory system, so the orders are the ones that machine favours; ideal
-    memory (None) otherwise, and for block schedules, whose line traffic the memory-aware
-    cost does not model yet (on ``hbm2-u280`` it picked BigBird's ``i,k,j`` projections
-    at block 32, 7.7x slower than the ``i,j,k`` ideal memory picks)."""
-    return hw if hw.memory and not schedule.block else None
+def compile_for_run(program: Any, schedule: Any, hw: Hardware, buffer: Any,
+                    binds: Mapping[str, Any], depth: int | None = 2) -> CompiledModel:
+    """``compile_model`` as a model run needs it (``samfuse model`` and study workloads
+    alike): candidates priced on the run's data whenever a choice depends on it (lanes,
+    blocks, association, a memory system), and on the run's memory system with the
+    run's ``buffer`` choice, so the orders are the ones that machine favours. Block
+    schedules are priced on ideal memory: the memory-aware cost does not model their
+    line traffic yet (on ``hbm2-u280`` it picked BigBird's ``i,k,j`` projections at
+    block 32, 7.7x slower per projection than the ``i,j,k`` ideal memory picks)."""
+    from compiler import compile_model
+
+    priced = schedule.has_lanes or schedule.block or schedule.prices_assoc or hw.memory
+    return compile_model(program, schedule, depth=depth, stats=binds if priced else None,
+                         hw=hw if hw.memory and not schedule.block else None,
+                         buffer=buffer)
 
 
 def compare_outputs(outputs: Mapping[str, np.ndarray], gold: Mapping[str, np.ndarray]
