@@ -25,7 +25,13 @@ from ..backends._backend import get_backend
 from ..runs._config import MAX_SEED
 from ..runs._files import path_arg, safe_join, writable_dir, write_atomic
 from ..runs._model_json import model_json
-from ..runs._model_run import check_lanes_used, compare_outputs, compile_for_run, run_model
+from ..runs._model_run import (
+    bundled_model,
+    check_lanes_used,
+    compare_outputs,
+    compile_for_run,
+    run_model,
+)
 from ._hw import add_depth_option, add_hw_options, depth_and_hw
 
 __all__ = ["add_model_parser", "MODEL_NAMES"]
@@ -250,26 +256,14 @@ def _torch_frontend(args: argparse.Namespace, error: type[Exception]
                     ) -> tuple[str, Any, dict[str, Any], np.ndarray, float]:
     """A bundled model: label, program (torch.export), bound tensors, the eager output
     (the gold) and the export's seconds."""
-    import torch
-
-    from compiler import from_torch, torch_inputs, torch_weights
     from compiler.models import MODELS
 
     cls = MODELS[args.model]
     if args.config not in cls.default_config:
         raise error(f"--config {args.config!r}: {args.model} has "
                     f"{', '.join(cls.default_config)}")
-    model = cls.from_config(args.config, seed=args.seed).eval()
-    example = model.example_inputs(seed=args.seed)
-    t0 = time.perf_counter()
-    program = from_torch(model, example, formats=model.sparse_formats)
-    export_s = time.perf_counter() - t0
-    binds = {**torch_weights(model, program), **torch_inputs(program, example)}
-    with torch.no_grad():
-        want = model(*example)
-    want_np = want.to_dense().numpy() if want.is_sparse else want.numpy()
-    return f"{args.model} ({args.config})", program, binds, {program.outputs[0]: want_np}, \
-        export_s
+    program, binds, gold, export_s = bundled_model(args.model, args.config, args.seed)
+    return f"{args.model} ({args.config})", program, binds, gold, export_s
 
 
 def print_tables(compiled: Any) -> None:

@@ -195,19 +195,10 @@ def _program_frontend(cfg: RunConfig) -> tuple[Any, dict[str, Any], dict[str, np
         binds = mlir_tensors(mlir, cfg.seed)
         values = evaluate(mlir.program, binds)
         return mlir.program, binds, {name: values[name] for name in mlir.program.outputs}
-    import torch
+    from ._model_run import bundled_model
 
-    from compiler import from_torch, torch_inputs, torch_weights
-    from compiler.models import MODELS
-
-    model = MODELS[w.model].from_config(w.config, seed=cfg.seed).eval()
-    example = model.example_inputs(seed=cfg.seed)
-    program = from_torch(model, example, formats=model.sparse_formats)
-    binds = {**torch_weights(model, program), **torch_inputs(program, example)}
-    with torch.no_grad():
-        want = model(*example)
-    return program, binds, {program.outputs[0]: want.to_dense().numpy() if want.is_sparse
-                            else want.numpy()}
+    program, binds, gold, _ = bundled_model(w.model, w.config, cfg.seed)
+    return program, binds, gold
 
 
 def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:

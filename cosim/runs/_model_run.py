@@ -33,7 +33,7 @@ from ..backends._backend import get_backend
 from ._files import safe_join, write_tensor
 
 __all__ = ["ModelRun", "RegionRun", "RegionProgress", "run_model", "region_weights",
-           "check_lanes_used", "compare_outputs", "compile_for_run",
+           "check_lanes_used", "compare_outputs", "compile_for_run", "bundled_model",
            "storage_bytes", "BYTES_PER_ENTRY"]
 
 #: bytes per stored seg, crd or value entry (32-bit words, as in the hardware)
@@ -182,6 +182,27 @@ class RegionProgress:
         left = "" if self.remaining is None else f", ~{self.remaining:.1f} s left"
         return (f"region {self.index}/{self.count} {self.region} on {self.backend}: "
                 f"{self.seconds:.2f} s (elapsed {self.elapsed:.1f} s{left})")
+
+
+def bundled_model(name: str, config: str, seed: int
+                  ) -> tuple[Any, dict[str, Any], dict[str, np.ndarray], float]:
+    """A bundled model exported for a run: its program, bound weights and inputs, the
+    gold output by name (eager PyTorch) and the export's seconds."""
+    import torch
+
+    from compiler import from_torch, torch_inputs, torch_weights
+    from compiler.models import MODELS
+
+    model = MODELS[name].from_config(config, seed=seed).eval()
+    example = model.example_inputs(seed=seed)
+    t0 = time.perf_counter()
+    program = from_torch(model, example, formats=model.sparse_formats)
+    export_s = time.perf_counter() - t0
+    binds = {**torch_weights(model, program), **torch_inputs(program, example)}
+    with torch.no_grad():
+        want = model(*example)
+    gold = want.to_dense().numpy() if want.is_sparse else want.numpy()
+    return program, binds, {program.outputs[0]: gold}, export_s
 
 
 def compile_for_run(program: Any, schedule: Any, hw: Hardware, buffer: Any,
