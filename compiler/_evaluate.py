@@ -24,10 +24,11 @@ from ._parse import parse
 
 __all__ = ["evaluate"]
 
+#: each function of an array, written into ``out`` when it is given (None: a new array)
 _FUNCTIONS = {
-    "relu": lambda x: np.maximum(x, 0.0),
-    "exp": np.exp,
-    "rsqrt": lambda x: 1.0 / np.sqrt(x),
+    "relu": lambda x, out: np.maximum(x, 0.0, out=out),
+    "exp": lambda x, out: np.exp(x, out=out),
+    "rsqrt": lambda x, out: np.divide(1.0, np.sqrt(x, out=out), out=out),
 }
 _BINOPS = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}
 
@@ -44,14 +45,19 @@ def evaluate(program: Program, tensors: Mapping[str, Any]) -> dict[str, np.ndarr
         raise ProgramError(f"program {program.name!r} needs tensor(s) {missing}; got "
                            f"{sorted(tensors)}")
     env = {n: _operand(n, tensors[n], program.tensors[n].shape) for n in program.inputs}
+    # a float64 value is dropped after the last statement that reads it (its float32
+    # result stays): OGB-MAG's 736,389 x 349 intermediates are 2 GB each in float64
+    last = {n: k for k, st in enumerate(program.statements) for n in st.reads}
     out = {}
-    for st in program.statements:
+    for k, st in enumerate(program.statements):
         env[st.target] = _statement(st.text, env)
         want = program.tensors[st.target].shape
         if env[st.target].shape != want:
             raise ProgramError(f"{st.where()} computes shape {env[st.target].shape}; "
                                f"{st.target!r} is declared {want}")
         out[st.target] = env[st.target].astype(np.float32)
+        for n in [n for n in env if last.get(n, -1) <= k]:
+            del env[n]
     return out
 
 
@@ -117,17 +123,20 @@ def _eval(e: Expr, env: Mapping[str, np.ndarray]) -> tuple[np.ndarray, tuple[str
         return np.asarray(e.value, dtype=np.float64), ()
     if isinstance(e, Neg):
         arr, labels = _eval(e.operand, env)
-        return -arr, labels
+        return np.negative(arr, out=_scratch(arr, arr.shape, env)), labels
     if isinstance(e, Call):
         arr, labels = _eval(e.arg, env)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return _FUNCTIONS[e.fn](arr), labels
+            return _FUNCTIONS[e.fn](arr, _scratch(arr, arr.shape, env)), labels
     if isinstance(e, BinOp):
         (a, la), (b, lb) = _eval(e.left, env), _eval(e.right, env)
         labels = la + tuple(i for i in lb if i not in la)
+        a, b = _align(a, la, labels, expand=True), _align(b, lb, labels, expand=True)
+        shape = np.broadcast_shapes(a.shape, b.shape)
+        into = _scratch(a, shape, env)
+        into = _scratch(b, shape, env) if into is None else into
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return _BINOPS[e.op](_align(a, la, labels, expand=True),
-                                 _align(b, lb, labels, expand=True)), labels
+            return _BINOPS[e.op](a, b, out=into), labels
     if isinstance(e, Reduction):
         if e.op == "sum" and isinstance(e.body, BinOp) and e.body.op == "*":
             return _contract(e, env)
@@ -162,6 +171,20 @@ def _contract(e: Reduction, env: Mapping[str, np.ndarray]
         arr = np.einsum(spec, *(np.asarray(a, dtype=np.float64) for a, _ in parts),
                         optimize=True)
     return arr, out
+
+
+def _scratch(arr: np.ndarray, shape: tuple[int, ...], env: Mapping[str, Any]
+             ) -> np.ndarray | None:
+    """``arr`` when an operation of result ``shape`` may overwrite it: a float64
+    temporary of that shape, not a tensor's value (or a view of one); else None. Each
+    operation writes over its operand where it can, so a chain such as
+    ``exp(a - max(a))`` over 736,389 x 349 entries holds one temporary, not three."""
+    if not isinstance(arr, np.ndarray) or arr.dtype != np.float64 or arr.shape != shape \
+            or not arr.flags.writeable:
+        return None
+    if any(isinstance(v, np.ndarray) and np.may_share_memory(arr, v) for v in env.values()):
+        return None
+    return arr
 
 
 def _sparse_times(a: Access, other: Expr, reduced: tuple[str, ...],
