@@ -19,7 +19,7 @@ import numpy as np
 
 from ir import Program, ProgramError
 
-from ._ast import Access, BinOp, Call, Const, Expr, Neg, Reduction, accesses
+from ._ast import Access, Assignment, BinOp, Call, Const, Expr, Neg, Reduction, accesses
 from ._normalize import normalize, product_factors
 from ._parse import parse
 
@@ -59,11 +59,14 @@ def evaluate(program: Program, tensors: Mapping[str, Any],
     # a float64 value is dropped after the last statement that reads it, and that
     # statement may overwrite it (an intermediate read once there): OGB-MAG's 736,389 x
     # 349 intermediates are 2 GB each in float64
-    last = {n: k for k, st in enumerate(program.statements) for n in st.reads}
+    assigns = [normalize(parse(st.text)).assignment for st in program.statements]
+    reads = [Counter(a.tensor for a in accesses(assign.rhs)) for assign in assigns]
+    last = {n: k for k, read in enumerate(reads) for n in read}
     out = {}
     for k, st in enumerate(program.statements):
-        dying = {n for n in st.reads if last[n] == k and n in defined}
-        env[st.target] = _statement(st.text, env, dying, pinned)
+        dying = {n for n, times in reads[k].items()
+                 if times == 1 and last[n] == k and n in defined}
+        env[st.target] = _statement(assigns[k], env, dying, pinned)
         want = program.tensors[st.target].shape
         if env[st.target].shape != want:
             raise ProgramError(f"{st.where()} computes shape {env[st.target].shape}; "
@@ -127,15 +130,13 @@ def _dense(name: str, value: Any, shape: tuple[int, ...]) -> np.ndarray:
     return arr
 
 
-def _statement(text: str, env: Mapping[str, Any], dying: Collection[str] = (),
+def _statement(assign: Assignment, env: Mapping[str, Any], dying: Collection[str] = (),
                pinned: Sequence[np.ndarray] = ()) -> np.ndarray:
-    """One assignment: implicit reductions made explicit by ``normalize``, then eval.
-    Values in ``dying`` (read for the last time) may be overwritten where the statement
-    reads them once and no other value shares their memory; ``pinned`` arrays never."""
-    assign = normalize(parse(text)).assignment
-    reads = Counter(a.tensor for a in accesses(assign.rhs))
+    """One assignment (implicit reductions made explicit by ``normalize``). Values in
+    ``dying`` (read once, for the last time) may be overwritten where no other value
+    shares their memory; ``pinned`` arrays never are."""
     arrays = {n: v for n, v in env.items() if isinstance(v, np.ndarray)}
-    spent = {n for n in dying if reads[n] == 1 and n in arrays and not any(
+    spent = {n for n in dying if n in arrays and not any(
         m != n and np.may_share_memory(arrays[n], v) for m, v in arrays.items())}
     arr, labels = _eval(assign.rhs, env,
                         [*pinned, *(v for n, v in arrays.items() if n not in spent)])
