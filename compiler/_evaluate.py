@@ -11,29 +11,34 @@ masked softmax does).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ir import Program, ProgramError
 
-from ._ast import Access, BinOp, Call, Const, Expr, Neg, Reduction
+from ._ast import Access, Assignment, BinOp, Call, Const, Expr, Neg, Reduction, accesses
 from ._normalize import normalize, product_factors
 from ._parse import parse
 
 __all__ = ["evaluate"]
 
+#: each function of an array, written into ``out`` when it is given (None: a new array)
 _FUNCTIONS = {
-    "relu": lambda x: np.maximum(x, 0.0),
-    "exp": np.exp,
-    "rsqrt": lambda x: 1.0 / np.sqrt(x),
+    "relu": lambda x, out: np.maximum(x, 0.0, out=out),
+    "exp": lambda x, out: np.exp(x, out=out),
+    "rsqrt": lambda x, out: np.divide(1.0, np.sqrt(x, out=out), out=out),
 }
 _BINOPS = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}
 
 
-def evaluate(program: Program, tensors: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    """Run ``program`` on its inputs and weights; returns every defined tensor by name.
+def evaluate(program: Program, tensors: Mapping[str, Any],
+             keep: Collection[str] | None = None) -> dict[str, np.ndarray]:
+    """Run ``program`` on its inputs and weights; returns every defined tensor by name
+    (only those in ``keep`` when it is given: a caller that reads a few of them need
+    not hold the rest).
 
     ``tensors`` maps each of ``program.inputs`` to a numpy array, a scipy.sparse matrix
     or a torch tensor (dense or sparse; bool becomes 0/1). Results are float32 arrays
@@ -43,15 +48,33 @@ def evaluate(program: Program, tensors: Mapping[str, Any]) -> dict[str, np.ndarr
     if missing:
         raise ProgramError(f"program {program.name!r} needs tensor(s) {missing}; got "
                            f"{sorted(tensors)}")
+    defined = [st.target for st in program.statements]
+    unknown = sorted(set(keep or ()) - set(defined))
+    if unknown:
+        raise ProgramError(f"program {program.name!r}: keep {unknown}: not computed by "
+                           f"any statement (those are {defined})")
     env = {n: _operand(n, tensors[n], program.tensors[n].shape) for n in program.inputs}
+    # the caller's own memory (a float64 array is used as given) is never overwritten
+    pinned = [env[n] for n in program.inputs if _aliases(env[n], tensors[n])]
+    # a float64 value is dropped after the last statement that reads it, and that
+    # statement may overwrite it (an intermediate read once there): OGB-MAG's 736,389 x
+    # 349 intermediates are 2 GB each in float64
+    assigns = [normalize(parse(st.text)).assignment for st in program.statements]
+    reads = [Counter(a.tensor for a in accesses(assign.rhs)) for assign in assigns]
+    last = {n: k for k, read in enumerate(reads) for n in read}
     out = {}
-    for st in program.statements:
-        env[st.target] = _statement(st.text, env)
+    for k, st in enumerate(program.statements):
+        dying = {n for n, times in reads[k].items()
+                 if times == 1 and last[n] == k and n in defined}
+        env[st.target] = _statement(assigns[k], env, dying, pinned)
         want = program.tensors[st.target].shape
         if env[st.target].shape != want:
             raise ProgramError(f"{st.where()} computes shape {env[st.target].shape}; "
                                f"{st.target!r} is declared {want}")
-        out[st.target] = env[st.target].astype(np.float32)
+        if keep is None or st.target in keep:
+            out[st.target] = env[st.target].astype(np.float32)
+        for n in [n for n in env if last.get(n, -1) <= k]:
+            del env[n]
     return out
 
 
@@ -82,6 +105,17 @@ def _operand(name: str, value: Any, shape: tuple[int, ...]) -> Any:
     return _dense(name, value, shape)
 
 
+def _aliases(arr: Any, value: Any) -> bool:
+    """Whether the operand ``arr`` made of ``value`` may share the caller's memory."""
+    if not isinstance(arr, np.ndarray):
+        return False
+    if type(value).__module__.startswith("torch"):
+        if str(value.layout) != "torch.strided" or value.device.type != "cpu":
+            return False
+        value = value.detach().numpy()
+    return isinstance(value, np.ndarray) and np.may_share_memory(arr, value)
+
+
 def _dense(name: str, value: Any, shape: tuple[int, ...]) -> np.ndarray:
     if type(value).__module__.startswith("torch"):  # without importing torch here
         value = value.detach()
@@ -96,15 +130,23 @@ def _dense(name: str, value: Any, shape: tuple[int, ...]) -> np.ndarray:
     return arr
 
 
-def _statement(text: str, env: Mapping[str, np.ndarray]) -> np.ndarray:
-    """One assignment: implicit reductions made explicit by ``normalize``, then eval."""
-    assign = normalize(parse(text)).assignment
-    arr, labels = _eval(assign.rhs, env)
+def _statement(assign: Assignment, env: Mapping[str, Any], dying: Collection[str] = (),
+               pinned: Sequence[np.ndarray] = ()) -> np.ndarray:
+    """One assignment (implicit reductions made explicit by ``normalize``). Values in
+    ``dying`` (read once, for the last time) may be overwritten where no other value
+    shares their memory; ``pinned`` arrays never are."""
+    arrays = {n: v for n, v in env.items() if isinstance(v, np.ndarray)}
+    spent = {n for n in dying if n in arrays and not any(
+        m != n and np.may_share_memory(arrays[n], v) for m, v in arrays.items())}
+    arr, labels = _eval(assign.rhs, env,
+                        [*pinned, *(v for n, v in arrays.items() if n not in spent)])
     return _align(arr, labels, assign.target.indices)
 
 
-def _eval(e: Expr, env: Mapping[str, np.ndarray]) -> tuple[np.ndarray, tuple[str, ...]]:
-    """The value of ``e`` as an array with one axis per label (its free indices)."""
+def _eval(e: Expr, env: Mapping[str, Any], guard: Sequence[np.ndarray]
+          ) -> tuple[np.ndarray, tuple[str, ...]]:
+    """The value of ``e`` as an array with one axis per label (its free indices);
+    operations may overwrite their operands except the arrays of ``guard``."""
     if isinstance(e, Access):
         arr = env[e.tensor]
         if hasattr(arr, "toarray"):  # a large sparse operand outside a two-factor product
@@ -116,29 +158,32 @@ def _eval(e: Expr, env: Mapping[str, np.ndarray]) -> tuple[np.ndarray, tuple[str
     if isinstance(e, Const):
         return np.asarray(e.value, dtype=np.float64), ()
     if isinstance(e, Neg):
-        arr, labels = _eval(e.operand, env)
-        return -arr, labels
+        arr, labels = _eval(e.operand, env, guard)
+        return np.negative(arr, out=_scratch(arr, arr.shape, guard)), labels
     if isinstance(e, Call):
-        arr, labels = _eval(e.arg, env)
+        arr, labels = _eval(e.arg, env, guard)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return _FUNCTIONS[e.fn](arr), labels
+            return _FUNCTIONS[e.fn](arr, _scratch(arr, arr.shape, guard)), labels
     if isinstance(e, BinOp):
-        (a, la), (b, lb) = _eval(e.left, env), _eval(e.right, env)
+        (a, la), (b, lb) = _eval(e.left, env, guard), _eval(e.right, env, guard)
         labels = la + tuple(i for i in lb if i not in la)
+        a, b = _align(a, la, labels, expand=True), _align(b, lb, labels, expand=True)
+        shape = np.broadcast_shapes(a.shape, b.shape)
+        into = _scratch(a, shape, guard)
+        into = _scratch(b, shape, guard) if into is None else into
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return _BINOPS[e.op](_align(a, la, labels, expand=True),
-                                 _align(b, lb, labels, expand=True)), labels
+            return _BINOPS[e.op](a, b, out=into), labels
     if isinstance(e, Reduction):
         if e.op == "sum" and isinstance(e.body, BinOp) and e.body.op == "*":
-            return _contract(e, env)
-        arr, labels = _eval(e.body, env)
+            return _contract(e, env, guard)
+        arr, labels = _eval(e.body, env, guard)
         axes = tuple(labels.index(i) for i in e.indices)
         reduce = np.sum if e.op == "sum" else np.max
         return reduce(arr, axis=axes), tuple(i for i in labels if i not in e.indices)
     raise TypeError(f"not an expression node: {e!r}")
 
 
-def _contract(e: Reduction, env: Mapping[str, np.ndarray]
+def _contract(e: Reduction, env: Mapping[str, Any], guard: Sequence[np.ndarray]
               ) -> tuple[np.ndarray, tuple[str, ...]]:
     """A sum of products as one ``einsum``: the broadcast product of a GPT layer's MLP
     (1024 x 768 x 3072 float64, 18 GiB) is never materialised."""
@@ -146,10 +191,11 @@ def _contract(e: Reduction, env: Mapping[str, np.ndarray]
     sparse = [n for n, f in enumerate(factors) if isinstance(f, Access)
               and hasattr(env[f.tensor], "toarray") and len(f.indices) == 2]
     if len(factors) == 2 and len(sparse) == 1:
-        got = _sparse_times(factors[sparse[0]], factors[1 - sparse[0]], e.indices, env)
+        got = _sparse_times(factors[sparse[0]], factors[1 - sparse[0]], e.indices, env,
+                           guard)
         if got is not None:
             return got
-    parts = [_eval(f, env) for f in factors]
+    parts = [_eval(f, env, guard) for f in factors]
     names: dict[str, str] = {}
     for _, labels in parts:
         for i in labels:
@@ -164,15 +210,30 @@ def _contract(e: Reduction, env: Mapping[str, np.ndarray]
     return arr, out
 
 
+def _scratch(arr: np.ndarray, shape: tuple[int, ...], guard: Sequence[np.ndarray]
+             ) -> np.ndarray | None:
+    """``arr`` when an operation of result ``shape`` may overwrite it: a float64 array
+    of that shape sharing no memory with ``guard`` (the values still to be read, and
+    the caller's arrays); else None. Each operation writes over its operand where it
+    can, so ``exp(a - max(a))`` over 736,389 x 349 entries holds one array, not three."""
+    if not isinstance(arr, np.ndarray) or arr.dtype != np.float64 or arr.shape != shape \
+            or not arr.flags.writeable:
+        return None
+    if any(np.may_share_memory(arr, v) for v in guard):
+        return None
+    return arr
+
+
 def _sparse_times(a: Access, other: Expr, reduced: tuple[str, ...],
-                  env: Mapping[str, Any]) -> tuple[np.ndarray, tuple[str, ...]] | None:
+                  env: Mapping[str, Any], guard: Sequence[np.ndarray]
+                  ) -> tuple[np.ndarray, tuple[str, ...]] | None:
     """``sum(reduced) a(p,q) * other(..q..)`` with ``a`` a large sparse matrix, as one
     sparse-times-dense product, when ``q`` alone is reduced and ``p`` is not in
     ``other`` (``None``: the caller densifies)."""
     p, q = a.indices
     if p == q or tuple(reduced) != (q,):
         return None
-    dense, labels = _eval(other, env)
+    dense, labels = _eval(other, env, guard)
     if q not in labels or p in labels:
         return None
     rest = tuple(i for i in labels if i != q)

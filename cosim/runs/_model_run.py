@@ -34,7 +34,7 @@ from ._files import safe_join, write_tensor
 
 __all__ = ["ModelRun", "RegionRun", "RegionProgress", "run_model", "region_weights",
            "check_lanes_used", "compare_outputs", "compile_for_run", "bundled_model",
-           "storage_bytes", "BYTES_PER_ENTRY"]
+           "storage_bytes", "kernel_values", "BYTES_PER_ENTRY"]
 
 #: bytes per stored seg, crd or value entry (32-bit words, as in the hardware)
 BYTES_PER_ENTRY = 4
@@ -184,10 +184,11 @@ class RegionProgress:
                 f"{self.seconds:.2f} s (elapsed {self.elapsed:.1f} s{left})")
 
 
-def bundled_model(name: str, config: str, seed: int
+def bundled_model(name: str, config: str, seed: int, gold: bool = True
                   ) -> tuple[Any, dict[str, Any], dict[str, np.ndarray], float]:
     """A bundled model exported for a run: its program, bound weights and inputs, the
-    gold output by name (eager PyTorch) and the export's seconds."""
+    gold output by name (eager PyTorch; ``{}`` unless ``gold``) and the export's
+    seconds."""
     import torch
 
     from compiler import from_torch, torch_inputs, torch_weights
@@ -199,10 +200,36 @@ def bundled_model(name: str, config: str, seed: int
     program = from_torch(model, example, formats=model.sparse_formats)
     export_s = time.perf_counter() - t0
     binds = {**torch_weights(model, program), **torch_inputs(program, example)}
+    if not gold:
+        return program, binds, {}, export_s
     with torch.no_grad():
         want = model(*example)
     gold = want.to_dense().numpy() if want.is_sparse else want.numpy()
     return program, binds, {program.outputs[0]: gold}, export_s
+
+
+def kernel_values(compiled: CompiledModel, binds: Mapping[str, Any], *,
+                  stored: bool = False) -> dict[str, Any]:
+    """What the heuristic prices a compiled model's kernels on: every tensor a kernel
+    reads, by program name, bound (``binds``) or evaluated (``compiler.evaluate`` of
+    the compiled, maybe re-associated, program). Intermediates no kernel reads are not
+    kept (full fusion reads none: OGB-MAG's are 1 GB each). ``stored``: each as a run
+    holds it, a tree in its memory format (converted one at a time, so the arrays and
+    the trees are never all held at once)."""
+    from compiler import evaluate
+
+    read = {k.source(t) for reg in compiled.regions for k in reg.kernels for t in k.inputs}
+    defined = {st.target for st in compiled.program.statements}
+    values = {**{n: v for n, v in binds.items() if n in read},
+              **evaluate(compiled.program, binds, keep=read & defined)}
+    if not stored:
+        return values
+    for name in list(values):
+        value = values.pop(name)
+        if name in compiled.formats:
+            values[name] = FiberTree.from_any(value, _memory_format(compiled, name),
+                                              dtype=compiled.program.tensors[name].dtype)
+    return values
 
 
 def compile_for_run(program: Any, schedule: Any, hw: Hardware, buffer: Any,

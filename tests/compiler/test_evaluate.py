@@ -137,3 +137,50 @@ def test_a_large_sparse_factor_stays_sparse_and_gives_numpys_result(n, m, f, den
     np.testing.assert_allclose(got["U"], dense.T @ y, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(got["V"], dense @ (x * x) + t, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(got["W"], np.maximum(dense, 0), rtol=1e-6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 6), st.floats(0.0, 1.0), st.booleans(),
+       st.sampled_from(["numpy", "torch", "float32"]), st.integers(0, 2**31 - 1))
+def test_chains_overwrite_only_temporaries_and_equal_numpy_exactly(n, m, density,
+                                                                   sparse_a, held, seed):
+    """Operations write over their temporaries, and a statement reading a value for the
+    last time over that value; each float64 value is dropped after its last reader.
+    The results must be numpy's float64 ones to the bit, every tensor is still returned
+    (or those kept), and no caller's memory changes: a float64 ``W`` (numpy or torch)
+    is used as given, ``V`` is a view of it that dies in ``U``'s statement, and ``A`` and
+    ``X`` are read again after the chains that consume them."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((n, m)) * (rng.random((n, m)) < density)
+    x, b, w = rng.standard_normal((n, m)), rng.standard_normal(m), rng.standard_normal((m, n))
+    given_a = sp.csr_array(a) if sparse_a else a
+    given_w = {"numpy": w, "torch": torch.from_numpy(w), "float32": w.astype(np.float32)}[held]
+    w = w.astype(np.float32).astype(np.float64) if held == "float32" else w
+    copies = a.copy(), x.copy(), b.copy(), w.copy()
+    prog = program({"A": (n, m), "X": (n, m), "b": (m,), "W": (m, n), "S": (n, m),
+                    "z": (n,), "E": (n, m), "P": (n, m), "R": (n, m), "Q": (n, m),
+                    "V": (n, m), "U": (n, m)},
+                   "S(i,j) = A(i,j) * X(i,j) + b(j)", "z(i) = max(j) S(i,j)",
+                   "E(i,j) = exp(S(i,j) - z(i))", "P(i,j) = -E(i,j) / sum(k) E(i,k)",
+                   "R(i,j) = relu(-(A(i,j) - X(i,j))) + rsqrt(E(i,j) * E(i,j) + 1)",
+                   "Q(i,j) = P(i,j) * A(i,j) - X(i,j)", "V(i,j) = W(j,i)",
+                   "U(i,j) = exp(-V(i,j)) * 2",
+                   outputs=("E", "P", "R", "Q", "U"))
+    got = compiler.evaluate(prog, {"A": given_a, "X": x, "b": b, "W": given_w})
+    s = a * x + b
+    e = np.exp(s - s.max(1)[:, None])
+    p = -e / e.sum(1)[:, None]
+    want = {"S": s, "z": s.max(1), "E": e, "P": p,
+            "R": np.maximum(-(a - x), 0) + 1 / np.sqrt(e * e + 1), "Q": p * a - x,
+            "V": w.T, "U": np.exp(-w.T) * 2}
+    assert set(got) == set(want)
+    for name, value in want.items():
+        np.testing.assert_array_equal(got[name], value.astype(np.float32), err_msg=name)
+    for given_value, before in zip((a, x, b, w), copies, strict=True):
+        np.testing.assert_array_equal(given_value, before)
+    kept = compiler.evaluate(prog, {"A": given_a, "X": x, "b": b, "W": given_w},
+                             keep=["P", "U"])
+    assert set(kept) == {"P", "U"}
+    np.testing.assert_array_equal(kept["U"], got["U"])
+    with pytest.raises(ProgramError, match=r"keep \['A'\]: not computed"):
+        compiler.evaluate(prog, {"A": given_a, "X": x, "b": b, "W": given_w}, keep=["A"])

@@ -369,3 +369,24 @@ def test_the_json_summary_of_a_blocked_model_prices_its_block_valued_tensors():
                                    atol=1e-5)
     assert summary["cycles"] == sum(r["cycles"] for r in summary["regions"]) == run.cycles
     assert all(r["est_flops"] > 0 and r["est_dram_bytes"] > 0 for r in summary["regions"])
+
+
+@pytest.mark.parametrize("fused", [False, True])
+@pytest.mark.parametrize("stored", [False, True])
+def test_kernel_values_are_what_the_kernels_read(fused, stored):
+    """The heuristic's values: the bound tensors and the intermediates a kernel reads
+    (``T`` unfused, none fused), numpy's, as arrays or as trees in memory format."""
+    from cosim.runs._model_run import kernel_values
+
+    p, inputs = _sparse_chain(3)
+    compiled = compile_model(p, Schedule.fused(p) if fused else Schedule.unfused(p))
+    got = kernel_values(compiled, inputs, stored=stored)
+    want = {**inputs} if fused else {**inputs, "T": inputs["B"] @ inputs["C"]}
+    assert set(got) == set(want)
+    for name, value in want.items():
+        if stored:
+            assert isinstance(got[name], FiberTree)
+            assert str(got[name].format) == str(FiberTree.from_any(
+                value, compiled.formats[name]).format)
+        dense = got[name].to_dense() if stored else got[name]
+        np.testing.assert_allclose(dense, value, rtol=1e-6, atol=1e-6, err_msg=name)
