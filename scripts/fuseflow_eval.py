@@ -18,6 +18,10 @@ draws ``docs/figures/fig12-<study>.png``:
     .venv/bin/python scripts/fuseflow_eval.py --studies gnn --workers 2
     .venv/bin/python scripts/fuseflow_eval.py --quick           # tiny sizes, Python, < 2 min
     .venv/bin/python scripts/fuseflow_eval.py --studies attention --predict   # heuristic only
+    .venv/bin/python scripts/fuseflow_eval.py --studies mag --predict   # OGB-MAG, ~2 min a model
+
+``fig12-mag`` (OGB-MAG) is a study of its own: each of its runs needs 8-14 GB of memory
+and hours of simulation (run it with ``--workers 1``).
 """
 
 from __future__ import annotations
@@ -41,7 +45,8 @@ from ir import WORD_BYTES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 #: --studies name -> the bundled study it runs (cosim/studies/)
-STUDIES = {"gnn": "fig12-gnn", "attention": "fig12-attention", "collab-s16": "fig14-collab"}
+STUDIES = {"gnn": "fig12-gnn", "attention": "fig12-attention", "collab-s16": "fig14-collab",
+           "mag": "fig12-mag"}
 #: --quick: the same studies at test sizes on the Python model
 QUICK_CONFIG = {"gcn": "small-fuseflow", "graphsage": "small-fuseflow",
                 "bigbird": "small", "autoencoder": "small"}
@@ -193,12 +198,13 @@ def predict(cfg: Any) -> dict[str, float]:
     (``fuseflow``: unbounded). What a run skipped over the budget would have taken."""
     import dataclasses
 
-    from compiler import NAMED_SCHEDULES, compile_model, cycle_estimate, estimate, evaluate
+    from compiler import NAMED_SCHEDULES, compile_model, cycle_estimate, estimate
     from compiler._blocks import seed_blocks
     from cosim.runs._config_run import _program_frontend
-    from ir import FiberTree, Format, Schedule, run_depth
+    from cosim.runs._model_run import kernel_values
+    from ir import Schedule, run_depth
 
-    program, binds, _ = _program_frontend(cfg)
+    program, binds, _ = _program_frontend(cfg, gold=False)
     schedule = NAMED_SCHEDULES[cfg.schedule](program) if cfg.schedule in NAMED_SCHEDULES \
         else Schedule.from_dict(json.loads(cfg.schedule))
     if cfg.block > 1:
@@ -211,11 +217,8 @@ def predict(cfg: Any) -> dict[str, float]:
                              stats=binds if priced else None)
     hw = cfg.hardware()
     used = run_depth("graph", hw)
-    values = {**binds, **evaluate(compiled.program, binds)}
-    if cfg.block == 1:  # as a run holds them: each tensor in its memory format
-        values = {n: FiberTree.from_any(v, Format.parse(compiled.formats[n], v.ndim),
-                                        dtype=compiled.program.tensors[n].dtype)
-                  for n, v in values.items() if n in compiled.formats}
+    # as a run holds them (block 1): each tensor in its memory format
+    values = kernel_values(compiled, binds, stored=cfg.block == 1)
     out = {"est_cycles": 0.0, "est_flops": 0.0, "est_bytes": 0.0}
     for reg in compiled.regions:
         for k in reg.kernels:
@@ -279,7 +282,7 @@ def _selected(cfg: Any, args: argparse.Namespace) -> bool:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--studies", default="gnn,attention",
-                    help="comma-separated: gnn, attention (default both)")
+                    help="comma-separated: gnn, attention, collab-s16, mag (default gnn,attention)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", default=str(ROOT / "studies" / "out"),
                     help="folder of the studies' outputs (cache and tables)")
