@@ -40,3 +40,22 @@ def test_predict_prices_a_run_as_its_simulation_reports(model, config, schedule,
     got = _script().predict(cfg)
     assert got["est_cycles"] == pytest.approx(row["est_cycles"], rel=rel)
     assert got["est_cycles"] > 0
+
+
+def test_ogb_mag_is_a_study_of_its_own():
+    """``--studies mag`` runs ``fig12-mag``: GCN and GraphSAGE on ``mag-fuseflow`` under
+    FuseFlow's machine, unfused and partial as FuseFlow wrote them and full fusion priced
+    on its association, each run under a budget that is the study's own."""
+    import yaml
+
+    from cosim import study_path
+
+    mod = _script()
+    assert mod.STUDIES["mag"] == "fig12-mag"
+    assert "mag" not in {c["config"].split("-fuseflow")[0] for c in
+                         yaml.safe_load(study_path("fig12-gnn").read_text())["workloads"]}
+    cfgs = load_study(yaml.safe_load(study_path("fig12-mag").read_text())).expand()
+    assert {(c.workload.model, c.workload.config, c.schedule, c.assoc, c.hw) for c in cfgs} == {
+        (m, "mag-fuseflow", s, "cost" if s == "full" else "left", "fuseflow")
+        for m in ("gcn", "graphsage") for s in ("unfused", "partial", "full")}
+    assert {c.budget for c in cfgs} == {12000}
