@@ -324,10 +324,12 @@ class OrderSearch:
     rows: list[dict] = field(default_factory=list)
     #: (rank, error): if nothing lowers, the error of the lowest rank is raised
     errors: list[tuple[int, LoweringError]] = field(default_factory=list)
-    best: tuple[tuple[bool, bool, float, int], Graph] | None = None
+    best: tuple[tuple[bool, float, int], Graph] | None = None
     costed: int = 0
     #: of those, graphs whose FIFOs were deepened (they do not count towards a budget)
     deepened: int = 0
+    #: whether :attr:`best` had its FIFOs deepened
+    best_deepened: bool = False
     skipped: int = 0
     #: what was searched, for :meth:`finish`
     space: str = ""
@@ -336,20 +338,20 @@ class OrderSearch:
             out_moved: bool = False, deepened: bool = False) -> None:
         self.costed += 1
         self.deepened += deepened
-        key = (deepened, out_moved, cost.total, len(self.rows))
+        key = (out_moved, cost.total, len(self.rows))
         self.rows.append({"order": ",".join(order), "cost": cost.total,
                           "cycles": cost.cycles, "tokens": cost.tokens,
                           "transposes": dict(cost.transposes),
                           "output_permuted": out_moved,
                           **({"fifos_deepened": True} if deepened else {})})
-        if self.best is None or key < self.best[0]:
-            self.best = (key, graph)
+        if self.best is None or (deepened, key) < (self.best_deepened, self.best[0]):
+            self.best, self.best_deepened = (key, graph), deepened
 
     def prune(self, order: Sequence[str], bound: float, out_moved: bool = False) -> bool:
         """Skip ``order`` (recording why) when a lower bound on its cost — the re-sorting
         its transposed sparse inputs need, known before lowering — already reaches the
         best cost found; returns whether it was pruned."""
-        if self.best is None or (False, out_moved, bound) < self.best[0][:3]:
+        if self.best is None or self.best_deepened or (out_moved, bound) < self.best[0][:2]:
             return False
         self.rows.append({"order": ",".join(order), "pruned": bound})
         return True
@@ -373,8 +375,9 @@ class OrderSearch:
         self.costed += other.costed
         self.deepened += other.deepened
         if other.best is not None and self.best is not None and \
-                other.best[0][:3] < self.best[0][:3]:
-            self.best = other.best
+                (other.best_deepened, other.best[0][:2]) < \
+                (self.best_deepened, self.best[0][:2]):
+            self.best, self.best_deepened = other.best, other.best_deepened
 
     def finish(self, space: str) -> Graph:
         """The cheapest costed graph (or the first rejection, if nothing lowered)."""
