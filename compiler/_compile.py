@@ -18,7 +18,7 @@ from ._blocks import block_extents, grid_sizes, grid_stats
 from ._cost import TensorStats
 from ._errors import LoweringError
 from ._factor import Factorer
-from ._fifo_hazard import check_fifos
+from ._fifo_hazard import deepen_fifos, runnable
 from ._layout import index_sizes, layouts, parse_formats, transposes_needed
 from ._lower import lower_order
 from ._normalize import Normalized, normalize
@@ -136,8 +136,11 @@ def compile_expression(expr: str | Assignment,
                                    contiguous=partition == "position-contiguous")
             splits = lanes.splits
         # lanes do not change which order is cheapest per lane: search on one lane
-        graph = job.build_given(parse_order(norm, best.meta["order"]), splits, partition,
+        internal = parse_order(norm, best.meta["order"])
+        graph = job.build_given(internal, splits, partition,
                                 lane_buffer_for(best, splits, partition, lane_buffer, known))
+        if any(e.pinned for e in best.edges):  # the lanes' bypasses as the searched one's
+            graph = deepen_fifos(graph, job.sizes(internal))
         graph.meta["parallel"]["expected_imbalance"] = lanes.imbalance
         if "order_search" in best.meta:
             graph.meta["order_search"] = best.meta["order_search"]
@@ -204,6 +207,10 @@ class _Job:
     name: str
     #: blocked index -> its extent; ``idx_sizes`` are then the block grid's
     blocks: Mapping[str, int] = field(default_factory=dict)
+
+    def sizes(self, internal: Sequence[str]) -> list[int]:
+        """The index sizes in the internal order ``internal``."""
+        return [self.idx_sizes[v] for v in internal]
 
     def build_given(self, internal: list[str], *args: Any) -> Graph:
         """:meth:`build` for an order given, not searched: with deep epilogue joins
@@ -350,7 +357,8 @@ def _search_orders(job: _Job, stats: Mapping[str, TensorStats], deep: bool,
     lowered = 0
     for (out_moved, _), (split, _), n, internal in ranked:
         order = [norm.user[v] for v in internal]
-        if search.costed >= tries or (search.best is not None and lowered >= 3 * tries):
+        if search.costed - search.deepened >= tries or \
+                (search.best is not None and lowered >= 3 * tries):
             search.skip(order)
             continue
         if split and search.best is not None:  # the lowering would reject it
@@ -362,14 +370,15 @@ def _search_orders(job: _Job, stats: Mapping[str, TensorStats], deep: bool,
         if search.prune(order, bound, out_moved):
             continue
         lowered += 1
+        deepened = False
         try:
             graph = job.build(internal, deep=deep)
-            if only is not None:  # a deep order beside plain ones: no deadlock risked
-                check_fifos(graph)
+            if deep:  # beside plain orders no deadlock is risked; alone, FIFOs deepened
+                graph, deepened = runnable(graph, job.sizes(internal), only is None)
         except LoweringError as exc:
             search.reject(order, exc, n)
             continue
-        search.add(order, graph, order_cost(graph, stats, hw, buffer), out_moved)
+        search.add(order, graph, order_cost(graph, stats, hw, buffer), out_moved, deepened)
     search.space = f"{len(candidates)} permutation(s) of {len(preferred)} indices"
     return search
 

@@ -36,7 +36,7 @@ from ._compile import cost_tries, no_gc_pauses, parse_order, prepare
 from ._cost import TensorStats, as_stats
 from ._errors import CompileError, LoweringError
 from ._factor import Factorer
-from ._fifo_hazard import check_fifos
+from ._fifo_hazard import deepen_fifos, runnable
 from ._fusion import FusedExpression, _map_children, format_assignment, fuse_region
 from ._order import OrderError, OrderGraph, OrderSearch, order_graph
 from ._order_cost import input_stats, order_cost, transpose_tokens
@@ -323,20 +323,23 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
                                  factorer):
             if only is not None and tuple(order) not in only:
                 continue
-            if search.costed >= budget or len(failed) >= MAX_TRIES:
+            if search.costed - search.deepened >= budget or \
+                    len(failed) + search.deepened >= MAX_TRIES:
                 search.skip()
                 break
             if search.prune(order, sum(resort[t] for t in graph_of.transposes(order))):
                 continue
+            deepened = False
             try:
-                graph = job.build(parse_order(job.norm, order), deep=deep)
-                if only is not None:  # a deep order beside plain ones: no deadlock risked
-                    check_fifos(graph)
+                internal = parse_order(job.norm, order)
+                graph = job.build(internal, deep=deep)
+                if deep:  # beside plain orders no deadlock is risked; alone, FIFOs deepened
+                    graph, deepened = runnable(graph, job.sizes(internal), only is None)
             except LoweringError as exc:
                 failed.append((order, exc.message))
                 search.reject(order, exc)
                 continue
-            search.add(order, graph, order_cost(graph, known, hw, buffer))
+            search.add(order, graph, order_cost(graph, known, hw, buffer), deepened=deepened)
         return search
 
     search = search_orders(deep=False)
@@ -357,11 +360,13 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
                                     parse_order(job.norm, graph.meta["order"]), par,
                                     reg.partition, given, lanes)
         if lanes.splits:  # lanes do not change which order is cheapest per lane
-            searched = graph.meta.get("order_search")
-            graph = job.build_given(parse_order(job.norm, graph.meta["order"]),
-                                    lanes.splits, reg.partition,
+            searched, pinned = graph.meta.get("order_search"), any(e.pinned for e in graph.edges)
+            internal = parse_order(job.norm, graph.meta["order"])
+            graph = job.build_given(internal, lanes.splits, reg.partition,
                                     lane_buffer_for(graph, lanes.splits, reg.partition,
                                                     reg.lane_buffer, known))
+            if pinned:  # the lanes' bypasses as the searched graph's
+                graph = deepen_fifos(graph, job.sizes(internal))
             graph.meta["order_search"] = searched
             graph.meta["parallel"]["expected_imbalance"] = lanes.imbalance
             if lanes.estimated:

@@ -315,7 +315,10 @@ class OrderSearch:
     returns the cheapest graph with the whole search in ``graph.meta["order_search"]``.
 
     An order that writes the output permuted (``out_moved``) only wins when no order
-    writes it as the user asked: the user reads the output back in that format.
+    writes it as the user asked: the user reads the output back in that format. A graph
+    whose FIFOs had to be deepened to hold a whole fiber (``deepened``: a deep epilogue's
+    bypass, :func:`compiler._fifo_hazard.deepen_fifos`) only wins when no graph runs at
+    the compiled depths.
     """
 
     rows: list[dict] = field(default_factory=list)
@@ -323,26 +326,32 @@ class OrderSearch:
     errors: list[tuple[int, LoweringError]] = field(default_factory=list)
     best: tuple[tuple[bool, float, int], Graph] | None = None
     costed: int = 0
+    #: of those, graphs whose FIFOs were deepened (they do not count towards a budget)
+    deepened: int = 0
+    #: whether :attr:`best` had its FIFOs deepened
+    best_deepened: bool = False
     skipped: int = 0
     #: what was searched, for :meth:`finish`
     space: str = ""
 
     def add(self, order: Sequence[str], graph: Graph, cost: OrderCost,
-            out_moved: bool = False) -> None:
+            out_moved: bool = False, deepened: bool = False) -> None:
         self.costed += 1
+        self.deepened += deepened
         key = (out_moved, cost.total, len(self.rows))
         self.rows.append({"order": ",".join(order), "cost": cost.total,
                           "cycles": cost.cycles, "tokens": cost.tokens,
                           "transposes": dict(cost.transposes),
-                          "output_permuted": out_moved})
-        if self.best is None or key < self.best[0]:
-            self.best = (key, graph)
+                          "output_permuted": out_moved,
+                          **({"fifos_deepened": True} if deepened else {})})
+        if self.best is None or (deepened, key) < (self.best_deepened, self.best[0]):
+            self.best, self.best_deepened = (key, graph), deepened
 
     def prune(self, order: Sequence[str], bound: float, out_moved: bool = False) -> bool:
         """Skip ``order`` (recording why) when a lower bound on its cost — the re-sorting
         its transposed sparse inputs need, known before lowering — already reaches the
         best cost found; returns whether it was pruned."""
-        if self.best is None or (out_moved, bound) < self.best[0][:2]:
+        if self.best is None or self.best_deepened or (out_moved, bound) < self.best[0][:2]:
             return False
         self.rows.append({"order": ",".join(order), "pruned": bound})
         return True
@@ -364,9 +373,11 @@ class OrderSearch:
         self.rows = [costed.pop(r["order"]) if r["order"] in costed else r
                      for r in self.rows] + list(costed.values())
         self.costed += other.costed
+        self.deepened += other.deepened
         if other.best is not None and self.best is not None and \
-                other.best[0][:2] < self.best[0][:2]:
-            self.best = other.best
+                (other.best_deepened, other.best[0][:2]) < \
+                (self.best_deepened, self.best[0][:2]):
+            self.best, self.best_deepened = other.best, other.best_deepened
 
     def finish(self, space: str) -> Graph:
         """The cheapest costed graph (or the first rejection, if nothing lowered)."""
@@ -395,7 +406,8 @@ def explain_orders(graph: Graph, stats: Mapping[str, object] | None = None,
                   "not_costed": 0}
     cands = search["candidates"]
     costed = sorted((c for c in cands if "cost" in c),
-                    key=lambda c: (c.get("output_permuted", False), c["cost"]))
+                    key=lambda c: (c.get("fifos_deepened", False),
+                                   c.get("output_permuted", False), c["cost"]))
     invalid = [c for c in cands if "invalid" in c]
     pruned = [c for c in cands if "pruned" in c]
     lines = [head, f"  {search['space']}: {len(costed)} costed, {len(invalid)} invalid"
@@ -410,6 +422,8 @@ def explain_orders(graph: Graph, stats: Mapping[str, object] | None = None,
         moved = "".join(f" + transpose {t} " + (f"{v:,.0f}" if v else "free (dense)")
                         for t, v in c["transposes"].items())
         note = " (writes the output permuted)" if c.get("output_permuted") else ""
+        if c.get("fifos_deepened"):
+            note += " (FIFOs deepened to hold a fiber)"
         lines.append(f"  {mark} {c['order']:<{width}}  cost {c['cost']:>12,.0f}  = cycles "
                      f"{c['cycles']:,.0f}{moved}{note}  ({c['tokens']:,.0f} tokens)")
     best = costed[0]["cost"] if costed else 0.0

@@ -103,6 +103,10 @@ class Primitive:
     #: a sparse accumulator keeping this many coordinate levels (0: not one); each entry
     #: it holds on chip is those crds and a value (:attr:`entry_bytes`)
     acc_levels: int = 0
+    #: consumes a whole fiber of the loop it sums over before it emits (an accumulator):
+    #: a stream forked inside that loop and joined past it buffers the whole fiber
+    #: (``compiler/_fifo_hazard.py``, docs/compiler.md rule 5)
+    drains_fiber: bool = False
     #: merges two lanes' streams: its bounded input FIFOs are lane buffers
     #: (docs/parallel.md, "Lane buffers")
     merges_lanes: bool = False
@@ -220,20 +224,21 @@ _ENTRIES = [
               " parent level's ref stream (one ref per reduced fiber)",
               _ports("val_in:val", "outer:ref"), _ports("val:val"),
               (Param("op", str, required=False, default="sum", choices=REDUCE_OPS), _BLOCK),
-              compute=True, block_arity=1),
+              compute=True, block_arity=1, drains_fiber=True),
     Primitive("spacc", "sparse vector accumulator: sums the inner fibers of each outer fiber,"
               " emits them sorted by crd", _ports("crd_in:crd", "val_in:val"),
-              _ports("crd:crd", "val:val"), compute=True, acc_levels=1, derived=_ACC),
+              _ports("crd:crd", "val:val"), compute=True, acc_levels=1, derived=_ACC,
+              drains_fiber=True),
     Primitive("spacc2", "sparse matrix accumulator: sums the level-1/level-0 sub-matrices of "
               "each level-2 fiber by (crd1, crd0), emits them sorted",
               _ports("crd1_in:crd", "crd0_in:crd", "val_in:val"),
               _ports("crd1:crd", "crd0:crd", "val:val"), compute=True, acc_levels=2,
-              derived=_ACC),
+              derived=_ACC, drains_fiber=True),
     Primitive("spacc3", "sparse order-3 accumulator: spacc2 with one more kept level; sums "
               "each level-3 fiber's sub-tensors by (crd2, crd1, crd0), emits them sorted",
               _ports("crd2_in:crd", "crd1_in:crd", "crd0_in:crd", "val_in:val"),
               _ports("crd2:crd", "crd1:crd", "crd0:crd", "val:val"), compute=True,
-              acc_levels=3, derived=_ACC),
+              acc_levels=3, derived=_ACC, drains_fiber=True),
     Primitive("crddrop", "coordinate dropper: drops outer crds whose inner fiber is empty",
               _ports("outer_in:crd", "inner_in:crd"), _ports("outer:crd", "inner:crd"),
               forwards_crds=True),

@@ -94,8 +94,9 @@ class Graph(GraphChecks, GraphJson):
         return order
 
     def with_depth(self, depth: int | None) -> Graph:
-        """A copy with every FIFO at ``depth`` (for what-if studies)."""
-        edges = [Edge(e.src, e.dst, depth, e.kind) for e in self.edges]
+        """A copy with every FIFO at ``depth`` (for what-if studies), but a pinned one
+        never shallower than the graph needs (:meth:`Edge.at_depth`)."""
+        edges = [Edge(e.src, e.dst, e.at_depth(depth), e.kind, e.pinned) for e in self.edges]
         return Graph(self.name, self.nodes.values(), edges, self.tensors.values(),
                      self.dtype, self.meta)
 

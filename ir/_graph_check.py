@@ -190,7 +190,7 @@ class GraphChecks:
                 raise GraphError(f"input port {e.dst} is driven twice: by {drivers[e.dst]} "
                                  f"and {e.src}")
             drivers[e.dst] = e.src
-            checked.append(Edge(e.src, e.dst, e.depth, src_kind))
+            checked.append(Edge(e.src, e.dst, e.depth, src_kind, e.pinned))
         for node in self.nodes.values():
             for p in node.primitive.inputs:
                 if f"{node.id}.{p.name}" not in drivers:

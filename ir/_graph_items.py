@@ -65,16 +65,28 @@ class Node:
 
 @dataclass(frozen=True)
 class Edge:
-    """A FIFO from ``src`` (``node.port``) to ``dst``; ``depth=None`` means unbounded."""
+    """A FIFO from ``src`` (``node.port``) to ``dst``; ``depth=None`` means unbounded.
+
+    ``pinned``: the graph needs at least this depth to run (a bypass that buffers a whole
+    fiber, docs/timing.md "Which FIFO depth a run uses"): a run's depth raises it, never
+    lowers it."""
 
     src: str
     dst: str
     depth: int | None = DEFAULT_DEPTH
     kind: str = ""
+    pinned: bool = False
 
     @property
     def name(self) -> str:
         return f"{self.src}->{self.dst}"
+
+    def at_depth(self, depth: int | None) -> int | None:
+        """This FIFO's depth in a run at ``depth`` (None: unbounded): ``depth``, or its own
+        if it is pinned deeper."""
+        if self.pinned and depth is not None:
+            return None if self.depth is None else max(depth, self.depth)
+        return depth
 
     @property
     def src_node(self) -> str:

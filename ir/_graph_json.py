@@ -32,7 +32,8 @@ class GraphJson:
                         for t in self.tensors.values()],
             "nodes": [{"id": n.id, "op": n.op, "params": n.params}
                       for n in self.nodes.values()],
-            "edges": [{"src": e.src, "dst": e.dst, "depth": e.depth} for e in self.edges],
+            "edges": [{"src": e.src, "dst": e.dst, "depth": e.depth,
+                       **({"pinned": True} if e.pinned else {})} for e in self.edges],
         }
 
     def to_json(self, path: str | Path | None = None) -> str:
@@ -64,9 +65,12 @@ class GraphJson:
                               dict(params)))
         edges = []
         for k, e in enumerate(_items(top, "edges", required=True)):
-            e = _fields(e, f"edges[{k}]", ("src", "dst", "depth"), ("src", "dst"))
+            e = _fields(e, f"edges[{k}]", ("src", "dst", "depth", "pinned"), ("src", "dst"))
+            pinned = e.get("pinned", False)
+            if not isinstance(pinned, bool):
+                raise GraphError(f"edges[{k}]: pinned {pinned!r:.60} must be true or false")
             edges.append(Edge(_text(e, "src", f"edges[{k}]"), _text(e, "dst", f"edges[{k}]"),
-                              e.get("depth", default_depth)))
+                              e.get("depth", default_depth), pinned=pinned))
         tensors = []
         for k, t in enumerate(_items(top, "tensors")):
             t = _fields(t, f"tensors[{k}]", ("name", "shape", "format", "role", "block",
