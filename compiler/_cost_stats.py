@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ir import FiberTree, Format
+from ir import FiberTree, Format, torch_numpy_view
 
 __all__ = ["TensorStats", "as_stats"]
 
@@ -95,10 +95,9 @@ def _nonzero_pattern(x: Any) -> tuple[tuple[int, ...], np.ndarray | None,
     """``(shape, mask, coords)`` of ``x``'s non-zeros, as a boolean array in logical
     order for dense data or as unique logical coordinates ``(ndim, nnz)`` for a
     compressed tree; None where only building the tree tells (the caller does)."""
-    if type(x).__module__.startswith("torch"):  # without importing torch here
-        if str(x.layout) != "torch.strided" or x.device.type != "cpu":
-            return None
-        x = x.detach().numpy()
+    x = torch_numpy_view(x)
+    if x is None:  # a sparse or device torch tensor
+        return None
     if isinstance(x, FiberTree):
         if x.block is not None or x.ndim == 0 or x.vals.dtype.kind not in "fi":
             return None

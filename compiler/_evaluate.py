@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ir import Program, ProgramError
+from ir import Program, ProgramError, torch_numpy_view
 
 from ._ast import Access, Assignment, BinOp, Call, Const, Expr, Neg, Reduction, accesses
 from ._normalize import normalize, product_factors
@@ -107,13 +107,9 @@ def _operand(name: str, value: Any, shape: tuple[int, ...]) -> Any:
 
 def _aliases(arr: Any, value: Any) -> bool:
     """Whether the operand ``arr`` made of ``value`` may share the caller's memory."""
-    if not isinstance(arr, np.ndarray):
-        return False
-    if type(value).__module__.startswith("torch"):
-        if str(value.layout) != "torch.strided" or value.device.type != "cpu":
-            return False
-        value = value.detach().numpy()
-    return isinstance(value, np.ndarray) and np.may_share_memory(arr, value)
+    value = torch_numpy_view(value)
+    return isinstance(arr, np.ndarray) and isinstance(value, np.ndarray) and \
+        np.may_share_memory(arr, value)
 
 
 def _dense(name: str, value: Any, shape: tuple[int, ...]) -> np.ndarray:

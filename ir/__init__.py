@@ -105,7 +105,7 @@ from ._hw import (
     load_hw,
     run_depth,
 )
-from ._interop import from_path, mtx_vector_shape, tensor_file_header
+from ._interop import from_path, mtx_vector_shape, tensor_file_header, torch_numpy_view
 from ._memory import (
     BufferSpec,
     MemPortSpec,
@@ -195,7 +195,8 @@ __all__ = [
     "written_values",
     # tensors
     "Format", "FormatError", "FiberTree", "DenseLevel", "CompressedLevel", "StorageError",
-    "tensor_file_header", "from_path", "mtx_vector_shape", "storage_bytes", "check_fits",
+    "tensor_file_header", "from_path", "mtx_vector_shape", "torch_numpy_view", "storage_bytes",
+    "check_fits",
     # catalogue
     "CATALOGUE", "Primitive", "Port", "Param", "primitive", "position_windows", "STREAM_KINDS",
     "BINARY_OPS",

@@ -22,9 +22,22 @@ from ._storage import FiberTree
 from ._storage_input import StorageError, _dtype, _resolve
 
 __all__ = ["from_scipy", "from_torch", "from_mtx", "from_path", "from_any", "to_scipy",
-           "to_torch", "to_mtx", "tensor_file_header", "mtx_vector_shape", "npy_header"]
+           "to_torch", "to_mtx", "tensor_file_header", "mtx_vector_shape", "npy_header",
+           "torch_numpy_view"]
 
 # -- into a tree -------------------------------------------------------------------------
+
+def torch_numpy_view(value: Any) -> Any:
+    """``value`` itself unless it is a torch tensor; a CPU strided tensor's numpy view
+    (its own memory, not a copy); None for any other torch tensor (sparse, or on a
+    device). torch is not imported: a caller that never sees a torch tensor never pays
+    for it."""
+    if not type(value).__module__.startswith("torch"):
+        return value
+    if str(value.layout) != "torch.strided" or value.device.type != "cpu":
+        return None
+    return value.detach().numpy()
+
 
 def from_scipy(matrix: Any, fmt: Format | str | None = None,
                dtype: Any = "float32") -> FiberTree:
