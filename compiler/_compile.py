@@ -135,12 +135,8 @@ def compile_expression(expr: str | Assignment,
                                    idx_sizes, fmts, stats or {}, lanes,
                                    contiguous=partition == "position-contiguous")
             splits = lanes.splits
-        # lanes do not change which order is cheapest per lane: search on one lane
-        internal = parse_order(norm, best.meta["order"])
-        graph = job.build_given(internal, splits, partition,
+        graph = job.build_lanes(best, splits, partition,
                                 lane_buffer_for(best, splits, partition, lane_buffer, known))
-        if any(e.pinned for e in best.edges):  # the lanes' bypasses as the searched one's
-            graph = deepen_fifos(graph, job.sizes(internal))
         graph.meta["parallel"]["expected_imbalance"] = lanes.imbalance
         if "order_search" in best.meta:
             graph.meta["order_search"] = best.meta["order_search"]
@@ -211,6 +207,17 @@ class _Job:
     def sizes(self, internal: Sequence[str]) -> list[int]:
         """The index sizes in the internal order ``internal``."""
         return [self.idx_sizes[v] for v in internal]
+
+    def build_lanes(self, searched: Graph, splits: Mapping[str, Sequence[LaneSplit]],
+                    partition: str, lane_buffer: int) -> Graph:
+        """The order of ``searched`` (the one-lane graph a search chose: lanes do not
+        change which order is cheapest per lane) built with ``splits``' lanes, its
+        bypasses pinned as the searched graph's were (:func:`deepen_fifos`)."""
+        internal = parse_order(self.norm, searched.meta["order"])
+        graph = self.build_given(internal, splits, partition, lane_buffer)
+        if any(e.pinned for e in searched.edges):
+            graph = deepen_fifos(graph, self.sizes(internal))
+        return graph
 
     def build_given(self, internal: list[str], *args: Any) -> Graph:
         """:meth:`build` for an order given, not searched: with deep epilogue joins

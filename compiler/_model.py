@@ -36,7 +36,7 @@ from ._compile import cost_tries, no_gc_pauses, parse_order, prepare
 from ._cost import TensorStats, as_stats
 from ._errors import CompileError, LoweringError
 from ._factor import Factorer
-from ._fifo_hazard import deepen_fifos, runnable
+from ._fifo_hazard import runnable
 from ._fusion import FusedExpression, _map_children, format_assignment, fuse_region
 from ._order import OrderError, OrderGraph, OrderSearch, order_graph
 from ._order_cost import input_stats, order_cost, transpose_tokens
@@ -360,13 +360,10 @@ def _compile_kernel(program: Program, formats: dict[str, str], reg: Region,
                                     parse_order(job.norm, graph.meta["order"]), par,
                                     reg.partition, given, lanes)
         if lanes.splits:  # lanes do not change which order is cheapest per lane
-            searched, pinned = graph.meta.get("order_search"), any(e.pinned for e in graph.edges)
-            internal = parse_order(job.norm, graph.meta["order"])
-            graph = job.build_given(internal, lanes.splits, reg.partition,
+            searched = graph.meta.get("order_search")
+            graph = job.build_lanes(graph, lanes.splits, reg.partition,
                                     lane_buffer_for(graph, lanes.splits, reg.partition,
                                                     reg.lane_buffer, known))
-            if pinned:  # the lanes' bypasses as the searched graph's
-                graph = deepen_fifos(graph, job.sizes(internal))
             graph.meta["order_search"] = searched
             graph.meta["parallel"]["expected_imbalance"] = lanes.imbalance
             if lanes.estimated:
