@@ -197,7 +197,7 @@ def _positions(graph: Graph) -> dict[str, int]:
                 pos.setdefault(nid, row if isinstance(row, int) else rows.index(row))
     lanes = _lane_suffix(graph)  # a lane's copy sits where its one-lane node does
     out = {n: pos[lanes.sub("", n)] for n in graph.nodes if lanes.sub("", n) in pos}
-    if lanes.pattern != r"(?!)":  # the lanes' splits and merges: where their inputs are
+    if graph.meta.get("parallel", {}).get("par"):  # lane splits, merges: at their inputs
         pred: dict[str, list[str]] = {n: [] for n in graph.nodes}
         for e in graph.edges:
             pred[e.dst_node].append(e.src_node)
