@@ -20,8 +20,8 @@ draws ``docs/figures/fig12-<study>.png``:
     .venv/bin/python scripts/fuseflow_eval.py --studies attention --predict   # heuristic only
     .venv/bin/python scripts/fuseflow_eval.py --studies mag --predict   # OGB-MAG, ~2 min a model
 
-``fig12-mag`` (OGB-MAG) is a study of its own: each of its runs needs 8-14 GB of memory
-and hours of simulation (run it with ``--workers 1``).
+``fig12-mag`` (OGB-MAG) is a study of its own: its prediction alone peaks at 9.6 GB of
+memory and each run takes hours of simulation (run it with ``--workers 1``).
 """
 
 from __future__ import annotations
@@ -193,28 +193,16 @@ def table3(frame: Any) -> str:
 
 def predict(cfg: Any) -> dict[str, float]:
     """The cost heuristic's cycles, FLOPs and bytes for one model run of a study, without
-    simulating it: compiled as the study would (schedule, blocks, association), each
+    simulating it: compiled as the run would (``compile_config``), each
     kernel priced on the data it reads, at the FIFO depth the run's hardware gives
     (``fuseflow``: unbounded). What a run skipped over the budget would have taken."""
-    import dataclasses
-
-    from compiler import NAMED_SCHEDULES, compile_model, cycle_estimate, estimate
-    from compiler._blocks import seed_blocks
-    from cosim.runs._config_run import _program_frontend
+    from compiler import cycle_estimate, estimate
+    from cosim.runs._config_run import _program_frontend, compile_config
     from cosim.runs._model_run import kernel_values
-    from ir import Schedule, run_depth
+    from ir import run_depth
 
     program, binds, _ = _program_frontend(cfg, gold=False)
-    schedule = NAMED_SCHEDULES[cfg.schedule](program) if cfg.schedule in NAMED_SCHEDULES \
-        else Schedule.from_dict(json.loads(cfg.schedule))
-    if cfg.block > 1:
-        schedule = dataclasses.replace(schedule, block=seed_blocks(program, cfg.block))
-    if cfg.assoc != "as-written":
-        schedule = dataclasses.replace(schedule, assoc=cfg.assoc)
-    # orders priced on the data only where a run prices them (cosim.runs._config_run)
-    priced = schedule.has_lanes or schedule.block or schedule.prices_assoc
-    compiled = compile_model(program, schedule, depth=cfg.depth,
-                             stats=binds if priced else None)
+    compiled = compile_config(cfg, program, binds)
     hw = cfg.hardware()
     used = run_depth("graph", hw)
     # as a run holds them (block 1): each tensor in its memory format

@@ -11,7 +11,7 @@ import dataclasses
 import json
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -30,7 +30,7 @@ from ._config import (
 from ._hw_spec import hw_label
 
 __all__ = ["run_config", "config_columns", "estimate_run", "predicted_seconds", "OverBudget",
-           "short_error", "random_inputs"]
+           "short_error", "random_inputs", "compile_config"]
 
 #: simulated stream tokens per second, for the ETA (measured with scripts/bench_sim.py)
 _TOKEN_RATE = {"python": 5e5, "systemc": 5e6, "rtl": 2e5, "hls-csim": 2e6}
@@ -205,23 +205,18 @@ def _program_frontend(cfg: RunConfig, gold: bool = True
     return program, binds, want
 
 
-def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from compiler import NAMED_SCHEDULES, buffer_model, estimate, parse_buffer
+def compile_config(cfg: RunConfig, program: Any, binds: Mapping[str, Any]) -> Any:
+    """The workload's program compiled as a run of ``cfg`` compiles it: its schedule
+    (named, or given as JSON) with the run's lanes, blocks and association, priced on
+    the run's data and memory system (``compile_for_run``), with the run's on-chip
+    buffers. A run and a prediction of it (``scripts/fuseflow_eval.py --predict``)
+    compile the same graphs."""
+    from compiler import NAMED_SCHEDULES, buffer_model, parse_buffer
     from compiler._blocks import seed_blocks
     from ir import Schedule
 
-    from ._lanes import lane_report
-    from ._model_run import (
-        check_lanes_used,
-        compare_outputs,
-        compile_for_run,
-        kernel_values,
-        run_model,
-    )
+    from ._model_run import compile_for_run
 
-    w = cfg.workload
-    program, binds, gold = _program_frontend(cfg)
-    t0 = time.perf_counter()
     schedule = NAMED_SCHEDULES[cfg.schedule](program) \
         if cfg.schedule in NAMED_SCHEDULES else Schedule.from_dict(json.loads(cfg.schedule))
     if cfg.par:
@@ -239,6 +234,19 @@ def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     if cfg.buffer != "none" or schedule.buffer is not None or \
             any(r.buffer is not None for r in schedule.regions):
         compiled = buffer_model(compiled, hw, buffer, binds)
+    return compiled
+
+
+def _model_run(cfg: RunConfig) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    from compiler import estimate
+
+    from ._lanes import lane_report
+    from ._model_run import check_lanes_used, compare_outputs, kernel_values, run_model
+
+    w = cfg.workload
+    program, binds, gold = _program_frontend(cfg)
+    t0 = time.perf_counter()
+    compiled = compile_config(cfg, program, binds)
     compile_s = time.perf_counter() - t0
     check_lanes_used(compiled, dict(cfg.par), w.label)
     values = kernel_values(compiled, binds)  # re-associated: its own
