@@ -14,7 +14,8 @@ from compiler import compile_expression
 from ir import Graph, GraphBuilder, examples
 
 __all__ = ["CASES", "COMPILED", "case_inputs", "compiled_case", "small_random",
-           "full_range_random"]
+           "CHAIN", "CHAIN_FORMATS", "FORMATS_KEPT", "chain_shapes", "chain_operands",
+           "chain_gold", "full_range_random"]
 
 
 def small_random(rng: np.random.Generator, shape: tuple[int, ...], density: float,
@@ -167,3 +168,34 @@ def compiled_case(kernel: str, dtype: str, seed: int = 3) -> tuple[Graph, dict]:
                    for t, shape in shapes.items()}
 
 
+# -- a chain whose only lowerings pin bypass FIFOs (docs/compiler.md, rule 5) ----------
+
+#: a product chain whose orders keeping ``i`` before ``k3`` before ``k`` all lower only
+#: with deep epilogues, and every one of them buffers a fiber of an accumulator's loop
+#: on a branch that bypasses it (``i,k3,k,k2,k4,j``: ``spacc2_k3`` past ``red_k2``)
+CHAIN = ("P(i,j) = sum(k) (sum(k2) F0(k2,i) * F1(k2,k)) * sum(k3) F2(k,k3) * "
+         "sum(k4) F3(k4,k3) * F4(k4,j)")
+CHAIN_FORMATS = {"F0": "dense", "F1": "dense", "F2": "csc", "F3": "dense", "F4": "csr"}
+#: the same chain with formats under which, without transposes, every order that
+#: lowers is deep and hazardous (compile_expression's search)
+FORMATS_KEPT = {"F0": "csc", "F1": "csc", "F2": "csc", "F3": "csc", "F4": "csr"}
+
+
+def chain_shapes(i: int, j: int, k: int, k2: int, k3: int, k4: int) -> dict[str, tuple]:
+    """:data:`CHAIN`'s operand shapes from its index sizes."""
+    return {"F0": (k2, i), "F1": (k2, k), "F2": (k, k3), "F3": (k4, k3), "F4": (k4, j)}
+
+
+def chain_operands(shapes: dict[str, tuple], formats: dict[str, str], density: float,
+                   seed: int) -> dict[str, np.ndarray]:
+    """Seeded small integers: operands stored dense are full, the others at ``density``."""
+    rng = np.random.default_rng(seed)
+    return {t: (rng.integers(1, 4, s) * (rng.random(s) < (1.0 if formats[t] == "dense"
+                                                          else density))).astype(np.float32)
+            for t, s in shapes.items()}
+
+
+def chain_gold(ops: dict[str, np.ndarray]) -> np.ndarray:
+    """:data:`CHAIN` by numpy, in float64."""
+    return np.einsum("bi,bk,kc,dc,dj->ij", *(ops[f"F{n}"].astype(np.float64)
+                                             for n in range(5)))

@@ -20,33 +20,11 @@ from compiler._fifo_hazard import bypasses, deepen_fifos, fifo_hazard
 from cosim import get_backend, run_model
 from ir import CATALOGUE, COMPUTE_PRIMITIVES, DONE, Edge, Graph, Region, Schedule, Stop, stop
 from sim_models.python import DeadlockError, run_primitive, simulate
-
-#: a product chain whose orders keeping ``i`` before ``k3`` before ``k`` all lower only
-#: with deep epilogues, and every one of them buffers a fiber of an accumulator's loop
-#: on a branch that bypasses it (``i,k3,k,k2,k4,j``: ``spacc2_k3`` past ``red_k2``)
-CHAIN = ("P(i,j) = sum(k) (sum(k2) F0(k2,i) * F1(k2,k)) * sum(k3) F2(k,k3) * "
-         "sum(k4) F3(k4,k3) * F4(k4,j)")
-FORMATS = {"F0": "dense", "F1": "dense", "F2": "csc", "F3": "dense", "F4": "csr"}
-#: the same chain with formats under which, without transposes, every order that
-#: lowers is deep and hazardous (compile_expression's search)
-FORMATS_KEPT = {"F0": "csc", "F1": "csc", "F2": "csc", "F3": "csc", "F4": "csr"}
-
-
-def _shapes(i: int, j: int, k: int, k2: int, k3: int, k4: int) -> dict[str, tuple]:
-    return {"F0": (k2, i), "F1": (k2, k), "F2": (k, k3), "F3": (k4, k3), "F4": (k4, j)}
-
-
-def _operands(shapes: dict[str, tuple], formats: dict[str, str], density: float,
-              seed: int) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return {t: (rng.integers(1, 4, s) * (rng.random(s) < (1.0 if formats[t] == "dense"
-                                                          else density))).astype(np.float32)
-            for t, s in shapes.items()}
-
-
-def _gold(ops: dict[str, np.ndarray]) -> np.ndarray:
-    return np.einsum("bi,bk,kc,dc,dj->ij", *(ops[f"F{n}"].astype(np.float64)
-                                             for n in range(5)))
+from tests._kernel_graphs import CHAIN, FORMATS_KEPT
+from tests._kernel_graphs import CHAIN_FORMATS as FORMATS
+from tests._kernel_graphs import chain_gold as _gold
+from tests._kernel_graphs import chain_operands as _operands
+from tests._kernel_graphs import chain_shapes as _shapes
 
 
 def _compiled(ops: dict[str, np.ndarray]):

@@ -26,8 +26,13 @@ from ir import CATALOGUE, Graph, GraphBuilder, examples
 from sim_models.python import DeadlockError, SimulationError, simulate
 from tests._kernel_graphs import (
     CASES,
+    CHAIN,
     COMPILED,
+    FORMATS_KEPT,
     case_inputs,
+    chain_gold,
+    chain_operands,
+    chain_shapes,
     compiled_case,
     small_random,
 )
@@ -152,6 +157,19 @@ def test_compiled_kernels_match_model_cycle_for_cycle(backend, kernel, dtype):
     (res,) = backend.check(graph, inputs, want, exact=dtype == "int32",
                            configs={backend.name: [("graph", None)]})
     assert sorted(res.trace.edges) == sorted(e.name for e in graph.edges)
+
+
+@pytest.mark.parametrize("backend", over([()], ["pinned"]), indirect=True)
+def test_pinned_fifos_keep_their_depth_under_a_shallower_run_depth(backend):
+    """A compiled graph whose bypass FIFOs are pinned to hold a whole fiber
+    (docs/timing.md, "Which FIFO depth a run uses"; docs/compiler.md, rule 5) runs at a
+    run depth of 2 on every backend: each keeps the pinned depths, agrees with the
+    model, and equals numpy."""
+    shapes = chain_shapes(2, 3, 3, 3, 2, 3)
+    ops = chain_operands(shapes, FORMATS_KEPT, 0.7, 9)
+    graph = compile_expression(CHAIN, FORMATS_KEPT, shapes, transpose=False, stats=ops)
+    assert any(e.pinned and e.depth > 2 for e in graph.edges)
+    backend.check(graph, ops, {"P": chain_gold(ops)}, configs={backend.name: [(2, None)]})
 
 
 # -- random shapes on the cheap backends -------------------------------------------------
